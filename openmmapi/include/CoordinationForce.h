@@ -1,0 +1,271 @@
+#ifndef OPENMM_COORDINATION_FORCE_H_
+#define OPENMM_COORDINATION_FORCE_H_
+
+#include "openmm/Context.h"
+#include "openmm/Force.h"
+#include "openmm/TabulatedFunction.h"
+#include "internal/windowsExportCoordination.h"
+#include <string>
+#include <vector>
+
+namespace CoordinationPlugin {
+
+class CoordinationForceImpl;
+
+/**
+ * A coordination number: a smooth count of the particle pairs closer than a switching
+ * distance, as PLUMED's COORDINATION computes it,
+ *
+ *     cv = sum over the force's pairs (i, j) of s(r_ij),
+ *
+ * with r_ij in nm (nearest periodic image when periodic boundary conditions are used) and
+ * s a switching function of x = (r - d0)/r0 that is 1 for r <= d0 and 0 for r > dmax.
+ *
+ * The pairs come from one of three modes:
+ * - one group G: every unordered pair i < j of G, each once;
+ * - two groups A, B: every (i in A, j in B); a pair of identical particle indices is skipped;
+ * - pair list: (A[k], B[k]) for each k.
+ *
+ * The force's energy (kJ/mol) is the CV itself unless an energy expression E(cv) is given,
+ * for example "0.5*k*(cv-cv0)^2" with global parameters k and cv0 (which become Context
+ * parameters) or "bias(cv)" with a Continuous1DFunction table named "bias". The forces are
+ * -dE/dcv times dcv/dx. On a GPU the whole chain stays on the device.
+ *
+ * Python example, PLUMED's `COORDINATION GROUPA=a GROUPB=b R_0=0.3 NN=6 MM=12`:
+ *
+ * \verbatim embed:rst:leading-asterisk
+ * .. code-block:: python
+ *
+ *     force = CoordinationForce(a, b)
+ *     force.setR0(0.3)
+ *     system.addForce(force)
+ *     cv = force.getCollectiveVariableValue(context)
+ * \endverbatim
+ */
+class OPENMM_EXPORT_COORDINATION CoordinationForce : public OpenMM::Force {
+public:
+    /** Which pairs the force sums over. */
+    enum Mode {
+        OneGroup = 0,  /**< every unordered pair i < j of group A */
+        TwoGroups = 1, /**< every (i in A, j in B), pairs of identical indices skipped */
+        PairList = 2   /**< (A[k], B[k]) for each k */
+    };
+    /** The switching function s(x), x = (r - d0)/r0. */
+    enum SwitchingFunction {
+        Rational = 0, /**< (1 - x^n)/(1 - x^m) */
+        Exp = 1,      /**< exp(-x) */
+        Gaussian = 2, /**< exp(-x^2/2) */
+        Smap = 3,     /**< (1 + (2^(a/b) - 1) x^a)^(-b/a) */
+        Cubic = 4,    /**< (y - 1)^2 (1 + 2y), y = (r - d0)/(dmax - d0) */
+        Tanh = 5,     /**< 1 - tanh(x) */
+        Cosinus = 6,  /**< (cos(pi x) + 1)/2 for x <= 1, 0 beyond */
+        Custom = 7    /**< any Lepton expression of x */
+    };
+    /**
+     * Create a force in one-group mode: every unordered pair of the group, each once.
+     *
+     * @param group   the particle indices
+     */
+    explicit CoordinationForce(const std::vector<int>& group = std::vector<int>());
+    /**
+     * Create a force in two-group mode (every i in groupA with every j in groupB) or, if
+     * pairList is true, in pair-list mode ((groupA[k], groupB[k]) for each k).
+     *
+     * @param groupA    the first group of particle indices
+     * @param groupB    the second group of particle indices
+     * @param pairList  if true, pair the groups element by element
+     */
+    CoordinationForce(const std::vector<int>& groupA, const std::vector<int>& groupB, bool pairList = false);
+    ~CoordinationForce();
+    CoordinationForce(const CoordinationForce&) = delete;
+    CoordinationForce& operator=(const CoordinationForce&) = delete;
+    /** Get which pairs the force sums over. */
+    Mode getMode() const;
+    /** Get group A (the only group in one-group mode). */
+    const std::vector<int>& getGroupA() const;
+    /** Get group B (empty in one-group mode). */
+    const std::vector<int>& getGroupB() const;
+    /** Switch to one-group mode with the given group (does not affect existing Contexts). */
+    void setGroup(const std::vector<int>& group);
+    /** Switch to two-group or pair-list mode with the given groups (does not affect existing Contexts). */
+    void setGroups(const std::vector<int>& groupA, const std::vector<int>& groupB, bool pairList = false);
+    /** Get the number of pairs summed over (in two-group mode, pairs of identical indices excluded). */
+    long long getNumPairs() const;
+
+    /** Get the switching function type. */
+    SwitchingFunction getSwitchingFunction() const;
+    /** Set the switching function type. */
+    void setSwitchingFunction(SwitchingFunction type);
+    /** Get r0, the switching length, in nm. Cubic ignores it and uses dmax - d0. */
+    double getR0() const;
+    /** Set r0, the switching length, in nm (must be positive). Default 0.3 nm. */
+    void setR0(double r0);
+    /** Get d0 in nm: s = 1 for r <= d0. */
+    double getD0() const;
+    /** Set d0 in nm (must be non-negative). Default 0. */
+    void setD0(double d0);
+    /** Get the exponent n of Rational. */
+    int getN() const;
+    /** Set the exponent n of Rational (must be positive). Default 6. */
+    void setN(int n);
+    /** Get the exponent m of Rational as set (0 means 2n). */
+    int getM() const;
+    /** Set the exponent m of Rational: 0 means 2n (the default); otherwise positive and != n. */
+    void setM(int m);
+    /** Get the exponent a of Smap. */
+    double getA() const;
+    /** Set the exponent a of Smap (must be positive). Default 6. */
+    void setA(double a);
+    /** Get the exponent b of Smap. */
+    double getB() const;
+    /** Set the exponent b of Smap (must be positive). Default 6. */
+    void setB(double b);
+    /** Get the expression of x used by the Custom switching function. */
+    const std::string& getCustomExpression() const;
+    /**
+     * Set the expression of x used by the Custom switching function, in Lepton syntax,
+     * for example "exp(-x^2)". It may use no variable other than x.
+     */
+    void setCustomExpression(const std::string& expression);
+
+    /**
+     * Get dmax in nm: s = 0 for r > dmax; infinity when there is no cutoff. Unless setDMax()
+     * was called, this is the default: for Rational, PLUMED's automatic
+     * d0 + r0*(1e-5)^(1/(n-m)); for every other type, no cutoff.
+     */
+    double getDMax() const;
+    /** Set dmax in nm (must exceed d0). Pass infinity for no cutoff. */
+    void setDMax(double dmax);
+    /** Return to the default dmax (see getDMax()). */
+    void setDefaultDMax();
+    /** Get whether dmax is the default rather than one set with setDMax(). */
+    bool getUsesDefaultDMax() const;
+    /** Get whether s is stretched to reach 0 exactly at a finite dmax. */
+    bool getStretch() const;
+    /**
+     * Set whether s is stretched with a finite dmax: s'(r) = (s(r) - s(dmax))/(s(0) - s(dmax)).
+     * On by default, as in PLUMED; false is PLUMED's NOSTRETCH.
+     */
+    void setStretch(bool stretch);
+    /**
+     * Evaluate the switching function, as configured, at a distance.
+     *
+     * @param r          the distance in nm
+     * @param[out] dsdr  the derivative ds/dr in 1/nm
+     * @return s(r)
+     */
+    double evaluateSwitchingFunction(double r, double& dsdr) const;
+
+    /** Get the expression of cv that gives the energy in kJ/mol. The default is "cv". */
+    const std::string& getEnergyExpression() const;
+    /** Set the expression of cv that gives the energy in kJ/mol, in Lepton syntax. */
+    void setEnergyExpression(const std::string& expression);
+    /** Get the number of global parameters the energy expression may use. */
+    int getNumGlobalParameters() const;
+    /**
+     * Add a global parameter the energy expression may use. It becomes a Context parameter.
+     *
+     * @param name          the parameter's name
+     * @param defaultValue  its value in new Contexts
+     * @return the index of the parameter
+     */
+    int addGlobalParameter(const std::string& name, double defaultValue);
+    /** Get the name of a global parameter. */
+    const std::string& getGlobalParameterName(int index) const;
+    /** Set the name of a global parameter. */
+    void setGlobalParameterName(int index, const std::string& name);
+    /** Get the default value of a global parameter. */
+    double getGlobalParameterDefaultValue(int index) const;
+    /** Set the default value of a global parameter. */
+    void setGlobalParameterDefaultValue(int index, double defaultValue);
+    /** Get the number of tabulated functions the energy expression may use. */
+    int getNumTabulatedFunctions() const;
+    /**
+     * Add a tabulated function of one variable the energy expression may use, for example
+     * a metadynamics bias. It must be a Continuous1DFunction. The force takes ownership.
+     *
+     * @param name      the name the expression calls it by
+     * @param function  the table
+     * @return the index of the function
+     */
+    int addTabulatedFunction(const std::string& name, OpenMM::TabulatedFunction* function);
+    /** Get a tabulated function. Change it, then call updateParametersInContext(). */
+    const OpenMM::TabulatedFunction& getTabulatedFunction(int index) const;
+    /** Get a tabulated function. Change it, then call updateParametersInContext(). */
+    OpenMM::TabulatedFunction& getTabulatedFunction(int index);
+    /** Get the name of a tabulated function. */
+    const std::string& getTabulatedFunctionName(int index) const;
+
+    /** Set whether distances use the nearest periodic image. Off by default. */
+    void setUsesPeriodicBoundaryConditions(bool periodic);
+    /** Get whether distances use the nearest periodic image. */
+    bool usesPeriodicBoundaryConditions() const;
+
+    /**
+     * Copy every parameter that does not change the pairs (switching function, r0, d0, n, m,
+     * a, b, custom expression, dmax, stretch, energy expression, tabulated functions) into a
+     * Context. Changing the groups or the periodic flag requires reinitializing the Context.
+     */
+    void updateParametersInContext(OpenMM::Context& context);
+    /** Get the value of the collective variable (not the energy) at a Context's positions. */
+    double getCollectiveVariableValue(OpenMM::Context& context) const;
+    /**
+     * Count the force's pairs by distance at a Context's current positions: counts[k] is the
+     * number of pairs with k*dr <= r < (k+1)*dr, dr = maxDistance/numBins.
+     *
+     * @param context      the Context
+     * @param numBins      the number of bins (positive)
+     * @param maxDistance  the upper edge of the last bin in nm (positive)
+     */
+    std::vector<long long> getPairHistogram(OpenMM::Context& context, int numBins, double maxDistance) const;
+    /**
+     * Add the pair histogram of the Context's current positions to a running histogram kept
+     * by the Context's platform (on the GPU for CUDA), without reading it back. Every call
+     * until resetPairHistogram() must use the same numBins and maxDistance.
+     */
+    void accumulatePairHistogram(OpenMM::Context& context, int numBins, double maxDistance) const;
+    /** Read back the running histogram (empty if nothing was accumulated). */
+    std::vector<long long> getAccumulatedPairHistogram(OpenMM::Context& context) const;
+    /** Get the number of frames in the running histogram. */
+    int getNumAccumulatedFrames(OpenMM::Context& context) const;
+    /** Clear the running histogram. */
+    void resetPairHistogram(OpenMM::Context& context) const;
+protected:
+    OpenMM::ForceImpl* createImpl() const;
+private:
+    class GlobalParameterInfo;
+    class FunctionInfo;
+    void checkIndex(int index, int size, const char* what) const;
+    CoordinationForceImpl& getImpl(OpenMM::Context& context) const;
+    Mode mode;
+    std::vector<int> groupA, groupB;
+    SwitchingFunction type;
+    double r0, d0, a, b, dmax;
+    int n, m;
+    bool defaultDMax, stretch, periodic;
+    std::string customExpression, energyExpression;
+    std::vector<GlobalParameterInfo> globalParameters;
+    std::vector<FunctionInfo> functions;
+};
+
+/** @private */
+class CoordinationForce::GlobalParameterInfo {
+public:
+    std::string name;
+    double defaultValue;
+    GlobalParameterInfo(const std::string& name, double defaultValue) : name(name), defaultValue(defaultValue) {
+    }
+};
+
+/** @private */
+class CoordinationForce::FunctionInfo {
+public:
+    std::string name;
+    OpenMM::TabulatedFunction* function;
+    FunctionInfo(const std::string& name, OpenMM::TabulatedFunction* function) : name(name), function(function) {
+    }
+};
+
+} // namespace CoordinationPlugin
+
+#endif /*OPENMM_COORDINATION_FORCE_H_*/

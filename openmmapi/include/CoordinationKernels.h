@@ -1,0 +1,72 @@
+#ifndef COORDINATION_KERNELS_H_
+#define COORDINATION_KERNELS_H_
+
+#include "CoordinationForce.h"
+#include "openmm/KernelImpl.h"
+#include "openmm/System.h"
+#include "openmm/internal/ContextImpl.h"
+#include <string>
+#include <vector>
+
+namespace CoordinationPlugin {
+
+/**
+ * The kernel that evaluates a CoordinationForce and the histogram of its pair distances.
+ * Each platform implements it; one instance belongs to one Context.
+ */
+class CalcCoordinationForceKernel : public OpenMM::KernelImpl {
+public:
+    /** The name platforms register this kernel under. */
+    static std::string Name() {
+        return "CalcCoordinationForce";
+    }
+    CalcCoordinationForceKernel(std::string name, const OpenMM::Platform& platform) : OpenMM::KernelImpl(name, platform) {
+    }
+    /**
+     * Prepare the kernel for a System. The force has been validated against the System.
+     *
+     * @param system  the System the force belongs to
+     * @param force   the CoordinationForce
+     */
+    virtual void initialize(const OpenMM::System& system, const CoordinationForce& force) = 0;
+    /**
+     * Add the force's forces to the Context and return its energy.
+     *
+     * @param context        the Context
+     * @param includeForces  whether to add forces
+     * @param includeEnergy  whether the energy is needed
+     * @return the energy in kJ/mol (may be 0 when includeEnergy is false)
+     */
+    virtual double execute(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy) = 0;
+    /** Compute the collective variable at the Context's current positions. */
+    virtual double computeCollectiveVariable(OpenMM::ContextImpl& context) = 0;
+    /** Copy the parameters that do not change the pairs from the force into the Context. */
+    virtual void copyParametersToContext(OpenMM::ContextImpl& context, const CoordinationForce& force) = 0;
+    /**
+     * Count the pairs by distance at the Context's current positions, leaving the running
+     * histogram alone. Arguments have been validated.
+     *
+     * @param context      the Context
+     * @param numBins      the number of bins
+     * @param maxDistance  the upper edge of the last bin in nm
+     * @return numBins counts
+     */
+    virtual std::vector<long long> computePairHistogram(OpenMM::ContextImpl& context, int numBins, double maxDistance) = 0;
+    /**
+     * Add the histogram of pair distances at the Context's current positions to the running
+     * histogram. Arguments have been validated; the caller checks they match earlier frames.
+     *
+     * @param context      the Context
+     * @param numBins      the number of bins
+     * @param maxDistance  the upper edge of the last bin in nm
+     */
+    virtual void accumulatePairHistogram(OpenMM::ContextImpl& context, int numBins, double maxDistance) = 0;
+    /** Read back the running histogram (numBins counts). */
+    virtual std::vector<long long> getAccumulatedPairHistogram(OpenMM::ContextImpl& context) = 0;
+    /** Set every count of the running histogram to zero, keeping its size. */
+    virtual void clearPairHistogram(OpenMM::ContextImpl& context) = 0;
+};
+
+} // namespace CoordinationPlugin
+
+#endif /*COORDINATION_KERNELS_H_*/

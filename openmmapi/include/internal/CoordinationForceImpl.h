@@ -1,0 +1,78 @@
+#ifndef OPENMM_COORDINATION_FORCE_IMPL_H_
+#define OPENMM_COORDINATION_FORCE_IMPL_H_
+
+#include "CoordinationForce.h"
+#include "openmm/Kernel.h"
+#include "openmm/internal/ForceImpl.h"
+#include "lepton/CustomFunction.h"
+#include "lepton/ParsedExpression.h"
+#include <map>
+#include <string>
+#include <vector>
+
+namespace CoordinationPlugin {
+
+/**
+ * The internal implementation of a CoordinationForce in one Context: validates the force
+ * against the System and forwards every request to the platform's kernel.
+ */
+class OPENMM_EXPORT_COORDINATION CoordinationForceImpl : public OpenMM::ForceImpl {
+public:
+    /** Create the implementation of a force. */
+    CoordinationForceImpl(const CoordinationForce& owner);
+    /** Validate the force against the System and create its kernel. */
+    void initialize(OpenMM::ContextImpl& context);
+    /** Get the force this implements. */
+    const CoordinationForce& getOwner() const {
+        return owner;
+    }
+    /** Nothing to update between steps. */
+    void updateContextState(OpenMM::ContextImpl& context, bool& forcesInvalid) {
+    }
+    /** Evaluate the force if its group is among those requested. */
+    double calcForcesAndEnergy(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy, int groups);
+    /** The global parameters of the energy expression and their default values. */
+    std::map<std::string, double> getDefaultParameters();
+    /** The kernel this force uses. */
+    std::vector<std::string> getKernelNames();
+    /** Copy changed parameters into the kernel; the pairs must not change. */
+    void updateParametersInContext(OpenMM::ContextImpl& context);
+    /** Compute the collective variable at the current positions. */
+    double computeCollectiveVariable(OpenMM::ContextImpl& context);
+    /** Histogram of pair distances at the current positions. */
+    std::vector<long long> computePairHistogram(OpenMM::ContextImpl& context, int numBins, double maxDistance);
+    /** Add the current positions' histogram to the running one. */
+    void accumulatePairHistogram(OpenMM::ContextImpl& context, int numBins, double maxDistance);
+    /** Read back the running histogram. */
+    std::vector<long long> getAccumulatedPairHistogram(OpenMM::ContextImpl& context);
+    /** The number of frames in the running histogram. */
+    int getNumAccumulatedFrames() const {
+        return frames;
+    }
+    /** Clear the running histogram. */
+    void resetPairHistogram(OpenMM::ContextImpl& context);
+    /**
+     * Check everything about a force that needs the System: particle indices, the switching
+     * parameters taken together, the energy expression. Throws OpenMMException.
+     */
+    static void validate(const CoordinationForce& force, const OpenMM::System& system);
+    /**
+     * Parse the energy expression of a force, checking that it uses no variable other than
+     * cv and the force's global parameters.
+     *
+     * @param force      the force
+     * @param functions  Lepton functions for the force's tabulated functions, by name
+     */
+    static Lepton::ParsedExpression parseEnergyExpression(const CoordinationForce& force,
+            const std::map<std::string, Lepton::CustomFunction*>& functions);
+private:
+    static void checkHistogramArguments(int numBins, double maxDistance);
+    const CoordinationForce& owner;
+    OpenMM::Kernel kernel;
+    int frames, histogramBins;
+    double histogramMaxDistance;
+};
+
+} // namespace CoordinationPlugin
+
+#endif /*OPENMM_COORDINATION_FORCE_IMPL_H_*/

@@ -1,0 +1,328 @@
+#include "CoordinationForce.h"
+#include "internal/CoordinationForceImpl.h"
+#include "internal/CoordinationSwitching.h"
+#include "openmm/OpenMMException.h"
+#include "openmm/internal/AssertionUtilities.h"
+#include "openmm/internal/ContextImpl.h"
+#include "lepton/ParsedExpression.h"
+#include "lepton/Parser.h"
+#include <cmath>
+#include <limits>
+#include <set>
+#include <sstream>
+
+using namespace CoordinationPlugin;
+using namespace OpenMM;
+using namespace std;
+
+template <class T>
+static void require(bool condition, const string& what, T value) {
+    if (!condition) {
+        stringstream msg;
+        msg << "CoordinationForce: " << what << " " << value;
+        throw OpenMMException(msg.str());
+    }
+}
+
+static void checkGroup(const vector<int>& group, const string& name, bool unique) {
+    require(!group.empty(), name+" is empty: size", 0);
+    set<int> seen;
+    for (int i = 0; i < group.size(); i++) {
+        stringstream what;
+        what << name << " has an invalid particle index at position " << i << ":";
+        require(group[i] >= 0, what.str(), group[i]);
+        if (unique) {
+            stringstream repeated;
+            repeated << name << " repeats a particle index at position " << i << ":";
+            require(seen.insert(group[i]).second, repeated.str(), group[i]);
+        }
+    }
+}
+
+CoordinationForce::CoordinationForce(const vector<int>& group) : mode(OneGroup), type(Rational), r0(0.3), d0(0.0),
+        a(6.0), b(6.0), dmax(numeric_limits<double>::infinity()), n(6), m(0), defaultDMax(true), stretch(true),
+        periodic(false), customExpression("1/(1+x^6)"), energyExpression("cv") {
+    if (!group.empty())
+        setGroup(group);
+}
+
+CoordinationForce::CoordinationForce(const vector<int>& groupA, const vector<int>& groupB, bool pairList) : CoordinationForce() {
+    setGroups(groupA, groupB, pairList);
+}
+
+CoordinationForce::~CoordinationForce() {
+    for (FunctionInfo& function : functions)
+        delete function.function;
+}
+
+CoordinationForce::Mode CoordinationForce::getMode() const {
+    return mode;
+}
+
+const vector<int>& CoordinationForce::getGroupA() const {
+    return groupA;
+}
+
+const vector<int>& CoordinationForce::getGroupB() const {
+    return groupB;
+}
+
+void CoordinationForce::setGroup(const vector<int>& group) {
+    checkGroup(group, "group", true);
+    mode = OneGroup;
+    groupA = group;
+    groupB.clear();
+}
+
+void CoordinationForce::setGroups(const vector<int>& groupA, const vector<int>& groupB, bool pairList) {
+    checkGroup(groupA, "groupA", !pairList);
+    checkGroup(groupB, "groupB", !pairList);
+    if (pairList) {
+        require(groupA.size() == groupB.size(), "pair list needs groups of equal size: groupA has "+to_string(groupA.size())+", groupB has", groupB.size());
+        for (int k = 0; k < groupA.size(); k++)
+            require(groupA[k] != groupB[k], "pair list pairs a particle with itself at position "+to_string(k)+": particle", groupA[k]);
+    }
+    mode = (pairList ? PairList : TwoGroups);
+    this->groupA = groupA;
+    this->groupB = groupB;
+}
+
+long long CoordinationForce::getNumPairs() const {
+    long long na = groupA.size(), nb = groupB.size();
+    if (mode == OneGroup)
+        return na*(na-1)/2;
+    if (mode == PairList)
+        return na;
+    set<int> inA(groupA.begin(), groupA.end());
+    long long common = 0;
+    for (int i : groupB)
+        common += inA.count(i);
+    return na*nb-common;
+}
+
+CoordinationForce::SwitchingFunction CoordinationForce::getSwitchingFunction() const {
+    return type;
+}
+
+void CoordinationForce::setSwitchingFunction(SwitchingFunction type) {
+    require(type >= Rational && type <= Custom, "switching function is not a known type:", (int) type);
+    this->type = type;
+}
+
+double CoordinationForce::getR0() const {
+    return r0;
+}
+
+void CoordinationForce::setR0(double r0) {
+    require(r0 > 0 && isfinite(r0), "r0 must be positive and finite, got", r0);
+    this->r0 = r0;
+}
+
+double CoordinationForce::getD0() const {
+    return d0;
+}
+
+void CoordinationForce::setD0(double d0) {
+    require(d0 >= 0 && isfinite(d0), "d0 must be non-negative and finite, got", d0);
+    this->d0 = d0;
+}
+
+int CoordinationForce::getN() const {
+    return n;
+}
+
+void CoordinationForce::setN(int n) {
+    require(n > 0, "n must be positive, got", n);
+    require(n != m, "n must differ from m, got n = m =", n);
+    this->n = n;
+}
+
+int CoordinationForce::getM() const {
+    return m;
+}
+
+void CoordinationForce::setM(int m) {
+    require(m >= 0, "m must be non-negative (0 means 2n), got", m);
+    require(m != n, "m must differ from n, got m = n =", m);
+    this->m = m;
+}
+
+double CoordinationForce::getA() const {
+    return a;
+}
+
+void CoordinationForce::setA(double a) {
+    require(a > 0 && isfinite(a), "a (Smap) must be positive, got", a);
+    this->a = a;
+}
+
+double CoordinationForce::getB() const {
+    return b;
+}
+
+void CoordinationForce::setB(double b) {
+    require(b > 0 && isfinite(b), "b (Smap) must be positive, got", b);
+    this->b = b;
+}
+
+const string& CoordinationForce::getCustomExpression() const {
+    return customExpression;
+}
+
+void CoordinationForce::setCustomExpression(const string& expression) {
+    Lepton::ParsedExpression parsed;
+    try {
+        parsed = Lepton::Parser::parse(expression);
+    }
+    catch (const exception& e) {
+        throw OpenMMException("CoordinationForce: custom expression does not parse: \""+expression+"\": "+e.what());
+    }
+    for (const string& variable : CoordinationSwitching::getVariables(parsed))
+        require(variable == "x", "custom expression \""+expression+"\" may use only the variable x, not", variable);
+    customExpression = expression;
+}
+
+double CoordinationForce::getDMax() const {
+    if (!defaultDMax)
+        return dmax;
+    if (type == Rational)
+        return d0+r0*pow(1e-5, 1.0/(n-(m == 0 ? 2*n : m)));
+    return numeric_limits<double>::infinity();
+}
+
+void CoordinationForce::setDMax(double dmax) {
+    require(dmax > d0, "dmax must be greater than d0 "+to_string(d0)+", got", dmax);
+    this->dmax = dmax;
+    defaultDMax = false;
+}
+
+void CoordinationForce::setDefaultDMax() {
+    defaultDMax = true;
+    dmax = numeric_limits<double>::infinity();
+}
+
+bool CoordinationForce::getUsesDefaultDMax() const {
+    return defaultDMax;
+}
+
+bool CoordinationForce::getStretch() const {
+    return stretch;
+}
+
+void CoordinationForce::setStretch(bool stretch) {
+    this->stretch = stretch;
+}
+
+double CoordinationForce::evaluateSwitchingFunction(double r, double& dsdr) const {
+    return CoordinationSwitching(*this).evaluate(r, dsdr);
+}
+
+const string& CoordinationForce::getEnergyExpression() const {
+    return energyExpression;
+}
+
+void CoordinationForce::setEnergyExpression(const string& expression) {
+    energyExpression = expression;
+}
+
+int CoordinationForce::getNumGlobalParameters() const {
+    return globalParameters.size();
+}
+
+int CoordinationForce::addGlobalParameter(const string& name, double defaultValue) {
+    globalParameters.push_back(GlobalParameterInfo(name, defaultValue));
+    return globalParameters.size()-1;
+}
+
+void CoordinationForce::checkIndex(int index, int size, const char* what) const {
+    require(index >= 0 && index < size, string(what)+" index out of range:", index);
+}
+
+const string& CoordinationForce::getGlobalParameterName(int index) const {
+    checkIndex(index, globalParameters.size(), "global parameter");
+    return globalParameters[index].name;
+}
+
+void CoordinationForce::setGlobalParameterName(int index, const string& name) {
+    checkIndex(index, globalParameters.size(), "global parameter");
+    globalParameters[index].name = name;
+}
+
+double CoordinationForce::getGlobalParameterDefaultValue(int index) const {
+    checkIndex(index, globalParameters.size(), "global parameter");
+    return globalParameters[index].defaultValue;
+}
+
+void CoordinationForce::setGlobalParameterDefaultValue(int index, double defaultValue) {
+    checkIndex(index, globalParameters.size(), "global parameter");
+    globalParameters[index].defaultValue = defaultValue;
+}
+
+int CoordinationForce::getNumTabulatedFunctions() const {
+    return functions.size();
+}
+
+int CoordinationForce::addTabulatedFunction(const string& name, TabulatedFunction* function) {
+    require(dynamic_cast<Continuous1DFunction*>(function) != NULL, "tabulated function must be a Continuous1DFunction:", name);
+    functions.push_back(FunctionInfo(name, function));
+    return functions.size()-1;
+}
+
+const TabulatedFunction& CoordinationForce::getTabulatedFunction(int index) const {
+    checkIndex(index, functions.size(), "tabulated function");
+    return *functions[index].function;
+}
+
+TabulatedFunction& CoordinationForce::getTabulatedFunction(int index) {
+    checkIndex(index, functions.size(), "tabulated function");
+    return *functions[index].function;
+}
+
+const string& CoordinationForce::getTabulatedFunctionName(int index) const {
+    checkIndex(index, functions.size(), "tabulated function");
+    return functions[index].name;
+}
+
+void CoordinationForce::setUsesPeriodicBoundaryConditions(bool periodic) {
+    this->periodic = periodic;
+}
+
+bool CoordinationForce::usesPeriodicBoundaryConditions() const {
+    return periodic;
+}
+
+ForceImpl* CoordinationForce::createImpl() const {
+    return new CoordinationForceImpl(*this);
+}
+
+CoordinationForceImpl& CoordinationForce::getImpl(Context& context) const {
+    return dynamic_cast<CoordinationForceImpl&>(getImplInContext(context));
+}
+
+void CoordinationForce::updateParametersInContext(Context& context) {
+    getImpl(context).updateParametersInContext(getContextImpl(context));
+}
+
+double CoordinationForce::getCollectiveVariableValue(Context& context) const {
+    return getImpl(context).computeCollectiveVariable(getContextImpl(context));
+}
+
+vector<long long> CoordinationForce::getPairHistogram(Context& context, int numBins, double maxDistance) const {
+    return getImpl(context).computePairHistogram(getContextImpl(context), numBins, maxDistance);
+}
+
+void CoordinationForce::accumulatePairHistogram(Context& context, int numBins, double maxDistance) const {
+    getImpl(context).accumulatePairHistogram(getContextImpl(context), numBins, maxDistance);
+}
+
+vector<long long> CoordinationForce::getAccumulatedPairHistogram(Context& context) const {
+    return getImpl(context).getAccumulatedPairHistogram(getContextImpl(context));
+}
+
+int CoordinationForce::getNumAccumulatedFrames(Context& context) const {
+    return getImpl(context).getNumAccumulatedFrames();
+}
+
+void CoordinationForce::resetPairHistogram(Context& context) const {
+    getImpl(context).resetPairHistogram(getContextImpl(context));
+}

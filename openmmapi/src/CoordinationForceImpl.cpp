@@ -1,0 +1,153 @@
+#include "internal/CoordinationForceImpl.h"
+#include "internal/CoordinationSwitching.h"
+#include "CoordinationKernels.h"
+#include "openmm/OpenMMException.h"
+#include "openmm/internal/ContextImpl.h"
+#include "lepton/Parser.h"
+#include <cmath>
+#include <memory>
+#include <set>
+#include <sstream>
+
+using namespace CoordinationPlugin;
+using namespace OpenMM;
+using namespace std;
+
+namespace {
+/** Stands in for a tabulated function while an expression is checked. */
+class PlaceholderFunction : public Lepton::CustomFunction {
+public:
+    int getNumArguments() const {
+        return 1;
+    }
+    double evaluate(const double* arguments) const {
+        return 0.0;
+    }
+    double evaluateDerivative(const double* arguments, const int* derivOrder) const {
+        return 0.0;
+    }
+    CustomFunction* clone() const {
+        return new PlaceholderFunction();
+    }
+};
+}
+
+CoordinationForceImpl::CoordinationForceImpl(const CoordinationForce& owner) : owner(owner), frames(0),
+        histogramBins(0), histogramMaxDistance(0.0) {
+    forceGroup = owner.getForceGroup();
+}
+
+void CoordinationForceImpl::validate(const CoordinationForce& force, const System& system) {
+    const vector<int>* groups[] = {&force.getGroupA(), &force.getGroupB()};
+    const char* names[] = {"groupA", "groupB"};
+    if (force.getGroupA().empty())
+        throw OpenMMException("CoordinationForce: groupA is empty: size 0");
+    for (int g = 0; g < 2; g++)
+        for (int i = 0; i < groups[g]->size(); i++)
+            if ((*groups[g])[i] >= system.getNumParticles()) {
+                stringstream msg;
+                msg << "CoordinationForce: " << names[g] << " has an invalid particle index at position " << i << ": "
+                    << (*groups[g])[i] << " (the System has " << system.getNumParticles() << " particles)";
+                throw OpenMMException(msg.str());
+            }
+    CoordinationSwitching switching(force);
+    map<string, Lepton::CustomFunction*> placeholders;
+    PlaceholderFunction placeholder;
+    for (int i = 0; i < force.getNumTabulatedFunctions(); i++)
+        placeholders[force.getTabulatedFunctionName(i)] = &placeholder;
+    parseEnergyExpression(force, placeholders);
+}
+
+Lepton::ParsedExpression CoordinationForceImpl::parseEnergyExpression(const CoordinationForce& force,
+        const map<string, Lepton::CustomFunction*>& functions) {
+    const string& expression = force.getEnergyExpression();
+    Lepton::ParsedExpression parsed;
+    try {
+        parsed = Lepton::Parser::parse(expression, functions).optimize();
+    }
+    catch (const exception& e) {
+        throw OpenMMException("CoordinationForce: energy expression does not parse: \""+expression+"\": "+e.what());
+    }
+    set<string> allowed = {"cv"};
+    for (int i = 0; i < force.getNumGlobalParameters(); i++)
+        allowed.insert(force.getGlobalParameterName(i));
+    for (const string& variable : CoordinationSwitching::getVariables(parsed))
+        if (allowed.count(variable) == 0)
+            throw OpenMMException("CoordinationForce: energy expression \""+expression+"\" uses an unknown variable: "+variable);
+    return parsed;
+}
+
+void CoordinationForceImpl::initialize(ContextImpl& context) {
+    validate(owner, context.getSystem());
+    kernel = context.getPlatform().createKernel(CalcCoordinationForceKernel::Name(), context);
+    kernel.getAs<CalcCoordinationForceKernel>().initialize(context.getSystem(), owner);
+}
+
+double CoordinationForceImpl::calcForcesAndEnergy(ContextImpl& context, bool includeForces, bool includeEnergy, int groups) {
+    if ((groups&(1<<forceGroup)) != 0)
+        return kernel.getAs<CalcCoordinationForceKernel>().execute(context, includeForces, includeEnergy);
+    return 0.0;
+}
+
+map<string, double> CoordinationForceImpl::getDefaultParameters() {
+    map<string, double> parameters;
+    for (int i = 0; i < owner.getNumGlobalParameters(); i++)
+        parameters[owner.getGlobalParameterName(i)] = owner.getGlobalParameterDefaultValue(i);
+    return parameters;
+}
+
+vector<string> CoordinationForceImpl::getKernelNames() {
+    return {CalcCoordinationForceKernel::Name()};
+}
+
+void CoordinationForceImpl::updateParametersInContext(ContextImpl& context) {
+    validate(owner, context.getSystem());
+    kernel.getAs<CalcCoordinationForceKernel>().copyParametersToContext(context, owner);
+    context.systemChanged();
+}
+
+double CoordinationForceImpl::computeCollectiveVariable(ContextImpl& context) {
+    return kernel.getAs<CalcCoordinationForceKernel>().computeCollectiveVariable(context);
+}
+
+void CoordinationForceImpl::checkHistogramArguments(int numBins, double maxDistance) {
+    if (numBins <= 0)
+        throw OpenMMException("CoordinationForce: numBins must be positive, got "+to_string(numBins));
+    if (!(maxDistance > 0) || !isfinite(maxDistance)) {
+        stringstream msg;
+        msg << "CoordinationForce: maxDistance must be positive and finite, got " << maxDistance;
+        throw OpenMMException(msg.str());
+    }
+}
+
+vector<long long> CoordinationForceImpl::computePairHistogram(ContextImpl& context, int numBins, double maxDistance) {
+    checkHistogramArguments(numBins, maxDistance);
+    return kernel.getAs<CalcCoordinationForceKernel>().computePairHistogram(context, numBins, maxDistance);
+}
+
+void CoordinationForceImpl::accumulatePairHistogram(ContextImpl& context, int numBins, double maxDistance) {
+    checkHistogramArguments(numBins, maxDistance);
+    if (frames > 0 && (numBins != histogramBins || maxDistance != histogramMaxDistance)) {
+        stringstream msg;
+        msg << "CoordinationForce: accumulatePairHistogram called with numBins " << numBins << " and maxDistance "
+            << maxDistance << ", but the running histogram has " << histogramBins << " and " << histogramMaxDistance
+            << "; call resetPairHistogram() first";
+        throw OpenMMException(msg.str());
+    }
+    kernel.getAs<CalcCoordinationForceKernel>().accumulatePairHistogram(context, numBins, maxDistance);
+    histogramBins = numBins;
+    histogramMaxDistance = maxDistance;
+    frames++;
+}
+
+vector<long long> CoordinationForceImpl::getAccumulatedPairHistogram(ContextImpl& context) {
+    if (frames == 0)
+        return vector<long long>();
+    return kernel.getAs<CalcCoordinationForceKernel>().getAccumulatedPairHistogram(context);
+}
+
+void CoordinationForceImpl::resetPairHistogram(ContextImpl& context) {
+    if (frames > 0)
+        kernel.getAs<CalcCoordinationForceKernel>().clearPairHistogram(context);
+    frames = 0;
+}

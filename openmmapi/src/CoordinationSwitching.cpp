@@ -1,0 +1,147 @@
+#include "internal/CoordinationSwitching.h"
+#include "openmm/OpenMMException.h"
+#include "lepton/ParsedExpression.h"
+#include "lepton/Operation.h"
+#include "lepton/Parser.h"
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+using namespace CoordinationPlugin;
+using namespace OpenMM;
+using namespace std;
+
+static void addVariables(const Lepton::ExpressionTreeNode& node, set<string>& variables) {
+    if (node.getOperation().getId() == Lepton::Operation::VARIABLE)
+        variables.insert(node.getOperation().getName());
+    for (const Lepton::ExpressionTreeNode& child : node.getChildren())
+        addVariables(child, variables);
+}
+
+set<string> CoordinationSwitching::getVariables(const Lepton::ParsedExpression& expression) {
+    set<string> variables;
+    addVariables(expression.getRootNode(), variables);
+    return variables;
+}
+
+CoordinationSwitching::CoordinationSwitching(const CoordinationForce& force) : type(force.getSwitchingFunction()),
+        r0(force.getR0()), d0(force.getD0()), dmax(force.getDMax()), a(force.getA()), b(force.getB()),
+        n(force.getN()), m(force.getM() == 0 ? 2*force.getN() : force.getM()), scale(1.0), shift(0.0) {
+    smapC = pow(2.0, a/b)-1.0;
+    if (type == CoordinationForce::Cubic) {
+        if (isinf(dmax)) {
+            stringstream msg;
+            msg << "CoordinationForce: dmax " << dmax << " must be finite for the Cubic switching function";
+            throw OpenMMException(msg.str());
+        }
+        r0 = dmax-d0;
+    }
+    if (!(dmax > d0)) {
+        stringstream msg;
+        msg << "CoordinationForce: dmax " << dmax << " must be greater than d0 " << d0;
+        throw OpenMMException(msg.str());
+    }
+    if (type == CoordinationForce::Custom) {
+        Lepton::ParsedExpression parsed = Lepton::Parser::parse(force.getCustomExpression()).optimize();
+        custom = parsed.createProgram();
+        customDerivative = parsed.differentiate("x").optimize().createProgram();
+    }
+    if (force.getStretch() && !isinf(dmax)) {
+        double dsdx;
+        double sMax = evaluateUnstretched((dmax-d0)/r0, dsdx);
+        if (!(sMax != 1.0) || !isfinite(sMax)) {
+            stringstream msg;
+            msg << "CoordinationForce: cannot stretch: s(dmax) = " << sMax << " for dmax " << dmax;
+            throw OpenMMException(msg.str());
+        }
+        scale = 1.0/(1.0-sMax);
+        shift = -sMax*scale;
+    }
+}
+
+double CoordinationSwitching::evaluateUnstretched(double x, double& dsdx) const {
+    switch (type) {
+        case CoordinationForce::Rational: {
+            if (m == 2*n) {
+                double xn1 = pow(x, n-1);
+                double s = 1.0/(1.0+xn1*x);
+                dsdx = -n*xn1*s*s;
+                return s;
+            }
+            double delta = x-1.0;
+            if (fabs(delta) < RationalWindow) {
+                // Second-order series of (1 - x^n)/(1 - x^m) about x = 1 (the limit is n/m).
+                double c1 = 0.5*(n-m);
+                double c2 = (n-1.0)*(n-2.0)/6.0-(m-1.0)*(m-2.0)/6.0-0.5*(m-1.0)*c1;
+                double ratio = (double) n/m;
+                dsdx = ratio*(c1+2.0*c2*delta);
+                return ratio*(1.0+delta*(c1+delta*c2));
+            }
+            double xn1 = pow(x, n-1), xm1 = pow(x, m-1);
+            double inverseDenominator = 1.0/(1.0-xm1*x);
+            double s = (1.0-xn1*x)*inverseDenominator;
+            dsdx = (-n*xn1+s*m*xm1)*inverseDenominator;
+            return s;
+        }
+        case CoordinationForce::Exp: {
+            double s = exp(-x);
+            dsdx = -s;
+            return s;
+        }
+        case CoordinationForce::Gaussian: {
+            double s = exp(-0.5*x*x);
+            dsdx = -x*s;
+            return s;
+        }
+        case CoordinationForce::Smap: {
+            double xa1 = pow(x, a-1.0);
+            double base = 1.0+smapC*xa1*x;
+            double s = pow(base, -b/a);
+            dsdx = -b*smapC*xa1*s/base;
+            return s;
+        }
+        case CoordinationForce::Cubic: {
+            if (x >= 1.0) {
+                dsdx = 0.0;
+                return 0.0;
+            }
+            dsdx = 6.0*x*(x-1.0);
+            return (x-1.0)*(x-1.0)*(1.0+2.0*x);
+        }
+        case CoordinationForce::Tanh: {
+            double t = tanh(x);
+            dsdx = -(1.0-t*t);
+            return 1.0-t;
+        }
+        case CoordinationForce::Cosinus: {
+            if (x > 1.0) {
+                dsdx = 0.0;
+                return 0.0;
+            }
+            dsdx = -0.5*M_PI*sin(M_PI*x);
+            return 0.5*(cos(M_PI*x)+1.0);
+        }
+        case CoordinationForce::Custom: {
+            customVariables["x"] = x;
+            dsdx = customDerivative.evaluate(customVariables);
+            return custom.evaluate(customVariables);
+        }
+    }
+    throw OpenMMException("CoordinationForce: unknown switching function");
+}
+
+double CoordinationSwitching::evaluate(double r, double& dsdr) const {
+    if (r > dmax) {
+        dsdr = 0.0;
+        return 0.0;
+    }
+    double x = (r-d0)/r0;
+    if (x <= 0.0) {
+        dsdr = 0.0;
+        return 1.0;
+    }
+    double dsdx;
+    double s = evaluateUnstretched(x, dsdx);
+    dsdr = dsdx*scale/r0;
+    return s*scale+shift;
+}

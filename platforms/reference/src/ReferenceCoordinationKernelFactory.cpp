@@ -1,0 +1,29 @@
+#include "ReferenceCoordinationKernelFactory.h"
+#include "ReferenceCoordinationKernels.h"
+#include "openmm/OpenMMException.h"
+#include "openmm/reference/ReferencePlatform.h"
+#include "internal/windowsExportCoordination.h"
+
+using namespace CoordinationPlugin;
+using namespace OpenMM;
+
+extern "C" OPENMM_EXPORT_COORDINATION void registerPlatforms() {
+}
+
+extern "C" OPENMM_EXPORT_COORDINATION void registerCoordinationReferenceKernelFactories() {
+    for (int i = 0; i < Platform::getNumPlatforms(); i++) {
+        Platform& platform = Platform::getPlatform(i);
+        if (dynamic_cast<ReferencePlatform*>(&platform) != NULL)
+            platform.registerKernelFactory(CalcCoordinationForceKernel::Name(), new ReferenceCoordinationKernelFactory());
+    }
+}
+
+extern "C" OPENMM_EXPORT_COORDINATION void registerKernelFactories() {
+    registerCoordinationReferenceKernelFactories();
+}
+
+KernelImpl* ReferenceCoordinationKernelFactory::createKernelImpl(std::string name, const Platform& platform, ContextImpl& context) const {
+    if (name == CalcCoordinationForceKernel::Name())
+        return new ReferenceCalcCoordinationForceKernel(name, platform);
+    throw OpenMMException((std::string("Tried to create kernel with illegal kernel name '")+name+"'").c_str());
+}

@@ -1,0 +1,94 @@
+#include "CoordinationForceProxy.h"
+#include "CoordinationForce.h"
+#include "openmm/OpenMMException.h"
+#include "openmm/serialization/SerializationNode.h"
+#include <cmath>
+#include <limits>
+#include <memory>
+
+using namespace CoordinationPlugin;
+using namespace OpenMM;
+using namespace std;
+
+static const int version = 1;
+
+CoordinationForceProxy::CoordinationForceProxy() : SerializationProxy("CoordinationForce") {
+}
+
+static void writeGroup(SerializationNode& node, const char* name, const vector<int>& group) {
+    SerializationNode& groupNode = node.createChildNode(name);
+    for (int i : group)
+        groupNode.createChildNode("Particle").setIntProperty("index", i);
+}
+
+static vector<int> readGroup(const SerializationNode& node, const char* name) {
+    vector<int> group;
+    for (auto& particle : node.getChildNode(name).getChildren())
+        group.push_back(particle.getIntProperty("index"));
+    return group;
+}
+
+void CoordinationForceProxy::serialize(const void* object, SerializationNode& node) const {
+    node.setIntProperty("version", version);
+    const CoordinationForce& force = *reinterpret_cast<const CoordinationForce*>(object);
+    node.setIntProperty("forceGroup", force.getForceGroup());
+    node.setStringProperty("name", force.getName());
+    node.setIntProperty("mode", force.getMode());
+    writeGroup(node, "GroupA", force.getGroupA());
+    writeGroup(node, "GroupB", force.getGroupB());
+    node.setIntProperty("switchingFunction", force.getSwitchingFunction());
+    node.setDoubleProperty("r0", force.getR0());
+    node.setDoubleProperty("d0", force.getD0());
+    node.setIntProperty("n", force.getN());
+    node.setIntProperty("m", force.getM());
+    node.setDoubleProperty("a", force.getA());
+    node.setDoubleProperty("b", force.getB());
+    node.setStringProperty("customExpression", force.getCustomExpression());
+    node.setBoolProperty("defaultDMax", force.getUsesDefaultDMax());
+    node.setBoolProperty("finiteDMax", isfinite(force.getDMax()));
+    node.setDoubleProperty("dmax", isfinite(force.getDMax()) ? force.getDMax() : 0.0);
+    node.setBoolProperty("stretch", force.getStretch());
+    node.setBoolProperty("periodic", force.usesPeriodicBoundaryConditions());
+    node.setStringProperty("energyExpression", force.getEnergyExpression());
+    SerializationNode& parameters = node.createChildNode("GlobalParameters");
+    for (int i = 0; i < force.getNumGlobalParameters(); i++)
+        parameters.createChildNode("Parameter").setStringProperty("name", force.getGlobalParameterName(i))
+                .setDoubleProperty("default", force.getGlobalParameterDefaultValue(i));
+    SerializationNode& functions = node.createChildNode("Functions");
+    for (int i = 0; i < force.getNumTabulatedFunctions(); i++)
+        functions.createChildNode("Function", &force.getTabulatedFunction(i)).setStringProperty("name", force.getTabulatedFunctionName(i));
+}
+
+void* CoordinationForceProxy::deserialize(const SerializationNode& node) const {
+    int fileVersion = node.getIntProperty("version");
+    if (fileVersion != version)
+        throw OpenMMException("CoordinationForce: unsupported serialization version "+to_string(fileVersion));
+    unique_ptr<CoordinationForce> force(new CoordinationForce());
+    CoordinationForce::Mode mode = (CoordinationForce::Mode) node.getIntProperty("mode");
+    vector<int> groupA = readGroup(node, "GroupA"), groupB = readGroup(node, "GroupB");
+    if (mode == CoordinationForce::OneGroup && !groupA.empty())
+        force->setGroup(groupA);
+    else if (mode != CoordinationForce::OneGroup)
+        force->setGroups(groupA, groupB, mode == CoordinationForce::PairList);
+    force->setForceGroup(node.getIntProperty("forceGroup", 0));
+    force->setName(node.getStringProperty("name", force->getName()));
+    force->setSwitchingFunction((CoordinationForce::SwitchingFunction) node.getIntProperty("switchingFunction"));
+    force->setR0(node.getDoubleProperty("r0"));
+    force->setD0(node.getDoubleProperty("d0"));
+    force->setM(0);
+    force->setN(node.getIntProperty("n"));
+    force->setM(node.getIntProperty("m"));
+    force->setA(node.getDoubleProperty("a"));
+    force->setB(node.getDoubleProperty("b"));
+    force->setCustomExpression(node.getStringProperty("customExpression"));
+    if (!node.getBoolProperty("defaultDMax"))
+        force->setDMax(node.getBoolProperty("finiteDMax") ? node.getDoubleProperty("dmax") : numeric_limits<double>::infinity());
+    force->setStretch(node.getBoolProperty("stretch"));
+    force->setUsesPeriodicBoundaryConditions(node.getBoolProperty("periodic"));
+    force->setEnergyExpression(node.getStringProperty("energyExpression"));
+    for (auto& parameter : node.getChildNode("GlobalParameters").getChildren())
+        force->addGlobalParameter(parameter.getStringProperty("name"), parameter.getDoubleProperty("default"));
+    for (auto& function : node.getChildNode("Functions").getChildren())
+        force->addTabulatedFunction(function.getStringProperty("name"), function.decodeObject<TabulatedFunction>());
+    return force.release();
+}
