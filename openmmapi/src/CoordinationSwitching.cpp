@@ -70,12 +70,20 @@ double CoordinationSwitching::evaluateUnstretched(double x, double& dsdx) const 
             }
             double delta = x-1.0;
             if (fabs(delta) < RationalWindow) {
-                // Second-order series of (1 - x^n)/(1 - x^m) about x = 1 (the limit is n/m).
-                double c1 = 0.5*(n-m);
-                double c2 = (n-1.0)*(n-2.0)/6.0-(m-1.0)*(m-2.0)/6.0-0.5*(m-1.0)*c1;
-                double ratio = (double) n/m;
-                dsdx = ratio*(c1+2.0*c2*delta);
-                return ratio*(1.0+delta*(c1+delta*c2));
+                // Near x = 1 the direct form cancels (its derivative loses ~eps/delta^2), so use
+                // (1 - x^n)/(1 - x^m) = (1 + x + ... + x^(n-1))/(1 + x + ... + x^(m-1)): sums of
+                // positive terms, exact at x = 1 (n/m, ds/dx = n(n - m)/(2m)) and smooth around it.
+                double num = 0.0, dnum = 0.0, den = 0.0, dden = 0.0;
+                for (int k = n-1; k >= 0; k--) {
+                    dnum = dnum*x+num;
+                    num = num*x+1.0;
+                }
+                for (int k = m-1; k >= 0; k--) {
+                    dden = dden*x+den;
+                    den = den*x+1.0;
+                }
+                dsdx = (dnum*den-num*dden)/(den*den);
+                return num/den;
             }
             double xn1 = pow(x, n-1), xm1 = pow(x, m-1);
             double inverseDenominator = 1.0/(1.0-xm1*x);

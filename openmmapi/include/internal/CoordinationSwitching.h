@@ -45,8 +45,11 @@ public:
     double getStretchShift() const {
         return shift;
     }
-    /** The half width of the window around x = 1 where Rational uses its series (double precision). */
-    static constexpr double RationalWindow = 1e-5;
+    /**
+     * The half width of the window around x = 1 where Rational (m != 2n) is evaluated as a ratio
+     * of geometric sums instead of (1 - x^n)/(1 - x^m), whose derivative cancels near x = 1.
+     */
+    static constexpr double RationalWindow = 0.1;
     /**
      * The unstretched s(x) of a type for x > 0.
      *
