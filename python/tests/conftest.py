@@ -1,0 +1,121 @@
+"""Shared fixtures of the openmm-coordination test suite.
+
+Platforms: every test that takes the `platform_config` fixture runs once per available
+platform configuration: Reference, CPU, and CUDA in single, mixed and double precision when
+the CUDA platform exists and our CUDA kernel is registered (a Context with a CoordinationForce
+can be created on it). Configurations that are not available are not generated at all, so they
+never show up as passing (nor as skipped) tests; the report header lists what ran and what was
+left out and why. Set COORDINATION_REQUIRE_PLATFORMS=CUDA (comma separated names or ids such as
+CUDA-double) to make a missing platform an error instead, for example on a GPU machine.
+
+Tolerances: stated once, in helpers.PLATFORM_TOLERANCES.
+"""
+
+import os
+
+import numpy as np
+import pytest
+
+import openmm
+from openmm import unit
+
+import openmmcoordination  # noqa: F401  (loads the plugin libraries)
+from openmmcoordination import CoordinationForce
+
+from helpers import PLATFORM_TOLERANCES, PlatformConfig
+
+
+def _candidate_configs():
+    configs = [PlatformConfig('Reference', **PLATFORM_TOLERANCES['Reference']),
+               PlatformConfig('CPU', properties={'Threads': '2'}, **PLATFORM_TOLERANCES['CPU'])]
+    for precision in ('single', 'mixed', 'double'):
+        configs.append(PlatformConfig('CUDA', precision, properties={'Precision': precision},
+                                      **PLATFORM_TOLERANCES['CUDA-' + precision]))
+    return configs
+
+
+def _probe(config):
+    """None if a Context with a CoordinationForce works on this configuration, else why not."""
+    try:
+        config.platform()
+    except Exception as error:
+        return 'no %s platform (%s)' % (config.name, str(error).strip().splitlines()[0])
+    system = openmm.System()
+    for _ in range(2):
+        system.addParticle(1.0)
+    force = CoordinationForce([0, 1])
+    system.addForce(force)
+    try:
+        context = config.context(system)
+        context.setPositions([openmm.Vec3(0, 0, 0), openmm.Vec3(0.3, 0, 0)])
+        energy = context.getState(getEnergy=True).getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole)
+        del context
+    except Exception as error:
+        return 'cannot create a Context with a CoordinationForce (%s)' % str(error).strip().splitlines()[0]
+    if not abs(energy - 0.5) < 1e-3:
+        return 'a CoordinationForce gives %g instead of 0.5' % energy
+    return None
+
+
+_AVAILABLE = None
+
+
+def available_configs():
+    """(available configurations, {id: reason} of those left out), computed once."""
+    global _AVAILABLE
+    if _AVAILABLE is None:
+        available, missing = [], {}
+        for config in _candidate_configs():
+            reason = _probe(config)
+            if reason is None:
+                available.append(config)
+            else:
+                missing[config.id] = reason
+        _AVAILABLE = (available, missing)
+    return _AVAILABLE
+
+
+def pytest_report_header(config):
+    available, missing = available_configs()
+    lines = ['openmm %s, openmm-coordination %s' % (openmm.__version__, openmmcoordination.__version__),
+             'coordination platforms tested: ' + ', '.join(c.id for c in available)]
+    for name, reason in missing.items():
+        lines.append('coordination platform not tested: %s: %s' % (name, reason))
+    if openmmcoordination.plugin_load_failures:
+        lines.append('plugin load failures: ' + '; '.join(openmmcoordination.plugin_load_failures))
+    return lines
+
+
+def pytest_configure(config):
+    required = [name.strip() for name in os.environ.get('COORDINATION_REQUIRE_PLATFORMS', '').split(',') if name.strip()]
+    if required:
+        available, missing = available_configs()
+        ids = {c.id for c in available} | {c.name for c in available}
+        absent = [name for name in required if name not in ids]
+        if absent:
+            raise pytest.UsageError('COORDINATION_REQUIRE_PLATFORMS: not available: %s (%s)' % (
+                ', '.join(absent), '; '.join('%s: %s' % item for item in missing.items())))
+
+
+def pytest_generate_tests(metafunc):
+    """Parametrize `platform_config` over the available configurations only, and
+    `double_platform_config` over those computing in double precision."""
+    available, _ = available_configs()
+    if 'platform_config' in metafunc.fixturenames:
+        metafunc.parametrize('platform_config', available, ids=[c.id for c in available])
+    if 'double_platform_config' in metafunc.fixturenames:
+        doubles = [c for c in available if c.is_double]
+        metafunc.parametrize('double_platform_config', doubles, ids=[c.id for c in doubles])
+
+
+@pytest.fixture
+def reference_config():
+    """The Reference platform configuration (for tests of platform-independent behaviour)."""
+    return PlatformConfig('Reference', **PLATFORM_TOLERANCES['Reference'])
+
+
+@pytest.fixture
+def rng(request):
+    """A NumPy generator seeded from the test's name: reproducible and different per test."""
+    seed = sum(ord(c)*(i + 1) for i, c in enumerate(request.node.nodeid)) % (2**32)
+    return np.random.default_rng(seed)

@@ -1,0 +1,123 @@
+"""Plain helpers of the test suite: platform configurations and their tolerances (in one place:
+PLATFORM_TOLERANCES), Systems, Contexts, energies, forces, finite differences, comparisons."""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import openmm
+from openmm import unit
+
+
+@dataclass(frozen=True)
+class PlatformConfig:
+    """One platform configuration and the tolerances its results are held to.
+
+    value_rtol: CV and energy against the NumPy double-precision reference, relative.
+    force_rtol: forces against the NumPy reference, relative to the largest |force component|.
+    fd_rtol:    forces against central finite differences of the platform's own energy, relative
+                to the largest |force component| (fd_step is the step in nm).
+    """
+    name: str
+    precision: str = ''
+    value_rtol: float = 1e-10
+    force_rtol: float = 1e-10
+    fd_rtol: float = 1e-6
+    fd_step: float = 1e-5
+    properties: dict = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def id(self):
+        return self.name + ('-' + self.precision if self.precision else '')
+
+    @property
+    def is_double(self):
+        return self.precision in ('', 'double')
+
+    def platform(self):
+        return openmm.Platform.getPlatformByName(self.name)
+
+    def context(self, system, integrator=None):
+        """A Context for a System on this configuration (a VerletIntegrator unless given)."""
+        if integrator is None:
+            integrator = openmm.VerletIntegrator(0.001)
+        return openmm.Context(system, integrator, self.platform(), dict(self.properties))
+
+
+# The tolerances of every platform, in one place. Reference and CPU compute in double precision,
+# like the NumPy reference, so they must agree to rounding. CUDA double sums pairs in a
+# different order (and in blocks), CUDA mixed and single evaluate pairs in float.
+PLATFORM_TOLERANCES = {
+    'Reference':   dict(value_rtol=1e-10, force_rtol=1e-10, fd_rtol=1e-6, fd_step=1e-5),
+    'CPU':         dict(value_rtol=1e-10, force_rtol=1e-10, fd_rtol=1e-6, fd_step=1e-5),
+    'CUDA-double': dict(value_rtol=1e-8, force_rtol=1e-8, fd_rtol=1e-6, fd_step=1e-5),
+    'CUDA-mixed':  dict(value_rtol=1e-4, force_rtol=1e-3, fd_rtol=2e-2, fd_step=1e-3),
+    'CUDA-single': dict(value_rtol=1e-4, force_rtol=1e-3, fd_rtol=2e-2, fd_step=1e-3),
+}
+
+
+def make_system(num_particles, box=None):
+    """A System of num_particles unit masses; box: 3x3 array (rows are the box vectors) or None."""
+    system = openmm.System()
+    for _ in range(num_particles):
+        system.addParticle(1.0)
+    if box is not None:
+        system.setDefaultPeriodicBoxVectors(*[openmm.Vec3(*row) for row in np.asarray(box, dtype=float)])
+    return system
+
+
+def set_state(context, positions, box=None):
+    if box is not None:
+        context.setPeriodicBoxVectors(*[openmm.Vec3(*row) for row in np.asarray(box, dtype=float)])
+    context.setPositions(np.asarray(positions, dtype=float))
+
+
+def energy_and_forces(context, groups=-1, forces=True):
+    """(energy in kJ/mol, forces as an (N, 3) array in kJ/mol/nm or None)."""
+    state = context.getState(getEnergy=True, getForces=forces, groups=groups)
+    energy = state.getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole)
+    if not forces:
+        return energy, None
+    return energy, state.getForces(asNumpy=True).value_in_unit(unit.kilojoule_per_mole/unit.nanometer)
+
+
+def finite_difference_forces(context, positions, particles, step, box=None):
+    """-dE/dx by central differences of the Context's energy, for the listed particles (other
+    rows are NaN)."""
+    positions = np.asarray(positions, dtype=float)
+    result = np.full_like(positions, np.nan)
+    for p in particles:
+        for k in range(3):
+            values = []
+            for sign in (1, -1):
+                moved = positions.copy()
+                moved[p, k] += sign*step
+                set_state(context, moved, box)
+                values.append(energy_and_forces(context, forces=False)[0])
+            result[p, k] = -(values[0] - values[1])/(2*step)
+    set_state(context, positions, box)
+    return result
+
+
+def assert_close(actual, expected, rtol, what=''):
+    """|actual - expected| <= rtol * max(|expected|, scale) elementwise, where scale is the
+    largest |expected| entry (so near-zero components are judged on the array's own scale)."""
+    actual = np.asarray(actual, dtype=float)
+    expected = np.asarray(expected, dtype=float)
+    assert actual.shape == expected.shape, (what, actual.shape, expected.shape)
+    assert np.all(np.isfinite(actual)), (what, actual)
+    scale = max(float(np.max(np.abs(expected))) if expected.size else 0.0, 1e-300)
+    error = np.abs(actual - expected)
+    limit = rtol*np.maximum(np.abs(expected), scale)
+    worst = np.unravel_index(np.argmax(error - limit), error.shape) if error.ndim else ()
+    assert np.all(error <= limit), '%s: max error %.3g (rtol %.1g, scale %.3g) at %s: %r vs %r' % (
+        what, float(np.max(error)), rtol, scale, worst, actual[worst], expected[worst])
+
+
+def random_positions(rng, num_particles, box=None, size=1.5):
+    """Uniform positions: inside the box (and some outside it, to exercise wrapping), or in a
+    cube of side `size` nm."""
+    if box is None:
+        return rng.uniform(0.0, size, (num_particles, 3))
+    frac = rng.uniform(-0.3, 1.3, (num_particles, 3))
+    return frac @ np.asarray(box, dtype=float)

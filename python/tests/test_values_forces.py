@@ -1,0 +1,50 @@
+"""The CV (energy) and forces of a Context against the NumPy reference: every switching type x
+every cutoff variant x every mode x (no box, rectangular, triclinic), on every platform; and the
+forces against finite differences of the platform's own energy."""
+
+import pytest
+
+from cases import BOXES, CUTOFFS, MODES, TYPE_PARAMETERS, make_case, make_switching
+from helpers import assert_close, energy_and_forces, finite_difference_forces, set_state
+
+
+@pytest.mark.parametrize('box', BOXES)
+@pytest.mark.parametrize('mode', MODES)
+@pytest.mark.parametrize('cutoff', sorted(CUTOFFS))
+@pytest.mark.parametrize('type_name', sorted(TYPE_PARAMETERS))
+def test_value_and_forces_match_numpy(platform_config, rng, type_name, cutoff, mode, box):
+    case = make_case(rng, make_switching(type_name, cutoff), mode, box)
+    context = platform_config.context(case.system)
+    set_state(context, case.positions, case.box)
+    energy, forces = energy_and_forces(context)
+    expected_energy, expected_forces, expected_cv = case.expected()
+    assert case.num_switching_pairs() >= 5     # the configuration does exercise the switching function
+    assert_close(energy, expected_energy, platform_config.value_rtol, 'energy')
+    assert_close(forces, expected_forces, platform_config.force_rtol, 'forces')
+    cv = case.force.getCollectiveVariableValue(context)
+    assert_close(cv, expected_cv, platform_config.value_rtol, 'getCollectiveVariableValue')
+
+
+@pytest.mark.parametrize('box', BOXES)
+@pytest.mark.parametrize('type_name', sorted(TYPE_PARAMETERS))
+def test_forces_match_finite_differences(platform_config, rng, type_name, box):
+    case = make_case(rng, make_switching(type_name, 'd0'), 'two', box, num_particles=16, size=0.9)
+    context = platform_config.context(case.system)
+    set_state(context, case.positions, case.box)
+    _, forces = energy_and_forces(context)
+    particles = sorted(set(case.i[:3]) | set(case.j[:3]))
+    numeric = finite_difference_forces(context, case.positions, particles, platform_config.fd_step, case.box)
+    assert abs(forces[particles]).max() > 1e-3
+    assert_close(forces[particles], numeric[particles], platform_config.fd_rtol, 'forces vs finite differences')
+
+
+@pytest.mark.parametrize('mode', MODES)
+def test_many_pairs_larger_system(platform_config, rng, mode):
+    """A few hundred particles in a triclinic box (PLUMED's default switching function)."""
+    case = make_case(rng, make_switching('RATIONAL'), mode, 'triclinic', num_particles=300, size=3.0)
+    context = platform_config.context(case.system)
+    set_state(context, case.positions, case.box)
+    energy, forces = energy_and_forces(context)
+    expected_energy, expected_forces, _ = case.expected()
+    assert_close(energy, expected_energy, platform_config.value_rtol, 'energy')
+    assert_close(forces, expected_forces, platform_config.force_rtol, 'forces')
