@@ -270,6 +270,26 @@ def pair_histogram(pos, i, j, bins, rmax, box=None):
     return np.bincount(k, minlength=bins).astype(np.int64)
 
 
+def pair_histogram_bounds(pos, i, j, bins, rmax, box=None, rtol=0.0):
+    """(lowest, highest) possible counts per bin when distances carry a relative error up to rtol
+    (a platform computing in single precision may put a pair that sits on a bin edge on either
+    side). With rtol = 0 both equal pair_histogram()."""
+    r = distances(pos, i, j, box)
+    dr = rmax/bins
+    lo_r, hi_r = r*(1 - rtol), r*(1 + rtol)
+    lowest = np.zeros(bins, dtype=np.int64)
+    highest = np.zeros(bins, dtype=np.int64)
+    for a, b in zip(lo_r, hi_r):
+        if a >= rmax:
+            continue                      # certainly not counted
+        first = int(min(np.floor(a/dr), bins - 1))
+        last = int(min(np.floor(b/dr), bins - 1))
+        if first == last and b < rmax:
+            lowest[first] += 1            # certainly in this bin
+        highest[first:last + 1] += 1      # possibly in each of these bins
+    return lowest, highest
+
+
 def reduced_box(rng, triclinic, size=2.0):
     """A random box in OpenMM's reduced form (a along x, b in the xy plane, |b_x| <= a_x/2,
     |c_x| <= a_x/2, |c_y| <= b_y/2). Rows are the box vectors, in nm."""

@@ -2,8 +2,6 @@
 Context parameters, the CV value itself, the energy-only path, force groups, and
 updateParametersInContext."""
 
-import math
-
 import numpy as np
 import pytest
 
@@ -237,7 +235,7 @@ def test_update_refuses_changed_groups(platform_config, rng, change):
         case.force.setUsesPeriodicBoundaryConditions(False)
     with pytest.raises(openmm.OpenMMException, match='updateParametersInContext.*(groups|periodic).*changed'):
         case.force.updateParametersInContext(context)
-    assert energy_and_forces(context)[0] == pytest.approx(before, rel=1e-12)
+    assert energy_and_forces(context)[0] == pytest.approx(before, rel=platform_config.value_rtol)
 
 
 def test_new_context_uses_current_parameters(reference_config, rng):
@@ -249,4 +247,3 @@ def test_new_context_uses_current_parameters(reference_config, rng):
     set_state(context, case.positions)
     assert context.getParameter('k') == 9.0
     assert energy_and_forces(context)[0] == pytest.approx(case.expected(harmonic(9.0, 1.0))[0], rel=1e-12)
-    assert math.isfinite(energy_and_forces(context)[0])

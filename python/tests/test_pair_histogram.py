@@ -9,6 +9,16 @@ from cases import BOXES, MODES, make_case, make_switching
 from helpers import set_state
 
 
+def check_counts(config, counts, positions, case, bins, rmax):
+    """Counts against NumPy: exactly on double-precision platforms; within the bin-edge ambiguity
+    of float distances otherwise."""
+    if config.is_double:
+        np.testing.assert_array_equal(counts, ref.pair_histogram(positions, case.i, case.j, bins, rmax, case.box))
+    else:
+        lowest, highest = ref.pair_histogram_bounds(positions, case.i, case.j, bins, rmax, case.box, 1e-6)
+        assert np.all(lowest <= counts) and np.all(counts <= highest)
+
+
 @pytest.mark.parametrize('box', BOXES)
 @pytest.mark.parametrize('mode', MODES)
 def test_counts_match_numpy(platform_config, rng, mode, box):
@@ -19,7 +29,8 @@ def test_counts_match_numpy(platform_config, rng, mode, box):
         counts = case.force.getPairHistogram(context, bins, rmax)
         expected = ref.pair_histogram(case.positions, case.i, case.j, bins, rmax, case.box)
         assert isinstance(counts, np.ndarray) and counts.dtype == np.int64 and counts.shape == (bins,)
-        np.testing.assert_array_equal(counts, expected)
+        assert expected.sum() > 0
+        check_counts(platform_config, counts, case.positions, case, bins, rmax)
     total = case.force.getPairHistogram(context, 10, 100.0).sum()
     assert total == len(case.i) == case.force.getNumPairs()
 
@@ -50,7 +61,9 @@ def test_accumulate_read_frames_reset(platform_config, rng):
         positions = case.positions + rng.normal(0, 0.2, case.positions.shape)
         set_state(context, positions, case.box)
         f.accumulatePairHistogram(context, 30, 1.1)
-        total += ref.pair_histogram(positions, case.i, case.j, 30, 1.1, case.box)
+        frame_counts = f.getPairHistogram(context, 30, 1.1)
+        check_counts(platform_config, frame_counts, positions, case, 30, 1.1)
+        total += frame_counts
         assert f.getNumAccumulatedFrames(context) == frame + 1
         np.testing.assert_array_equal(f.getAccumulatedPairHistogram(context), total)
     assert total.sum() > 0
@@ -61,8 +74,8 @@ def test_accumulate_read_frames_reset(platform_config, rng):
     assert f.getNumAccumulatedFrames(context) == 0
     assert len(f.getAccumulatedPairHistogram(context)) == 0
     f.accumulatePairHistogram(context, 30, 1.1)
-    np.testing.assert_array_equal(f.getAccumulatedPairHistogram(context),
-                                  ref.pair_histogram(positions, case.i, case.j, 30, 1.1, case.box))
+    np.testing.assert_array_equal(f.getAccumulatedPairHistogram(context), f.getPairHistogram(context, 30, 1.1))
+    check_counts(platform_config, f.getAccumulatedPairHistogram(context), positions, case, 30, 1.1)
     assert f.getNumAccumulatedFrames(context) == 1
 
 
@@ -79,5 +92,7 @@ def test_histogram_while_simulating(platform_config, rng):
         integrator.step(5)
         case.force.accumulatePairHistogram(context, 20, 1.0)
         positions = context.getState(getPositions=True).getPositions(asNumpy=True)._value
-        total += ref.pair_histogram(positions, case.i, case.j, 20, 1.0, case.box)
+        frame_counts = case.force.getPairHistogram(context, 20, 1.0)
+        check_counts(platform_config, frame_counts, positions, case, 20, 1.0)
+        total += frame_counts
     np.testing.assert_array_equal(case.force.getAccumulatedPairHistogram(context), total)

@@ -21,8 +21,6 @@ import math
 import numpy as np
 import pytest
 
-import openmm
-
 from openmmcoordination import CoordinationForce
 
 import plumed_mirror as plumed

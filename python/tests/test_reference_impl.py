@@ -168,3 +168,19 @@ def test_histogram_counts():
     counts = ref.pair_histogram(pos, i, j, bins=4, rmax=1.0)
     # distances: 0.15, 0.35, 0.99, sqrt(0.15^2+0.35^2)=0.381, sqrt(0.15^2+0.99^2)=1.0013, sqrt(0.35^2+0.99^2)=1.05
     assert list(counts) == [1, 2, 0, 1]
+
+
+def test_histogram_bounds():
+    rng = np.random.default_rng(4)
+    pos = rng.uniform(0, 1, (40, 3))
+    i, j = ref.pairs('one', range(40))
+    exact = ref.pair_histogram(pos, i, j, 25, 1.2)
+    lowest, highest = ref.pair_histogram_bounds(pos, i, j, 25, 1.2)
+    np.testing.assert_array_equal(lowest, exact)
+    np.testing.assert_array_equal(highest, exact)
+    # a pair exactly on an edge may go either way once distances are uncertain
+    edge = np.array([[0, 0, 0], [0.5, 0, 0]])
+    lowest, highest = ref.pair_histogram_bounds(edge, [0], [1], 4, 1.0, rtol=1e-6)
+    assert list(lowest) == [0, 0, 0, 0] and list(highest) == [0, 1, 1, 0]
+    lowest, highest = ref.pair_histogram_bounds(edge, [0], [1], 4, 0.5, rtol=1e-6)
+    assert list(lowest) == [0, 0, 0, 0] and list(highest) == [0, 0, 0, 1]
