@@ -3,6 +3,7 @@
 #include "CoordinationKernels.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/internal/ContextImpl.h"
+#include "lepton/Operation.h"
 #include "lepton/Parser.h"
 #include <cmath>
 #include <memory>
@@ -75,6 +76,16 @@ Lepton::ParsedExpression CoordinationForceImpl::parseEnergyExpression(const Coor
         if (allowed.count(variable) == 0)
             throw OpenMMException("CoordinationForce: energy expression \""+expression+"\" uses an unknown variable: "+variable);
     return parsed;
+}
+
+bool CoordinationForceImpl::isEnergyTheCV(const CoordinationForce& force) {
+    map<string, Lepton::CustomFunction*> placeholders;
+    PlaceholderFunction placeholder;
+    for (int i = 0; i < force.getNumTabulatedFunctions(); i++)
+        placeholders[force.getTabulatedFunctionName(i)] = &placeholder;
+    Lepton::ParsedExpression parsed = parseEnergyExpression(force, placeholders);
+    const Lepton::ExpressionTreeNode& root = parsed.getRootNode();
+    return (root.getOperation().getId() == Lepton::Operation::VARIABLE && root.getOperation().getName() == "cv");
 }
 
 void CoordinationForceImpl::initialize(ContextImpl& context) {

@@ -65,6 +65,8 @@ public:
      */
     static Lepton::ParsedExpression parseEnergyExpression(const CoordinationForce& force,
             const std::map<std::string, Lepton::CustomFunction*>& functions);
+    /** Whether the energy expression is just the CV (the default), so that no chain rule is needed. */
+    static bool isEnergyTheCV(const CoordinationForce& force);
 private:
     static void checkHistogramArguments(int numBins, double maxDistance);
     const CoordinationForce& owner;

@@ -1,0 +1,65 @@
+#ifndef CUDA_COORDINATION_KERNELS_H_
+#define CUDA_COORDINATION_KERNELS_H_
+
+#include "CoordinationKernels.h"
+#include "openmm/cuda/CudaArray.h"
+#include "openmm/cuda/CudaContext.h"
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace CoordinationPlugin {
+
+/**
+ * The CoordinationForce on the CUDA platform. The host side only marshals and launches: the
+ * pairs, the CV sum, the energy expression and the forces stay on the GPU, and nothing is
+ * copied between host and device during a step.
+ */
+class CudaCalcCoordinationForceKernel : public CalcCoordinationForceKernel {
+public:
+    CudaCalcCoordinationForceKernel(std::string name, const OpenMM::Platform& platform, OpenMM::CudaContext& cu);
+    void initialize(const OpenMM::System& system, const CoordinationForce& force);
+    double execute(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy);
+    double computeCollectiveVariable(OpenMM::ContextImpl& context);
+    void copyParametersToContext(OpenMM::ContextImpl& context, const CoordinationForce& force);
+    std::vector<long long> computePairHistogram(OpenMM::ContextImpl& context, int numBins, double maxDistance);
+    void accumulatePairHistogram(OpenMM::ContextImpl& context, int numBins, double maxDistance);
+    std::vector<long long> getAccumulatedPairHistogram(OpenMM::ContextImpl& context);
+    void clearPairHistogram(OpenMM::ContextImpl& context);
+    /** Recompute where each group particle sits after OpenMM reorders atoms (on the GPU). */
+    void updateGroupAtoms();
+private:
+    class ReorderListener;
+    /** Runtime values of the switching function and pair geometry, in the device's precision. */
+    template <class T>
+    struct PairParams {
+        T invR0, d0, dmax2, scale, shift, a, b, c, imageSearch2;
+    };
+    void setParameters(const CoordinationForce& force);
+    void setImageSearchDistance();
+    void uploadGlobals(OpenMM::ContextImpl& context);
+    void launchCoordination(int flags);
+    void launchHistogram(OpenMM::CudaArray& counts, int numBins, double maxDistance);
+    int getNumTiles() const;
+    OpenMM::CudaContext& cu;
+    CoordinationForce::Mode mode;
+    std::vector<int> groupA, groupB;
+    bool periodic, chainRule;
+    int numL, numS, offsetL, offsetS, numSlots, maxBlocks;
+    double dmax;
+    std::string source;
+    std::map<std::string, std::string> defines;
+    CUfunction tilesKernel, pairsKernel, applyKernel, histogramTilesKernel, histogramPairsKernel, invertKernel, updateKernel;
+    OpenMM::CudaArray groupOriginal, groupAtoms, inverseAtomIndex, gradient, cvPartial, counter, cvState, globals;
+    OpenMM::CudaArray histogram, histogramScratch;
+    std::vector<std::unique_ptr<OpenMM::CudaArray> > tables;
+    std::vector<std::string> globalNames;
+    std::vector<double> globalValues;
+    PairParams<float> paramsFloat;
+    PairParams<double> paramsDouble;
+};
+
+} // namespace CoordinationPlugin
+
+#endif /*CUDA_COORDINATION_KERNELS_H_*/

@@ -1,0 +1,328 @@
+#include "CudaCoordinationKernels.h"
+#include "CudaCoordinationProgram.h"
+#include "internal/CoordinationForceImpl.h"
+#include "internal/CoordinationSwitching.h"
+#include "openmm/OpenMMException.h"
+#include "openmm/common/ContextSelector.h"
+#include "openmm/common/ExpressionUtilities.h"
+#include "openmm/internal/ContextImpl.h"
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace CoordinationPlugin;
+using namespace OpenMM;
+using namespace std;
+
+// The launch flags of coordination.cu.
+static const int DirectForces = 1, Gradient = 2, BlockEnergy = 4, Reduce = 8, ExpressionEnergy = 16;
+
+class CudaCalcCoordinationForceKernel::ReorderListener : public ComputeContext::ReorderListener {
+public:
+    ReorderListener(CudaCalcCoordinationForceKernel& owner) : owner(owner) {
+    }
+    void execute() {
+        owner.updateGroupAtoms();
+    }
+private:
+    CudaCalcCoordinationForceKernel& owner;
+};
+
+CudaCalcCoordinationForceKernel::CudaCalcCoordinationForceKernel(string name, const Platform& platform, CudaContext& cu) :
+        CalcCoordinationForceKernel(name, platform), cu(cu) {
+}
+
+void CudaCalcCoordinationForceKernel::initialize(const System& system, const CoordinationForce& force) {
+    ContextSelector selector(cu);
+    mode = force.getMode();
+    groupA = force.getGroupA();
+    groupB = force.getGroupB();
+    periodic = force.usesPeriodicBoundaryConditions();
+    vector<int> slots = groupA;
+    slots.insert(slots.end(), groupB.begin(), groupB.end());
+    numSlots = slots.size();
+    int nA = groupA.size(), nB = groupB.size();
+    if (mode == CoordinationForce::OneGroup) {
+        numL = numS = nA;
+        offsetL = offsetS = 0;
+    }
+    else if (nA >= nB) {
+        numL = nA;
+        numS = nB;
+        offsetL = 0;
+        offsetS = nA;
+    }
+    else {
+        numL = nB;
+        numS = nA;
+        offsetL = nA;
+        offsetS = 0;
+    }
+    maxBlocks = cu.getNumThreadBlocks();
+    groupOriginal.initialize<int>(cu, numSlots, "coordinationGroupOriginal");
+    groupOriginal.upload(slots);
+    groupAtoms.initialize<int>(cu, numSlots, "coordinationGroupAtoms");
+    vector<int> inverse(cu.getNumAtoms());
+    const vector<int>& atomIndex = cu.getAtomIndex();
+    for (int i = 0; i < cu.getNumAtoms(); i++)
+        inverse[atomIndex[i]] = i;
+    vector<int> current(numSlots);
+    for (int k = 0; k < numSlots; k++)
+        current[k] = inverse[slots[k]];
+    groupAtoms.upload(current);
+    inverseAtomIndex.initialize<int>(cu, cu.getNumAtoms(), "coordinationInverseAtomIndex");
+    cvPartial.initialize<double>(cu, maxBlocks, "coordinationPartialSums");
+    counter.initialize<unsigned int>(cu, 1, "coordinationCounter");
+    counter.upload(vector<unsigned int>(1, 0));
+    cvState.initialize<double>(cu, 2, "coordinationState");
+    cvState.upload(vector<double>(2, 0.0));
+    cu.addReorderListener(new ReorderListener(*this));
+    setParameters(force);
+}
+
+void CudaCalcCoordinationForceKernel::setParameters(const CoordinationForce& force) {
+    // Compile only when the code path changed.
+
+    CudaCoordinationProgram program(force, cu);
+    if (program.source != source || program.defines != defines) {
+        CUmodule module = cu.createModule(program.source, program.defines);
+        tilesKernel = cu.getKernel(module, "computeCoordinationTiles");
+        pairsKernel = cu.getKernel(module, "computeCoordinationPairs");
+        applyKernel = cu.getKernel(module, "applyChainRule");
+        histogramTilesKernel = cu.getKernel(module, "histogramTiles");
+        histogramPairsKernel = cu.getKernel(module, "histogramPairs");
+        invertKernel = cu.getKernel(module, "invertAtomIndex");
+        updateKernel = cu.getKernel(module, "updateGroupAtoms");
+        source = program.source;
+        defines = program.defines;
+    }
+
+    // Values that are kernel arguments.
+
+    CoordinationSwitching switching(force);
+    dmax = switching.getDMax();
+    double r0 = (force.getSwitchingFunction() == CoordinationForce::Cubic ? dmax-force.getD0() : force.getR0());
+    paramsDouble.invR0 = 1.0/r0;
+    paramsDouble.d0 = force.getD0();
+    paramsDouble.dmax2 = (isfinite(dmax) ? dmax*dmax : numeric_limits<double>::infinity());
+    paramsDouble.scale = switching.getStretchScale();
+    paramsDouble.shift = switching.getStretchShift();
+    paramsDouble.a = force.getA();
+    paramsDouble.b = force.getB();
+    paramsDouble.c = pow(2.0, force.getA()/force.getB())-1.0;
+    paramsDouble.imageSearch2 = numeric_limits<double>::infinity();
+
+    // The energy expression: its global parameters and tables.
+
+    chainRule = !CoordinationForceImpl::isEnergyTheCV(force);
+    int gradientSize = (chainRule ? 3*numSlots : 1);
+    if (!gradient.isInitialized())
+        gradient.initialize<long long>(cu, gradientSize, "coordinationGradient");
+    else if (gradient.getSize() < gradientSize)
+        gradient.resize(gradientSize);
+    cu.clearBuffer(gradient);
+    globalNames.clear();
+    for (int i = 0; i < force.getNumGlobalParameters(); i++)
+        globalNames.push_back(force.getGlobalParameterName(i));
+    globalValues.assign(globalNames.size(), numeric_limits<double>::quiet_NaN());
+    if (!globals.isInitialized() || globals.getSize() != max(1, (int) globalNames.size())) {
+        if (globals.isInitialized())
+            globals.resize(max(1, (int) globalNames.size()));
+        else
+            globals.initialize<double>(cu, max(1, (int) globalNames.size()), "coordinationGlobals");
+    }
+    tables.resize(force.getNumTabulatedFunctions());
+    for (int i = 0; i < force.getNumTabulatedFunctions(); i++) {
+        int width;
+        vector<float> coefficients = cu.getExpressionUtilities().computeFunctionCoefficients(force.getTabulatedFunction(i), width);
+        if (!tables[i] || tables[i]->getSize()*4 != coefficients.size()) {
+            tables[i].reset(new CudaArray());
+            tables[i]->initialize(cu, coefficients.size()/4, 4*sizeof(float), "coordinationTable");
+        }
+        tables[i]->upload(coefficients.data());
+    }
+}
+
+void CudaCalcCoordinationForceKernel::copyParametersToContext(ContextImpl& context, const CoordinationForce& force) {
+    if (force.getMode() != mode || force.getGroupA() != groupA || force.getGroupB() != groupB)
+        throw OpenMMException("updateParametersInContext: The groups of the CoordinationForce have changed; reinitialize the Context");
+    if (force.usesPeriodicBoundaryConditions() != periodic)
+        throw OpenMMException("updateParametersInContext: The periodic flag of the CoordinationForce has changed; reinitialize the Context");
+    ContextSelector selector(cu);
+    setParameters(force);
+}
+
+void CudaCalcCoordinationForceKernel::updateGroupAtoms() {
+    int numAtoms = cu.getNumAtoms();
+    void* invertArgs[] = {&cu.getAtomIndexArray().getDevicePointer(), &inverseAtomIndex.getDevicePointer(), &numAtoms};
+    cu.executeKernel(invertKernel, invertArgs, numAtoms);
+    void* updateArgs[] = {&groupOriginal.getDevicePointer(), &inverseAtomIndex.getDevicePointer(), &groupAtoms.getDevicePointer(), &numSlots};
+    cu.executeKernel(updateKernel, updateArgs, numSlots);
+}
+
+void CudaCalcCoordinationForceKernel::setImageSearchDistance() {
+    // In a triclinic box the reduced displacement is the nearest image only within half the
+    // smallest box width; beyond it (and only if dmax reaches there) the kernels search.
+    paramsDouble.imageSearch2 = numeric_limits<double>::infinity();
+    if (periodic && cu.getBoxIsTriclinic()) {
+        Vec3 a, b, c;
+        cu.getPeriodicBoxVectors(a, b, c);
+        double volume = a[0]*b[1]*c[2];
+        Vec3 bc = b.cross(c), ca = c.cross(a), ab = a.cross(b);
+        double halfWidth = 0.5*volume/max(sqrt(bc.dot(bc)), max(sqrt(ca.dot(ca)), sqrt(ab.dot(ab))));
+        if (halfWidth < dmax)
+            paramsDouble.imageSearch2 = halfWidth*halfWidth;
+    }
+    PairParams<double>& d = paramsDouble;
+    paramsFloat = {(float) d.invR0, (float) d.d0, (float) d.dmax2, (float) d.scale, (float) d.shift, (float) d.a,
+            (float) d.b, (float) d.c, (float) d.imageSearch2};
+}
+
+void CudaCalcCoordinationForceKernel::uploadGlobals(ContextImpl& context) {
+    bool changed = false;
+    for (int i = 0; i < globalNames.size(); i++) {
+        double value = context.getParameter(globalNames[i]);
+        if (value != globalValues[i]) {
+            globalValues[i] = value;
+            changed = true;
+        }
+    }
+    if (changed)
+        globals.upload(globalValues);
+}
+
+int CudaCalcCoordinationForceKernel::getNumTiles() const {
+    int tile = CudaCoordinationProgram::TileSize;
+    int numLChunks = (numL+tile-1)/tile;
+    if (mode == CoordinationForce::OneGroup)
+        return numLChunks*(numLChunks/2+1);
+    return numLChunks*((numS+tile-1)/tile);
+}
+
+void CudaCalcCoordinationForceKernel::launchCoordination(int flags) {
+    setImageSearchDistance();
+    void* params = (cu.getUseDoublePrecision() ? (void*) &paramsDouble : (void*) &paramsFloat);
+    int tile = CudaCoordinationProgram::TileSize;
+    vector<void*> args;
+    if (mode == CoordinationForce::PairList) {
+        args = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &numL, params,
+                cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(), cu.getPeriodicBoxVecXPointer(),
+                cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &flags, &cu.getLongForceBuffer().getDevicePointer(),
+                &gradient.getDevicePointer()};
+    }
+    else {
+        args = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &groupOriginal.getDevicePointer(), &numL,
+                &numS, &offsetL, &offsetS, params, cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(),
+                cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &flags,
+                &cu.getLongForceBuffer().getDevicePointer(), &gradient.getDevicePointer(), &numSlots};
+    }
+    vector<void*> tail = {&cu.getEnergyBuffer().getDevicePointer(), &cvPartial.getDevicePointer(), &counter.getDevicePointer(),
+            &cvState.getDevicePointer(), &globals.getDevicePointer()};
+    args.insert(args.end(), tail.begin(), tail.end());
+    if (chainRule)
+        for (auto& table : tables)
+            args.push_back(&table->getDevicePointer());
+    if (mode == CoordinationForce::PairList)
+        cu.executeKernel(pairsKernel, args.data(), numL, tile);
+    else
+        cu.executeKernel(tilesKernel, args.data(), getNumTiles()*tile, tile);
+    if (flags & Gradient) {
+        void* applyArgs[] = {&groupAtoms.getDevicePointer(), &numSlots, &gradient.getDevicePointer(),
+                &cvState.getDevicePointer(), &cu.getLongForceBuffer().getDevicePointer()};
+        cu.executeKernel(applyKernel, applyArgs, numSlots, tile);
+    }
+}
+
+double CudaCalcCoordinationForceKernel::execute(ContextImpl& context, bool includeForces, bool includeEnergy) {
+    ContextSelector selector(cu);
+    int flags;
+    if (chainRule) {
+        if (!includeForces && !includeEnergy)
+            return 0.0;
+        uploadGlobals(context);
+        flags = Reduce | (includeForces ? Gradient : 0) | (includeEnergy ? ExpressionEnergy : 0);
+    }
+    else {
+        flags = (includeForces ? DirectForces : 0) | (includeEnergy ? BlockEnergy : 0);
+        if (flags == 0)
+            return 0.0;
+    }
+    launchCoordination(flags);
+    return 0.0;
+}
+
+double CudaCalcCoordinationForceKernel::computeCollectiveVariable(ContextImpl& context) {
+    ContextSelector selector(cu);
+    if (chainRule)
+        uploadGlobals(context);
+    launchCoordination(Reduce);
+    vector<double> state;
+    cvState.download(state);
+    if (isnan(state[0]))
+        throw OpenMMException("CoordinationForce: the collective variable is NaN; check the positions for NaN");
+    return state[0];
+}
+
+void CudaCalcCoordinationForceKernel::launchHistogram(CudaArray& counts, int numBins, double maxDistance) {
+    setImageSearchDistance();
+    double maxDistance2 = maxDistance*maxDistance, invBinWidth = numBins/maxDistance;
+    float maxDistance2Float = (float) maxDistance2, invBinWidthFloat = (float) invBinWidth;
+    bool useDouble = cu.getUseDoublePrecision();
+    void* imageSearch = (useDouble ? (void*) &paramsDouble.imageSearch2 : (void*) &paramsFloat.imageSearch2);
+    void* maxArg = (useDouble ? (void*) &maxDistance2 : (void*) &maxDistance2Float);
+    void* binArg = (useDouble ? (void*) &invBinWidth : (void*) &invBinWidthFloat);
+    int tile = CudaCoordinationProgram::TileSize;
+    if (mode == CoordinationForce::PairList) {
+        void* args[] = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &numL, imageSearch,
+                cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(), cu.getPeriodicBoxVecXPointer(),
+                cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &numBins, maxArg, binArg, &counts.getDevicePointer()};
+        cu.executeKernel(histogramPairsKernel, args, numL, tile);
+    }
+    else {
+        void* args[] = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &groupOriginal.getDevicePointer(),
+                &numL, &numS, &offsetL, &offsetS, imageSearch, cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(),
+                cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &numBins, maxArg,
+                binArg, &counts.getDevicePointer()};
+        cu.executeKernel(histogramTilesKernel, args, getNumTiles()*tile, tile);
+    }
+}
+
+static vector<long long> downloadCounts(CudaArray& counts) {
+    vector<unsigned long long> values;
+    counts.download(values);
+    return vector<long long>(values.begin(), values.end());
+}
+
+vector<long long> CudaCalcCoordinationForceKernel::computePairHistogram(ContextImpl& context, int numBins, double maxDistance) {
+    ContextSelector selector(cu);
+    if (!histogramScratch.isInitialized())
+        histogramScratch.initialize<unsigned long long>(cu, numBins, "coordinationHistogramScratch");
+    else if (histogramScratch.getSize() != numBins)
+        histogramScratch.resize(numBins);
+    cu.clearBuffer(histogramScratch);
+    launchHistogram(histogramScratch, numBins, maxDistance);
+    return downloadCounts(histogramScratch);
+}
+
+void CudaCalcCoordinationForceKernel::accumulatePairHistogram(ContextImpl& context, int numBins, double maxDistance) {
+    ContextSelector selector(cu);
+    if (!histogram.isInitialized() || histogram.getSize() != numBins) {
+        if (!histogram.isInitialized())
+            histogram.initialize<unsigned long long>(cu, numBins, "coordinationHistogram");
+        else
+            histogram.resize(numBins);
+        cu.clearBuffer(histogram);
+    }
+    launchHistogram(histogram, numBins, maxDistance);
+}
+
+vector<long long> CudaCalcCoordinationForceKernel::getAccumulatedPairHistogram(ContextImpl& context) {
+    ContextSelector selector(cu);
+    return downloadCounts(histogram);
+}
+
+void CudaCalcCoordinationForceKernel::clearPairHistogram(ContextImpl& context) {
+    ContextSelector selector(cu);
+    if (histogram.isInitialized())
+        cu.clearBuffer(histogram);
+}

@@ -1,0 +1,98 @@
+#include "CudaCoordinationProgram.h"
+#include "CudaCoordinationKernelSources.h"
+#include "internal/CoordinationForceImpl.h"
+#include "openmm/common/ExpressionUtilities.h"
+#include "lepton/Operation.h"
+#include "lepton/Parser.h"
+#include <cmath>
+#include <set>
+#include <vector>
+
+using namespace CoordinationPlugin;
+using namespace OpenMM;
+using namespace std;
+
+bool CudaCoordinationProgram::groupsOverlap(const CoordinationForce& force) {
+    if (force.getMode() != CoordinationForce::TwoGroups)
+        return false;
+    set<int> a(force.getGroupA().begin(), force.getGroupA().end());
+    for (int i : force.getGroupB())
+        if (a.count(i) > 0)
+            return true;
+    return false;
+}
+
+CudaCoordinationProgram::CudaCoordinationProgram(const CoordinationForce& force, ComputeContext& cc) {
+    ExpressionUtilities& expressions = cc.getExpressionUtilities();
+    CoordinationForce::SwitchingFunction type = force.getSwitchingFunction();
+    int n = force.getN(), m = (force.getM() == 0 ? 2*force.getN() : force.getM());
+    bool finiteDMax = isfinite(force.getDMax());
+    defines["TILE"] = cc.intToString(TileSize);
+    defines["PADDED_NUM_ATOMS"] = cc.intToString(cc.getPaddedNumAtoms());
+    defines["SWITCH_TYPE"] = cc.intToString(type);
+    if (type == CoordinationForce::Rational) {
+        defines["RATIONAL_N"] = cc.intToString(n);
+        defines["RATIONAL_M"] = cc.intToString(m);
+        defines["RATIONAL_WINDOW"] = (cc.getUseDoublePrecision() ? "1e-5" : "5e-3f");
+        if (m == 2*n)
+            defines["RATIONAL_SIMPLE"] = "";
+        if (n%2 == 0 && m%2 == 0 && force.getD0() == 0.0)
+            defines["USE_R2_ONLY"] = "";
+    }
+    if (finiteDMax)
+        defines["HAS_DMAX"] = "";
+    if (finiteDMax && force.getStretch())
+        defines["STRETCH"] = "";
+    if (force.usesPeriodicBoundaryConditions()) {
+        defines["PERIODIC"] = "";
+        if (cc.getBoxIsTriclinic())
+            defines["TRICLINIC"] = "";
+    }
+    if (force.getMode() == CoordinationForce::OneGroup)
+        defines["ONE_GROUP"] = "";
+    if (groupsOverlap(force))
+        defines["GROUPS_OVERLAP"] = "";
+
+    // The Custom switching function: s and ds/dx from x, through OpenMM's code generation.
+
+    map<string, string> replacements;
+    replacements["CUSTOM_SWITCH"] = "";
+    if (type == CoordinationForce::Custom) {
+        Lepton::ParsedExpression s = Lepton::Parser::parse(force.getCustomExpression()).optimize();
+        map<string, Lepton::ParsedExpression> code = {{"s = ", s}, {"dsdxValue = ", s.differentiate("x").optimize()}};
+        map<string, string> variables = {{"x", "x"}};
+        replacements["CUSTOM_SWITCH"] = expressions.createExpressions(code, variables, vector<const TabulatedFunction*>(),
+                vector<pair<string, string> >(), "custom");
+    }
+
+    // The energy as a function of the CV, with global parameters and tabulated functions.
+
+    string tableParameters, tableArguments;
+    replacements["COMPUTE_ENERGY_EXPRESSION"] = "";
+    if (!CoordinationForceImpl::isEnergyTheCV(force)) {
+        defines["USE_ENERGY_EXPRESSION"] = "";
+        map<string, Lepton::CustomFunction*> placeholders;
+        vector<const TabulatedFunction*> functions;
+        vector<pair<string, string> > functionNames;
+        for (int i = 0; i < force.getNumTabulatedFunctions(); i++) {
+            const TabulatedFunction& function = force.getTabulatedFunction(i);
+            string name = "table"+cc.intToString(i);
+            placeholders[force.getTabulatedFunctionName(i)] = expressions.getFunctionPlaceholder(function);
+            functions.push_back(&function);
+            functionNames.push_back(make_pair(force.getTabulatedFunctionName(i), name));
+            tableParameters += ", const float4* RESTRICT "+name;
+            tableArguments += ", "+name;
+        }
+        Lepton::ParsedExpression energy = CoordinationForceImpl::parseEnergyExpression(force, placeholders);
+        map<string, string> variables = {{"cv", "cv"}};
+        for (int i = 0; i < force.getNumGlobalParameters(); i++)
+            variables[force.getGlobalParameterName(i)] = "globals["+cc.intToString(i)+"]";
+        map<string, Lepton::ParsedExpression> code = {{"E = ", energy}, {"dEdcv = ", energy.differentiate("cv").optimize()}};
+        replacements["COMPUTE_ENERGY_EXPRESSION"] = expressions.createExpressions(code, variables, functions, functionNames, "energy", "double");
+    }
+    defines["ENERGY_TABLE_PARAMETERS"] = tableParameters;
+    defines["ENERGY_TABLE_ARGUMENTS"] = tableArguments;
+    string all = CudaCoordinationKernelSources::switching+CudaCoordinationKernelSources::pairs+
+            CudaCoordinationKernelSources::coordination+CudaCoordinationKernelSources::histogram;
+    source = cc.replaceStrings(all, replacements);
+}

@@ -1,0 +1,261 @@
+/**
+ * The collective variable and its gradient. Runtime flags select what a launch does:
+ *   DIRECT_FORCES    add -ds/dx to the force buffer (the energy is the CV itself)
+ *   GRADIENT         add ds/dx to the fixed-point gradient buffer, for applyChainRule()
+ *   BLOCK_ENERGY     add each block's sum of s to the energy buffer (the energy is the CV)
+ *   REDUCE           the last block to finish sums the blocks' values into cvState[0] and,
+ *                    with USE_ENERGY_EXPRESSION, stores dE/dcv in cvState[1]
+ *   EXPRESSION_ENERGY  the last block also adds E(cv) to the energy buffer
+ */
+
+#define FLAG_DIRECT_FORCES 1
+#define FLAG_GRADIENT 2
+#define FLAG_BLOCK_ENERGY 4
+#define FLAG_REDUCE 8
+#define FLAG_EXPRESSION_ENERGY 16
+
+/** Sum a value over the threads of a block; the result is valid in thread 0. */
+inline DEVICE mixed blockSum(mixed value, mixed* scratch) {
+    for (int offset = 16; offset > 0; offset /= 2)
+        value += __shfl_down_sync(0xffffffff, value, offset);
+    if (threadIdx.x%32 == 0)
+        scratch[threadIdx.x/32] = value;
+    __syncthreads();
+    value = 0;
+    if (threadIdx.x < 32) {
+        value = (threadIdx.x < TILE/32 ? scratch[threadIdx.x] : 0);
+        for (int offset = 16; offset > 0; offset /= 2)
+            value += __shfl_down_sync(0xffffffff, value, offset);
+    }
+    __syncthreads();
+    return value;
+}
+
+/** Sum a vector over the 32 lanes of a warp; every lane gets the result. */
+inline DEVICE real3 warpSum(real3 v) {
+    for (int mask = 16; mask > 0; mask /= 2) {
+        v.x += __shfl_xor_sync(0xffffffff, v.x, mask);
+        v.y += __shfl_xor_sync(0xffffffff, v.y, mask);
+        v.z += __shfl_xor_sync(0xffffffff, v.z, mask);
+    }
+    return v;
+}
+
+/** Add the gradient g of the CV with respect to one slot's particle, as the flags ask. */
+inline DEVICE void addGradient(real3 g, int slot, int atom, int flags, unsigned long long* RESTRICT forceBuffer,
+        long long* RESTRICT gradient, int numSlots) {
+    if (flags & FLAG_DIRECT_FORCES) {
+        atomicAdd(&forceBuffer[atom], (unsigned long long) realToFixedPoint(-g.x));
+        atomicAdd(&forceBuffer[atom+PADDED_NUM_ATOMS], (unsigned long long) realToFixedPoint(-g.y));
+        atomicAdd(&forceBuffer[atom+2*PADDED_NUM_ATOMS], (unsigned long long) realToFixedPoint(-g.z));
+    }
+    else {
+        atomicAdd((unsigned long long*) &gradient[slot], (unsigned long long) realToFixedPoint(g.x));
+        atomicAdd((unsigned long long*) &gradient[slot+numSlots], (unsigned long long) realToFixedPoint(g.y));
+        atomicAdd((unsigned long long*) &gradient[slot+2*numSlots], (unsigned long long) realToFixedPoint(g.z));
+    }
+}
+
+/**
+ * Finish a launch: add the block's sum to the energy, and let the last block reduce the
+ * blocks' sums into the CV and evaluate the energy expression.
+ */
+inline DEVICE void finishBlock(mixed cvSum, int flags, mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial,
+        unsigned int* RESTRICT counter, double* RESTRICT cvState, const double* RESTRICT globals
+        ENERGY_TABLE_PARAMETERS) {
+    __shared__ mixed scratch[TILE/32];
+    __shared__ bool isLastBlock;
+    if (!(flags & (FLAG_BLOCK_ENERGY | FLAG_REDUCE)))
+        return;
+    mixed total = blockSum(cvSum, scratch);
+    if (threadIdx.x == 0 && (flags & FLAG_BLOCK_ENERGY))
+        atomicAdd(&energyBuffer[blockIdx.x], total);
+    if (!(flags & FLAG_REDUCE))
+        return;
+    if (threadIdx.x == 0) {
+        cvPartial[blockIdx.x] = total;
+        __threadfence();
+        isLastBlock = (atomicInc(counter, gridDim.x-1) == gridDim.x-1);
+    }
+    __syncthreads();
+    if (!isLastBlock)
+        return;
+    __threadfence();
+    mixed sum = 0;
+    for (int i = threadIdx.x; i < gridDim.x; i += blockDim.x)
+        sum += __ldcg(&cvPartial[i]);
+    sum = blockSum(sum, scratch);
+    if (threadIdx.x == 0) {
+        cvState[0] = sum;
+#ifdef USE_ENERGY_EXPRESSION
+        double cv = sum;
+        double E, dEdcv;
+        COMPUTE_ENERGY_EXPRESSION
+        cvState[1] = dEdcv;
+        if (flags & FLAG_EXPRESSION_ENERGY)
+            atomicAdd(&energyBuffer[0], (mixed) E);
+#endif
+    }
+}
+
+/**
+ * One tile: thread t holds particle t of L chunk a; the warp walks S chunk b in batches of
+ * 32, reducing each S particle's gradient over the warp so that lane l ends a batch holding
+ * the warp's sum for S particle l of the batch. Gradient atomics happen once per particle
+ * per tile.
+ */
+template <bool GRADIENT>
+inline DEVICE mixed computeTile(int a, int b, bool diagonal, const real4* RESTRICT posq, const int* RESTRICT groupAtoms,
+        const int* RESTRICT groupOriginal, int numL, int numS, int offsetL, int offsetS, const PairParams& params,
+        real4 periodicBoxSize, real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ,
+        int flags, unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient, int numSlots,
+        real4* sPos, int* sOriginal, real3* sGradient) {
+    const int lane = threadIdx.x%32;
+    int sFirst = b*TILE, sCount = min(TILE, numS-sFirst);
+    if (threadIdx.x < sCount) {
+        sPos[threadIdx.x] = posq[groupAtoms[offsetS+sFirst+threadIdx.x]];
+#ifdef GROUPS_OVERLAP
+        sOriginal[threadIdx.x] = groupOriginal[offsetS+sFirst+threadIdx.x];
+#endif
+    }
+    if (GRADIENT)
+        sGradient[threadIdx.x] = make_real3(0, 0, 0);
+    __syncthreads();
+    int lIndex = a*TILE+threadIdx.x;
+    bool lValid = (lIndex < numL);
+    int lAtom = (lValid ? groupAtoms[offsetL+lIndex] : 0);
+    real4 pi = posq[lAtom];
+#ifdef GROUPS_OVERLAP
+    int lOriginal = (lValid ? groupOriginal[offsetL+lIndex] : -1);
+#endif
+    real3 gi = make_real3(0, 0, 0);
+    mixed cvSum = 0;
+    for (int batch = 0; batch < sCount; batch += 32) {
+        real batchSum = 0;
+        real3 mine = make_real3(0, 0, 0);
+        for (int k = 0; k < 32; k++) {
+            int j = batch+k;
+            real3 gj = make_real3(0, 0, 0);
+            bool valid = (lValid && j < sCount && (!diagonal || j > (int) threadIdx.x));
+#ifdef GROUPS_OVERLAP
+            valid = valid && (sOriginal[min(j, TILE-1)] != lOriginal);
+#endif
+            if (valid) {
+                real r2, g;
+                real3 delta = pairDelta(pi, sPos[j], &r2, params.imageSearch2, periodicBoxSize, invPeriodicBoxSize,
+                        periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
+                batchSum += switchingFunction(r2, params, &g);
+                gj = make_real3(g*delta.x, g*delta.y, g*delta.z);
+                gi.x -= gj.x;
+                gi.y -= gj.y;
+                gi.z -= gj.z;
+            }
+            if (GRADIENT) {
+                gj = warpSum(gj);
+                if (lane == k)
+                    mine = gj;
+            }
+        }
+        cvSum += batchSum;
+        if (GRADIENT && batch+lane < sCount) {
+            atomicAdd(&sGradient[batch+lane].x, mine.x);
+            atomicAdd(&sGradient[batch+lane].y, mine.y);
+            atomicAdd(&sGradient[batch+lane].z, mine.z);
+        }
+    }
+    __syncthreads();
+    if (GRADIENT) {
+        if (lValid)
+            addGradient(gi, offsetL+lIndex, lAtom, flags, forceBuffer, gradient, numSlots);
+        if (threadIdx.x < sCount)
+            addGradient(sGradient[threadIdx.x], offsetS+sFirst+threadIdx.x, groupAtoms[offsetS+sFirst+threadIdx.x], flags,
+                    forceBuffer, gradient, numSlots);
+        __syncthreads();
+    }
+    return cvSum;
+}
+
+/** The CV over all pairs of one group or of two groups, tile by tile. */
+KERNEL void computeCoordinationTiles(const real4* RESTRICT posq, const int* RESTRICT groupAtoms,
+        const int* RESTRICT groupOriginal, int numL, int numS, int offsetL, int offsetS, PairParams params,
+        real4 periodicBoxSize, real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ,
+        int flags, unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient, int numSlots,
+        mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial, unsigned int* RESTRICT counter, double* RESTRICT cvState,
+        const double* RESTRICT globals ENERGY_TABLE_PARAMETERS) {
+    __shared__ real4 sPos[TILE];
+    __shared__ int sOriginal[TILE];
+    __shared__ real3 sGradient[TILE];
+    int numLChunks = (numL+TILE-1)/TILE;
+    int numTiles = countTiles(numL, numS);
+    bool gradientWanted = (flags & (FLAG_DIRECT_FORCES | FLAG_GRADIENT)) != 0;
+    mixed cvSum = 0;
+    for (int tile = blockIdx.x; tile < numTiles; tile += gridDim.x) {
+        if (isDuplicateTile(tile, numLChunks))
+            continue;
+        int a, b;
+        bool diagonal;
+        decodeTile(tile, numLChunks, &a, &b, &diagonal);
+        if (gradientWanted)
+            cvSum += computeTile<true>(a, b, diagonal, posq, groupAtoms, groupOriginal, numL, numS, offsetL, offsetS, params,
+                    periodicBoxSize, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, flags,
+                    forceBuffer, gradient, numSlots, sPos, sOriginal, sGradient);
+        else
+            cvSum += computeTile<false>(a, b, diagonal, posq, groupAtoms, groupOriginal, numL, numS, offsetL, offsetS, params,
+                    periodicBoxSize, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, flags,
+                    forceBuffer, gradient, numSlots, sPos, sOriginal, sGradient);
+    }
+    finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvState, globals ENERGY_TABLE_ARGUMENTS);
+}
+
+/** The CV over a list of pairs (groupAtoms[k], groupAtoms[numPairs+k]). */
+KERNEL void computeCoordinationPairs(const real4* RESTRICT posq, const int* RESTRICT groupAtoms, int numPairs,
+        PairParams params, real4 periodicBoxSize, real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY,
+        real4 periodicBoxVecZ, int flags, unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient,
+        mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial, unsigned int* RESTRICT counter, double* RESTRICT cvState,
+        const double* RESTRICT globals ENERGY_TABLE_PARAMETERS) {
+    bool gradientWanted = (flags & (FLAG_DIRECT_FORCES | FLAG_GRADIENT)) != 0;
+    mixed cvSum = 0;
+    for (int k = blockIdx.x*blockDim.x+threadIdx.x; k < numPairs; k += blockDim.x*gridDim.x) {
+        int i = groupAtoms[k], j = groupAtoms[numPairs+k];
+        real r2, g;
+        real3 delta = pairDelta(posq[i], posq[j], &r2, params.imageSearch2, periodicBoxSize, invPeriodicBoxSize,
+                periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
+        cvSum += switchingFunction(r2, params, &g);
+        if (gradientWanted && g != 0) {
+            real3 gj = make_real3(g*delta.x, g*delta.y, g*delta.z);
+            addGradient(gj, numPairs+k, j, flags, forceBuffer, gradient, 2*numPairs);
+            addGradient(make_real3(-gj.x, -gj.y, -gj.z), k, i, flags, forceBuffer, gradient, 2*numPairs);
+        }
+    }
+    finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvState, globals ENERGY_TABLE_ARGUMENTS);
+}
+
+/** Add -dE/dcv times the accumulated gradient to the forces, and clear the gradient. */
+KERNEL void applyChainRule(const int* RESTRICT groupAtoms, int numSlots, long long* RESTRICT gradient,
+        const double* RESTRICT cvState, unsigned long long* RESTRICT forceBuffer) {
+    const real scale = (real) (-cvState[1]/(double) 0x100000000);
+    for (int slot = blockIdx.x*blockDim.x+threadIdx.x; slot < numSlots; slot += blockDim.x*gridDim.x) {
+        long long gx = gradient[slot], gy = gradient[slot+numSlots], gz = gradient[slot+2*numSlots];
+        if ((gx | gy | gz) == 0)
+            continue;
+        int atom = groupAtoms[slot];
+        atomicAdd(&forceBuffer[atom], (unsigned long long) realToFixedPoint(scale*(real) gx));
+        atomicAdd(&forceBuffer[atom+PADDED_NUM_ATOMS], (unsigned long long) realToFixedPoint(scale*(real) gy));
+        atomicAdd(&forceBuffer[atom+2*PADDED_NUM_ATOMS], (unsigned long long) realToFixedPoint(scale*(real) gz));
+        gradient[slot] = 0;
+        gradient[slot+numSlots] = 0;
+        gradient[slot+2*numSlots] = 0;
+    }
+}
+
+/** After atoms are reordered: inverse[atomIndex[i]] = i. */
+KERNEL void invertAtomIndex(const int* RESTRICT atomIndex, int* RESTRICT inverse, int numAtoms) {
+    for (int i = blockIdx.x*blockDim.x+threadIdx.x; i < numAtoms; i += blockDim.x*gridDim.x)
+        inverse[atomIndex[i]] = i;
+}
+
+/** After atoms are reordered: where each slot's particle now is. */
+KERNEL void updateGroupAtoms(const int* RESTRICT groupOriginal, const int* RESTRICT inverse, int* RESTRICT groupAtoms, int numSlots) {
+    for (int k = blockIdx.x*blockDim.x+threadIdx.x; k < numSlots; k += blockDim.x*gridDim.x)
+        groupAtoms[k] = inverse[groupOriginal[k]];
+}

@@ -1,0 +1,73 @@
+/**
+ * Pair geometry and the enumeration of all-pairs tiles, shared by the coordination and the
+ * histogram kernels. A tile is TILE particles of the long side L (one per thread, kept in
+ * registers) against TILE particles of the short side S (kept in shared memory).
+ *   ONE_GROUP   L = S = group A; tiles cover each unordered pair once (diagonal tiles: j > i)
+ *   otherwise   L and S are the larger and the smaller group
+ *   PERIODIC    nearest image; with TRICLINIC, pairs beyond half the smallest box width search
+ *               the neighboring images, as the Reference platform does
+ */
+
+/** The displacement from pi to pj (nearest image when periodic) and its squared length. */
+inline DEVICE real3 pairDelta(real4 pi, real4 pj, real* r2, real imageSearch2,
+        real4 periodicBoxSize, real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ) {
+    real3 delta = make_real3(pj.x-pi.x, pj.y-pi.y, pj.z-pi.z);
+#ifdef PERIODIC
+    APPLY_PERIODIC_TO_DELTA(delta)
+#endif
+    real d2 = delta.x*delta.x+delta.y*delta.y+delta.z*delta.z;
+#if defined(PERIODIC) && defined(TRICLINIC)
+    if (d2 > imageSearch2) {
+        real3 reduced = delta;
+        for (int a = -1; a <= 1; a++)
+            for (int b = -1; b <= 1; b++)
+                for (int c = -1; c <= 1; c++) {
+                    real3 image = make_real3(reduced.x+a*periodicBoxVecX.x+b*periodicBoxVecY.x+c*periodicBoxVecZ.x,
+                            reduced.y+b*periodicBoxVecY.y+c*periodicBoxVecZ.y, reduced.z+c*periodicBoxVecZ.z);
+                    real image2 = image.x*image.x+image.y*image.y+image.z*image.z;
+                    if (image2 < d2) {
+                        d2 = image2;
+                        delta = image;
+                    }
+                }
+    }
+#endif
+    *r2 = d2;
+    return delta;
+}
+
+/** Which chunks of L and S a tile pairs, and whether it is a diagonal tile of ONE_GROUP. */
+inline DEVICE void decodeTile(int tile, int numLChunks, int* a, int* b, bool* diagonal) {
+#ifdef ONE_GROUP
+    // Chunk a meets chunks a, a+1, ..., a+numLChunks/2 (cyclically): each unordered pair of
+    // chunks once, except that an even count meets its opposite chunk twice (dropped below).
+    int column = tile/numLChunks;
+    *a = tile-column*numLChunks;
+    *b = (*a+column)%numLChunks;
+    *diagonal = (column == 0);
+#else
+    *b = tile/numLChunks;
+    *a = tile-(*b)*numLChunks;
+    *diagonal = false;
+#endif
+}
+
+/** Whether decodeTile() produced the duplicate of an opposite-chunk tile (ONE_GROUP, even counts). */
+inline DEVICE bool isDuplicateTile(int tile, int numLChunks) {
+#ifdef ONE_GROUP
+    int column = tile/numLChunks;
+    return (numLChunks%2 == 0 && 2*column == numLChunks && tile-column*numLChunks >= numLChunks/2);
+#else
+    return false;
+#endif
+}
+
+/** The number of tiles for numL particles on the L side and numS on the S side. */
+inline DEVICE int countTiles(int numL, int numS) {
+    int numLChunks = (numL+TILE-1)/TILE;
+#ifdef ONE_GROUP
+    return numLChunks*(numLChunks/2+1);
+#else
+    return numLChunks*((numS+TILE-1)/TILE);
+#endif
+}

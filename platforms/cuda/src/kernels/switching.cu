@@ -1,0 +1,161 @@
+/**
+ * The switching function of a CoordinationForce on the GPU: the single device home of its
+ * formulas. Compile-time defines fix the code path:
+ *   SWITCH_TYPE        0 Rational, 1 Exp, 2 Gaussian, 3 Smap, 4 Cubic, 5 Tanh, 6 Cosinus, 7 Custom
+ *   RATIONAL_N, RATIONAL_M, RATIONAL_SIMPLE (m == 2n), RATIONAL_WINDOW (series half width)
+ *   USE_R2_ONLY        Rational with even n and m and d0 = 0: evaluated from r^2, no square root
+ *   HAS_DMAX, STRETCH  a finite cutoff, and the shift and scale that make s(dmax) = 0
+ *   Custom             code generated from the expression replaces the placeholder below,
+ *                      setting s and dsdxValue from x
+ * Values that do not change the code path are kernel arguments (PairParams), so that
+ * updateParametersInContext() does not recompile.
+ */
+
+typedef struct {
+    real invR0, d0, dmax2, scale, shift, a, b, c, imageSearch2;
+} PairParams;
+
+/** x^N for a compile-time N >= 0, by repeated squaring. */
+template <int N>
+struct IntPower {
+    static inline DEVICE real eval(real x) {
+        real half = IntPower<N/2>::eval(x);
+        return (N%2 == 0 ? half*half : half*half*x);
+    }
+};
+template <>
+struct IntPower<0> {
+    static inline DEVICE real eval(real x) {
+        return (real) 1;
+    }
+};
+template <>
+struct IntPower<1> {
+    static inline DEVICE real eval(real x) {
+        return x;
+    }
+};
+
+#if SWITCH_TYPE == 0 && !defined(RATIONAL_SIMPLE)
+/** Second-order series of (1 - x^n)/(1 - x^m) about x = 1, where the formula is 0/0. */
+inline DEVICE real rationalSeries(real delta, real* dsdx) {
+    const real c1 = (real) (0.5*(RATIONAL_N-RATIONAL_M));
+    const real c2 = (real) ((RATIONAL_N-1.0)*(RATIONAL_N-2.0)/6.0-(RATIONAL_M-1.0)*(RATIONAL_M-2.0)/6.0-0.5*(RATIONAL_M-1.0)*0.5*(RATIONAL_N-RATIONAL_M));
+    const real ratio = (real) ((double) RATIONAL_N/RATIONAL_M);
+    *dsdx = ratio*(c1+2*c2*delta);
+    return ratio*(1+delta*(c1+delta*c2));
+}
+#endif
+
+/** The unstretched s(x) and ds/dx for x > 0. */
+inline DEVICE real switchX(real x, const PairParams& p, real* dsdx) {
+#if SWITCH_TYPE == 0
+  #ifdef RATIONAL_SIMPLE
+    real xn1 = IntPower<RATIONAL_N-1>::eval(x);
+    real s = RECIP(1+xn1*x);
+    *dsdx = -RATIONAL_N*xn1*s*s;
+    return s;
+  #else
+    if (fabs(x-1) < RATIONAL_WINDOW)
+        return rationalSeries(x-1, dsdx);
+    real xn1 = IntPower<RATIONAL_N-1>::eval(x);
+    real xm1 = IntPower<RATIONAL_M-1>::eval(x);
+    real inverse = RECIP(1-xm1*x);
+    real s = (1-xn1*x)*inverse;
+    *dsdx = (-RATIONAL_N*xn1+s*RATIONAL_M*xm1)*inverse;
+    return s;
+  #endif
+#elif SWITCH_TYPE == 1
+    real s = EXP(-x);
+    *dsdx = -s;
+    return s;
+#elif SWITCH_TYPE == 2
+    real s = EXP(-0.5f*x*x);
+    *dsdx = -x*s;
+    return s;
+#elif SWITCH_TYPE == 3
+    real xa1 = POW(x, p.a-1);
+    real base = 1+p.c*xa1*x;
+    real s = POW(base, -p.b/p.a);
+    *dsdx = -p.b*p.c*xa1*s/base;
+    return s;
+#elif SWITCH_TYPE == 4
+    if (x >= 1) {
+        *dsdx = 0;
+        return 0;
+    }
+    *dsdx = 6*x*(x-1);
+    return (x-1)*(x-1)*(1+2*x);
+#elif SWITCH_TYPE == 5
+    real t = tanh(x);
+    *dsdx = -(1-t*t);
+    return 1-t;
+#elif SWITCH_TYPE == 6
+    if (x > 1) {
+        *dsdx = 0;
+        return 0;
+    }
+    const real pi = (real) 3.14159265358979323846;
+    *dsdx = -0.5f*pi*SIN(pi*x);
+    return 0.5f*(COS(pi*x)+1);
+#else
+    real s, dsdxValue;
+    CUSTOM_SWITCH
+    *dsdx = dsdxValue;
+    return s;
+#endif
+}
+
+/**
+ * s at squared distance r2, stretched when requested, and g = (ds/dr)/r, so that the
+ * gradient of s with respect to the second particle of a pair is g times their displacement.
+ */
+inline DEVICE real switchingFunction(real r2, const PairParams& p, real* g) {
+#ifdef HAS_DMAX
+    if (r2 > p.dmax2) {
+        *g = 0;
+        return 0;
+    }
+#endif
+    real s, gValue;
+#ifdef USE_R2_ONLY
+    // d0 = 0 and even exponents: x^2 = r^2/r0^2, and (ds/dx)/x gives g without a square root.
+    real x2 = r2*p.invR0*p.invR0;
+    real xn2 = IntPower<RATIONAL_N/2-1>::eval(x2);
+  #ifdef RATIONAL_SIMPLE
+    s = RECIP(1+xn2*x2);
+    gValue = -RATIONAL_N*xn2*s*s*p.invR0*p.invR0;
+  #else
+    const real low = (1-RATIONAL_WINDOW)*(1-RATIONAL_WINDOW), high = (1+RATIONAL_WINDOW)*(1+RATIONAL_WINDOW);
+    if (x2 > low && x2 < high) {
+        real x = SQRT(x2), dsdx;
+        s = rationalSeries(x-1, &dsdx);
+        gValue = dsdx*p.invR0*p.invR0/x;
+    }
+    else {
+        real xm2 = IntPower<RATIONAL_M/2-1>::eval(x2);
+        real inverse = RECIP(1-xm2*x2);
+        s = (1-xn2*x2)*inverse;
+        gValue = (-RATIONAL_N*xn2+s*RATIONAL_M*xm2)*inverse*p.invR0*p.invR0;
+    }
+  #endif
+#else
+    real r = SQRT(r2);
+    real x = (r-p.d0)*p.invR0;
+    if (x <= 0) {
+        s = 1;
+        gValue = 0;
+    }
+    else {
+        real dsdx;
+        s = switchX(x, p, &dsdx);
+        gValue = dsdx*p.invR0*RECIP(r);
+    }
+#endif
+#ifdef STRETCH
+    s = s*p.scale+p.shift;
+    gValue *= p.scale;
+#endif
+    *g = gValue;
+    return s;
+}

@@ -1,0 +1,27 @@
+/* The shared test body on the CUDA platform, in the precision named on the command line. */
+#include "CudaCoordinationKernelFactory.h"
+#include "ReferenceCoordinationKernelFactory.h"
+#include "openmm/Platform.h"
+#include "../../../tests/TestCoordinationForce.h"
+
+Platform& platform = Platform::getPlatformByName("CUDA");
+map<string, string> properties;
+double tolerance;
+
+int main(int argc, char* argv[]) {
+    try {
+        string precision = (argc > 1 ? argv[1] : "single");
+        properties["Precision"] = precision;
+        tolerance = (precision == "double" ? 1e-8 : 2e-5);
+        registerCoordinationReferenceKernelFactories();
+        registerCoordinationCudaKernelFactories();
+        cout << "CUDA, " << precision << " precision" << endl;
+        runCoordinationTests();
+    }
+    catch (const exception& e) {
+        cout << "exception: " << e.what() << endl;
+        return 1;
+    }
+    cout << "Done" << endl;
+    return 0;
+}
