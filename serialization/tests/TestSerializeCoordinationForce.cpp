@@ -1,6 +1,8 @@
 /* Round trip of every CoordinationForce field through XmlSerializer. */
 #include "CoordinationForce.h"
+#include "openmm/OpenMMException.h"
 #include "openmm/Platform.h"
+#include "openmm/System.h"
 #include "openmm/TabulatedFunction.h"
 #include "openmm/internal/AssertionUtilities.h"
 #include "openmm/serialization/XmlSerializer.h"
@@ -46,6 +48,19 @@ static void compare(const CoordinationForce& a, const CoordinationForce& b) {
         ASSERT_EQUAL_CONTAINERS(valuesA, valuesB);
         ASSERT_EQUAL(minA, minB);
         ASSERT_EQUAL(maxA, maxB);
+        ASSERT_EQUAL(a.getTabulatedFunction(i).getPeriodic(), b.getTabulatedFunction(i).getPeriodic());
+    }
+    // The copy evaluates the same switching function (where the original can evaluate it at all).
+    for (double r : {0.0, 0.05, 0.2, 0.31, 0.5, 0.9, 1.4, 2.5}) {
+        double dsdrA, dsdrB, sA;
+        try {
+            sA = a.evaluateSwitchingFunction(r, dsdrA);
+        }
+        catch (const OpenMMException&) {
+            continue;
+        }
+        ASSERT_EQUAL(sA, b.evaluateSwitchingFunction(r, dsdrB));
+        ASSERT_EQUAL(dsdrA, dsdrB);
     }
 }
 
@@ -89,10 +104,79 @@ void testModesAndDMax() {
     roundTrip(empty);
 }
 
+void testSwitchingTypes() {
+    // Every type, with its default dmax (automatic for Rational, none for the others) and with a finite one.
+    for (int type = CoordinationForce::Rational; type <= CoordinationForce::Custom; type++) {
+        CoordinationForce force({0, 2}, {1, 3}, true);
+        force.setSwitchingFunction((CoordinationForce::SwitchingFunction) type);
+        force.setCustomExpression("1/(1+x^3)");
+        force.setR0(0.35);
+        force.setD0(0.1);
+        if (type != CoordinationForce::Cubic)
+            roundTrip(force);
+        force.setDMax(0.8);
+        roundTrip(force);
+        force.setStretch(false);
+        roundTrip(force);
+    }
+    CoordinationForce rational({0, 1, 2});
+    rational.setN(5);
+    rational.setM(9);
+    rational.setD0(0.02);
+    roundTrip(rational);
+}
+
+void testCloneAsForce() {
+    // CustomCVForce and Metadynamics copy their forces through XmlSerializer as a plain Force.
+    CoordinationForce force({0, 1, 2}, {3, 4});
+    force.setForceGroup(5);
+    force.setName("cv");
+    force.setR0(0.4);
+    force.addGlobalParameter("k", 2.0);
+    force.setEnergyExpression("k*cv");
+    Force* copy = XmlSerializer::clone<Force>(force);
+    CoordinationForce* coordination = dynamic_cast<CoordinationForce*>(copy);
+    ASSERT(coordination != NULL);
+    compare(force, *coordination);
+    delete copy;
+    // Inside a System.
+    System system;
+    for (int i = 0; i < 5; i++)
+        system.addParticle(1.0);
+    system.addForce(new CoordinationForce({0, 1, 2, 3, 4}));
+    System* systemCopy = XmlSerializer::clone<System>(system);
+    ASSERT_EQUAL(1, systemCopy->getNumForces());
+    compare(dynamic_cast<const CoordinationForce&>(system.getForce(0)), dynamic_cast<const CoordinationForce&>(systemCopy->getForce(0)));
+    delete systemCopy;
+}
+
+void testUnknownVersion() {
+    CoordinationForce force({0, 1});
+    stringstream buffer;
+    XmlSerializer::serialize<CoordinationForce>(&force, "Force", buffer);
+    string xml = buffer.str();
+    size_t position = xml.find("version=\"1\"");
+    ASSERT(position != string::npos);
+    xml.replace(position, 11, "version=\"99\"");
+    stringstream modified(xml);
+    bool thrown = false;
+    try {
+        delete XmlSerializer::deserialize<CoordinationForce>(modified);
+    }
+    catch (const OpenMMException& e) {
+        thrown = true;
+        ASSERT(string(e.what()).find("CoordinationForce") != string::npos);
+    }
+    ASSERT(thrown);
+}
+
 int main() {
     try {
         testEveryField();
         testModesAndDMax();
+        testSwitchingTypes();
+        testCloneAsForce();
+        testUnknownVersion();
     }
     catch (const exception& e) {
         cout << "exception: " << e.what() << endl;

@@ -1,0 +1,132 @@
+/* Tests of the errors of the contract: each is an OpenMMException that names CoordinationForce. */
+
+#include "CoordinationTestUtilities.h"
+#include "openmm/TabulatedFunction.h"
+
+void testSetterErrors() {
+    // Groups: repeated or negative indices, empty groups, pair lists of different lengths.
+    ASSERT_COORDINATION_ERROR_NAMING(CoordinationForce({0, 1, 1}), "repeat");
+    ASSERT_COORDINATION_ERROR_NAMING(CoordinationForce({0, -1}), "-1");
+    ASSERT_COORDINATION_ERROR(CoordinationForce({0, 1}, {2, 2}));
+    ASSERT_COORDINATION_ERROR(CoordinationForce({3, 0, 3}, {1, 2}));
+    ASSERT_COORDINATION_ERROR(CoordinationForce({0, 1}, {}));
+    ASSERT_COORDINATION_ERROR_NAMING(CoordinationForce({0, 1}, {2, 3, 4}, true), "3");
+    ASSERT_COORDINATION_ERROR(CoordinationForce({0, -1}, {2, 3}, true));
+    CoordinationForce force({0, 1, 2});
+    ASSERT_COORDINATION_ERROR(force.setGroup({}));
+    ASSERT_COORDINATION_ERROR(force.setGroups({0, 1}, {2}, true));
+    // A failed setter leaves the force as it was.
+    ASSERT_EQUAL_CONTAINERS(vector<int>({0, 1, 2}), force.getGroupA());
+    ASSERT_EQUAL(CoordinationForce::OneGroup, force.getMode());
+    // Switching parameters.
+    ASSERT_COORDINATION_ERROR(force.setR0(0.0));
+    ASSERT_COORDINATION_ERROR_NAMING(force.setR0(-0.3), "r0");
+    ASSERT_COORDINATION_ERROR(force.setN(0));
+    ASSERT_COORDINATION_ERROR_NAMING(force.setN(-6), "-6");
+    ASSERT_COORDINATION_ERROR_NAMING(force.setM(-1), "m");
+    ASSERT_COORDINATION_ERROR(force.setM(6));
+    force.setM(8);
+    ASSERT_COORDINATION_ERROR(force.setN(8));
+    ASSERT_COORDINATION_ERROR_NAMING(force.setD0(-0.1), "d0");
+    ASSERT_COORDINATION_ERROR(force.setDMax(0.0));
+    force.setD0(0.2);
+    ASSERT_COORDINATION_ERROR(force.setDMax(0.2));
+    ASSERT_COORDINATION_ERROR_NAMING(force.setDMax(0.1), "dmax");
+    ASSERT_COORDINATION_ERROR(force.setA(0.0));
+    ASSERT_COORDINATION_ERROR_NAMING(force.setA(-2.0), "-2");
+    ASSERT_COORDINATION_ERROR(force.setB(0.0));
+    ASSERT_COORDINATION_ERROR(force.setB(-2.0));
+    ASSERT_COORDINATION_ERROR(force.setCustomExpression("exp(-x"));
+    ASSERT_COORDINATION_ERROR_NAMING(force.setCustomExpression("x*y"), "y");
+    ASSERT_EQUAL(0.3, force.getR0());
+    ASSERT_EQUAL(8, force.getM());
+    ASSERT_EQUAL(6, force.getN());
+    ASSERT_EQUAL(0.2, force.getD0());
+    // Only Continuous1DFunction tables.
+    Discrete1DFunction* discrete = new Discrete1DFunction({1.0, 2.0});
+    ASSERT_COORDINATION_ERROR(force.addTabulatedFunction("f", discrete));
+    delete discrete;
+    ASSERT_EQUAL(0, force.getNumTabulatedFunctions());
+    // Index checks of the accessors.
+    ASSERT_COORDINATION_ERROR(force.getGlobalParameterName(0));
+    ASSERT_COORDINATION_ERROR(force.getTabulatedFunction(0));
+}
+
+/** Create a Context for a force on six particles (the checks that need the System happen here). */
+static void createContext(CoordinationForce* force) {
+    System system;
+    for (int i = 0; i < 6; i++)
+        system.addParticle(1.0);
+    system.addForce(force);
+    VerletIntegrator integrator(0.001);
+    Context context(system, integrator, platform, properties);
+}
+
+void testContextErrors() {
+    // Indices beyond the System, in either group or a pair list.
+    ASSERT_COORDINATION_ERROR_NAMING(createContext(new CoordinationForce({0, 1, 6})), "6");
+    ASSERT_COORDINATION_ERROR(createContext(new CoordinationForce({0, 1}, {2, 7})));
+    ASSERT_COORDINATION_ERROR(createContext(new CoordinationForce({0, 10}, {2, 3}, true)));
+    // An empty group.
+    ASSERT_COORDINATION_ERROR(createContext(new CoordinationForce()));
+    // Cubic needs dmax.
+    CoordinationForce* cubic = new CoordinationForce({0, 1, 2});
+    cubic->setSwitchingFunction(CoordinationForce::Cubic);
+    ASSERT_COORDINATION_ERROR_NAMING(createContext(cubic), "dmax");
+    // dmax below a d0 set after it.
+    CoordinationForce* inverted = new CoordinationForce({0, 1, 2});
+    inverted->setDMax(0.3);
+    inverted->setD0(0.4);
+    ASSERT_COORDINATION_ERROR(createContext(inverted));
+    // Energy expressions that do not parse or use unknown variables.
+    CoordinationForce* unparsable = new CoordinationForce({0, 1, 2});
+    unparsable->setEnergyExpression("cv*(");
+    ASSERT_COORDINATION_ERROR(createContext(unparsable));
+    CoordinationForce* unknown = new CoordinationForce({0, 1, 2});
+    unknown->addGlobalParameter("k", 1.0);
+    unknown->setEnergyExpression("k*cv*q");
+    ASSERT_COORDINATION_ERROR_NAMING(createContext(unknown), "q");
+    CoordinationForce* missingTable = new CoordinationForce({0, 1, 2});
+    missingTable->setEnergyExpression("bias(cv)");
+    ASSERT_COORDINATION_ERROR(createContext(missingTable));
+}
+
+void testRuntimeErrors() {
+    System system;
+    for (int i = 0; i < 6; i++)
+        system.addParticle(1.0);
+    CoordinationForce* force = new CoordinationForce({0, 1, 2}, {3, 4});
+    system.addForce(force);
+    VerletIntegrator integrator(0.001);
+    Context context(system, integrator, platform, properties);
+    vector<Vec3> positions = modePositions();
+    context.setPositions(positions);
+    // Histogram arguments.
+    ASSERT_COORDINATION_ERROR(force->getPairHistogram(context, 0, 1.0));
+    ASSERT_COORDINATION_ERROR_NAMING(force->getPairHistogram(context, -3, 1.0), "-3");
+    ASSERT_COORDINATION_ERROR(force->getPairHistogram(context, 10, 0.0));
+    ASSERT_COORDINATION_ERROR_NAMING(force->getPairHistogram(context, 10, -1.0), "-1");
+    ASSERT_COORDINATION_ERROR(force->getPairHistogram(context, 10, NAN));
+    ASSERT_COORDINATION_ERROR(force->accumulatePairHistogram(context, 0, 1.0));
+    ASSERT_COORDINATION_ERROR(force->accumulatePairHistogram(context, 10, 0.0));
+    ASSERT_EQUAL(0, force->getNumAccumulatedFrames(context));
+    // A NaN position of a particle in a group gives an error, not a NaN force.
+    positions[4] = Vec3(NAN, 0, 0);
+    context.setPositions(positions);
+    ASSERT_COORDINATION_ERROR_NAMING(context.getState(State::Energy | State::Forces), "4");
+    ASSERT_COORDINATION_ERROR(force->getCollectiveVariableValue(context));
+    positions[4] = Vec3(0.5, -0.2, 0.3);
+    positions[1] = Vec3(0, INFINITY, 0);
+    context.setPositions(positions);
+    ASSERT_COORDINATION_ERROR(context.getState(State::Energy));
+    // The Context works again once the positions are finite.
+    positions[1] = Vec3(0.21, 0.05, -0.1);
+    context.setPositions(positions);
+    ASSERT(isfinite(context.getState(State::Energy).getPotentialEnergy()));
+}
+
+void runErrorTests() {
+    testSetterErrors();
+    testContextErrors();
+    testRuntimeErrors();
+}
