@@ -40,3 +40,10 @@ def _load_plugins():
 _load_plugins()
 
 from openmmcoordination.coordination import CoordinationForce  # noqa: E402
+
+# The user's side (matplotlib, MDAnalysis and tqdm are imported only when used).
+from openmmcoordination.gr import (PairDistribution, PairDistributionAccumulator, addHistogramForce,  # noqa: E402
+                                   computePairDistribution, pairDistributionFromCounts)
+from openmmcoordination.reporters import CollectiveVariableReporter, PairDistributionReporter  # noqa: E402
+from openmmcoordination.metadynamics import BiasVariable, Metadynamics  # noqa: E402
+from openmmcoordination.analysis import analyzeTrajectory, bestPlatform  # noqa: E402

@@ -1,0 +1,183 @@
+"""Reporters for openmm.app.Simulation: g(r) accumulated during a run, and the coordination number
+over time.
+
+>>> force = addHistogramForce(system, ions, oxygens)            # or any CoordinationForce in the System
+>>> simulation.reporters.append(PairDistributionReporter('gr.csv', 100, force, 200, 1.0))
+>>> simulation.reporters.append(CollectiveVariableReporter('cv.csv', 100, force))
+>>> simulation.step(100000)
+>>> simulation.reporters[0].close()                              # writes gr.csv
+"""
+
+import numpy as np
+
+from openmm import unit
+
+from openmmcoordination.gr import PairDistributionAccumulator
+
+__all__ = ['PairDistributionReporter', 'CollectiveVariableReporter']
+
+
+class PairDistributionReporter(object):
+    """Accumulates the pair histogram of a CoordinationForce every ``reportInterval`` steps, on the
+    Context's platform (on the GPU for CUDA), and writes g(r) and n(r) as CSV
+    (PairDistribution.writeCSV: r_nm, r_low_nm, width_nm, g, n, pairs_within, counts).
+
+    The histogram is read back only when the file is written: every ``writeInterval`` steps if
+    given, and by close() or writeFile().
+
+    Parameters
+    ----------
+    file: str
+        the CSV file to write (rewritten with the running average each time)
+    reportInterval: int
+        the interval in steps between frames added to the histogram
+    force: CoordinationForce
+        a force in the simulated System whose pairs are counted (see addHistogramForce())
+    numBins: int
+        the number of bins
+    maxDistance: float or Quantity
+        the upper edge of the last bin (nm)
+    writeInterval: int (optional)
+        the interval in steps at which the file is rewritten; a multiple of reportInterval
+    correct: bool
+        correct the shells beyond the minimum image range (see gr.shellVolumes)
+    volume: float or Quantity (optional)
+        the volume (nm^3) used to normalize a non-periodic force
+    """
+
+    def __init__(self, file, reportInterval, force, numBins=200, maxDistance=1.0, writeInterval=None,
+                 correct=True, volume=None):
+        if reportInterval <= 0:
+            raise ValueError('PairDistributionReporter: reportInterval must be positive')
+        if writeInterval is not None and writeInterval % reportInterval != 0:
+            raise ValueError('PairDistributionReporter: writeInterval must be a multiple of reportInterval')
+        self._file = file
+        self._reportInterval = int(reportInterval)
+        self._writeInterval = writeInterval
+        self._accumulator = PairDistributionAccumulator(force, numBins, maxDistance, volume, correct)
+        self._context = None
+
+    @property
+    def numFrames(self):
+        """The number of frames accumulated so far."""
+        return self._accumulator.numFrames
+
+    def describeNextReport(self, simulation):
+        """Get information about the next report this object will generate (OpenMM reporter protocol)."""
+        steps = self._reportInterval - simulation.currentStep % self._reportInterval
+        return {'steps': steps, 'periodic': None, 'include': []}
+
+    def report(self, simulation, state):
+        """Add the current positions to the histogram (OpenMM reporter protocol)."""
+        if self._context is not None and self._context is not simulation.context:
+            raise ValueError('PairDistributionReporter: used with a second Simulation; create one reporter per Simulation')
+        self._context = simulation.context
+        self._accumulator.add(simulation.context, state.getPeriodicBoxVectors())
+        if self._writeInterval and simulation.currentStep % self._writeInterval == 0:
+            self.writeFile()
+
+    def getPairDistribution(self):
+        """The PairDistribution of the frames accumulated so far (reads the histogram back)."""
+        if self._context is None:
+            raise ValueError('PairDistributionReporter: no frames have been reported yet')
+        return self._accumulator.getResult(self._context)
+
+    def writeFile(self, file=None):
+        """Write the running g(r) to the reporter's file (or another). Returns the PairDistribution."""
+        result = self.getPairDistribution()
+        result.writeCSV(self._file if file is None else file)
+        return result
+
+    def reset(self):
+        """Forget the frames accumulated so far."""
+        if self._context is not None:
+            self._accumulator.reset(self._context)
+
+    def close(self):
+        """Write the file if any frame was accumulated."""
+        if self._context is not None and self._accumulator.numFrames > 0 and self._file is not None:
+            self.writeFile()
+
+
+class CollectiveVariableReporter(object):
+    """Writes the values of one or more coordination numbers (CoordinationForce CVs) every
+    ``reportInterval`` steps, as CSV with the columns step, time_ps and one per force, and keeps them
+    (``steps``, ``times`` in ps, ``values`` as arrays).
+
+    Parameters
+    ----------
+    file: str or file
+        where to write (a file name, an open file, or sys.stdout); None keeps the values only
+    reportInterval: int
+        the interval in steps between reports
+    forces: CoordinationForce or list of them
+        forces in the simulated System
+    names: list of str (optional)
+        the column names (default cv, or cv0, cv1, ...)
+    append: bool
+        append to an existing file instead of overwriting it (no header is written)
+    """
+
+    def __init__(self, file, reportInterval, forces, names=None, append=False):
+        if reportInterval <= 0:
+            raise ValueError('CollectiveVariableReporter: reportInterval must be positive')
+        if not isinstance(forces, (list, tuple)):
+            forces = [forces]
+        if names is None:
+            names = ['cv'] if len(forces) == 1 else ['cv%d' % i for i in range(len(forces))]
+        if len(names) != len(forces):
+            raise ValueError('CollectiveVariableReporter: %d names for %d forces' % (len(names), len(forces)))
+        self._reportInterval = int(reportInterval)
+        self._forces = list(forces)
+        self.names = list(names)
+        self._steps, self._times, self._values = [], [], []
+        self._openedFile = False
+        if isinstance(file, str):
+            self._out = open(file, 'a' if append else 'w')
+            self._openedFile = True
+        else:
+            self._out = file
+        if self._out is not None and not append:
+            print(','.join(['step', 'time_ps'] + self.names), file=self._out)
+            self._out.flush()
+
+    @property
+    def steps(self):
+        return np.array(self._steps, dtype=np.int64)
+
+    @property
+    def times(self):
+        """The report times in ps."""
+        return np.array(self._times)
+
+    @property
+    def values(self):
+        """The CV values, one row per report and one column per force."""
+        return np.array(self._values).reshape(len(self._values), len(self._forces))
+
+    def describeNextReport(self, simulation):
+        """Get information about the next report this object will generate (OpenMM reporter protocol)."""
+        steps = self._reportInterval - simulation.currentStep % self._reportInterval
+        return {'steps': steps, 'periodic': None, 'include': []}
+
+    def report(self, simulation, state):
+        """Evaluate and write the CVs (OpenMM reporter protocol)."""
+        values = [force.getCollectiveVariableValue(simulation.context) for force in self._forces]
+        time = state.getTime().value_in_unit(unit.picosecond)
+        self._steps.append(simulation.currentStep)
+        self._times.append(time)
+        self._values.append(values)
+        if self._out is not None:
+            print(','.join(['%d' % simulation.currentStep, '%.6g' % time] + ['%.10g' % v for v in values]), file=self._out)
+            self._out.flush()
+
+    def close(self):
+        """Close the file if the reporter opened it."""
+        if self._openedFile and not self._out.closed:
+            self._out.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass

@@ -1,0 +1,136 @@
+"""Shared helpers of the tests of the user's side (g(r), reporters, analysis, metadynamics, plots)."""
+
+import os
+import struct
+
+import numpy as np
+
+import openmm
+import openmm.app as app
+from openmm import unit
+
+from openmmcoordination import CoordinationForce
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
+
+
+def gas_system(num_particles, box):
+    """Non-interacting particles of unit mass in a periodic box (3x3 array, rows a, b, c, in nm)."""
+    system = openmm.System()
+    for _ in range(num_particles):
+        system.addParticle(1.0)
+    system.setDefaultPeriodicBoxVectors(*[openmm.Vec3(*row) for row in np.asarray(box, dtype=float)])
+    return system
+
+
+def uniform_positions(rng, num_particles, box):
+    """Positions uniform in the cell spanned by the box vectors (an ideal gas)."""
+    return rng.random((num_particles, 3)) @ np.asarray(box, dtype=float)
+
+
+def lj_fluid(num_particles=64, box_edge=1.6, seed=1):
+    """A small periodic Lennard-Jones fluid (argon-like), its Topology and starting positions."""
+    rng = np.random.default_rng(seed)
+    system = openmm.System()
+    box = np.eye(3)*box_edge
+    system.setDefaultPeriodicBoxVectors(*[openmm.Vec3(*row) for row in box])
+    nonbonded = openmm.NonbondedForce()
+    nonbonded.setNonbondedMethod(openmm.NonbondedForce.CutoffPeriodic)
+    nonbonded.setCutoffDistance(0.7)
+    for _ in range(num_particles):
+        system.addParticle(39.9)
+        nonbonded.addParticle(0.0, 0.34, 0.99)
+    system.addForce(nonbonded)
+    topology = app.Topology()
+    chain = topology.addChain()
+    for i in range(num_particles):
+        topology.addAtom('AR', app.element.argon, topology.addResidue('AR', chain))
+    topology.setPeriodicBoxVectors(box*unit.nanometer)
+    # a lattice, so no two atoms start on top of each other
+    side = int(np.ceil(num_particles**(1/3)))
+    grid = np.array([(i, j, k) for i in range(side) for j in range(side) for k in range(side)][:num_particles], dtype=float)
+    positions = (grid + 0.5)*box_edge/side + rng.normal(0, 0.01, (num_particles, 3))
+    return system, topology, positions
+
+
+def png_size(path):
+    """(width, height) of a PNG file, checking its signature."""
+    with open(path, 'rb') as f:
+        header = f.read(24)
+    assert header[:8] == b'\x89PNG\r\n\x1a\n', '%s is not a PNG file' % path
+    return struct.unpack('>II', header[16:24])
+
+
+# A toy model for metadynamics with an exact free-energy profile: a centre particle bound to
+# K partners by identical double-well radial potentials, partners not interacting. The CV (the
+# coordination number of the centre with its partners) is a sum of K independent s(r_i), so its
+# distribution is the K-fold convolution of that of one s(r), p1(r) ~ r^2 exp(-U(r)/kT).
+
+TOY_PARTNERS = 2
+TOY_TEMPERATURE = 300.0
+TOY_POTENTIAL = 'A*((r-rc)^2-w^2)^2/w^4; A=10; rc=0.35; w=0.1'
+
+
+def toy_potential(r):
+    return 10.0*((r - 0.35)**2 - 0.01)**2/1e-4
+
+
+def toy_system():
+    system = openmm.System()
+    for _ in range(TOY_PARTNERS + 1):
+        system.addParticle(10.0)
+    bonds = openmm.CustomBondForce(TOY_POTENTIAL)
+    for i in range(1, TOY_PARTNERS + 1):
+        bonds.addBond(0, i, [])
+    system.addForce(bonds)
+    topology = app.Topology()
+    residue = topology.addResidue('TOY', topology.addChain())
+    for i in range(TOY_PARTNERS + 1):
+        topology.addAtom('C%d' % i, app.element.carbon, residue)
+    return system, topology
+
+
+def toy_cv():
+    return CoordinationForce([0], list(range(1, TOY_PARTNERS + 1)))
+
+
+def toy_positions():
+    positions = np.zeros((TOY_PARTNERS + 1, 3))
+    positions[1:, 0] = 0.25
+    positions[2:, 1] = 0.1
+    return positions
+
+
+def toy_exact_free_energy(grid):
+    """The exact F(cv) in kJ/mol on an evenly spaced grid starting at 0 (inf where p = 0)."""
+    kT = unit.MOLAR_GAS_CONSTANT_R.value_in_unit(unit.kilojoule_per_mole/unit.kelvin)*TOY_TEMPERATURE
+    force = toy_cv()
+    r = np.linspace(1e-4, 1.5, 300001)
+    weight = r**2*np.exp(-toy_potential(r)/kT)
+    coarse = r[::10]
+    s = np.interp(r, coarse, [force.evaluateSwitchingFunction(float(x))[0] for x in coarse])
+    h = grid[1] - grid[0]
+    edges = np.concatenate([[grid[0] - h/2], grid + h/2])
+    single, _ = np.histogram(s, bins=edges, weights=weight)
+    p = single.copy()
+    for _ in range(TOY_PARTNERS - 1):
+        p = np.convolve(p, single)[:len(grid)]
+    p = p/p.sum()/h
+    with np.errstate(divide='ignore'):
+        return -kT*np.log(p)
+
+
+def run_toy_metadynamics(cls, seed, steps, frequency=100, gridWidth=101, biasDir=None, saveFrequency=None):
+    """Well-tempered metadynamics on the toy model with ``cls`` (ours or openmm.app's), Reference platform."""
+    from openmm.app.metadynamics import BiasVariable
+    system, topology = toy_system()
+    variable = BiasVariable(toy_cv(), 0.0, float(TOY_PARTNERS), 0.1, gridWidth=gridWidth)
+    meta = cls(system, [variable], TOY_TEMPERATURE*unit.kelvin, 5.0, 1.0*unit.kilojoules_per_mole, frequency,
+               saveFrequency, biasDir)
+    integrator = openmm.LangevinMiddleIntegrator(TOY_TEMPERATURE, 5.0, 0.002)
+    integrator.setRandomNumberSeed(seed)
+    simulation = app.Simulation(topology, system, integrator, openmm.Platform.getPlatformByName('Reference'))
+    simulation.context.setPositions(toy_positions())
+    simulation.context.setVelocitiesToTemperature(TOY_TEMPERATURE, seed)
+    meta.step(simulation, steps)
+    return meta, simulation

@@ -1,0 +1,61 @@
+"""The README's main job (examples/ion_coordination.py) runs in its small setting and writes its
+files; the metadynamics benchmark runs as a smoke test."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip('matplotlib')
+
+from openmmcoordination.gr import PairDistribution  # noqa: E402
+
+from gr_helpers import REPO, png_size  # noqa: E402
+
+
+def run(arguments, timeout):
+    result = subprocess.run([sys.executable] + arguments, capture_output=True, text=True, cwd=REPO, timeout=timeout,
+                            env=dict(os.environ, MPLBACKEND='Agg'))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result.stdout
+
+
+def test_main_job_quick(tmp_path):
+    out = tmp_path/'ion'
+    stdout = run([os.path.join('examples', 'ion_coordination.py'), '--quick', '--platform', 'CPU', '--output', str(out)],
+                 timeout=300)
+    for phrase in ['Na+ in', 'g(r) from 20 frames', 'first minimum at', 'coordination number: r0 =', 'metadynamics:',
+                   'wrote']:
+        assert phrase in stdout, (phrase, stdout)
+    for name in ['gr.png', 'cv.png', 'fes.png']:
+        width, height = png_size(out/name)
+        assert width >= 600 and height >= 400
+    gr = PairDistribution.readCSV(str(out/'gr.csv'))
+    assert gr.numFrames == 20 and gr.mode == 'two groups' and gr.numA == 1
+    # Na+-O: nothing inside 0.2 nm, the first peak near 0.24 nm
+    assert np.all(gr.g[gr.r < 0.2] == 0)
+    assert 0.21 < gr.firstPeak() < 0.27
+    assert 0.26 < gr.firstMinimum() < 0.40
+    cv = np.loadtxt(str(out/'cv.csv'), delimiter=',', skiprows=1)
+    assert cv.shape[1] == 3 and len(cv) == 1200//50
+    assert np.all((cv[:, 2] > 2) & (cv[:, 2] < 10))
+    fes = np.loadtxt(str(out/'fes.csv'), delimiter=',', skiprows=1)
+    assert fes.shape[1] == 2 and fes[:, 1].min() == 0.0
+
+
+def test_metadynamics_benchmark_smoke(tmp_path):
+    path = tmp_path/'metad.json'
+    stdout = run([os.path.join('benchmarks', 'bench_metadynamics.py'), '--platform', 'Reference', '--quick',
+                  '--waters', '200', '--steps', '50', '--frequency', '25', '--repeats', '1', '--json', str(path)],
+                 timeout=300)
+    assert 'ms/step' in stdout
+    data = json.loads(path.read_text())
+    kinds = [row['kind'] for row in data['rows']]
+    assert kinds == ['plain', 'ours', 'peer-ours', 'peer-custom']
+    for row in data['rows']:
+        assert row['ms_per_step'] > 0 and row['section'] == 'metadynamics'
+        assert ('overhead_percent' in row) == (row['kind'] != 'plain')
+    assert data['info']['openmm']

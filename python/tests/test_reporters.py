@@ -1,0 +1,121 @@
+"""The reporters write what they claim: g(r) accumulated every N steps of a Simulation (the same
+counts as frame-by-frame histograms at those steps), and the CV over time."""
+
+import io
+
+import numpy as np
+import pytest
+
+import openmm
+import openmm.app as app
+
+from openmmcoordination import CoordinationForce
+from openmmcoordination.gr import PairDistribution, addHistogramForce
+from openmmcoordination.reporters import CollectiveVariableReporter, PairDistributionReporter
+
+from gr_helpers import lj_fluid
+
+
+class HistogramRecorder(object):
+    """A reporter that records the force's histogram and CV at each report, for comparison."""
+
+    def __init__(self, interval, force, numBins, maxDistance):
+        self.interval, self.force, self.numBins, self.maxDistance = interval, force, numBins, maxDistance
+        self.counts, self.cv, self.steps = [], [], []
+
+    def describeNextReport(self, simulation):
+        return (self.interval - simulation.currentStep % self.interval, False, False, False, False, None)
+
+    def report(self, simulation, state):
+        self.counts.append(self.force.getPairHistogram(simulation.context, self.numBins, self.maxDistance))
+        self.cv.append(self.force.getCollectiveVariableValue(simulation.context))
+        self.steps.append(simulation.currentStep)
+
+
+def simulation_with(force_factory, seed=3):
+    system, topology, positions = lj_fluid()
+    integrator = openmm.LangevinMiddleIntegrator(120, 5, 0.004)
+    integrator.setRandomNumberSeed(seed)
+    force = force_factory(system, integrator)
+    simulation = app.Simulation(topology, system, integrator, openmm.Platform.getPlatformByName('Reference'))
+    simulation.context.setPositions(positions)
+    simulation.minimizeEnergy(maxIterations=50)
+    return simulation, force
+
+
+def test_pair_distribution_reporter(tmp_path):
+    simulation, force = simulation_with(lambda s, i: addHistogramForce(s, list(range(64)), integrator=i))
+    path = tmp_path/'gr.csv'
+    reporter = PairDistributionReporter(str(path), 10, force, numBins=40, maxDistance=0.8, writeInterval=100)
+    recorder = HistogramRecorder(10, force, 40, 0.8)
+    simulation.reporters += [reporter, recorder]
+    assert reporter.describeNextReport(simulation) == {'steps': 10, 'periodic': None, 'include': []}
+    simulation.step(100)
+    assert path.exists()  # written at step 100 (writeInterval)
+    written = PairDistribution.readCSV(str(path))
+    assert written.numFrames == 10
+    simulation.step(50)
+    assert reporter.numFrames == 15 and recorder.steps == list(range(10, 151, 10))
+    reporter.close()
+    gr = PairDistribution.readCSV(str(path))
+    np.testing.assert_array_equal(gr.counts, np.sum(recorder.counts, axis=0))
+    assert gr.numFrames == 15 and gr.mode == 'one group' and gr.numPairs == 64*63//2
+    assert gr.volume == pytest.approx(1.6**3)
+    live = reporter.getPairDistribution()
+    np.testing.assert_allclose(gr.g, live.g, rtol=1e-9, equal_nan=True)
+    # a liquid: g is 0 at short range, has a first peak near the LJ minimum 2^(1/6) sigma
+    assert np.all(gr.g[gr.r < 0.25] == 0)
+    assert 0.34 < gr.firstPeak() < 0.42
+    reporter.reset()
+    assert reporter.numFrames == 0
+
+
+def test_reporter_requires_multiple_write_interval():
+    with pytest.raises(ValueError):
+        PairDistributionReporter('x.csv', 10, CoordinationForce([0, 1]), writeInterval=15)
+    with pytest.raises(ValueError):
+        PairDistributionReporter('x.csv', 0, CoordinationForce([0, 1]))
+
+
+def test_collective_variable_reporter(tmp_path):
+    def factory(system, integrator):
+        a = CoordinationForce([0, 1, 2], list(range(3, 64)))
+        a.setUsesPeriodicBoundaryConditions(True)
+        a.setR0(0.4)
+        a.setEnergyExpression('0')
+        b = CoordinationForce(list(range(10)))
+        b.setUsesPeriodicBoundaryConditions(True)
+        b.setEnergyExpression('0')
+        system.addForce(a)
+        system.addForce(b)
+        return a, b
+    simulation, (a, b) = simulation_with(factory)
+    path = tmp_path/'cv.csv'
+    reporter = CollectiveVariableReporter(str(path), 20, [a, b], names=['near', 'self'])
+    recorderA, recorderB = HistogramRecorder(20, a, 5, 0.5), HistogramRecorder(20, b, 5, 0.5)
+    stream = io.StringIO()
+    printer = CollectiveVariableReporter(stream, 40, a)
+    simulation.reporters += [reporter, recorderA, recorderB, printer]
+    simulation.step(120)
+    reporter.close()
+    lines = path.read_text().splitlines()
+    assert lines[0] == 'step,time_ps,near,self'
+    data = np.loadtxt(str(path), delimiter=',', skiprows=1)
+    assert data.shape == (6, 4)
+    np.testing.assert_array_equal(data[:, 0], np.arange(20, 121, 20))
+    np.testing.assert_allclose(data[:, 1], data[:, 0]*0.004, rtol=1e-6)
+    np.testing.assert_allclose(data[:, 2], recorderA.cv, rtol=1e-9)
+    np.testing.assert_allclose(data[:, 3], recorderB.cv, rtol=1e-9)
+    np.testing.assert_allclose(reporter.values, np.column_stack([recorderA.cv, recorderB.cv]))
+    np.testing.assert_array_equal(reporter.steps, np.arange(20, 121, 20))
+    np.testing.assert_allclose(reporter.times, np.arange(20, 121, 20)*0.004)
+    printed = stream.getvalue().splitlines()
+    assert printed[0] == 'step,time_ps,cv' and len(printed) == 4
+    # append mode writes no second header
+    again = CollectiveVariableReporter(str(path), 20, [a, b], names=['near', 'self'], append=True)
+    simulation.reporters = [again]
+    simulation.step(20)
+    again.close()
+    assert len(path.read_text().splitlines()) == 8
+    with pytest.raises(ValueError):
+        CollectiveVariableReporter(None, 10, [a, b], names=['x'])
