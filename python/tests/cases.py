@@ -64,14 +64,31 @@ class Case:
         s, _ = self.switching(ref.distances(self.positions, self.i, self.j, self.box))
         return int(((s > 1e-9) & (s < 1 - 1e-9)).sum())
 
+    def distance_to_kinks(self, particles):
+        """How far (nm) the pairs that involve the given particles are from a kink of the energy,
+        where finite differences fail: r = d0 (EXP, TANH), r = dmax, and, with periodic boxes,
+        where the nearest image changes (half the gap between the two nearest images)."""
+        involved = np.isin(self.i, particles) | np.isin(self.j, particles)
+        i, j = self.i[involved], self.j[involved]
+        if len(i) == 0:
+            return math.inf
+        r = ref.distances(self.positions, i, j, self.box)
+        kinks = [self.switching.d0] + ([self.switching.cutoff] if math.isfinite(self.switching.cutoff) else [])
+        distance = min(float(np.min(np.abs(r - k))) for k in kinks)
+        if self.box is not None:
+            distance = min(distance, 0.5*float(np.min(ref.image_gap(self.positions, i, j, self.box))))
+        return distance
+
     def expected(self, energy=None):
         """(energy, forces, cv) from the NumPy reference."""
         return ref.energy_and_forces(self.positions, self.switching, self.i, self.j, self.box, energy)
 
 
-def make_groups(rng, mode, num_particles):
+def make_groups(rng, mode, positions, box):
     """Groups for a mode: two groups overlap (to exercise the skipping of identical indices);
-    a pair list has repeated particles and pairs in both orders."""
+    a pair list has repeated particles and pairs in both orders, half of them between near
+    neighbours (so that they sample the switching region), half at random."""
+    num_particles = len(positions)
     perm = rng.permutation(num_particles)
     if mode == 'one':
         return sorted(perm[:int(0.7*num_particles)].tolist()), None
@@ -82,6 +99,11 @@ def make_groups(rng, mode, num_particles):
     npairs = 2*num_particles
     a = rng.integers(0, num_particles, npairs)
     b = rng.integers(0, num_particles, npairs)
+    i, j = ref.pairs('two', range(num_particles), range(num_particles))
+    r = ref.distances(positions, i, j, box).reshape(num_particles, num_particles - 1)
+    neighbours = j.reshape(num_particles, num_particles - 1)
+    for k in range(0, npairs, 2):
+        b[k] = neighbours[a[k], np.argsort(r[a[k]])[rng.integers(0, 4)]]
     b = np.where(a == b, (b + 1) % num_particles, b)
     return a.tolist(), b.tolist()
 
@@ -95,7 +117,7 @@ def make_force(mode, groupA, groupB):
 def make_case(rng, switching, mode, box_kind, num_particles=30, size=1.4):
     box = None if box_kind == 'none' else ref.reduced_box(rng, box_kind == 'triclinic', size)
     positions = random_positions(rng, num_particles, box, size)
-    groupA, groupB = make_groups(rng, mode, num_particles)
+    groupA, groupB = make_groups(rng, mode, positions, box)
     force = make_force(mode, groupA, groupB)
     switching.configure(force)
     force.setUsesPeriodicBoundaryConditions(box is not None)

@@ -12,12 +12,12 @@ Tolerances: stated once, in helpers.PLATFORM_TOLERANCES.
 """
 
 import os
+import zlib
 
 import numpy as np
 import pytest
 
 import openmm
-from openmm import unit
 
 import openmmcoordination  # noqa: F401  (loads the plugin libraries)
 from openmmcoordination import CoordinationForce
@@ -46,14 +46,12 @@ def _probe(config):
     force = CoordinationForce([0, 1])
     system.addForce(force)
     try:
+        # the kernel is created with the Context: this fails if our kernel is not registered
+        # for the platform. Whether it computes the right numbers is for the tests to say.
         context = config.context(system)
-        context.setPositions([openmm.Vec3(0, 0, 0), openmm.Vec3(0.3, 0, 0)])
-        energy = context.getState(getEnergy=True).getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole)
         del context
     except Exception as error:
         return 'cannot create a Context with a CoordinationForce (%s)' % str(error).strip().splitlines()[0]
-    if not abs(energy - 0.5) < 1e-3:
-        return 'a CoordinationForce gives %g instead of 0.5' % energy
     return None
 
 
@@ -116,6 +114,12 @@ def reference_config():
 
 @pytest.fixture
 def rng(request):
-    """A NumPy generator seeded from the test's name: reproducible and different per test."""
-    seed = sum(ord(c)*(i + 1) for i, c in enumerate(request.node.nodeid)) % (2**32)
-    return np.random.default_rng(seed)
+    """A NumPy generator seeded from the test's name and parameters, except the platform: every
+    platform sees the same configurations, and they do not depend on which platforms exist.
+    COORDINATION_TEST_SEED (any string) draws other configurations."""
+    params = getattr(request.node, 'callspec', None)
+    params = {} if params is None else params.params
+    key = '%s%s::%s%r' % (os.environ.get('COORDINATION_TEST_SEED', ''), request.node.module.__name__,
+                          request.node.originalname, sorted((k, str(v)) for k, v in params.items()
+                                                            if k not in ('platform_config', 'double_platform_config')))
+    return np.random.default_rng(zlib.crc32(key.encode()))

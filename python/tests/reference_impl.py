@@ -232,6 +232,20 @@ def displacements(pos, i, j, box=None, search=2):
     return candidates[np.arange(len(d)), best]
 
 
+def image_gap(pos, i, j, box, search=2):
+    """For each pair, the second shortest image distance minus the shortest: where it is 0 the
+    nearest image changes, and the energy has a kink."""
+    pos = np.asarray(pos, dtype=float)
+    box = np.asarray(box, dtype=float)
+    d = pos[j] - pos[i]
+    frac = d @ np.linalg.inv(box)
+    d = (frac - np.round(frac)) @ box
+    shifts = np.array([(a, b, c) for a in range(-search, search + 1)
+                       for b in range(-search, search + 1) for c in range(-search, search + 1)], dtype=float) @ box
+    r = np.sort(np.linalg.norm(d[:, None, :] + shifts[None, :, :], axis=2), axis=1)
+    return r[:, 1] - r[:, 0]
+
+
 def distances(pos, i, j, box=None):
     d = displacements(pos, i, j, box)
     return np.sqrt(np.einsum('pi,pi->p', d, d))
