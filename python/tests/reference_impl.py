@@ -1,4 +1,4 @@
-"""An independent NumPy implementation of the CoordinationForce contract (docs: the spec's formulas).
+"""An independent NumPy implementation of the CoordinationForce contract (its formulas).
 
 Written from the formulas of the contract, not from the C++: it is the oracle the tests compare
 every platform against. Everything is in double precision, distances in nm.

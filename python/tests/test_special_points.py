@@ -41,6 +41,28 @@ def test_rational_at_x_equal_1(platform_config, n, m):
     assert_close(forces[1], numeric[1], platform_config.fd_rtol, 'finite differences at x = 1')
 
 
+@pytest.mark.parametrize('n,m', [(6, 10), (8, 12), (5, 7)])
+def test_rational_beside_x_equal_1(platform_config, n, m):
+    """Just beside x = 1 the direct form (1 - x^n)/(1 - x^m) cancels (its derivative loses about
+    eps/(x - 1)^2): whatever a platform does there, its value and force must keep its precision."""
+    from reference_impl import Switching
+    exact = Switching('RATIONAL', r0=0.25, n=n, m=m, dmax=math.inf)
+    force = CoordinationForce([0, 1])
+    force.setR0(0.25)
+    force.setN(n)
+    force.setM(m)
+    force.setDMax(math.inf)
+    context, _ = two_particle_context(platform_config, force, 0.25)
+    for delta in (1e-6, 1.1e-5, 3e-5, 1e-4, 6e-3, 2e-2, 0.1, 0.3):
+        for sign in (1, -1):
+            r = 0.25*(1 + sign*delta)
+            context.setPositions([[0, 0, 0], [r, 0, 0]])
+            energy, forces = energy_and_forces(context)
+            s, dsdr = exact([r])
+            assert_close(energy, s[0], platform_config.value_rtol, 'value at x - 1 = %g' % (sign*delta))
+            assert_close(forces[1, 0], -dsdr[0], platform_config.force_rtol, 'force at x - 1 = %g' % (sign*delta))
+
+
 @pytest.mark.parametrize('r', [0.0, 0.05, 0.1])
 def test_at_or_below_d0(platform_config, r):
     force = CoordinationForce([0, 1])
