@@ -3,6 +3,7 @@ files; the metadynamics benchmark runs as a smoke test."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -44,6 +45,12 @@ def test_main_job_quick(tmp_path):
     assert np.all((cv[:, 2] > 2) & (cv[:, 2] < 10))
     fes = np.loadtxt(str(out/'fes.csv'), delimiter=',', skiprows=1)
     assert fes.shape[1] == 2 and fes[:, 1].min() == 0.0
+
+
+def test_quickstart_example():
+    stdout = run([os.path.join('examples', 'quickstart.py')], timeout=300)
+    first_minimum, coordination, cv = [float(x) for x in re.findall(r'(\d+\.\d+)', stdout)]
+    assert 0.26 < first_minimum < 0.40 and 4.0 < coordination < 7.5 and 3.0 < cv < 10.0
 
 
 def test_metadynamics_benchmark_smoke(tmp_path):
