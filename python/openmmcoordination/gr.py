@@ -323,6 +323,10 @@ class PairDistributionAccumulator(object):
         """Add the histogram of the Context's current positions. Pass the box vectors if you have them
         (a State's), to save a getState() call."""
         self.force.accumulatePairHistogram(context, self.numBins, self.maxDistance)
+        if self.force.getNumAccumulatedFrames(context) == 1 and self._frames > 0:
+            # the Context's histogram started again (reinitialize(), resetPairHistogram()): so do we
+            self._boxSum[:] = 0
+            self._frames = 0
         if self.force.usesPeriodicBoundaryConditions():
             box = _boxArray(boxVectors) if boxVectors is not None else _contextBox(context, self.force)
             self._boxSum += box

@@ -225,3 +225,19 @@ def test_errors():
         PairDistribution(np.linspace(0, 1, 5), np.zeros(5), 1, 'one group', 1, 2, 2, volume=1.0)
     with pytest.raises(ValueError, match='frames'):
         PairDistribution(np.linspace(0, 1, 6), np.zeros(5), 0, 'one group', 1, 2, 2, volume=1.0)
+
+
+def test_accumulator_follows_a_reinitialized_context(reference_config, rng):
+    system = gas_system(20, CUBE)
+    force = addHistogramForce(system, list(range(20)), periodic=True)
+    context = reference_config.context(system)
+    accumulator = PairDistributionAccumulator(force, 10, 0.9)
+    for _ in range(3):
+        context.setPositions(uniform_positions(rng, 20, CUBE))
+        accumulator.add(context)
+    context.reinitialize(preserveState=True)
+    context.setPeriodicBoxVectors(*[openmm.Vec3(*row) for row in np.eye(3)*2.5])
+    accumulator.add(context)
+    gr = accumulator.getResult(context)
+    assert gr.numFrames == 1 == accumulator.numFrames
+    assert gr.volume == pytest.approx(2.5**3)
