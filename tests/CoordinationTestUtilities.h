@@ -237,6 +237,9 @@ static double handCV(const vector<pair<int, int> >& pairs, const vector<Vec3>& p
     return cv;
 }
 
+/** Run one test function, naming it first so that a failure can be located. */
+#define RUN_TEST(test) do { std::cout << "  " << #test << std::endl; test(); } while (0)
+
 /** Assert that two sets of forces agree, each vector relative to max(1, its length). */
 static void assertForcesEqual(const vector<Vec3>& expected, const vector<Vec3>& found, double tol) {
     ASSERT_EQUAL(expected.size(), found.size());

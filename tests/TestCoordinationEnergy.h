@@ -83,7 +83,10 @@ void testTabulatedEnergy() {
         context.setPositions(modePositions());
         assertState(context, 2.0-2.5*cv, scaledForces(gradient, -2.5));
     }
-    // A finely sampled sin(cv), then the table replaced by 2 sin(cv) between evaluations.
+    // A finely sampled sin(cv), then the table replaced by 2 sin(cv) between evaluations. GPU
+    // platforms keep spline coefficients in single precision (OpenMM's design), so dE/dcv from a
+    // table is good to about 1e-4 even in double precision.
+    double tableTolerance = max(forceTolerance(), 1e-4);
     System system;
     CoordinationForce* force = energySystem(system);
     vector<double> values;
@@ -96,14 +99,14 @@ void testTabulatedEnergy() {
     context.setPositions(modePositions());
     State state = context.getState(State::Energy | State::Forces);
     ASSERT_EQUAL_TOL(sin(cv), state.getPotentialEnergy(), max(tolerance, 1e-7));
-    assertForcesEqual(scaledForces(gradient, cos(cv)), state.getForces(), max(forceTolerance(), 1e-5));
+    assertForcesEqual(scaledForces(gradient, cos(cv)), state.getForces(), tableTolerance);
     for (double& v : values)
         v *= 2;
     dynamic_cast<Continuous1DFunction&>(force->getTabulatedFunction(0)).setFunctionParameters(values, -1.0, 7.0);
     force->updateParametersInContext(context);
     state = context.getState(State::Energy | State::Forces);
     ASSERT_EQUAL_TOL(2*sin(cv), state.getPotentialEnergy(), max(tolerance, 1e-7));
-    assertForcesEqual(scaledForces(gradient, 2*cos(cv)), state.getForces(), max(forceTolerance(), 1e-5));
+    assertForcesEqual(scaledForces(gradient, 2*cos(cv)), state.getForces(), tableTolerance);
 }
 
 void testForceGroups() {
@@ -128,14 +131,18 @@ void testForceGroups() {
     State ours = context.getState(State::Energy | State::Forces, false, 1<<3);
     ASSERT_EQUAL_TOL(cv, ours.getPotentialEnergy(), tolerance);
     assertForcesEqual(scaledForces(gradient, 1.0), ours.getForces(), forceTolerance());
+    // OpenMM's own HarmonicBondForce keeps its parameters in single precision on GPU platforms.
+    double bondTolerance = max(tolerance, 1e-6);
     State theirs = context.getState(State::Energy | State::Forces, false, 1<<0);
-    ASSERT_EQUAL_TOL(bondEnergy, theirs.getPotentialEnergy(), tolerance);
-    assertForcesEqual(bondForces, theirs.getForces(), forceTolerance());
+    ASSERT_EQUAL_TOL(bondEnergy, theirs.getPotentialEnergy(), bondTolerance);
+    assertForcesEqual(bondForces, theirs.getForces(), max(forceTolerance(), 1e-5));
     ASSERT_EQUAL_TOL(0.0, context.getState(State::Energy, false, 1<<1).getPotentialEnergy(), tolerance);
     vector<Vec3> total = scaledForces(gradient, 1.0);
     for (int i = 0; i < 6; i++)
         total[i] += bondForces[i];
-    assertState(context, cv+bondEnergy, total);
+    State all = context.getState(State::Energy | State::Forces);
+    ASSERT_EQUAL_TOL(cv+bondEnergy, all.getPotentialEnergy(), bondTolerance);
+    assertForcesEqual(total, all.getForces(), max(forceTolerance(), 1e-5));
 }
 
 /** Access to a Context's ContextImpl, to ask for the energy alone (Context::getState always asks for forces too). */
@@ -218,9 +225,9 @@ void testUpdateParametersInContext() {
 }
 
 void runEnergyTests() {
-    testEnergyExpressionWithParameters();
-    testTabulatedEnergy();
-    testForceGroups();
-    testEnergyOnly();
-    testUpdateParametersInContext();
+    RUN_TEST(testEnergyExpressionWithParameters);
+    RUN_TEST(testTabulatedEnergy);
+    RUN_TEST(testForceGroups);
+    RUN_TEST(testEnergyOnly);
+    RUN_TEST(testUpdateParametersInContext);
 }

@@ -126,7 +126,7 @@ void testRuntimeErrors() {
 }
 
 void runErrorTests() {
-    testSetterErrors();
-    testContextErrors();
-    testRuntimeErrors();
+    RUN_TEST(testSetterErrors);
+    RUN_TEST(testContextErrors);
+    RUN_TEST(testRuntimeErrors);
 }

@@ -110,7 +110,7 @@ void testAccumulatedHistogram() {
 }
 
 void runHistogramTests() {
-    testPairHistogramModes();
-    testPairHistogramPeriodic();
-    testAccumulatedHistogram();
+    RUN_TEST(testPairHistogramModes);
+    RUN_TEST(testPairHistogramPeriodic);
+    RUN_TEST(testAccumulatedHistogram);
 }

@@ -136,6 +136,8 @@ static void assertHistogramsEqual(const vector<long long>& expected, const vecto
 
 /** Compare energy, CV, forces and histogram of a Context on the platform under test with Reference. */
 static void compareWithReference(System& system, CoordinationForce& force, const vector<Vec3>& positions, const Vec3* box, double histogramRange) {
+    if (box != NULL)
+        system.setDefaultPeriodicBoxVectors(box[0], box[1], box[2]);
     VerletIntegrator integrator(0.001), referenceIntegrator(0.001);
     Context context(system, integrator, platform, properties);
     Context reference(system, referenceIntegrator, referencePlatform());
@@ -271,7 +273,7 @@ void testMolecularDynamicsAgainstReference() {
 }
 
 void runRandomTests() {
-    testFiniteDifferences();
-    testLargeSystemAgainstReference();
-    testMolecularDynamicsAgainstReference();
+    RUN_TEST(testFiniteDifferences);
+    RUN_TEST(testLargeSystemAgainstReference);
+    RUN_TEST(testMolecularDynamicsAgainstReference);
 }

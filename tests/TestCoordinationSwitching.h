@@ -178,13 +178,13 @@ void testAutomaticDMax() {
 }
 
 void runSwitchingTests() {
-    testRationalShortForm();
-    testRationalGeneral();
-    testExpAndGaussian();
-    testSmap();
-    testCubic();
-    testTanhAndCosinus();
-    testCustom();
-    testDMaxAndStretch();
-    testAutomaticDMax();
+    RUN_TEST(testRationalShortForm);
+    RUN_TEST(testRationalGeneral);
+    RUN_TEST(testExpAndGaussian);
+    RUN_TEST(testSmap);
+    RUN_TEST(testCubic);
+    RUN_TEST(testTanhAndCosinus);
+    RUN_TEST(testCustom);
+    RUN_TEST(testDMaxAndStretch);
+    RUN_TEST(testAutomaticDMax);
 }

@@ -41,7 +41,11 @@ private:
     void uploadGlobals(OpenMM::ContextImpl& context);
     void launchCoordination(int flags);
     void launchHistogram(OpenMM::CudaArray& counts, int numBins, double maxDistance);
-    int getNumTiles() const;
+    int getNumTileThreads() const;
+    /** Record, on the GPU, the first group particle whose position is not finite. */
+    void checkPositions();
+    /** Read that record back and throw if there was one (only where results are read anyway). */
+    void throwIfPositionsInvalid();
     OpenMM::CudaContext& cu;
     CoordinationForce::Mode mode;
     std::vector<int> groupA, groupB;
@@ -50,8 +54,8 @@ private:
     double dmax;
     std::string source;
     std::map<std::string, std::string> defines;
-    CUfunction tilesKernel, pairsKernel, applyKernel, histogramTilesKernel, histogramPairsKernel, invertKernel, updateKernel;
-    OpenMM::CudaArray groupOriginal, groupAtoms, inverseAtomIndex, gradient, cvPartial, counter, cvState, globals;
+    CUfunction tilesKernel, pairsKernel, applyKernel, histogramTilesKernel, histogramPairsKernel, invertKernel, updateKernel, checkKernel;
+    OpenMM::CudaArray groupOriginal, groupAtoms, inverseAtomIndex, gradient, cvPartial, counter, cvState, globals, invalidSlot;
     OpenMM::CudaArray histogram, histogramScratch;
     std::vector<std::unique_ptr<OpenMM::CudaArray> > tables;
     std::vector<std::string> globalNames;

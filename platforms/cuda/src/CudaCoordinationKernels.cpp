@@ -61,21 +61,17 @@ void CudaCalcCoordinationForceKernel::initialize(const System& system, const Coo
     maxBlocks = cu.getNumThreadBlocks();
     groupOriginal.initialize<int>(cu, numSlots, "coordinationGroupOriginal");
     groupOriginal.upload(slots);
+    // No atoms have been reordered yet; the ReorderListener follows every later reordering.
     groupAtoms.initialize<int>(cu, numSlots, "coordinationGroupAtoms");
-    vector<int> inverse(cu.getNumAtoms());
-    const vector<int>& atomIndex = cu.getAtomIndex();
-    for (int i = 0; i < cu.getNumAtoms(); i++)
-        inverse[atomIndex[i]] = i;
-    vector<int> current(numSlots);
-    for (int k = 0; k < numSlots; k++)
-        current[k] = inverse[slots[k]];
-    groupAtoms.upload(current);
+    groupAtoms.upload(slots);
     inverseAtomIndex.initialize<int>(cu, cu.getNumAtoms(), "coordinationInverseAtomIndex");
     cvPartial.initialize<double>(cu, maxBlocks, "coordinationPartialSums");
     counter.initialize<unsigned int>(cu, 1, "coordinationCounter");
     counter.upload(vector<unsigned int>(1, 0));
     cvState.initialize<double>(cu, 2, "coordinationState");
     cvState.upload(vector<double>(2, 0.0));
+    invalidSlot.initialize<int>(cu, 1, "coordinationInvalidSlot");
+    invalidSlot.upload(vector<int>(1, numeric_limits<int>::max()));
     cu.addReorderListener(new ReorderListener(*this));
     setParameters(force);
 }
@@ -93,6 +89,7 @@ void CudaCalcCoordinationForceKernel::setParameters(const CoordinationForce& for
         histogramPairsKernel = cu.getKernel(module, "histogramPairs");
         invertKernel = cu.getKernel(module, "invertAtomIndex");
         updateKernel = cu.getKernel(module, "updateGroupAtoms");
+        checkKernel = cu.getKernel(module, "checkPositions");
         source = program.source;
         defines = program.defines;
     }
@@ -191,12 +188,12 @@ void CudaCalcCoordinationForceKernel::uploadGlobals(ContextImpl& context) {
         globals.upload(globalValues);
 }
 
-int CudaCalcCoordinationForceKernel::getNumTiles() const {
-    int tile = CudaCoordinationProgram::TileSize;
-    int numLChunks = (numL+tile-1)/tile;
-    if (mode == CoordinationForce::OneGroup)
-        return numLChunks*(numLChunks/2+1);
-    return numLChunks*((numS+tile-1)/tile);
+int CudaCalcCoordinationForceKernel::getNumTileThreads() const {
+    // Enough threads for one block per tile, up to the number of blocks the kernels launch.
+    long long tile = CudaCoordinationProgram::TileSize;
+    long long numLChunks = (numL+tile-1)/tile;
+    long long numTiles = (mode == CoordinationForce::OneGroup ? numLChunks*(numLChunks/2+1) : numLChunks*((numS+tile-1)/tile));
+    return (int) (min(numTiles, (long long) maxBlocks)*tile);
 }
 
 void CudaCalcCoordinationForceKernel::launchCoordination(int flags) {
@@ -225,12 +222,28 @@ void CudaCalcCoordinationForceKernel::launchCoordination(int flags) {
     if (mode == CoordinationForce::PairList)
         cu.executeKernel(pairsKernel, args.data(), numL, tile);
     else
-        cu.executeKernel(tilesKernel, args.data(), getNumTiles()*tile, tile);
+        cu.executeKernel(tilesKernel, args.data(), getNumTileThreads(), tile);
     if (flags & Gradient) {
         void* applyArgs[] = {&groupAtoms.getDevicePointer(), &numSlots, &gradient.getDevicePointer(),
                 &cvState.getDevicePointer(), &cu.getLongForceBuffer().getDevicePointer()};
         cu.executeKernel(applyKernel, applyArgs, numSlots, tile);
     }
+}
+
+void CudaCalcCoordinationForceKernel::checkPositions() {
+    void* args[] = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &numSlots, &invalidSlot.getDevicePointer()};
+    cu.executeKernel(checkKernel, args, numSlots);
+}
+
+void CudaCalcCoordinationForceKernel::throwIfPositionsInvalid() {
+    // Only where a result is read back anyway: this waits for the GPU.
+    vector<int> slot;
+    invalidSlot.download(slot);
+    if (slot[0] == numeric_limits<int>::max())
+        return;
+    invalidSlot.upload(vector<int>(1, numeric_limits<int>::max()));
+    int particle = (slot[0] < groupA.size() ? groupA[slot[0]] : groupB[slot[0]-groupA.size()]);
+    throw OpenMMException("CoordinationForce: the position of particle "+to_string(particle)+" is not finite (NaN or infinity)");
 }
 
 double CudaCalcCoordinationForceKernel::execute(ContextImpl& context, bool includeForces, bool includeEnergy) {
@@ -247,7 +260,11 @@ double CudaCalcCoordinationForceKernel::execute(ContextImpl& context, bool inclu
         if (flags == 0)
             return 0.0;
     }
+    if (includeEnergy)
+        checkPositions();
     launchCoordination(flags);
+    if (includeEnergy)
+        throwIfPositionsInvalid();
     return 0.0;
 }
 
@@ -255,11 +272,11 @@ double CudaCalcCoordinationForceKernel::computeCollectiveVariable(ContextImpl& c
     ContextSelector selector(cu);
     if (chainRule)
         uploadGlobals(context);
+    checkPositions();
     launchCoordination(Reduce);
+    throwIfPositionsInvalid();
     vector<double> state;
     cvState.download(state);
-    if (isnan(state[0]))
-        throw OpenMMException("CoordinationForce: the collective variable is NaN; check the positions for NaN");
     return state[0];
 }
 
@@ -283,7 +300,7 @@ void CudaCalcCoordinationForceKernel::launchHistogram(CudaArray& counts, int num
                 &numL, &numS, &offsetL, &offsetS, imageSearch, cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(),
                 cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &numBins, maxArg,
                 binArg, &counts.getDevicePointer()};
-        cu.executeKernel(histogramTilesKernel, args, getNumTiles()*tile, tile);
+        cu.executeKernel(histogramTilesKernel, args, getNumTileThreads(), tile);
     }
 }
 
@@ -300,7 +317,9 @@ vector<long long> CudaCalcCoordinationForceKernel::computePairHistogram(ContextI
     else if (histogramScratch.getSize() != numBins)
         histogramScratch.resize(numBins);
     cu.clearBuffer(histogramScratch);
+    checkPositions();
     launchHistogram(histogramScratch, numBins, maxDistance);
+    throwIfPositionsInvalid();
     return downloadCounts(histogramScratch);
 }
 
@@ -313,11 +332,13 @@ void CudaCalcCoordinationForceKernel::accumulatePairHistogram(ContextImpl& conte
             histogram.resize(numBins);
         cu.clearBuffer(histogram);
     }
+    checkPositions();
     launchHistogram(histogram, numBins, maxDistance);
 }
 
 vector<long long> CudaCalcCoordinationForceKernel::getAccumulatedPairHistogram(ContextImpl& context) {
     ContextSelector selector(cu);
+    throwIfPositionsInvalid();
     return downloadCounts(histogram);
 }
 

@@ -1,6 +1,7 @@
 #include "CudaCoordinationProgram.h"
 #include "CudaCoordinationKernelSources.h"
 #include "internal/CoordinationForceImpl.h"
+#include "internal/CoordinationSwitching.h"
 #include "openmm/common/ExpressionUtilities.h"
 #include "lepton/Operation.h"
 #include "lepton/Parser.h"
@@ -33,7 +34,7 @@ CudaCoordinationProgram::CudaCoordinationProgram(const CoordinationForce& force,
     if (type == CoordinationForce::Rational) {
         defines["RATIONAL_N"] = cc.intToString(n);
         defines["RATIONAL_M"] = cc.intToString(m);
-        defines["RATIONAL_WINDOW"] = (cc.getUseDoublePrecision() ? "1e-5" : "5e-3f");
+        defines["RATIONAL_WINDOW"] = cc.doubleToString(CoordinationSwitching::RationalWindow);
         if (m == 2*n)
             defines["RATIONAL_SIMPLE"] = "";
         if (n%2 == 0 && m%2 == 0 && force.getD0() == 0.0)

@@ -175,7 +175,7 @@ static void compile(const CoordinationForce& force, const string& precision, boo
     if (result != NVRTC_SUCCESS)
         throw OpenMMException("NVRTC failed for "+label+" ("+precision+"):\n"+log);
     for (string kernel : {"computeCoordinationTiles", "computeCoordinationPairs", "applyChainRule", "histogramTiles",
-            "histogramPairs", "invertAtomIndex", "updateGroupAtoms"})
+            "histogramPairs", "invertAtomIndex", "updateGroupAtoms", "checkPositions"})
         if (ptx.find(".entry "+kernel) == string::npos)
             throw OpenMMException("The PTX for "+label+" ("+precision+") lacks the kernel "+kernel);
     cout << "  compiled " << label << " (" << precision << ")" << endl;

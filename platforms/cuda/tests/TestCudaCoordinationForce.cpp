@@ -1,10 +1,22 @@
 /* The shared test body on the CUDA platform, in the precision named on the command line. */
 #include "CudaCoordinationKernelFactory.h"
 #include "ReferenceCoordinationKernelFactory.h"
-#include "openmm/Platform.h"
+#include "openmm/cuda/CudaPlatform.h"
 #include "../../../tests/TestCoordinationForce.h"
 
-Platform& platform = Platform::getPlatformByName("CUDA");
+/** The CUDA platform; a test binary loads no plugins, so register it if needed. */
+static Platform& cudaPlatform() {
+    try {
+        return Platform::getPlatformByName("CUDA");
+    }
+    catch (const OpenMMException&) {
+        Platform* cuda = new CudaPlatform();
+        Platform::registerPlatform(cuda);
+        return *cuda;
+    }
+}
+
+Platform& platform = cudaPlatform();
 map<string, string> properties;
 double tolerance;
 

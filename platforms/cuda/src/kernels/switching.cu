@@ -2,7 +2,8 @@
  * The switching function of a CoordinationForce on the GPU: the single device home of its
  * formulas. Compile-time defines fix the code path:
  *   SWITCH_TYPE        0 Rational, 1 Exp, 2 Gaussian, 3 Smap, 4 Cubic, 5 Tanh, 6 Cosinus, 7 Custom
- *   RATIONAL_N, RATIONAL_M, RATIONAL_SIMPLE (m == 2n), RATIONAL_WINDOW (series half width)
+ *   RATIONAL_N, RATIONAL_M, RATIONAL_SIMPLE (m == 2n), RATIONAL_WINDOW (|x - 1| below which the
+ *                      ratio of geometric sums replaces the 0/0-prone formula)
  *   USE_R2_ONLY        Rational with even n and m and d0 = 0: evaluated from r^2, no square root
  *   HAS_DMAX, STRETCH  a finite cutoff, and the shift and scale that make s(dmax) = 0
  *   Custom             code generated from the expression replaces the placeholder below,
@@ -37,13 +38,30 @@ struct IntPower<1> {
 };
 
 #if SWITCH_TYPE == 0 && !defined(RATIONAL_SIMPLE)
-/** Second-order series of (1 - x^n)/(1 - x^m) about x = 1, where the formula is 0/0. */
-inline DEVICE real rationalSeries(real delta, real* dsdx) {
-    const real c1 = (real) (0.5*(RATIONAL_N-RATIONAL_M));
-    const real c2 = (real) ((RATIONAL_N-1.0)*(RATIONAL_N-2.0)/6.0-(RATIONAL_M-1.0)*(RATIONAL_M-2.0)/6.0-0.5*(RATIONAL_M-1.0)*0.5*(RATIONAL_N-RATIONAL_M));
-    const real ratio = (real) ((double) RATIONAL_N/RATIONAL_M);
-    *dsdx = ratio*(c1+2*c2*delta);
-    return ratio*(1+delta*(c1+delta*c2));
+/**
+ * 1 + y + ... + y^(K-1) and its derivative, by Horner's rule. Near y = 1, where
+ * (1 - y^a)/(1 - y^b) is 0/0, the ratio of two such sums is exact: sums of positive terms.
+ */
+template <int K>
+inline DEVICE void geometricSum(real y, real* sum, real* derivative) {
+    real p = 0, dp = 0;
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        dp = dp*y+p;
+        p = p*y+1;
+    }
+    *sum = p;
+    *derivative = dp;
+}
+
+/** (1 - y^A)/(1 - y^B) near y = 1 and its derivative, from geometric sums. */
+template <int A, int B>
+inline DEVICE real geometricRatio(real y, real* dsdy) {
+    real num, dnum, den, dden;
+    geometricSum<A>(y, &num, &dnum);
+    geometricSum<B>(y, &den, &dden);
+    *dsdy = (dnum*den-num*dden)/(den*den);
+    return num/den;
 }
 #endif
 
@@ -57,7 +75,7 @@ inline DEVICE real switchX(real x, const PairParams& p, real* dsdx) {
     return s;
   #else
     if (fabs(x-1) < RATIONAL_WINDOW)
-        return rationalSeries(x-1, dsdx);
+        return geometricRatio<RATIONAL_N, RATIONAL_M>(x, dsdx);
     real xn1 = IntPower<RATIONAL_N-1>::eval(x);
     real xm1 = IntPower<RATIONAL_M-1>::eval(x);
     real inverse = RECIP(1-xm1*x);
@@ -128,9 +146,10 @@ inline DEVICE real switchingFunction(real r2, const PairParams& p, real* g) {
   #else
     const real low = (1-RATIONAL_WINDOW)*(1-RATIONAL_WINDOW), high = (1+RATIONAL_WINDOW)*(1+RATIONAL_WINDOW);
     if (x2 > low && x2 < high) {
-        real x = SQRT(x2), dsdx;
-        s = rationalSeries(x-1, &dsdx);
-        gValue = dsdx*p.invR0*p.invR0/x;
+        // In y = x^2: (1 - y^(n/2))/(1 - y^(m/2)), and g = 2 (ds/dy)/r0^2.
+        real dsdy;
+        s = geometricRatio<RATIONAL_N/2, RATIONAL_M/2>(x2, &dsdy);
+        gValue = 2*dsdy*p.invR0*p.invR0;
     }
     else {
         real xm2 = IntPower<RATIONAL_M/2-1>::eval(x2);

@@ -1,0 +1,376 @@
+"""Benchmark openmm-coordination side by side with the peers a user has today.
+
+Every row times our force and its peer in the same process, on the same platform, and reports
+the ratio (see ../shared/spec/performance.md for the protocol). Each result is checked against
+the peer before it is timed. Prints a table and writes JSON naming the GPU, OpenMM's version and
+the precision.
+
+    python benchmarks/benchmark.py --platform CUDA --precision mixed --json results.json
+    python benchmarks/benchmark.py --platform CPU --quick          # a smoke test without a GPU
+
+Sections (--sections): md (MD step time of a PME water box: plain, our restraint through its own
+energy expression, ours inside CustomCVForce, and CustomNonbondedForce inside CustomCVForce),
+throughput (CV + forces evaluations, no cutoff, against CustomNonbondedForce), histogram (pair
+histograms against CuPy), metadynamics (GPU-resident metadynamics against openmm.app.Metadynamics).
+"""
+
+import argparse
+import json
+import os
+import platform as host
+import statistics
+import sys
+import time
+
+import numpy as np
+import openmm as mm
+import openmm.app as app
+import openmm.unit as unit
+
+from openmmcoordination import CoordinationForce
+
+R0 = 0.3          # nm, the switching length of every CV here
+CUTOFF = 1.0      # nm, the cutoff of the MD cases
+WATER_DENSITY = 33.4  # molecules per nm^3
+
+
+def make_context(system, platform, precision, integrator=None):
+    integrator = integrator or mm.VerletIntegrator(0.001)
+    properties = {'Precision': precision} if platform.getName() in ('CUDA', 'OpenCL') else {}
+    return mm.Context(system, integrator, platform, properties), integrator
+
+
+def median_time(function, repeats):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def rational_cv(groupA, groupB=None, dmax=None, periodic=False, stretch=False):
+    """Our CV: s = 1/(1+(r/r0)^6) over the pairs, optional hard cutoff (no stretch, like the peer)."""
+    force = CoordinationForce(groupA) if groupB is None else CoordinationForce(groupA, groupB)
+    force.setR0(R0)
+    force.setDMax(float('inf') if dmax is None else dmax)
+    force.setStretch(stretch)
+    force.setUsesPeriodicBoundaryConditions(periodic)
+    return force
+
+
+def peer_cv(numParticles, groupA, groupB=None, cutoff=None):
+    """The peer CV: CustomNonbondedForce with the same function and an interaction group."""
+    force = mm.CustomNonbondedForce('1/(1+(r/%g)^6)' % R0)
+    for _ in range(numParticles):
+        force.addParticle([])
+    if cutoff is None:
+        force.setNonbondedMethod(mm.CustomNonbondedForce.NoCutoff)
+    else:
+        force.setNonbondedMethod(mm.CustomNonbondedForce.CutoffPeriodic)
+        force.setCutoffDistance(cutoff)
+    if groupB is not None:
+        force.addInteractionGroup(groupA, groupB)
+    elif len(groupA) < numParticles:
+        force.addInteractionGroup(groupA, groupA)
+    return force
+
+
+# ---------------------------------------------------------------------------------------------
+# MD step time of a PME water box
+
+def water_box(numWaters):
+    forcefield = app.ForceField('amber14-all.xml', 'amber14/tip3p.xml')
+    modeller = app.Modeller(app.Topology(), [])
+    edge = (numWaters / WATER_DENSITY) ** (1 / 3)
+    modeller.addSolvent(forcefield, model='tip3p', boxSize=mm.Vec3(edge, edge, edge) * unit.nanometer)
+    system = forcefield.createSystem(modeller.topology, nonbondedMethod=app.PME, nonbondedCutoff=0.9 * unit.nanometer,
+                                     constraints=app.HBonds, rigidWater=True)
+    oxygens = [atom.index for atom in modeller.topology.atoms() if atom.element == app.element.oxygen]
+    return system, modeller.positions, oxygens
+
+
+def md_cases(oxygens, quick):
+    cases = [('1 O vs the other O', oxygens[:1], oxygens[1:]),
+             ('100 O vs the other O', oxygens[:100], oxygens[100:])]
+    if not quick:
+        cases.append(('self-coordination of all O (dmax 1 nm, all pairs)', oxygens, None))
+    return cases
+
+
+def time_md(system, positions, platform, precision, steps, repeats, extra=None):
+    system = mm.XmlSerializer.clone(system)
+    if extra is not None:
+        system.addForce(extra)
+    integrator = mm.LangevinMiddleIntegrator(300 * unit.kelvin, 1 / unit.picosecond, 2 * unit.femtosecond)
+    integrator.setRandomNumberSeed(1)
+    context, integrator = make_context(system, platform, precision, integrator)
+    context.setPositions(positions)
+    context.setVelocitiesToTemperature(300 * unit.kelvin, 1)
+    integrator.step(max(100, steps // 10))
+
+    def run():
+        context.getState(getEnergy=True)
+        integrator.step(steps)
+        context.getState(getEnergy=True)
+    seconds = median_time(run, repeats)
+    del context
+    return 1000 * seconds / steps
+
+
+def bench_md(platform, precision, quick):
+    numWaters = 500 if quick else 8000
+    steps, repeats = (200, 3) if quick else (2000, 3)
+    system, positions, oxygens = water_box(numWaters)
+    rows = []
+    plain = time_md(system, positions, platform, precision, steps, repeats)
+    rows.append({'section': 'md', 'case': 'plain (%d atoms)' % system.getNumParticles(), 'ms_per_step': plain})
+    k = 10.0
+    for name, groupA, groupB in md_cases(oxygens, quick):
+        # The CV value at the starting positions, on both implementations, must agree.
+        ours = rational_cv(groupA, groupB, CUTOFF, periodic=True)
+        peer = peer_cv(system.getNumParticles(), groupA, groupB, CUTOFF)
+        cv0 = check_md_values(system, positions, platform, precision, ours, peer)
+        restraint = '0.5*k*(cv-cv0)^2'
+
+        fast = rational_cv(groupA, groupB, CUTOFF, periodic=True)
+        fast.setEnergyExpression(restraint)
+        fast.addGlobalParameter('k', k)
+        fast.addGlobalParameter('cv0', cv0)
+        compatible = mm.CustomCVForce(restraint)
+        compatible.addGlobalParameter('k', k)
+        compatible.addGlobalParameter('cv0', cv0)
+        compatible.addCollectiveVariable('cv', rational_cv(groupA, groupB, CUTOFF, periodic=True))
+        peerCV = mm.CustomCVForce(restraint)
+        peerCV.addGlobalParameter('k', k)
+        peerCV.addGlobalParameter('cv0', cv0)
+        peerCV.addCollectiveVariable('cv', peer_cv(system.getNumParticles(), groupA, groupB, CUTOFF))
+        timings = {}
+        for label, force in (('fast path (own energy expression)', fast),
+                             ('compatibility path (ours in CustomCVForce)', compatible),
+                             ('peer (CustomNonbondedForce in CustomCVForce)', peerCV)):
+            timings[label] = time_md(system, positions, platform, precision, steps, repeats, force)
+        peerTime = timings['peer (CustomNonbondedForce in CustomCVForce)']
+        for label, ms in timings.items():
+            rows.append({'section': 'md', 'case': '%s: %s' % (name, label), 'ms_per_step': ms,
+                         'overhead_percent': 100 * (ms - plain) / plain,
+                         'speedup_vs_peer': peerTime / ms, 'cv0': cv0})
+    return rows
+
+
+def check_md_values(system, positions, platform, precision, ours, peer):
+    values = []
+    for force in (ours, peer):
+        probe = mm.System()
+        for i in range(system.getNumParticles()):
+            probe.addParticle(system.getParticleMass(i))
+        probe.setDefaultPeriodicBoxVectors(*system.getDefaultPeriodicBoxVectors())
+        probe.addForce(force)
+        context, _ = make_context(probe, platform, precision)
+        context.setPositions(positions)
+        values.append(context.getState(getEnergy=True).getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole))
+        del context
+    if abs(values[0] - values[1]) > 1e-4 * max(1.0, abs(values[1])):
+        raise RuntimeError('CV disagrees with the peer: %g vs %g' % tuple(values))
+    return values[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# CV + forces throughput, no cutoff
+
+def random_positions(n, seed=1):
+    edge = (n / WATER_DENSITY) ** (1 / 3)
+    return np.random.default_rng(seed).uniform(0, edge, (n, 3)), edge
+
+
+def evaluation_time(force, positions, platform, precision, repeats):
+    system = mm.System()
+    for _ in range(len(positions)):
+        system.addParticle(1.0)
+    system.addForce(force)
+    context, _ = make_context(system, platform, precision)
+    context.setPositions(positions)
+    state = context.getState(getEnergy=True, getForces=True)
+    value = state.getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole)
+    forces = state.getForces(asNumpy=True).value_in_unit(unit.kilojoule_per_mole / unit.nanometer)
+    seconds = median_time(lambda: context.getState(getEnergy=True, getForces=True), repeats)
+    del context
+    return seconds, value, forces
+
+
+def bench_throughput(platform, precision, quick):
+    cases = [('1k x 10k', 1000, 10000), ('10k x 10k', 10000, 10000), ('20k self', 20000, None), ('100k self', 100000, None)]
+    if quick:
+        cases = [('100 x 1k', 100, 1000), ('2k self', 2000, None)]
+    rows = []
+    for name, na, nb in cases:
+        n = na + (nb or 0)
+        positions, _ = random_positions(n)
+        groupA = list(range(na))
+        groupB = list(range(na, n)) if nb else None
+        pairs = na * nb if nb else na * (na - 1) // 2
+        repeats = 5 if n >= 50000 else 20
+        ours = evaluation_time(rational_cv(groupA, groupB), positions, platform, precision, repeats)
+        peer = evaluation_time(peer_cv(n, groupA, groupB), positions, platform, precision, repeats)
+        relative = abs(ours[1] - peer[1]) / abs(peer[1])
+        forceError = np.linalg.norm(ours[2] - peer[2]) / np.linalg.norm(peer[2])
+        if relative > 1e-4 or forceError > 1e-3:
+            raise RuntimeError('%s: CV %g vs peer %g, force error %g' % (name, ours[1], peer[1], forceError))
+        rows.append({'section': 'throughput', 'case': name, 'pairs': pairs, 'ms': 1000 * ours[0], 'peer_ms': 1000 * peer[0],
+                     'pairs_per_s': pairs / ours[0], 'peer_pairs_per_s': pairs / peer[0], 'speedup_vs_peer': peer[0] / ours[0],
+                     'value_relative_difference': relative, 'force_relative_difference': forceError,
+                     'note': 'getState(Energy|Forces), including the host read-back of the forces, for both'})
+    return rows
+
+
+def bench_small_latency(platform, precision, quick):
+    """Per-evaluation cost of a 1 x 1,000-pair CV inside an MD step (step time with it minus without)."""
+    n = 1001
+    positions, _ = random_positions(n)
+    times = []
+    for withForce in (False, True):
+        system = mm.System()
+        for _ in range(n):
+            system.addParticle(1.0)
+        # A trivial force keeps the step non-empty in both cases.
+        bonds = mm.HarmonicBondForce()
+        bonds.addBond(1, 2, 0.3, 1.0)
+        system.addForce(bonds)
+        if withForce:
+            force = rational_cv([0], list(range(1, n)))
+            force.setEnergyExpression('0.5*k*(cv-1)^2')
+            force.addGlobalParameter('k', 1.0)
+            system.addForce(force)
+        context, integrator = make_context(system, platform, precision, mm.VerletIntegrator(1e-6))
+        context.setPositions(positions)
+        steps = 200 if quick else 5000
+        integrator.step(steps // 10)
+
+        def run():
+            context.getState(getEnergy=True)
+            integrator.step(steps)
+            context.getState(getEnergy=True)
+        times.append(median_time(run, 3) / steps)
+        del context
+    return [{'section': 'latency', 'case': '1 x 1,000 pairs with a restraint, per MD step',
+             'us_per_evaluation': 1e6 * (times[1] - times[0]), 'us_step_without': 1e6 * times[0]}]
+
+
+# ---------------------------------------------------------------------------------------------
+# Pair histograms against CuPy
+
+def cupy_histogram(positions, edge, numBins, maxDistance):
+    import cupy as cp
+    pos = cp.asarray(positions, dtype=cp.float32)
+    n = len(positions)
+    counts = cp.zeros(numBins, dtype=cp.int64)
+    block = 2048
+    for start in range(0, n, block):
+        d = pos[start:start + block, None, :] - pos[None, :, :]
+        d -= edge * cp.rint(d / edge)
+        r = cp.sqrt((d * d).sum(axis=2))
+        counts += cp.histogram(r, bins=numBins, range=(0.0, maxDistance))[0]
+    counts[0] -= n  # each particle with itself
+    cp.cuda.runtime.deviceSynchronize()
+    return cp.asnumpy(counts) // 2
+
+
+def bench_histogram(platform, precision, quick):
+    n = 5000 if quick else 100000
+    numBins = 200
+    positions, edge = random_positions(n)
+    maxDistance = 0.5 * edge
+    force = CoordinationForce(list(range(n)))
+    force.setUsesPeriodicBoundaryConditions(True)
+    system = mm.System()
+    system.setDefaultPeriodicBoxVectors(mm.Vec3(edge, 0, 0), mm.Vec3(0, edge, 0), mm.Vec3(0, 0, edge))
+    for _ in range(n):
+        system.addParticle(1.0)
+    system.addForce(force)
+    context, _ = make_context(system, platform, precision)
+    context.setPositions(positions)
+    ours = force.getPairHistogram(context, numBins, maxDistance)
+    pairs = n * (n - 1) // 2
+    single = median_time(lambda: force.getPairHistogram(context, numBins, maxDistance), 5)
+    frames = 10
+
+    def accumulate():
+        force.resetPairHistogram(context)
+        for _ in range(frames):
+            force.accumulatePairHistogram(context, numBins, maxDistance)
+        force.getAccumulatedPairHistogram(context)
+    accumulated = median_time(accumulate, 3) / frames
+    rows = [{'section': 'histogram', 'case': '%d atoms, all pairs, %d bins, one frame read back' % (n, numBins),
+             'ms': 1000 * single, 'pairs_per_s': pairs / single},
+            {'section': 'histogram', 'case': '%d atoms, accumulated on the device, per frame' % n,
+             'ms': 1000 * accumulated, 'pairs_per_s': pairs / accumulated}]
+    try:
+        import cupy  # noqa: F401
+    except ImportError:
+        return rows
+    peer = cupy_histogram(positions, edge, numBins, maxDistance)
+    moved = int(np.abs(peer - ours).sum())
+    if moved > 1e-5 * ours.sum() + 10:
+        raise RuntimeError('histogram disagrees with CuPy: %d counts differ' % moved)
+    peerTime = median_time(lambda: cupy_histogram(positions, edge, numBins, maxDistance), 3)
+    for row in rows:
+        row.update({'peer': 'CuPy', 'peer_ms': 1000 * peerTime, 'peer_pairs_per_s': pairs / peerTime,
+                    'speedup_vs_peer': peerTime / (row['ms'] / 1000), 'counts_differing_from_peer': moved})
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+
+def describe(platform, precision):
+    info = {'openmm': mm.Platform.getOpenMMVersion(), 'platform': platform.getName(), 'precision': precision,
+            'host': host.node(), 'python': sys.version.split()[0]}
+    try:
+        import subprocess
+        info['gpu'] = subprocess.run(['nvidia-smi', '--query-gpu=name,driver_version', '--format=csv,noheader'],
+                                     capture_output=True, text=True, check=True).stdout.strip()
+    except Exception:
+        info['gpu'] = None
+    return info
+
+
+def print_table(rows):
+    for row in rows:
+        keys = [k for k in ('ms_per_step', 'overhead_percent', 'ms', 'peer_ms', 'pairs_per_s', 'peer_pairs_per_s',
+                            'speedup_vs_peer', 'us_per_evaluation') if k in row]
+        values = '  '.join('%s=%.4g' % (k, row[k]) for k in keys)
+        print('%-11s %-75s %s' % (row['section'], row['case'][:75], values), flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--platform', default='CUDA')
+    parser.add_argument('--precision', default='mixed', choices=['single', 'mixed', 'double'])
+    parser.add_argument('--sections', default='md,throughput,latency,histogram,metadynamics')
+    parser.add_argument('--quick', action='store_true', help='tiny sizes, for a smoke test')
+    parser.add_argument('--json', help='write the results here')
+    args = parser.parse_args()
+    platform = mm.Platform.getPlatformByName(args.platform)
+    info = describe(platform, args.precision)
+    print(json.dumps(info), flush=True)
+    sections = {'md': bench_md, 'throughput': bench_throughput, 'latency': bench_small_latency,
+                'histogram': bench_histogram}
+    rows = []
+    for name in args.sections.split(','):
+        if name == 'metadynamics':
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            try:
+                import bench_metadynamics
+            except ImportError:
+                continue
+            new = bench_metadynamics.run(platform=args.platform, precision=args.precision, quick=args.quick)
+        else:
+            new = sections[name](platform, args.precision, args.quick)
+        print_table(new)
+        rows += new
+    if args.json:
+        with open(args.json, 'w') as out:
+            json.dump({'info': info, 'rows': rows}, out, indent=1)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# The whole GPU suite in one command, for a machine with an NVIDIA GPU, the CUDA toolkit, cmake
+# and Python, but no network: installs the OpenMM wheels carried in .whl/ (see
+# ../shared/device/README.md), builds the plugin, then runs the stages named on the command line
+# (default: all of them):
+#   test      ctest (C++ tests, CUDA in single, mixed and double precision) and pytest on CUDA
+#   sanitize  compute-sanitizer memcheck and racecheck on the CUDA tests
+#   bench     benchmarks/benchmark.py (BENCH_ARGS adds options, e.g. "--sections md")
+# Logs and JSON go to $OUT (default ./gpu-out). Ends with a summary of pass counts.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+stages=${*:-test sanitize bench}
+summary="$OUT/summary.txt"
+: > "$summary"
+note() { echo "$*" | tee -a "$summary"; }
+
+SITE=/tmp/site
+if [ -d .whl ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --target $SITE .whl/*.whl || exit 1
+    export PYTHONPATH=$SITE PATH=$SITE/bin:$PATH
+fi
+OMM=$(python3 -c "import openmm.version as v, os; print(os.path.dirname(v.openmm_library_path))") || exit 1
+export LD_LIBRARY_PATH=$OMM/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+python3 -c "import openmm as mm; print('OpenMM', mm.__version__, [mm.Platform.getPlatform(i).getName() for i in range(mm.Platform.getNumPlatforms())], mm.Platform.getPluginLoadFailures())"
+
+# Build with the system compiler where there is one: a toolchain that links its own libstdc++
+# into shared libraries (seen on the GPU machine: /opt/gcc) breaks iostreams once Python has
+# loaded the system's libstdc++.
+if [ -z "${CXX:-}" ] && [ -x /usr/bin/g++ ]; then
+    export CXX=/usr/bin/g++
+fi
+echo "C++ compiler: ${CXX:-$(command -v g++)} ($(${CXX:-g++} -dumpfullversion 2>/dev/null))" | tee -a "$summary"
+# Build and install into the OpenMM installation (plugins where `import openmm` loads them).
+GEN=$(command -v ninja >/dev/null && echo "-G Ninja")
+cmake -S . -B build-gpu $GEN -DCMAKE_BUILD_TYPE=Release -DOPENMM_DIR="$OMM" -DCOORDINATION_BUILD_CUDA_LIB=ON \
+      -DCOORDINATION_PYTHON_INSTALL_DIR="${PYTHONPATH:-$(python3 -c 'import site; print(site.getsitepackages()[0])')}/openmmcoordination" \
+      > "$OUT/build.log" 2>&1 && cmake --build build-gpu -j "$(nproc)" >> "$OUT/build.log" 2>&1 \
+      && cmake --install build-gpu >> "$OUT/build.log" 2>&1
+if [ $? -ne 0 ]; then
+    tail -40 "$OUT/build.log"
+    note "BUILD FAILED"
+    exit 1
+fi
+note "build: ok"
+python3 -c "import openmmcoordination as oc; print('openmmcoordination', oc.__version__, oc.plugin_load_failures)"
+
+if [[ " $stages " == *" test "* ]]; then
+    (cd build-gpu && ctest --output-on-failure --timeout 600) > "$OUT/ctest.log" 2>&1
+    grep -E "tests passed|Test +#" "$OUT/ctest.log" | tee -a "$summary"
+    for precision in single mixed double; do
+        grep -q "TestCudaCoordinationForce_$precision .*Passed" "$OUT/ctest.log" && note "ctest CUDA $precision: passed" || note "ctest CUDA $precision: FAILED"
+    done
+    # A quick check that a CUDA Context with the force works from Python, before the suite.
+    python3 -X faulthandler -c "
+import openmm as mm, openmmcoordination as oc, numpy as np
+s = mm.System(); [s.addParticle(1.0) for i in range(3)]; f = oc.CoordinationForce([0, 1, 2]); s.addForce(f)
+c = mm.Context(s, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName('CUDA'))
+c.setPositions(np.array([[0, 0, 0], [0.2, 0, 0], [0.5, 0, 0]]))
+print('python CUDA smoke test: CV', f.getCollectiveVariableValue(c), 'energy', c.getState(getEnergy=True).getPotentialEnergy())
+" 2>&1 | tee -a "$summary"
+    # The image's auto-loaded pytest plugins (jax, torch, ...) are not needed and can interfere.
+    PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 COORDINATION_REQUIRE_PLATFORMS=CUDA python3 -X faulthandler -m pytest python/tests -q -k "CUDA" \
+        -p no:cacheprovider --junitxml="$OUT/pytest-cuda.xml" > "$OUT/pytest.log" 2>&1
+    tail -5 "$OUT/pytest.log" | tee -a "$summary"
+    for precision in single mixed double; do
+        [ -f "$OUT/pytest-cuda.xml" ] || { note "pytest CUDA $precision: no report (pytest crashed)"; continue; }
+        python3 - "$OUT/pytest-cuda.xml" "$precision" <<'EOF' | tee -a "$summary"
+import sys, xml.etree.ElementTree as ET
+cases = [c for c in ET.parse(sys.argv[1]).getroot().iter('testcase') if 'CUDA-' + sys.argv[2] in c.get('name', '')]
+failed = [c for c in cases if c.find('failure') is not None or c.find('error') is not None]
+print('pytest CUDA %s: %d passed, %d failed' % (sys.argv[2], len(cases) - len(failed), len(failed)))
+EOF
+    done
+fi
+
+if [[ " $stages " == *" sanitize "* ]]; then
+    TEST=build-gpu/platforms/cuda/tests/TestCudaCoordinationForce
+    for tool in memcheck racecheck; do
+        compute-sanitizer --tool $tool --error-exitcode 99 $TEST mixed > "$OUT/sanitizer-$tool.log" 2>&1
+        status=$?
+        tail -3 "$OUT/sanitizer-$tool.log"
+        note "compute-sanitizer $tool (mixed): exit $status, $(grep -c 'ERROR SUMMARY: 0 errors' "$OUT/sanitizer-$tool.log") clean summary lines"
+    done
+fi
+
+if [[ " $stages " == *" bench "* ]]; then
+    for precision in ${BENCH_PRECISIONS:-mixed}; do
+        python3 benchmarks/benchmark.py --platform CUDA --precision $precision --json "$OUT/benchmark-$precision.json" \
+            ${BENCH_ARGS:-} 2>&1 | tee "$OUT/benchmark-$precision.log"
+    done
+fi
+echo "=== summary"
+cat "$summary"
