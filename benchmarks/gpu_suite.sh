@@ -3,7 +3,8 @@
 # and Python, but no network: installs the OpenMM wheels carried in .whl/ (see
 # ../shared/device/README.md), builds the plugin, then runs the stages named on the command line
 # (default: all of them):
-#   test      ctest (C++ tests, CUDA in single, mixed and double precision) and pytest on CUDA
+#   ctest     the C++ tests: CUDA in single, mixed and double precision, and the NVRTC compile test
+#   pytest    the Python tests on CUDA (single, mixed, double)
 #   sanitize  compute-sanitizer memcheck and racecheck on the CUDA tests
 #   bench     benchmarks/benchmark.py (BENCH_ARGS adds options, e.g. "--sections md")
 # Logs and JSON go to $OUT (default ./gpu-out). Ends with a summary of pass counts.
@@ -11,7 +12,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
-stages=${*:-test sanitize bench}
+stages=${*:-ctest pytest sanitize bench}
 summary="$OUT/summary.txt"
 : > "$summary"
 note() { echo "$*" | tee -a "$summary"; }
@@ -27,10 +28,12 @@ export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 python3 -c "import openmm as mm; print('OpenMM', mm.__version__, [mm.Platform.getPlatform(i).getName() for i in range(mm.Platform.getNumPlatforms())], mm.Platform.getPluginLoadFailures())"
 
-# Build with the system compiler where there is one: a toolchain that links its own libstdc++
-# into shared libraries (seen on the GPU machine: /opt/gcc) breaks iostreams once Python has
-# loaded the system's libstdc++.
-if [ -z "${CXX:-}" ] && [ -x /usr/bin/g++ ]; then
+# Build with the system compiler where there is one (COORDINATION_CXX overrides): a toolchain
+# that links its own libstdc++ into shared libraries (seen on the GPU machine: /opt/gcc, set in
+# CXX) crashes in iostreams once Python has loaded the system's libstdc++.
+if [ -n "${COORDINATION_CXX:-}" ]; then
+    export CXX=$COORDINATION_CXX
+elif [ -x /usr/bin/g++ ]; then
     export CXX=/usr/bin/g++
 fi
 echo "C++ compiler: ${CXX:-$(command -v g++)} ($(${CXX:-g++} -dumpfullversion 2>/dev/null))" | tee -a "$summary"
@@ -48,13 +51,15 @@ fi
 note "build: ok"
 python3 -c "import openmmcoordination as oc; print('openmmcoordination', oc.__version__, oc.plugin_load_failures)"
 
-if [[ " $stages " == *" test "* ]]; then
+if [[ " $stages " == *" ctest "* ]]; then
     (cd build-gpu && ctest --output-on-failure --timeout 600) > "$OUT/ctest.log" 2>&1
     grep -E "tests passed|Test +#" "$OUT/ctest.log" | tee -a "$summary"
     for precision in single mixed double; do
         grep -q "TestCudaCoordinationForce_$precision .*Passed" "$OUT/ctest.log" && note "ctest CUDA $precision: passed" || note "ctest CUDA $precision: FAILED"
     done
-    # A quick check that a CUDA Context with the force works from Python, before the suite.
+fi
+
+if [[ " $stages " == *" pytest "* ]]; then    # A quick check that a CUDA Context with the force works from Python, before the suite.
     python3 -X faulthandler -c "
 import openmm as mm, openmmcoordination as oc, numpy as np
 s = mm.System(); [s.addParticle(1.0) for i in range(3)]; f = oc.CoordinationForce([0, 1, 2]); s.addForce(f)
