@@ -39,6 +39,10 @@ fi
 echo "C++ compiler: ${CXX:-$(command -v g++)} ($(${CXX:-g++} -dumpfullversion 2>/dev/null))" | tee -a "$summary"
 # Build and install into the OpenMM installation (plugins where `import openmm` loads them).
 GEN=$(command -v ninja >/dev/null && echo "-G Ninja")
+# A build folder configured with another compiler (a machine kept warm between calls) starts over.
+if [ -f build-gpu/CMakeCache.txt ] && ! grep -q "CMAKE_CXX_COMPILER:.*=${CXX:-/usr/bin/g++}\$" build-gpu/CMakeCache.txt; then
+    rm -rf build-gpu
+fi
 cmake -S . -B build-gpu $GEN -DCMAKE_BUILD_TYPE=Release -DOPENMM_DIR="$OMM" -DCOORDINATION_BUILD_CUDA_LIB=ON \
       -DCOORDINATION_PYTHON_INSTALL_DIR="${PYTHONPATH:-$(python3 -c 'import site; print(site.getsitepackages()[0])')}/openmmcoordination" \
       > "$OUT/build.log" 2>&1 && cmake --build build-gpu -j "$(nproc)" >> "$OUT/build.log" 2>&1 \
@@ -69,7 +73,8 @@ print('python CUDA smoke test: CV', f.getCollectiveVariableValue(c), 'energy', c
 " 2>&1 | tee -a "$summary"
     # The image's auto-loaded pytest plugins (jax, torch, ...) are not needed and can interfere.
     PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 COORDINATION_REQUIRE_PLATFORMS=CUDA python3 -X faulthandler -m pytest python/tests -q -k "CUDA" \
-        -p no:cacheprovider --junitxml="$OUT/pytest-cuda.xml" > "$OUT/pytest.log" 2>&1
+        -p no:cacheprovider -p xdist.plugin -n ${PYTEST_WORKERS:-8} -rfE --tb=short \
+        --junitxml="$OUT/pytest-cuda.xml" > "$OUT/pytest.log" 2>&1
     tail -5 "$OUT/pytest.log" | tee -a "$summary"
     for precision in single mixed double; do
         [ -f "$OUT/pytest-cuda.xml" ] || { note "pytest CUDA $precision: no report (pytest crashed)"; continue; }
@@ -85,7 +90,9 @@ fi
 if [[ " $stages " == *" sanitize "* ]]; then
     TEST=build-gpu/platforms/cuda/tests/TestCudaCoordinationForce
     for tool in memcheck racecheck; do
-        compute-sanitizer --tool $tool --error-exitcode 99 $TEST mixed > "$OUT/sanitizer-$tool.log" 2>&1
+        # racecheck is slow: the tests of every kernel that shares memory within a block.
+        filter=$([ $tool = racecheck ] && echo "Histogram,LargeSystem,testOneGroup,testTwoGroups,testPairList" || echo "")
+        timeout ${SANITIZER_TIMEOUT:-300} compute-sanitizer --tool $tool --error-exitcode 99 $TEST mixed "$filter" > "$OUT/sanitizer-$tool.log" 2>&1
         status=$?
         tail -3 "$OUT/sanitizer-$tool.log"
         note "compute-sanitizer $tool (mixed): exit $status, $(grep -c 'ERROR SUMMARY: 0 errors' "$OUT/sanitizer-$tool.log") clean summary lines"

@@ -18,6 +18,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -237,8 +238,25 @@ static double handCV(const vector<pair<int, int> >& pairs, const vector<Vec3>& p
     return cv;
 }
 
-/** Run one test function, naming it first so that a failure can be located. */
-#define RUN_TEST(test) do { std::cout << "  " << #test << std::endl; test(); } while (0)
+/** Comma-separated parts of test names to run (all tests if empty); a test main may set it. */
+static std::string& testFilter() {
+    static std::string filter;
+    return filter;
+}
+
+static bool testSelected(const std::string& name) {
+    if (testFilter().empty())
+        return true;
+    std::stringstream parts(testFilter());
+    std::string part;
+    while (std::getline(parts, part, ','))
+        if (!part.empty() && name.find(part) != std::string::npos)
+            return true;
+    return false;
+}
+
+/** Run one test function if selected, naming it first so that a failure can be located. */
+#define RUN_TEST(test) do { if (testSelected(#test)) { std::cout << "  " << #test << std::endl; test(); } } while (0)
 
 /** Assert that two sets of forces agree, each vector relative to max(1, its length). */
 static void assertForcesEqual(const vector<Vec3>& expected, const vector<Vec3>& found, double tol) {

@@ -1,4 +1,5 @@
-/* The shared test body on the CUDA platform, in the precision named on the command line. */
+/* The shared test body on the CUDA platform, in the precision named on the command line;
+ * an optional second argument selects tests by comma-separated parts of their names. */
 #include "CudaCoordinationKernelFactory.h"
 #include "ReferenceCoordinationKernelFactory.h"
 #include "openmm/cuda/CudaPlatform.h"
@@ -24,6 +25,8 @@ int main(int argc, char* argv[]) {
     try {
         string precision = (argc > 1 ? argv[1] : "single");
         properties["Precision"] = precision;
+        if (argc > 2)
+            testFilter() = argv[2];
         tolerance = (precision == "double" ? 1e-8 : 2e-5);
         registerCoordinationReferenceKernelFactories();
         registerCoordinationCudaKernelFactories();
