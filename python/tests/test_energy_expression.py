@@ -82,8 +82,8 @@ def test_tabulated_bias(platform_config, rng):
     energy, forces = energy_and_forces(context)
     f, df = natural_spline(x, y)
     expected_energy, expected_forces, _ = case.expected((f, df))
-    assert_close(energy, expected_energy, platform_config.value_rtol, 'energy')
-    assert_close(forces, expected_forces, platform_config.force_rtol, 'forces')
+    assert_close(energy, expected_energy, platform_config.table_value_rtol, 'energy')
+    assert_close(forces, expected_forces, platform_config.table_force_rtol, 'forces')
     particles = sorted(set(case.i[:2]) | set(case.j[:2]))
     numeric = finite_difference_forces(context, case.positions, particles, platform_config.fd_step, case.box)
     assert_close(forces[particles], numeric[particles], platform_config.fd_rtol, 'finite differences')
@@ -95,8 +95,8 @@ def test_tabulated_bias(platform_config, rng):
     energy, forces = energy_and_forces(context)
     f2, df2 = natural_spline(x, y2)
     expected_energy, expected_forces, _ = case.expected((f2, df2))
-    assert_close(energy, expected_energy, platform_config.value_rtol, 'energy after new table')
-    assert_close(forces, expected_forces, platform_config.force_rtol, 'forces after new table')
+    assert_close(energy, expected_energy, platform_config.table_value_rtol, 'energy after new table')
+    assert_close(forces, expected_forces, platform_config.table_force_rtol, 'forces after new table')
 
 
 def test_table_and_parameters_together(platform_config, rng):
@@ -112,8 +112,8 @@ def test_table_and_parameters_together(platform_config, rng):
     energy, forces = energy_and_forces(context)
     f, df = natural_spline(x, y)
     expected = case.expected((lambda c: 0.7*f(c) - 1.3*c, lambda c: 0.7*df(c) - 1.3))
-    assert_close(energy, expected[0], platform_config.value_rtol, 'energy')
-    assert_close(forces, expected[1], platform_config.force_rtol, 'forces')
+    assert_close(energy, expected[0], platform_config.table_value_rtol, 'energy')
+    assert_close(forces, expected[1], platform_config.table_force_rtol, 'forces')
 
 
 def test_collective_variable_is_not_the_energy(platform_config, rng):
