@@ -41,7 +41,8 @@ private:
     void uploadGlobals(OpenMM::ContextImpl& context);
     void launchCoordination(int flags);
     void launchHistogram(OpenMM::CudaArray& counts, int numBins, double maxDistance);
-    int getNumTileThreads() const;
+    /** Threads for the tile kernels: one block per tile of L chunks and S chunks of the given size, capped. */
+    int getNumTileThreads(int chunk) const;
     /** Record, on the GPU, the first group particle whose position is not finite. */
     void checkPositions();
     /** Read that record back and throw if there was one (only where results are read anyway). */
@@ -50,7 +51,7 @@ private:
     CoordinationForce::Mode mode;
     std::vector<int> groupA, groupB;
     bool periodic, chainRule;
-    int numL, numS, offsetL, offsetS, numSlots, maxBlocks;
+    int numL, numS, offsetL, offsetS, sChunk, numSlots, maxBlocks;
     double dmax;
     std::string source;
     std::map<std::string, std::string> defines;

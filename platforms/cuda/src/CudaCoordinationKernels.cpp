@@ -59,6 +59,12 @@ void CudaCalcCoordinationForceKernel::initialize(const System& system, const Coo
         offsetS = 0;
     }
     maxBlocks = cu.getNumThreadBlocks();
+    // Smaller chunks of the short group when there are too few tiles to fill the GPU.
+    int tile = CudaCoordinationProgram::TileSize;
+    sChunk = tile;
+    if (mode != CoordinationForce::OneGroup)
+        while (sChunk > 32 && ((numL+tile-1)/tile)*((numS+sChunk-1)/sChunk) < maxBlocks/2)
+            sChunk /= 2;
     groupOriginal.initialize<int>(cu, numSlots, "coordinationGroupOriginal");
     groupOriginal.upload(slots);
     // No atoms have been reordered yet; the ReorderListener follows every later reordering.
@@ -188,11 +194,11 @@ void CudaCalcCoordinationForceKernel::uploadGlobals(ContextImpl& context) {
         globals.upload(globalValues);
 }
 
-int CudaCalcCoordinationForceKernel::getNumTileThreads() const {
+int CudaCalcCoordinationForceKernel::getNumTileThreads(int chunk) const {
     // Enough threads for one block per tile, up to the number of blocks the kernels launch.
     long long tile = CudaCoordinationProgram::TileSize;
     long long numLChunks = (numL+tile-1)/tile;
-    long long numTiles = (mode == CoordinationForce::OneGroup ? numLChunks*(numLChunks/2+1) : numLChunks*((numS+tile-1)/tile));
+    long long numTiles = (mode == CoordinationForce::OneGroup ? numLChunks*(numLChunks/2+1) : numLChunks*((numS+chunk-1)/chunk));
     return (int) (min(numTiles, (long long) maxBlocks)*tile);
 }
 
@@ -209,7 +215,7 @@ void CudaCalcCoordinationForceKernel::launchCoordination(int flags) {
     }
     else {
         args = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &groupOriginal.getDevicePointer(), &numL,
-                &numS, &offsetL, &offsetS, params, cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(),
+                &numS, &offsetL, &offsetS, &sChunk, params, cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(),
                 cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &flags,
                 &cu.getLongForceBuffer().getDevicePointer(), &gradient.getDevicePointer(), &numSlots};
     }
@@ -222,7 +228,7 @@ void CudaCalcCoordinationForceKernel::launchCoordination(int flags) {
     if (mode == CoordinationForce::PairList)
         cu.executeKernel(pairsKernel, args.data(), numL, tile);
     else
-        cu.executeKernel(tilesKernel, args.data(), getNumTileThreads(), tile);
+        cu.executeKernel(tilesKernel, args.data(), getNumTileThreads(sChunk), tile);
     if (flags & Gradient) {
         void* applyArgs[] = {&groupAtoms.getDevicePointer(), &numSlots, &gradient.getDevicePointer(),
                 &cvState.getDevicePointer(), &cu.getLongForceBuffer().getDevicePointer()};
@@ -300,7 +306,7 @@ void CudaCalcCoordinationForceKernel::launchHistogram(CudaArray& counts, int num
                 &numL, &numS, &offsetL, &offsetS, imageSearch, cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(),
                 cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &numBins, maxArg,
                 binArg, &counts.getDevicePointer()};
-        cu.executeKernel(histogramTilesKernel, args, getNumTileThreads(), tile);
+        cu.executeKernel(histogramTilesKernel, args, getNumTileThreads(tile), tile);
     }
 }
 

@@ -98,20 +98,32 @@ inline DEVICE void finishBlock(mixed cvSum, int flags, mixed* RESTRICT energyBuf
     }
 }
 
+#define ROTATION_THRESHOLD 12
+
+#ifdef GROUPS_OVERLAP
+#define DIFFERENT_PARTICLES(j) && sOriginal[j] != lOriginal
+#else
+#define DIFFERENT_PARTICLES(j)
+#endif
+
 /**
- * One tile: thread t holds particle t of L chunk a; the warp walks S chunk b in batches of
- * 32, reducing each S particle's gradient over the warp so that lane l ends a batch holding
- * the warp's sum for S particle l of the batch. Gradient atomics happen once per particle
- * per tile.
+ * One tile: thread t holds particle t of L chunk a in registers, and the block walks the
+ * particles of S chunk b in shared memory in batches of 32. The gradient with respect to each
+ * S particle is summed over the warp before one shared-memory atomic per particle and warp:
+ * - a full batch rotates: lane l starts with the sum of particle l of the batch and, after each
+ *   step, hands it to lane l-1, so that every lane meets every particle and each sum returns
+ *   home after 32 steps (3 shuffles a step);
+ * - a short batch is broadcast: every lane meets particle k at step k and the warp reduces.
+ * Global gradient atomics happen once per particle per tile.
  */
 template <bool GRADIENT>
-inline DEVICE mixed computeTile(int a, int b, bool diagonal, const real4* RESTRICT posq, const int* RESTRICT groupAtoms,
-        const int* RESTRICT groupOriginal, int numL, int numS, int offsetL, int offsetS, const PairParams& params,
-        real4 periodicBoxSize, real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ,
-        int flags, unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient, int numSlots,
-        real4* sPos, int* sOriginal, real3* sGradient) {
+inline DEVICE mixed computeTile(int a, int b, bool diagonal, int sChunk, const real4* RESTRICT posq,
+        const int* RESTRICT groupAtoms, const int* RESTRICT groupOriginal, int numL, int numS, int offsetL, int offsetS,
+        const PairParams& params, real4 periodicBoxSize, real4 invPeriodicBoxSize, real4 periodicBoxVecX,
+        real4 periodicBoxVecY, real4 periodicBoxVecZ, int flags, unsigned long long* RESTRICT forceBuffer,
+        long long* RESTRICT gradient, int numSlots, real4* sPos, int* sOriginal, real3* sGradient) {
     const int lane = threadIdx.x%32;
-    int sFirst = b*TILE, sCount = min(TILE, numS-sFirst);
+    const int sFirst = b*sChunk, sCount = min(sChunk, numS-sFirst);
     if (threadIdx.x < sCount) {
         sPos[threadIdx.x] = posq[groupAtoms[offsetS+sFirst+threadIdx.x]];
 #ifdef GROUPS_OVERLAP
@@ -121,46 +133,67 @@ inline DEVICE mixed computeTile(int a, int b, bool diagonal, const real4* RESTRI
     if (GRADIENT)
         sGradient[threadIdx.x] = make_real3(0, 0, 0);
     __syncthreads();
-    int lIndex = a*TILE+threadIdx.x;
-    bool lValid = (lIndex < numL);
-    int lAtom = (lValid ? groupAtoms[offsetL+lIndex] : 0);
-    real4 pi = posq[lAtom];
+    const int lIndex = a*TILE+threadIdx.x;
+    const bool lValid = (lIndex < numL);
+    const int lAtom = (lValid ? groupAtoms[offsetL+lIndex] : 0);
+    const real4 pi = posq[lAtom];
 #ifdef GROUPS_OVERLAP
-    int lOriginal = (lValid ? groupOriginal[offsetL+lIndex] : -1);
+    const int lOriginal = (lValid ? groupOriginal[offsetL+lIndex] : -1);
 #endif
     real3 gi = make_real3(0, 0, 0);
     mixed cvSum = 0;
     for (int batch = 0; batch < sCount; batch += 32) {
+        const int count = min(32, sCount-batch);
         real batchSum = 0;
-        real3 mine = make_real3(0, 0, 0);
-        for (int k = 0; k < 32; k++) {
-            int j = batch+k;
-            real3 gj = make_real3(0, 0, 0);
-            bool valid = (lValid && j < sCount && (!diagonal || j > (int) threadIdx.x));
-#ifdef GROUPS_OVERLAP
-            valid = valid && (sOriginal[min(j, TILE-1)] != lOriginal);
-#endif
-            if (valid) {
-                real r2, g;
-                real3 delta = pairDelta(pi, sPos[j], &r2, params.imageSearch2, periodicBoxSize, invPeriodicBoxSize,
-                        periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
-                batchSum += switchingFunction(r2, params, &g);
-                gj = make_real3(g*delta.x, g*delta.y, g*delta.z);
-                gi.x -= gj.x;
-                gi.y -= gj.y;
-                gi.z -= gj.z;
+        real3 gj = make_real3(0, 0, 0);
+        if (GRADIENT && count >= ROTATION_THRESHOLD) {
+            int k = lane;
+            for (int step = 0; step < 32; step++) {
+                const int j = batch+k;
+                if (lValid && k < count && (!diagonal || j > (int) threadIdx.x) DIFFERENT_PARTICLES(j)) {
+                    real r2, g;
+                    real3 delta = pairDelta(pi, sPos[j], &r2, params.imageSearch2, periodicBoxSize, invPeriodicBoxSize,
+                            periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
+                    batchSum += switchingFunction(r2, params, &g);
+                    gj.x += g*delta.x;
+                    gj.y += g*delta.y;
+                    gj.z += g*delta.z;
+                    gi.x -= g*delta.x;
+                    gi.y -= g*delta.y;
+                    gi.z -= g*delta.z;
+                }
+                gj.x = __shfl_sync(0xffffffff, gj.x, lane+1);
+                gj.y = __shfl_sync(0xffffffff, gj.y, lane+1);
+                gj.z = __shfl_sync(0xffffffff, gj.z, lane+1);
+                k = (k+1)&31;
             }
-            if (GRADIENT) {
-                gj = warpSum(gj);
-                if (lane == k)
-                    mine = gj;
+        }
+        else {
+            for (int k = 0; k < count; k++) {
+                const int j = batch+k;
+                real3 d = make_real3(0, 0, 0);
+                if (lValid && (!diagonal || j > (int) threadIdx.x) DIFFERENT_PARTICLES(j)) {
+                    real r2, g;
+                    real3 delta = pairDelta(pi, sPos[j], &r2, params.imageSearch2, periodicBoxSize, invPeriodicBoxSize,
+                            periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
+                    batchSum += switchingFunction(r2, params, &g);
+                    d = make_real3(g*delta.x, g*delta.y, g*delta.z);
+                    gi.x -= d.x;
+                    gi.y -= d.y;
+                    gi.z -= d.z;
+                }
+                if (GRADIENT) {
+                    d = warpSum(d);
+                    if (lane == k)
+                        gj = d;
+                }
             }
         }
         cvSum += batchSum;
-        if (GRADIENT && batch+lane < sCount) {
-            atomicAdd(&sGradient[batch+lane].x, mine.x);
-            atomicAdd(&sGradient[batch+lane].y, mine.y);
-            atomicAdd(&sGradient[batch+lane].z, mine.z);
+        if (GRADIENT && lane < count) {
+            atomicAdd(&sGradient[batch+lane].x, gj.x);
+            atomicAdd(&sGradient[batch+lane].y, gj.y);
+            atomicAdd(&sGradient[batch+lane].z, gj.z);
         }
     }
     __syncthreads();
@@ -177,7 +210,7 @@ inline DEVICE mixed computeTile(int a, int b, bool diagonal, const real4* RESTRI
 
 /** The CV over all pairs of one group or of two groups, tile by tile. */
 KERNEL void computeCoordinationTiles(const real4* RESTRICT posq, const int* RESTRICT groupAtoms,
-        const int* RESTRICT groupOriginal, int numL, int numS, int offsetL, int offsetS, PairParams params,
+        const int* RESTRICT groupOriginal, int numL, int numS, int offsetL, int offsetS, int sChunk, PairParams params,
         real4 periodicBoxSize, real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ,
         int flags, unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient, int numSlots,
         mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial, unsigned int* RESTRICT counter, double* RESTRICT cvState,
@@ -186,7 +219,7 @@ KERNEL void computeCoordinationTiles(const real4* RESTRICT posq, const int* REST
     __shared__ int sOriginal[TILE];
     __shared__ real3 sGradient[TILE];
     int numLChunks = (numL+TILE-1)/TILE;
-    int numTiles = countTiles(numL, numS);
+    int numTiles = countTiles(numL, numS, sChunk);
     bool gradientWanted = (flags & (FLAG_DIRECT_FORCES | FLAG_GRADIENT)) != 0;
     mixed cvSum = 0;
     for (int tile = blockIdx.x; tile < numTiles; tile += gridDim.x) {
@@ -196,11 +229,11 @@ KERNEL void computeCoordinationTiles(const real4* RESTRICT posq, const int* REST
         bool diagonal;
         decodeTile(tile, numLChunks, &a, &b, &diagonal);
         if (gradientWanted)
-            cvSum += computeTile<true>(a, b, diagonal, posq, groupAtoms, groupOriginal, numL, numS, offsetL, offsetS, params,
+            cvSum += computeTile<true>(a, b, diagonal, sChunk, posq, groupAtoms, groupOriginal, numL, numS, offsetL, offsetS, params,
                     periodicBoxSize, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, flags,
                     forceBuffer, gradient, numSlots, sPos, sOriginal, sGradient);
         else
-            cvSum += computeTile<false>(a, b, diagonal, posq, groupAtoms, groupOriginal, numL, numS, offsetL, offsetS, params,
+            cvSum += computeTile<false>(a, b, diagonal, sChunk, posq, groupAtoms, groupOriginal, numL, numS, offsetL, offsetS, params,
                     periodicBoxSize, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, flags,
                     forceBuffer, gradient, numSlots, sPos, sOriginal, sGradient);
     }

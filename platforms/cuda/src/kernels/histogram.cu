@@ -40,7 +40,7 @@ KERNEL void histogramTiles(const real4* RESTRICT posq, const int* RESTRICT group
     for (int bin = threadIdx.x; bin < min(numBins, MAX_SHARED_BINS); bin += blockDim.x)
         sCounts[bin] = 0;
     int numLChunks = (numL+TILE-1)/TILE;
-    int numTiles = countTiles(numL, numS);
+    int numTiles = countTiles(numL, numS, TILE);
     int tilesSinceFlush = 0;
     for (int tile = blockIdx.x; tile < numTiles; tile += gridDim.x) {
         if (isDuplicateTile(tile, numLChunks))

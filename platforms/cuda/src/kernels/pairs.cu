@@ -1,7 +1,7 @@
 /**
  * Pair geometry and the enumeration of all-pairs tiles, shared by the coordination and the
  * histogram kernels. A tile is TILE particles of the long side L (one per thread, kept in
- * registers) against TILE particles of the short side S (kept in shared memory).
+ * registers) against up to TILE particles of the short side S (kept in shared memory).
  *   ONE_GROUP   L = S = group A; tiles cover each unordered pair once (diagonal tiles: j > i)
  *   otherwise   L and S are the larger and the smaller group
  *   PERIODIC    nearest image; with TRICLINIC, pairs beyond half the smallest box width search
@@ -62,12 +62,15 @@ inline DEVICE bool isDuplicateTile(int tile, int numLChunks) {
 #endif
 }
 
-/** The number of tiles for numL particles on the L side and numS on the S side. */
-inline DEVICE int countTiles(int numL, int numS) {
+/**
+ * The number of tiles for numL particles on the L side (chunks of TILE) and numS on the S side
+ * (chunks of sChunk, at most TILE; ONE_GROUP needs sChunk == TILE).
+ */
+inline DEVICE int countTiles(int numL, int numS, int sChunk) {
     int numLChunks = (numL+TILE-1)/TILE;
 #ifdef ONE_GROUP
     return numLChunks*(numLChunks/2+1);
 #else
-    return numLChunks*((numS+TILE-1)/TILE);
+    return numLChunks*((numS+sChunk-1)/sChunk);
 #endif
 }
