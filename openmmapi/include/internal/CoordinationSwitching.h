@@ -37,6 +37,14 @@ public:
     double getDMax() const {
         return dmax;
     }
+    /** The length x is measured in, in nm: r0, or dmax - d0 for Cubic. */
+    double getLength() const {
+        return r0;
+    }
+    /** The constant 2^(a/b) - 1 of Smap. */
+    double getSmapConstant() const {
+        return smapC;
+    }
     /** The factor s is multiplied by (1 without stretching). */
     double getStretchScale() const {
         return scale;

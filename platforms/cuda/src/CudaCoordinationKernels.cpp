@@ -104,15 +104,14 @@ void CudaCalcCoordinationForceKernel::setParameters(const CoordinationForce& for
 
     CoordinationSwitching switching(force);
     dmax = switching.getDMax();
-    double r0 = (force.getSwitchingFunction() == CoordinationForce::Cubic ? dmax-force.getD0() : force.getR0());
-    paramsDouble.invR0 = 1.0/r0;
+    paramsDouble.invR0 = 1.0/switching.getLength();
     paramsDouble.d0 = force.getD0();
     paramsDouble.dmax2 = (isfinite(dmax) ? dmax*dmax : numeric_limits<double>::infinity());
     paramsDouble.scale = switching.getStretchScale();
     paramsDouble.shift = switching.getStretchShift();
     paramsDouble.a = force.getA();
     paramsDouble.b = force.getB();
-    paramsDouble.c = pow(2.0, force.getA()/force.getB())-1.0;
+    paramsDouble.c = switching.getSmapConstant();
     paramsDouble.imageSearch2 = numeric_limits<double>::infinity();
 
     // The energy expression: its global parameters and tables.
@@ -128,12 +127,11 @@ void CudaCalcCoordinationForceKernel::setParameters(const CoordinationForce& for
     for (int i = 0; i < force.getNumGlobalParameters(); i++)
         globalNames.push_back(force.getGlobalParameterName(i));
     globalValues.assign(globalNames.size(), numeric_limits<double>::quiet_NaN());
-    if (!globals.isInitialized() || globals.getSize() != max(1, (int) globalNames.size())) {
-        if (globals.isInitialized())
-            globals.resize(max(1, (int) globalNames.size()));
-        else
-            globals.initialize<double>(cu, max(1, (int) globalNames.size()), "coordinationGlobals");
-    }
+    int numGlobals = max(1, (int) globalNames.size());
+    if (!globals.isInitialized())
+        globals.initialize<double>(cu, numGlobals, "coordinationGlobals");
+    else if (globals.getSize() != numGlobals)
+        globals.resize(numGlobals);
     tables.resize(force.getNumTabulatedFunctions());
     for (int i = 0; i < force.getNumTabulatedFunctions(); i++) {
         int width;

@@ -223,11 +223,10 @@ KERNEL void computeCoordinationTiles(const real4* RESTRICT posq, const int* REST
     bool gradientWanted = (flags & (FLAG_DIRECT_FORCES | FLAG_GRADIENT)) != 0;
     mixed cvSum = 0;
     for (int tile = blockIdx.x; tile < numTiles; tile += gridDim.x) {
-        if (isDuplicateTile(tile, numLChunks))
-            continue;
         int a, b;
         bool diagonal;
-        decodeTile(tile, numLChunks, &a, &b, &diagonal);
+        if (!decodeTile(tile, numLChunks, &a, &b, &diagonal))
+            continue;
         if (gradientWanted)
             cvSum += computeTile<true>(a, b, diagonal, sChunk, posq, groupAtoms, groupOriginal, numL, numS, offsetL, offsetS, params,
                     periodicBoxSize, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, flags,

@@ -43,11 +43,10 @@ KERNEL void histogramTiles(const real4* RESTRICT posq, const int* RESTRICT group
     int numTiles = countTiles(numL, numS, TILE);
     int tilesSinceFlush = 0;
     for (int tile = blockIdx.x; tile < numTiles; tile += gridDim.x) {
-        if (isDuplicateTile(tile, numLChunks))
-            continue;
         int a, b;
         bool diagonal;
-        decodeTile(tile, numLChunks, &a, &b, &diagonal);
+        if (!decodeTile(tile, numLChunks, &a, &b, &diagonal))
+            continue;
         int sFirst = b*TILE, sCount = min(TILE, numS-sFirst);
         __syncthreads();
         if (threadIdx.x < sCount) {

@@ -36,29 +36,24 @@ inline DEVICE real3 pairDelta(real4 pi, real4 pj, real* r2, real imageSearch2,
     return delta;
 }
 
-/** Which chunks of L and S a tile pairs, and whether it is a diagonal tile of ONE_GROUP. */
-inline DEVICE void decodeTile(int tile, int numLChunks, int* a, int* b, bool* diagonal) {
+/**
+ * Which chunks of L and S a tile pairs, and whether it is a diagonal tile of ONE_GROUP. Returns
+ * false for a tile to skip: with an even number of chunks, ONE_GROUP meets each opposite chunk twice.
+ */
+inline DEVICE bool decodeTile(int tile, int numLChunks, int* a, int* b, bool* diagonal) {
 #ifdef ONE_GROUP
-    // Chunk a meets chunks a, a+1, ..., a+numLChunks/2 (cyclically): each unordered pair of
-    // chunks once, except that an even count meets its opposite chunk twice (dropped below).
+    // Chunk a meets chunks a, a+1, ..., a+numLChunks/2 (cyclically): each unordered pair once,
+    // but for the duplicate of an opposite pair.
     int column = tile/numLChunks;
     *a = tile-column*numLChunks;
     *b = (*a+column)%numLChunks;
     *diagonal = (column == 0);
+    return !(numLChunks%2 == 0 && 2*column == numLChunks && *a >= numLChunks/2);
 #else
     *b = tile/numLChunks;
     *a = tile-(*b)*numLChunks;
     *diagonal = false;
-#endif
-}
-
-/** Whether decodeTile() produced the duplicate of an opposite-chunk tile (ONE_GROUP, even counts). */
-inline DEVICE bool isDuplicateTile(int tile, int numLChunks) {
-#ifdef ONE_GROUP
-    int column = tile/numLChunks;
-    return (numLChunks%2 == 0 && 2*column == numLChunks && tile-column*numLChunks >= numLChunks/2);
-#else
-    return false;
+    return true;
 #endif
 }
 
