@@ -10,8 +10,11 @@ the precision.
 
 Sections (--sections): md (MD step time of a PME water box: plain, our restraint through its own
 energy expression, ours inside CustomCVForce, and CustomNonbondedForce inside CustomCVForce),
-throughput (CV + forces evaluations, no cutoff, against CustomNonbondedForce), histogram (pair
-histograms against CuPy), metadynamics (GPU-resident metadynamics against openmm.app.Metadynamics).
+throughput (CV + forces evaluations, no cutoff, against CustomNonbondedForce, by getState and
+inside a step), cutoff (self-coordination of up to a million atoms with a periodic cutoff, cell
+lists, against CustomNonbondedForce with CutoffPeriodic), latency (a small CV inside a step),
+histogram (pair histograms against CuPy), metadynamics (GPU-resident metadynamics against
+openmm.app.Metadynamics).
 """
 
 import argparse
@@ -32,6 +35,7 @@ from openmmcoordination import CoordinationForce
 R0 = 0.3          # nm, the switching length of every CV here
 CUTOFF = 1.0      # nm, the cutoff of the MD cases
 WATER_DENSITY = 33.4  # molecules per nm^3
+ATOM_DENSITY = 3 * WATER_DENSITY  # atoms per nm^3 of water
 
 
 def make_context(system, platform, precision, integrator=None):
@@ -94,7 +98,7 @@ def md_cases(oxygens, quick):
     cases = [('1 O vs the other O', oxygens[:1], oxygens[1:]),
              ('100 O vs the other O', oxygens[:100], oxygens[100:])]
     if not quick:
-        cases.append(('self-coordination of all O (dmax 1 nm, all pairs)', oxygens, None))
+        cases.append(('self-coordination of all O (dmax 1 nm)', oxygens, None))
     return cases
 
 
@@ -178,24 +182,69 @@ def check_md_values(system, positions, platform, precision, ours, peer):
 # ---------------------------------------------------------------------------------------------
 # CV + forces throughput, no cutoff
 
-def random_positions(n, seed=1):
-    edge = (n / WATER_DENSITY) ** (1 / 3)
+def random_positions(n, seed=1, density=WATER_DENSITY):
+    """Uniform random positions in a cube of n / density nm^3; returns them and its edge."""
+    edge = (n / density) ** (1 / 3)
     return np.random.default_rng(seed).uniform(0, edge, (n, 3)), edge
 
 
-def evaluation_time(force, positions, platform, precision, repeats):
+def force_system(force, n, edge=None, mass=1.0):
+    """A System of n particles with one force and, if edge is given, a cubic periodic box."""
     system = mm.System()
-    for _ in range(len(positions)):
-        system.addParticle(1.0)
+    for _ in range(n):
+        system.addParticle(mass)
+    if edge is not None:
+        system.setDefaultPeriodicBoxVectors(mm.Vec3(edge, 0, 0), mm.Vec3(0, edge, 0), mm.Vec3(0, 0, edge))
     system.addForce(force)
-    context, _ = make_context(system, platform, precision)
+    return system
+
+
+def evaluation_time(force, positions, platform, precision, repeats, edge=None, timeForces=True):
+    """(median seconds of getState(Energy, and Forces if timeForces), energy, forces): energy and
+    forces from one getState before the timing."""
+    context, _ = make_context(force_system(force, len(positions), edge), platform, precision)
     context.setPositions(positions)
     state = context.getState(getEnergy=True, getForces=True)
     value = state.getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole)
     forces = state.getForces(asNumpy=True).value_in_unit(unit.kilojoule_per_mole / unit.nanometer)
-    seconds = median_time(lambda: context.getState(getEnergy=True, getForces=True), repeats)
+    seconds = median_time(lambda: context.getState(getEnergy=True, getForces=timeForces), repeats)
     del context
     return seconds, value, forces
+
+
+def step_count(seconds):
+    """Steps per timed repeat: 1,000, or fewer (at least 10) where a step takes long (about 2 s a repeat)."""
+    return int(min(1000, max(10, 2.0 / seconds)))
+
+
+def step_time(force, positions, platform, precision, steps, repeats, edge=None):
+    """Seconds per integrator step with the force alone and every particle frozen (mass 0, so the
+    positions never change): the force is evaluated inside each step, with nothing read back.
+    A getState(Energy) at each end synchronizes; median of the repeats."""
+    system = force_system(force, len(positions), edge, mass=0.0)
+    context, integrator = make_context(system, platform, precision, mm.VerletIntegrator(0.001))
+    context.setPositions(positions)
+    integrator.step(max(1, steps // 10))
+
+    def run():
+        context.getState(getEnergy=True)
+        integrator.step(steps)
+        context.getState(getEnergy=True)
+    seconds = median_time(run, repeats) / steps
+    if np.abs(context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
+              - positions).max() > 1e-5:
+        raise RuntimeError('frozen particles moved')
+    del context
+    return seconds
+
+
+def check_against_peer(name, ours, peer):
+    """Raise unless our (seconds, value, forces) agree with the peer's; return the differences."""
+    relative = abs(ours[1] - peer[1]) / abs(peer[1])
+    forceError = np.linalg.norm(ours[2] - peer[2]) / np.linalg.norm(peer[2])
+    if relative > 1e-4 or forceError > 1e-3:
+        raise RuntimeError('%s: CV %g vs peer %g, force error %g' % (name, ours[1], peer[1], forceError))
+    return relative, forceError
 
 
 def bench_throughput(platform, precision, quick):
@@ -212,14 +261,60 @@ def bench_throughput(platform, precision, quick):
         repeats = 5 if n >= 50000 else 20
         ours = evaluation_time(rational_cv(groupA, groupB), positions, platform, precision, repeats)
         peer = evaluation_time(peer_cv(n, groupA, groupB), positions, platform, precision, repeats)
-        relative = abs(ours[1] - peer[1]) / abs(peer[1])
-        forceError = np.linalg.norm(ours[2] - peer[2]) / np.linalg.norm(peer[2])
-        if relative > 1e-4 or forceError > 1e-3:
-            raise RuntimeError('%s: CV %g vs peer %g, force error %g' % (name, ours[1], peer[1], forceError))
+        relative, forceError = check_against_peer(name, ours, peer)
+        steps = step_count(max(ours[0], peer[0]))
+        oursStep = step_time(rational_cv(groupA, groupB), positions, platform, precision, steps, 3)
+        peerStep = step_time(peer_cv(n, groupA, groupB), positions, platform, precision, steps, 3)
         rows.append({'section': 'throughput', 'case': name, 'pairs': pairs, 'ms': 1000 * ours[0], 'peer_ms': 1000 * peer[0],
                      'pairs_per_s': pairs / ours[0], 'peer_pairs_per_s': pairs / peer[0], 'speedup_vs_peer': peer[0] / ours[0],
+                     'ms_in_step': 1000 * oursStep, 'peer_ms_in_step': 1000 * peerStep, 'speedup_in_step': peerStep / oursStep,
                      'value_relative_difference': relative, 'force_relative_difference': forceError,
-                     'note': 'getState(Energy|Forces), including the host read-back of the forces, for both'})
+                     'note': 'ms: getState(Energy|Forces), including the host read-back of the forces, for both; '
+                             'ms_in_step: integrator.step(%d) with frozen particles (mass 0), per step' % steps})
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Self-coordination with a periodic cutoff (cell lists) against CustomNonbondedForce CutoffPeriodic
+
+def pairs_within(positions, edge, distance, platform, precision):
+    """The number of pairs closer than distance: our one-bin histogram, checked against the
+    expectation for uniform random positions, N(N-1)/2 * 4/3 pi distance^3 / V."""
+    force, context = histogram_context(positions, edge, platform, precision)
+    count = int(force.getPairHistogram(context, 1, distance)[0])
+    del context
+    n = len(positions)
+    estimate = n * (n - 1) / 2 * (4 / 3 * np.pi * distance ** 3) / edge ** 3
+    if abs(count - estimate) > 0.02 * estimate:
+        raise RuntimeError('%d pairs within %g nm, %g expected' % (count, distance, estimate))
+    return count
+
+
+def bench_cutoff(platform, precision, quick):
+    """Self-coordination of random atoms at water's atom density, periodic, dmax 1 nm (cell lists):
+    energy alone by getState, and forces inside a step, against CustomNonbondedForce CutoffPeriodic."""
+    cases = [(5000, 0.6)] if quick else [(100000, CUTOFF), (1000000, CUTOFF)]
+    rows = []
+    for n, dmax in cases:
+        positions, edge = random_positions(n, density=ATOM_DENSITY)
+        group = list(range(n))
+        name = '%s atoms self, periodic, dmax %g nm' % (format(n, ','), dmax)
+        ours = evaluation_time(rational_cv(group, None, dmax, periodic=True), positions, platform, precision, 20, edge, False)
+        peer = evaluation_time(peer_cv(n, group, None, dmax), positions, platform, precision, 20, edge, False)
+        relative, forceError = check_against_peer(name, ours, peer)
+        steps = step_count(max(ours[0], peer[0]))
+        oursStep = step_time(rational_cv(group, None, dmax, periodic=True), positions, platform, precision, steps, 3, edge)
+        peerStep = step_time(peer_cv(n, group, None, dmax), positions, platform, precision, steps, 3, edge)
+        pairs = pairs_within(positions, edge, dmax, platform, precision)
+        rows.append({'section': 'cutoff', 'case': name, 'atoms': n, 'dmax': dmax, 'pairs_within_dmax': pairs,
+                     'ms': 1000 * ours[0], 'peer_ms': 1000 * peer[0], 'pairs_per_s': pairs / ours[0],
+                     'peer_pairs_per_s': pairs / peer[0], 'speedup_vs_peer': peer[0] / ours[0],
+                     'ms_in_step': 1000 * oursStep, 'peer_ms_in_step': 1000 * peerStep, 'speedup_in_step': peerStep / oursStep,
+                     'value_relative_difference': relative, 'force_relative_difference': forceError,
+                     'note': 'ms: getState(Energy), energy only, for both (the protocol of the peer figure 1.55 ms for 1M); '
+                             'ms_in_step: integrator.step(%d) with frozen particles (mass 0), forces every step, per step; '
+                             'pairs within dmax counted by our histogram, checked against N(N-1)/2*4/3*pi*dmax^3/V; '
+                             'peer: CustomNonbondedForce, CutoffPeriodic %g nm' % (steps, dmax)})
     return rows
 
 
@@ -276,19 +371,15 @@ def cupy_histogram(positions, edge, numBins, maxDistance):
 
 
 def bench_histogram(platform, precision, quick):
+    return bench_histogram_all_pairs(platform, precision, quick) + bench_histogram_cutoff(platform, precision, quick)
+
+
+def bench_histogram_all_pairs(platform, precision, quick):
     n = 5000 if quick else 100000
     numBins = 200
     positions, edge = random_positions(n)
     maxDistance = 0.5 * edge
-    force = CoordinationForce(list(range(n)))
-    force.setUsesPeriodicBoundaryConditions(True)
-    system = mm.System()
-    system.setDefaultPeriodicBoxVectors(mm.Vec3(edge, 0, 0), mm.Vec3(0, edge, 0), mm.Vec3(0, 0, edge))
-    for _ in range(n):
-        system.addParticle(1.0)
-    system.addForce(force)
-    context, _ = make_context(system, platform, precision)
-    context.setPositions(positions)
+    force, context = histogram_context(positions, edge, platform, precision)
     ours = force.getPairHistogram(context, numBins, maxDistance)
     pairs = n * (n - 1) // 2
     single = median_time(lambda: force.getPairHistogram(context, numBins, maxDistance), 5)
@@ -319,6 +410,63 @@ def bench_histogram(platform, precision, quick):
     return rows
 
 
+def histogram_context(positions, edge, platform, precision):
+    force = CoordinationForce(list(range(len(positions))))
+    force.setUsesPeriodicBoundaryConditions(True)
+    context, _ = make_context(force_system(force, len(positions), edge), platform, precision)
+    context.setPositions(positions)
+    return force, context
+
+
+def bench_histogram_cutoff(platform, precision, quick):
+    """A million atoms at the density of water's atoms, rmax 1.5 nm (cell lists): pairs within
+    rmax per second. CuPy's all-pairs histogram of a million atoms is out of reach, so its peer
+    figure is its pairs/s on 100,000 atoms (same density, own box)."""
+    n, maxDistance, numBins = (5000, 0.6, 200) if quick else (1000000, 1.5, 200)
+    positions, edge = random_positions(n, seed=3, density=ATOM_DENSITY)
+    force, context = histogram_context(positions, edge, platform, precision)
+    pairs = int(force.getPairHistogram(context, numBins, maxDistance).sum())  # pairs within rmax
+    single = median_time(lambda: force.getPairHistogram(context, numBins, maxDistance), 5)
+    frames = 10
+
+    def accumulate():
+        force.resetPairHistogram(context)
+        for _ in range(frames):
+            force.accumulatePairHistogram(context, numBins, maxDistance)
+        force.getAccumulatedPairHistogram(context)
+    accumulated = median_time(accumulate, 3) / frames
+    del context
+    name = '%s atoms, rmax %g nm' % (format(n, ','), maxDistance)
+    note = 'periodic cube, cell lists; pairs_per_s: pairs within rmax (the histogram\'s count) per second'
+    rows = [{'section': 'histogram', 'case': name + ': one frame read back', 'bins': numBins, 'pairs_within_rmax': pairs,
+             'ms': 1000 * single, 'pairs_per_s': pairs / single, 'note': note},
+            {'section': 'histogram', 'case': name + ': accumulated on the device, per frame', 'bins': numBins,
+             'pairs_within_rmax': pairs, 'ms': 1000 * accumulated, 'pairs_per_s': pairs / accumulated, 'note': note}]
+    try:
+        import cupy  # noqa: F401
+    except ImportError:
+        return rows
+    peerN = min(n, 100000)
+    peerPositions, peerEdge = random_positions(peerN, seed=4, density=ATOM_DENSITY)
+    peerForce, peerContext = histogram_context(peerPositions, peerEdge, platform, precision)
+    ours = peerForce.getPairHistogram(peerContext, numBins, maxDistance)
+    del peerContext
+    peer = cupy_histogram(peerPositions, peerEdge, numBins, maxDistance)
+    moved = int(np.abs(peer - ours).sum())
+    # float distances err by about 1e-6 nm: pairs that close to a bin edge may land on either side
+    if moved > 4e-6 / (maxDistance / numBins) * ours.sum() + 10:
+        raise RuntimeError('histogram disagrees with CuPy: %d counts differ' % moved)
+    peerTime = median_time(lambda: cupy_histogram(peerPositions, peerEdge, numBins, maxDistance), 3)
+    peerRate = peerN * (peerN - 1) / 2 / peerTime
+    for row in rows:
+        row.update({'peer': 'CuPy', 'peer_ms': 1000 * peerTime, 'peer_pairs_per_s': peerRate,
+                    'pairs_per_s_ratio_vs_peer': row['pairs_per_s'] / peerRate, 'counts_differing_from_peer': moved,
+                    'note': note + '; peer: CuPy blocked all-pairs histogram of %s atoms (same density, own box; '
+                            'a million is out of its reach), all pairs per second, peer_ms for those atoms; '
+                            'pairs_per_s_ratio_vs_peer compares the two rates, not times' % format(peerN, ',')})
+    return rows
+
+
 # ---------------------------------------------------------------------------------------------
 
 def describe(platform, precision):
@@ -336,7 +484,8 @@ def describe(platform, precision):
 def print_table(rows):
     for row in rows:
         keys = [k for k in ('ms_per_step', 'overhead_percent', 'ms', 'peer_ms', 'pairs_per_s', 'peer_pairs_per_s',
-                            'speedup_vs_peer', 'us_per_evaluation') if k in row]
+                            'speedup_vs_peer', 'pairs_per_s_ratio_vs_peer', 'ms_in_step', 'peer_ms_in_step',
+                            'speedup_in_step', 'us_per_evaluation') if k in row]
         values = '  '.join('%s=%.4g' % (k, row[k]) for k in keys)
         print('%-11s %-75s %s' % (row['section'], row['case'][:75], values), flush=True)
 
@@ -345,14 +494,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--platform', default='CUDA')
     parser.add_argument('--precision', default='mixed', choices=['single', 'mixed', 'double'])
-    parser.add_argument('--sections', default='md,throughput,latency,histogram,metadynamics')
+    parser.add_argument('--sections', default='md,throughput,cutoff,latency,histogram,metadynamics')
     parser.add_argument('--quick', action='store_true', help='tiny sizes, for a smoke test')
     parser.add_argument('--json', help='write the results here')
     args = parser.parse_args()
     platform = mm.Platform.getPlatformByName(args.platform)
     info = describe(platform, args.precision)
     print(json.dumps(info), flush=True)
-    sections = {'md': bench_md, 'throughput': bench_throughput, 'latency': bench_small_latency,
+    sections = {'md': bench_md, 'throughput': bench_throughput, 'cutoff': bench_cutoff, 'latency': bench_small_latency,
                 'histogram': bench_histogram}
     rows = []
     for name in args.sections.split(','):

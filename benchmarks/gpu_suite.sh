@@ -91,11 +91,16 @@ if [[ " $stages " == *" sanitize "* ]]; then
     TEST=build-gpu/platforms/cuda/tests/TestCudaCoordinationForce
     for tool in memcheck racecheck; do
         # racecheck is slow: the tests of every kernel that shares memory within a block.
-        filter=$([ $tool = racecheck ] && echo "Histogram,LargeSystem,testOneGroup,testTwoGroups,testPairList" || echo "")
+        # SANITIZER_MEMCHECK_FILTER / SANITIZER_RACECHECK_FILTER select other tests by name.
+        if [ $tool = racecheck ]; then
+            filter=${SANITIZER_RACECHECK_FILTER:-Histogram,LargeSystem,testOneGroup,testTwoGroups,testPairList,CellsAllInOneCell,CellsGroupOfOne}
+        else
+            filter=${SANITIZER_MEMCHECK_FILTER:-}
+        fi
         timeout ${SANITIZER_TIMEOUT:-300} compute-sanitizer --tool $tool --report-api-errors no --error-exitcode 99 $TEST mixed "$filter" > "$OUT/sanitizer-$tool.log" 2>&1
         status=$?
         tail -3 "$OUT/sanitizer-$tool.log"
-        note "compute-sanitizer $tool (mixed): exit $status, $(grep -c 'ERROR SUMMARY: 0 errors' "$OUT/sanitizer-$tool.log") clean summary lines"
+        note "compute-sanitizer $tool (mixed): exit $status, $(grep -cE 'ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards' "$OUT/sanitizer-$tool.log") clean summary lines"
     done
 fi
 

@@ -14,6 +14,7 @@
 #include "TestCoordinationHistogram.h"
 #include "TestCoordinationErrors.h"
 #include "TestCoordinationRandom.h"
+#include "TestCoordinationCells.h"
 
 void runCoordinationTests() {
     runSwitchingTests();
@@ -22,4 +23,5 @@ void runCoordinationTests() {
     runHistogramTests();
     runErrorTests();
     runRandomTests();
+    runCellTests();
 }

@@ -121,7 +121,8 @@ void testFiniteDifferences() {
 
 /**
  * Histogram counts must be equal, except that rounding in lower precision may move a pair lying
- * on a bin edge to the next bin.
+ * on a bin edge to the next bin (the GPU's cell lists shift positions by box vectors in single
+ * precision: a few pairs in a million).
  */
 static void assertHistogramsEqual(const vector<long long>& expected, const vector<long long>& found) {
     ASSERT_EQUAL(expected.size(), found.size());
@@ -131,7 +132,7 @@ static void assertHistogramsEqual(const vector<long long>& expected, const vecto
         total += expected[k];
     }
     ASSERT(total > 20);
-    ASSERT(differences <= (tolerance < 1e-8 ? 0 : 4));
+    ASSERT(differences <= (tolerance < 1e-8 ? 0 : 4+total/100000));
 }
 
 /** Compare energy, CV, forces and histogram of a Context on the platform under test with Reference. */

@@ -3,14 +3,18 @@
 Platforms: every test that takes the `platform_config` fixture runs once per available
 platform configuration: Reference, CPU, and CUDA in single, mixed and double precision when
 the CUDA platform exists and our CUDA kernel is registered (a Context with a CoordinationForce
-can be created on it). Configurations that are not available are not generated at all, so they
-never show up as passing (nor as skipped) tests; the report header lists what ran and what was
-left out and why. Set COORDINATION_REQUIRE_PLATFORMS=CUDA (comma separated names or ids such as
-CUDA-double) to make a missing platform an error instead, for example on a GPU machine.
+can be created on it). Tests too large for the Reference and CPU platforms take the
+`gpu_platform_config` fixture instead: CUDA configurations only. Configurations that are not
+available are not generated at all, so they never show up as passing (nor as skipped) tests
+(without a GPU, a `gpu_platform_config` test is not collected); the report header lists what
+ran and what was left out and why. Set COORDINATION_REQUIRE_PLATFORMS=CUDA (comma separated
+names or ids such as CUDA-double) to make a missing platform an error instead, for example on a
+GPU machine.
 
 Tolerances: stated once, in helpers.PLATFORM_TOLERANCES.
 """
 
+import inspect
 import os
 import zlib
 
@@ -96,14 +100,32 @@ def pytest_configure(config):
 
 
 def pytest_generate_tests(metafunc):
-    """Parametrize `platform_config` over the available configurations only, and
-    `double_platform_config` over those computing in double precision."""
+    """Parametrize `platform_config` over the available configurations only,
+    `double_platform_config` over those computing in double precision, and
+    `gpu_platform_config` over the CUDA ones (tests too large for the Reference and CPU platforms)."""
     available, _ = available_configs()
     if 'platform_config' in metafunc.fixturenames:
         metafunc.parametrize('platform_config', available, ids=[c.id for c in available])
     if 'double_platform_config' in metafunc.fixturenames:
         doubles = [c for c in available if c.is_double]
         metafunc.parametrize('double_platform_config', doubles, ids=[c.id for c in doubles])
+    if 'gpu_platform_config' in metafunc.fixturenames:
+        gpus = [c for c in available if c.name == 'CUDA']
+        metafunc.parametrize('gpu_platform_config', gpus, ids=[c.id for c in gpus])
+
+
+_CONFIG_FIXTURES = ('platform_config', 'double_platform_config', 'gpu_platform_config')
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(collector, name, obj):
+    """Where no CUDA configuration is available, a test function that takes `gpu_platform_config`
+    is not collected at all (parametrizing it over nothing would report it as skipped)."""
+    if (inspect.isfunction(obj) and collector.funcnamefilter(name)
+            and 'gpu_platform_config' in inspect.signature(obj).parameters
+            and not any(c.name == 'CUDA' for c in available_configs()[0])):
+        return []
+    return None
 
 
 @pytest.fixture
@@ -121,5 +143,5 @@ def rng(request):
     params = {} if params is None else params.params
     key = '%s%s::%s%r' % (os.environ.get('COORDINATION_TEST_SEED', ''), request.node.module.__name__,
                           request.node.originalname, sorted((k, str(v)) for k, v in params.items()
-                                                            if k not in ('platform_config', 'double_platform_config')))
+                                                            if k not in _CONFIG_FIXTURES))
     return np.random.default_rng(zlib.crc32(key.encode()))

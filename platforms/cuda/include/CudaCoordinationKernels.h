@@ -2,6 +2,7 @@
 #define CUDA_COORDINATION_KERNELS_H_
 
 #include "CoordinationKernels.h"
+#include "CudaCoordinationCells.h"
 #include "openmm/cuda/CudaArray.h"
 #include "openmm/cuda/CudaContext.h"
 #include <map>
@@ -41,6 +42,8 @@ private:
     void uploadGlobals(OpenMM::ContextImpl& context);
     void launchCoordination(int flags);
     void launchHistogram(OpenMM::CudaArray& counts, int numBins, double maxDistance);
+    /** Whether to use the cell lists for this cutoff in the current box; if so, bin the particles. */
+    bool binCells(double cutoff);
     /** Threads for the tile kernels: one block per tile of L chunks and S chunks of the given size, capped. */
     int getNumTileThreads(int chunk) const;
     /** Record, on the GPU, the first group particle whose position is not finite. */
@@ -56,6 +59,9 @@ private:
     std::string source;
     std::map<std::string, std::string> defines;
     CUfunction tilesKernel, pairsKernel, applyKernel, histogramTilesKernel, histogramPairsKernel, invertKernel, updateKernel, checkKernel;
+    CUfunction cellsKernel, histogramCellsKernel, assignCellsKernel, scanCellsKernel, scatterCellsKernel;
+    /** Cell lists for a finite cutoff in a periodic box (null where they cannot apply). */
+    std::unique_ptr<CudaCoordinationCells> cells;
     OpenMM::CudaArray groupOriginal, groupAtoms, inverseAtomIndex, gradient, cvPartial, counter, cvState, globals, invalidSlot;
     OpenMM::CudaArray histogram, histogramScratch;
     std::vector<std::unique_ptr<OpenMM::CudaArray> > tables;

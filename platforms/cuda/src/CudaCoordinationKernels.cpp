@@ -79,6 +79,8 @@ void CudaCalcCoordinationForceKernel::initialize(const System& system, const Coo
     invalidSlot.initialize<int>(cu, 1, "coordinationInvalidSlot");
     invalidSlot.upload(vector<int>(1, numeric_limits<int>::max()));
     cu.addReorderListener(new ReorderListener(*this));
+    if (periodic && mode != CoordinationForce::PairList)
+        cells.reset(new CudaCoordinationCells(cu, mode == CoordinationForce::OneGroup, nA, nB, offsetL == 0));
     setParameters(force);
 }
 
@@ -96,6 +98,11 @@ void CudaCalcCoordinationForceKernel::setParameters(const CoordinationForce& for
         invertKernel = cu.getKernel(module, "invertAtomIndex");
         updateKernel = cu.getKernel(module, "updateGroupAtoms");
         checkKernel = cu.getKernel(module, "checkPositions");
+        cellsKernel = cu.getKernel(module, "computeCoordinationCells");
+        histogramCellsKernel = cu.getKernel(module, "histogramCells");
+        assignCellsKernel = cu.getKernel(module, "assignCells");
+        scanCellsKernel = cu.getKernel(module, "scanCells");
+        scatterCellsKernel = cu.getKernel(module, "scatterCells");
         source = program.source;
         defines = program.defines;
     }
@@ -200,12 +207,28 @@ int CudaCalcCoordinationForceKernel::getNumTileThreads(int chunk) const {
     return (int) (min(numTiles, (long long) maxBlocks)*tile);
 }
 
+bool CudaCalcCoordinationForceKernel::binCells(double cutoff) {
+    if (!cells || !cells->chooseGrid(cutoff))
+        return false;
+    cells->bin(assignCellsKernel, scanCellsKernel, scatterCellsKernel, groupAtoms);
+    return true;
+}
+
 void CudaCalcCoordinationForceKernel::launchCoordination(int flags) {
     setImageSearchDistance();
     void* params = (cu.getUseDoublePrecision() ? (void*) &paramsDouble : (void*) &paramsFloat);
     int tile = CudaCoordinationProgram::TileSize;
+    bool useCells = binCells(dmax);
     vector<void*> args;
-    if (mode == CoordinationForce::PairList) {
+    if (useCells) {
+        args = {&cells->getSortedPositions().getDevicePointer(), &cells->getSortedSlots().getDevicePointer(),
+                &cells->getCellStarts().getDevicePointer(), &cells->getWorkCounter().getDevicePointer(), &groupAtoms.getDevicePointer(),
+                &groupOriginal.getDevicePointer(),
+                &cells->getGrid(), params, cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(),
+                cu.getPeriodicBoxVecZPointer(), &flags, &cu.getLongForceBuffer().getDevicePointer(), &gradient.getDevicePointer(),
+                &numSlots};
+    }
+    else if (mode == CoordinationForce::PairList) {
         args = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &numL, params,
                 cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(), cu.getPeriodicBoxVecXPointer(),
                 cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &flags, &cu.getLongForceBuffer().getDevicePointer(),
@@ -223,7 +246,9 @@ void CudaCalcCoordinationForceKernel::launchCoordination(int flags) {
     if (chainRule)
         for (auto& table : tables)
             args.push_back(&table->getDevicePointer());
-    if (mode == CoordinationForce::PairList)
+    if (useCells)
+        cu.executeKernel(cellsKernel, args.data(), (int) min((long long) cells->getNumItems()*32, (long long) maxBlocks*tile), tile);
+    else if (mode == CoordinationForce::PairList)
         cu.executeKernel(pairsKernel, args.data(), numL, tile);
     else
         cu.executeKernel(tilesKernel, args.data(), getNumTileThreads(sChunk), tile);
@@ -293,7 +318,15 @@ void CudaCalcCoordinationForceKernel::launchHistogram(CudaArray& counts, int num
     void* maxArg = (useDouble ? (void*) &maxDistance2 : (void*) &maxDistance2Float);
     void* binArg = (useDouble ? (void*) &invBinWidth : (void*) &invBinWidthFloat);
     int tile = CudaCoordinationProgram::TileSize;
-    if (mode == CoordinationForce::PairList) {
+    if (binCells(maxDistance)) {
+        void* args[] = {&cells->getSortedPositions().getDevicePointer(), &cells->getSortedSlots().getDevicePointer(),
+                &cells->getCellStarts().getDevicePointer(), &cells->getWorkCounter().getDevicePointer(), &groupOriginal.getDevicePointer(),
+                &cells->getGrid(),
+                cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &numBins, maxArg,
+                binArg, &counts.getDevicePointer()};
+        cu.executeKernel(histogramCellsKernel, args, (int) min((long long) cells->getNumItems()*32, (long long) maxBlocks*tile), tile);
+    }
+    else if (mode == CoordinationForce::PairList) {
         void* args[] = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &numL, imageSearch,
                 cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(), cu.getPeriodicBoxVecXPointer(),
                 cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &numBins, maxArg, binArg, &counts.getDevicePointer()};

@@ -93,7 +93,7 @@ CudaCoordinationProgram::CudaCoordinationProgram(const CoordinationForce& force,
     }
     defines["ENERGY_TABLE_PARAMETERS"] = tableParameters;
     defines["ENERGY_TABLE_ARGUMENTS"] = tableArguments;
-    string all = CudaCoordinationKernelSources::switching+CudaCoordinationKernelSources::pairs+
+    string all = CudaCoordinationKernelSources::switching+CudaCoordinationKernelSources::pairs+CudaCoordinationKernelSources::cells+
             CudaCoordinationKernelSources::coordination+CudaCoordinationKernelSources::histogram;
     source = cc.replaceStrings(all, replacements);
 }

@@ -18,6 +18,8 @@
 #include "openmm/OpenMMException.h"
 #include <nvrtc.h>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -155,6 +157,9 @@ static void compile(const CoordinationForce& force, const string& precision, boo
         src << "\n";
     }
     src << "\n" << program.source << "\n";
+    // COORDINATION_DUMP_SOURCE=prefix writes each program, to inspect it with nvcc -Xptxas -v.
+    if (getenv("COORDINATION_DUMP_SOURCE") != NULL)
+        ofstream(string(getenv("COORDINATION_DUMP_SOURCE"))+label+"-"+precision+".cu") << src.str();
     nvrtcProgram nvrtc;
     if (nvrtcCreateProgram(&nvrtc, src.str().c_str(), NULL, 0, NULL, NULL) != NVRTC_SUCCESS)
         throw OpenMMException("nvrtcCreateProgram failed");
@@ -175,7 +180,8 @@ static void compile(const CoordinationForce& force, const string& precision, boo
     if (result != NVRTC_SUCCESS)
         throw OpenMMException("NVRTC failed for "+label+" ("+precision+"):\n"+log);
     for (string kernel : {"computeCoordinationTiles", "computeCoordinationPairs", "applyChainRule", "histogramTiles",
-            "histogramPairs", "invertAtomIndex", "updateGroupAtoms", "checkPositions"})
+            "histogramPairs", "invertAtomIndex", "updateGroupAtoms", "checkPositions", "computeCoordinationCells", "histogramCells",
+            "assignCells", "scanCells", "scatterCells"})
         if (ptx.find(".entry "+kernel) == string::npos)
             throw OpenMMException("The PTX for "+label+" ("+precision+") lacks the kernel "+kernel);
     cout << "  compiled " << label << " (" << precision << ")" << endl;

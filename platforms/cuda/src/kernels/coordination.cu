@@ -100,34 +100,99 @@ inline DEVICE void finishBlock(mixed cvSum, int flags, mixed* RESTRICT energyBuf
 
 #define ROTATION_THRESHOLD 12
 
-#ifdef GROUPS_OVERLAP
-#define DIFFERENT_PARTICLES(j) && sOriginal[j] != lOriginal
+#ifdef ONE_GROUP
+// Keys order the particles of a diagonal block: each unordered pair once.
+#define PAIR_WANTED(k) (!diagonal || sKey[k] > lKey)
+#elif defined(GROUPS_OVERLAP)
+// Keys are the original particle indices: no pair of a particle with itself.
+#define PAIR_WANTED(k) (sKey[k] != lKey)
 #else
-#define DIFFERENT_PARTICLES(j)
+#define PAIR_WANTED(k) true
 #endif
 
 /**
- * One tile: thread t holds particle t of L chunk a in registers, and the block walks the
- * particles of S chunk b in shared memory in batches of 32. The gradient with respect to each
- * S particle is summed over the warp before one shared-memory atomic per particle and warp:
- * - a full batch rotates: lane l starts with the sum of particle l of the batch and, after each
- *   step, hands it to lane l-1, so that every lane meets every particle and each sum returns
- *   home after 32 steps (3 shuffles a step);
+ * One batch of up to 32 S particles, in shared memory, against the warp's L particles, one per
+ * lane. Adds the gradient with respect to the lane's L particle to *gi, returns the lane's sum of
+ * s, and leaves in *gjSum, on lane k, the warp's total gradient with respect to S particle k:
+ * - a full batch rotates: lane l starts with the sum of particle l and, after each step, hands
+ *   it to lane l-1, so that every lane meets every particle and each sum returns home after 32
+ *   steps (3 shuffles a step);
  * - a short batch is broadcast: every lane meets particle k at step k and the warp reduces.
- * Global gradient atomics happen once per particle per tile.
+ * MIN_IMAGE: the displacement is reduced to the nearest image; otherwise the S positions already
+ * carry their periodic shift.
+ */
+template <bool GRADIENT, bool MIN_IMAGE>
+inline DEVICE real pairBatch(real4 pi, bool lValid, int lKey, const real4* sPos, const int* sKey, int count, bool diagonal,
+        const PairParams& params, const PeriodicBox& box, real3* gi, real3* gjSum) {
+    const int lane = threadIdx.x%32;
+    real batchSum = 0;
+    real3 gj = make_real3(0, 0, 0);
+    if (GRADIENT && count >= ROTATION_THRESHOLD) {
+        int k = lane;
+        for (int step = 0; step < 32; step++) {
+            if (lValid && k < count && PAIR_WANTED(k)) {
+                real r2, g;
+                real3 delta = (MIN_IMAGE ? boxDelta(pi, sPos[k], &r2, box) : shiftedDelta(pi, sPos[k], &r2));
+                batchSum += switchingFunction(r2, params, &g);
+                gj.x += g*delta.x;
+                gj.y += g*delta.y;
+                gj.z += g*delta.z;
+                gi->x -= g*delta.x;
+                gi->y -= g*delta.y;
+                gi->z -= g*delta.z;
+            }
+            gj.x = __shfl_sync(0xffffffff, gj.x, lane+1);
+            gj.y = __shfl_sync(0xffffffff, gj.y, lane+1);
+            gj.z = __shfl_sync(0xffffffff, gj.z, lane+1);
+            k = (k+1)&31;
+        }
+    }
+    else {
+        for (int k = 0; k < count; k++) {
+            real3 d = make_real3(0, 0, 0);
+            if (lValid && PAIR_WANTED(k)) {
+                real r2, g;
+                real3 delta = (MIN_IMAGE ? boxDelta(pi, sPos[k], &r2, box) : shiftedDelta(pi, sPos[k], &r2));
+                batchSum += switchingFunction(r2, params, &g);
+                d = make_real3(g*delta.x, g*delta.y, g*delta.z);
+                gi->x -= d.x;
+                gi->y -= d.y;
+                gi->z -= d.z;
+            }
+            if (GRADIENT) {
+                d = warpSum(d);
+                if (lane == k)
+                    gj = d;
+            }
+        }
+    }
+    *gjSum = gj;
+    return batchSum;
+}
+
+inline DEVICE bool isNonzero(real3 v) {
+    return v.x != 0 || v.y != 0 || v.z != 0;
+}
+
+/**
+ * One tile: thread t holds particle t of L chunk a in registers, and the block walks the
+ * particles of S chunk b in shared memory in batches of 32 (pairBatch). The gradient with
+ * respect to each S particle is summed over the warp before one shared-memory atomic per
+ * particle and warp; global gradient atomics happen once per particle per tile.
  */
 template <bool GRADIENT>
 inline DEVICE mixed computeTile(int a, int b, bool diagonal, int sChunk, const real4* RESTRICT posq,
         const int* RESTRICT groupAtoms, const int* RESTRICT groupOriginal, int numL, int numS, int offsetL, int offsetS,
-        const PairParams& params, real4 periodicBoxSize, real4 invPeriodicBoxSize, real4 periodicBoxVecX,
-        real4 periodicBoxVecY, real4 periodicBoxVecZ, int flags, unsigned long long* RESTRICT forceBuffer,
-        long long* RESTRICT gradient, int numSlots, real4* sPos, int* sOriginal, real3* sGradient) {
+        const PairParams& params, const PeriodicBox& box, int flags, unsigned long long* RESTRICT forceBuffer,
+        long long* RESTRICT gradient, int numSlots, real4* sPos, int* sKey, real3* sGradient) {
     const int lane = threadIdx.x%32;
     const int sFirst = b*sChunk, sCount = min(sChunk, numS-sFirst);
     if (threadIdx.x < sCount) {
         sPos[threadIdx.x] = posq[groupAtoms[offsetS+sFirst+threadIdx.x]];
 #ifdef GROUPS_OVERLAP
-        sOriginal[threadIdx.x] = groupOriginal[offsetS+sFirst+threadIdx.x];
+        sKey[threadIdx.x] = groupOriginal[offsetS+sFirst+threadIdx.x];
+#else
+        sKey[threadIdx.x] = threadIdx.x;
 #endif
     }
     if (GRADIENT)
@@ -138,59 +203,17 @@ inline DEVICE mixed computeTile(int a, int b, bool diagonal, int sChunk, const r
     const int lAtom = (lValid ? groupAtoms[offsetL+lIndex] : 0);
     const real4 pi = posq[lAtom];
 #ifdef GROUPS_OVERLAP
-    const int lOriginal = (lValid ? groupOriginal[offsetL+lIndex] : -1);
+    const int lKey = (lValid ? groupOriginal[offsetL+lIndex] : -1);
+#else
+    const int lKey = threadIdx.x;
 #endif
     real3 gi = make_real3(0, 0, 0);
     mixed cvSum = 0;
     for (int batch = 0; batch < sCount; batch += 32) {
         const int count = min(32, sCount-batch);
-        real batchSum = 0;
-        real3 gj = make_real3(0, 0, 0);
-        if (GRADIENT && count >= ROTATION_THRESHOLD) {
-            int k = lane;
-            for (int step = 0; step < 32; step++) {
-                const int j = batch+k;
-                if (lValid && k < count && (!diagonal || j > (int) threadIdx.x) DIFFERENT_PARTICLES(j)) {
-                    real r2, g;
-                    real3 delta = pairDelta(pi, sPos[j], &r2, params.imageSearch2, periodicBoxSize, invPeriodicBoxSize,
-                            periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
-                    batchSum += switchingFunction(r2, params, &g);
-                    gj.x += g*delta.x;
-                    gj.y += g*delta.y;
-                    gj.z += g*delta.z;
-                    gi.x -= g*delta.x;
-                    gi.y -= g*delta.y;
-                    gi.z -= g*delta.z;
-                }
-                gj.x = __shfl_sync(0xffffffff, gj.x, lane+1);
-                gj.y = __shfl_sync(0xffffffff, gj.y, lane+1);
-                gj.z = __shfl_sync(0xffffffff, gj.z, lane+1);
-                k = (k+1)&31;
-            }
-        }
-        else {
-            for (int k = 0; k < count; k++) {
-                const int j = batch+k;
-                real3 d = make_real3(0, 0, 0);
-                if (lValid && (!diagonal || j > (int) threadIdx.x) DIFFERENT_PARTICLES(j)) {
-                    real r2, g;
-                    real3 delta = pairDelta(pi, sPos[j], &r2, params.imageSearch2, periodicBoxSize, invPeriodicBoxSize,
-                            periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
-                    batchSum += switchingFunction(r2, params, &g);
-                    d = make_real3(g*delta.x, g*delta.y, g*delta.z);
-                    gi.x -= d.x;
-                    gi.y -= d.y;
-                    gi.z -= d.z;
-                }
-                if (GRADIENT) {
-                    d = warpSum(d);
-                    if (lane == k)
-                        gj = d;
-                }
-            }
-        }
-        cvSum += batchSum;
-        if (GRADIENT && lane < count) {
+        real3 gj;
+        cvSum += pairBatch<GRADIENT, true>(pi, lValid, lKey, sPos+batch, sKey+batch, count, diagonal, params, box, &gi, &gj);
+        if (GRADIENT && lane < count && isNonzero(gj)) {
             atomicAdd(&sGradient[batch+lane].x, gj.x);
             atomicAdd(&sGradient[batch+lane].y, gj.y);
             atomicAdd(&sGradient[batch+lane].z, gj.z);
@@ -198,9 +221,9 @@ inline DEVICE mixed computeTile(int a, int b, bool diagonal, int sChunk, const r
     }
     __syncthreads();
     if (GRADIENT) {
-        if (lValid)
+        if (lValid && isNonzero(gi))
             addGradient(gi, offsetL+lIndex, lAtom, flags, forceBuffer, gradient, numSlots);
-        if (threadIdx.x < sCount)
+        if (threadIdx.x < sCount && isNonzero(sGradient[threadIdx.x]))
             addGradient(sGradient[threadIdx.x], offsetS+sFirst+threadIdx.x, groupAtoms[offsetS+sFirst+threadIdx.x], flags,
                     forceBuffer, gradient, numSlots);
         __syncthreads();
@@ -216,8 +239,9 @@ KERNEL void computeCoordinationTiles(const real4* RESTRICT posq, const int* REST
         mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial, unsigned int* RESTRICT counter, double* RESTRICT cvState,
         const double* RESTRICT globals ENERGY_TABLE_PARAMETERS) {
     __shared__ real4 sPos[TILE];
-    __shared__ int sOriginal[TILE];
+    __shared__ int sKey[TILE];
     __shared__ real3 sGradient[TILE];
+    const PeriodicBox box = {periodicBoxSize, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, params.imageSearch2};
     int numLChunks = (numL+TILE-1)/TILE;
     int numTiles = countTiles(numL, numS, sChunk);
     bool gradientWanted = (flags & (FLAG_DIRECT_FORCES | FLAG_GRADIENT)) != 0;
@@ -229,12 +253,87 @@ KERNEL void computeCoordinationTiles(const real4* RESTRICT posq, const int* REST
             continue;
         if (gradientWanted)
             cvSum += computeTile<true>(a, b, diagonal, sChunk, posq, groupAtoms, groupOriginal, numL, numS, offsetL, offsetS, params,
-                    periodicBoxSize, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, flags,
-                    forceBuffer, gradient, numSlots, sPos, sOriginal, sGradient);
+                    box, flags, forceBuffer, gradient, numSlots, sPos, sKey, sGradient);
         else
             cvSum += computeTile<false>(a, b, diagonal, sChunk, posq, groupAtoms, groupOriginal, numL, numS, offsetL, offsetS, params,
-                    periodicBoxSize, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, flags,
-                    forceBuffer, gradient, numSlots, sPos, sOriginal, sGradient);
+                    box, flags, forceBuffer, gradient, numSlots, sPos, sKey, sGradient);
+    }
+    finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvState, globals ENERGY_TABLE_ARGUMENTS);
+}
+
+/** The CV of the pairs a cell-list work item visits (visitCellItem): forces as in computeTile. */
+template <bool GRADIENT>
+struct CellCoordination {
+    const real4* sortedPos;
+    const int* sortedSlot;
+    const int* groupAtoms;
+    const int* groupOriginal;
+    PairParams params;
+    PeriodicBox box;
+    int flags, numSlots;
+    unsigned long long* forceBuffer;
+    long long* gradient;
+    real4 pi;
+    real3 gi;
+    int lKey;
+    bool lValid;
+    mixed cvSum;
+
+    inline DEVICE void beginL(int l, bool valid) {
+        lValid = valid;
+        pi = sortedPos[valid ? l : 0];
+        lKey = (valid ? cellKey(l, sortedSlot, groupOriginal) : -1);
+        gi = make_real3(0, 0, 0);
+    }
+
+    inline DEVICE void batch(const real4* sPos, const int* sKey, int count, bool diagonal, int first) {
+        real3 gj;
+        cvSum += pairBatch<GRADIENT, false>(pi, lValid, lKey, sPos, sKey, count, diagonal, params, box, &gi, &gj);
+        if (GRADIENT && threadIdx.x%32 < count && isNonzero(gj)) {
+            int slot = sortedSlot[first+threadIdx.x%32];
+            addGradient(gj, slot, groupAtoms[slot], flags, forceBuffer, gradient, numSlots);
+        }
+    }
+
+    inline DEVICE void endL(int l, bool valid) {
+        if (GRADIENT && valid && isNonzero(gi)) {
+            int slot = sortedSlot[l];
+            addGradient(gi, slot, groupAtoms[slot], flags, forceBuffer, gradient, numSlots);
+        }
+    }
+};
+
+/** Every work item of the cell lists, one warp each. */
+template <bool GRADIENT>
+inline DEVICE mixed computeCellItems(CellCoordination<GRADIENT> visitor, const CellGrid& grid, const int* RESTRICT cellStart,
+        unsigned int* RESTRICT workCounter, real4* sPos, int* sKey) {
+    const int numItems = grid.numCells*grid.rowsPerCell;
+    visitor.cvSum = 0;
+    for (int item = nextCellItem(workCounter); item < numItems; item = nextCellItem(workCounter))
+        visitCellItem(item, grid, cellStart, visitor.sortedPos, visitor.sortedSlot, visitor.groupOriginal, visitor.box.vecX,
+                visitor.box.vecY, visitor.box.vecZ, sPos, sKey, visitor);
+    return visitor.cvSum;
+}
+
+/** The CV over the pairs of neighbouring cells (a finite cutoff in a periodic box). */
+KERNEL void computeCoordinationCells(const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot, const int* RESTRICT cellStart,
+        unsigned int* RESTRICT workCounter, const int* RESTRICT groupAtoms, const int* RESTRICT groupOriginal, CellGrid grid, PairParams params,
+        real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ, int flags, unsigned long long* RESTRICT forceBuffer,
+        long long* RESTRICT gradient, int numSlots, mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial,
+        unsigned int* RESTRICT counter, double* RESTRICT cvState, const double* RESTRICT globals ENERGY_TABLE_PARAMETERS) {
+    __shared__ real4 sPos[TILE];
+    __shared__ int sKey[TILE];
+    const int warpSlots = 32*(threadIdx.x/32);
+    const real4 unused = make_real4(0, 0, 0, 0);
+    const PeriodicBox box = {unused, unused, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, 0};
+    mixed cvSum;
+    if (flags & (FLAG_DIRECT_FORCES | FLAG_GRADIENT)) {
+        CellCoordination<true> visitor = {sortedPos, sortedSlot, groupAtoms, groupOriginal, params, box, flags, numSlots, forceBuffer, gradient};
+        cvSum = computeCellItems(visitor, grid, cellStart, workCounter, sPos+warpSlots, sKey+warpSlots);
+    }
+    else {
+        CellCoordination<false> visitor = {sortedPos, sortedSlot, groupAtoms, groupOriginal, params, box, flags, numSlots, forceBuffer, gradient};
+        cvSum = computeCellItems(visitor, grid, cellStart, workCounter, sPos+warpSlots, sKey+warpSlots);
     }
     finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvState, globals ENERGY_TABLE_ARGUMENTS);
 }

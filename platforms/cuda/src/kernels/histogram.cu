@@ -1,27 +1,31 @@
 /**
  * Pair-distance histograms: counts[k] += the number of pairs with k*dr <= r < (k+1)*dr.
- * Each block counts into shared memory (32-bit, flushed before they could overflow) and
- * merges into the 64-bit global counts once per flush. More bins than fit in shared memory
- * count straight into global memory.
+ * Each block counts into shared memory and merges into the 64-bit global counts: the tile
+ * kernels in 32-bit counters, flushed before they could overflow; the cell-list kernel, whose
+ * blocks cannot flush together, in 64-bit counters. More bins than fit in shared memory count
+ * straight into global memory.
  */
 
 #define MAX_SHARED_BINS 8192
+#define MAX_SHARED_BINS_64 4096
 #define TILES_PER_FLUSH 16384
 
-inline DEVICE void countPair(real r2, real maxDistance2, real invBinWidth, int numBins, unsigned int* sCounts,
+template <class T>
+inline DEVICE void countPair(real r2, real maxDistance2, real invBinWidth, int numBins, bool shared, T* sCounts,
         unsigned long long* RESTRICT counts) {
     if (r2 < maxDistance2) {
         int bin = min((int) (SQRT(r2)*invBinWidth), numBins-1);
-        if (numBins <= MAX_SHARED_BINS)
-            atomicAdd(&sCounts[bin], 1u);
+        if (shared)
+            atomicAdd(&sCounts[bin], (T) 1);
         else
             atomicAdd(&counts[bin], 1ull);
     }
 }
 
-inline DEVICE void flushCounts(unsigned int* sCounts, int numBins, unsigned long long* RESTRICT counts) {
+template <class T>
+inline DEVICE void flushCounts(T* sCounts, int numBins, bool shared, unsigned long long* RESTRICT counts) {
     __syncthreads();
-    if (numBins <= MAX_SHARED_BINS)
+    if (shared)
         for (int bin = threadIdx.x; bin < numBins; bin += blockDim.x) {
             if (sCounts[bin] != 0)
                 atomicAdd(&counts[bin], (unsigned long long) sCounts[bin]);
@@ -69,15 +73,15 @@ KERNEL void histogramTiles(const real4* RESTRICT posq, const int* RESTRICT group
 #endif
                 real r2;
                 pairDelta(pi, sPos[j], &r2, imageSearch2, periodicBoxSize, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
-                countPair(r2, maxDistance2, invBinWidth, numBins, sCounts, counts);
+                countPair(r2, maxDistance2, invBinWidth, numBins, numBins <= MAX_SHARED_BINS, sCounts, counts);
             }
         }
         if (++tilesSinceFlush == TILES_PER_FLUSH) {
-            flushCounts(sCounts, numBins, counts);
+            flushCounts(sCounts, numBins, numBins <= MAX_SHARED_BINS, counts);
             tilesSinceFlush = 0;
         }
     }
-    flushCounts(sCounts, numBins, counts);
+    flushCounts(sCounts, numBins, numBins <= MAX_SHARED_BINS, counts);
 }
 
 KERNEL void histogramPairs(const real4* RESTRICT posq, const int* RESTRICT groupAtoms, int numPairs, real imageSearch2,
@@ -91,7 +95,59 @@ KERNEL void histogramPairs(const real4* RESTRICT posq, const int* RESTRICT group
         real r2;
         pairDelta(posq[groupAtoms[k]], posq[groupAtoms[numPairs+k]], &r2, imageSearch2, periodicBoxSize, invPeriodicBoxSize,
                 periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
-        countPair(r2, maxDistance2, invBinWidth, numBins, sCounts, counts);
+        countPair(r2, maxDistance2, invBinWidth, numBins, numBins <= MAX_SHARED_BINS, sCounts, counts);
     }
-    flushCounts(sCounts, numBins, counts);
+    flushCounts(sCounts, numBins, numBins <= MAX_SHARED_BINS, counts);
+}
+
+/** The pairs a cell-list work item visits (visitCellItem), counted into 64-bit shared counters. */
+struct CellHistogram {
+    const real4* sortedPos;
+    const int* sortedSlot;
+    const int* groupOriginal;
+    real maxDistance2, invBinWidth;
+    int numBins;
+    unsigned long long* sCounts;
+    unsigned long long* counts;
+    real4 pi;
+    int lKey;
+    bool lValid;
+
+    inline DEVICE void beginL(int l, bool valid) {
+        lValid = valid;
+        pi = sortedPos[valid ? l : 0];
+        lKey = (valid ? cellKey(l, sortedSlot, groupOriginal) : -1);
+    }
+
+    inline DEVICE void batch(const real4* sPos, const int* sKey, int count, bool diagonal, int first) {
+        if (!lValid)
+            return;
+        for (int k = 0; k < count; k++)
+            if (PAIR_WANTED(k)) {
+                real r2;
+                shiftedDelta(pi, sPos[k], &r2);
+                countPair(r2, maxDistance2, invBinWidth, numBins, numBins <= MAX_SHARED_BINS_64, sCounts, counts);
+            }
+    }
+
+    inline DEVICE void endL(int l, bool valid) {
+    }
+};
+
+/** The histogram over the pairs of neighbouring cells (maxDistance below half the box). */
+KERNEL void histogramCells(const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot, const int* RESTRICT cellStart,
+        unsigned int* RESTRICT workCounter, const int* RESTRICT groupOriginal, CellGrid grid, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ,
+        int numBins, real maxDistance2, real invBinWidth, unsigned long long* RESTRICT counts) {
+    __shared__ real4 sPos[TILE];
+    __shared__ int sKey[TILE];
+    __shared__ unsigned long long sCounts[MAX_SHARED_BINS_64];
+    for (int bin = threadIdx.x; bin < min(numBins, MAX_SHARED_BINS_64); bin += blockDim.x)
+        sCounts[bin] = 0;
+    __syncthreads();
+    const int warpSlots = 32*(threadIdx.x/32), numItems = grid.numCells*grid.rowsPerCell;
+    CellHistogram visitor = {sortedPos, sortedSlot, groupOriginal, maxDistance2, invBinWidth, numBins, sCounts, counts};
+    for (int item = nextCellItem(workCounter); item < numItems; item = nextCellItem(workCounter))
+        visitCellItem(item, grid, cellStart, sortedPos, sortedSlot, groupOriginal, periodicBoxVecX, periodicBoxVecY,
+                periodicBoxVecZ, sPos+warpSlots, sKey+warpSlots, visitor);
+    flushCounts(sCounts, numBins, numBins <= MAX_SHARED_BINS_64, counts);
 }

@@ -36,6 +36,24 @@ inline DEVICE real3 pairDelta(real4 pi, real4 pj, real* r2, real imageSearch2,
     return delta;
 }
 
+/** The periodic box as the pair functions need it. */
+typedef struct {
+    real4 size, invSize, vecX, vecY, vecZ;
+    real imageSearch2;
+} PeriodicBox;
+
+/** pairDelta() with the box in one argument. */
+inline DEVICE real3 boxDelta(real4 pi, real4 pj, real* r2, const PeriodicBox& box) {
+    return pairDelta(pi, pj, r2, box.imageSearch2, box.size, box.invSize, box.vecX, box.vecY, box.vecZ);
+}
+
+/** The displacement from pi to pj where pj already is the image to use (cell lists), and its squared length. */
+inline DEVICE real3 shiftedDelta(real4 pi, real4 pj, real* r2) {
+    real3 delta = make_real3(pj.x-pi.x, pj.y-pi.y, pj.z-pi.z);
+    *r2 = delta.x*delta.x+delta.y*delta.y+delta.z*delta.z;
+    return delta;
+}
+
 /**
  * Which chunks of L and S a tile pairs, and whether it is a diagonal tile of ONE_GROUP. Returns
  * false for a tile to skip: with an even number of chunks, ONE_GROUP meets each opposite chunk twice.
