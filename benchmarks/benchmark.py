@@ -382,15 +382,7 @@ def bench_histogram_all_pairs(platform, precision, quick):
     force, context = histogram_context(positions, edge, platform, precision)
     ours = force.getPairHistogram(context, numBins, maxDistance)
     pairs = n * (n - 1) // 2
-    single = median_time(lambda: force.getPairHistogram(context, numBins, maxDistance), 5)
-    frames = 10
-
-    def accumulate():
-        force.resetPairHistogram(context)
-        for _ in range(frames):
-            force.accumulatePairHistogram(context, numBins, maxDistance)
-        force.getAccumulatedPairHistogram(context)
-    accumulated = median_time(accumulate, 3) / frames
+    single, accumulated = histogram_times(force, context, numBins, maxDistance)
     rows = [{'section': 'histogram', 'case': '%d atoms, all pairs, %d bins, one frame read back' % (n, numBins),
              'ms': 1000 * single, 'pairs_per_s': pairs / single},
             {'section': 'histogram', 'case': '%d atoms, accumulated on the device, per frame' % n,
@@ -410,6 +402,18 @@ def bench_histogram_all_pairs(platform, precision, quick):
     return rows
 
 
+def histogram_times(force, context, numBins, maxDistance, frames=10):
+    """Seconds for one frame read back, and per frame accumulated on the device."""
+    single = median_time(lambda: force.getPairHistogram(context, numBins, maxDistance), 5)
+
+    def accumulate():
+        force.resetPairHistogram(context)
+        for _ in range(frames):
+            force.accumulatePairHistogram(context, numBins, maxDistance)
+        force.getAccumulatedPairHistogram(context)
+    return single, median_time(accumulate, 3) / frames
+
+
 def histogram_context(positions, edge, platform, precision):
     force = CoordinationForce(list(range(len(positions))))
     force.setUsesPeriodicBoundaryConditions(True)
@@ -426,15 +430,7 @@ def bench_histogram_cutoff(platform, precision, quick):
     positions, edge = random_positions(n, seed=3, density=ATOM_DENSITY)
     force, context = histogram_context(positions, edge, platform, precision)
     pairs = int(force.getPairHistogram(context, numBins, maxDistance).sum())  # pairs within rmax
-    single = median_time(lambda: force.getPairHistogram(context, numBins, maxDistance), 5)
-    frames = 10
-
-    def accumulate():
-        force.resetPairHistogram(context)
-        for _ in range(frames):
-            force.accumulatePairHistogram(context, numBins, maxDistance)
-        force.getAccumulatedPairHistogram(context)
-    accumulated = median_time(accumulate, 3) / frames
+    single, accumulated = histogram_times(force, context, numBins, maxDistance)
     del context
     name = '%s atoms, rmax %g nm' % (format(n, ','), maxDistance)
     note = 'periodic cube, cell lists; pairs_per_s: pairs within rmax (the histogram\'s count) per second'
