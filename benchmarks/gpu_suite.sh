@@ -4,7 +4,7 @@
 # ../shared/device/README.md), builds the plugin, then runs the stages named on the command line
 # (default: all of them):
 #   ctest     the C++ tests: CUDA in single, mixed and double precision, and the NVRTC compile test
-#   pytest    the Python tests on CUDA (single, mixed, double)
+#   pytest    the Python tests on CUDA (single, mixed, double; PYTEST_FILES selects test files)
 #   sanitize  compute-sanitizer memcheck and racecheck on the CUDA tests
 #   bench     benchmarks/benchmark.py (BENCH_ARGS adds options, e.g. "--sections md")
 # Logs and JSON go to $OUT (default ./gpu-out). Ends with a summary of pass counts.
@@ -72,7 +72,7 @@ c.setPositions(np.array([[0, 0, 0], [0.2, 0, 0], [0.5, 0, 0]]))
 print('python CUDA smoke test: CV', f.getCollectiveVariableValue(c), 'energy', c.getState(getEnergy=True).getPotentialEnergy())
 " 2>&1 | tee -a "$summary"
     # The image's auto-loaded pytest plugins (jax, torch, ...) are not needed and can interfere.
-    PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 COORDINATION_REQUIRE_PLATFORMS=CUDA python3 -X faulthandler -m pytest python/tests -q -k "CUDA" \
+    PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 COORDINATION_REQUIRE_PLATFORMS=CUDA python3 -X faulthandler -m pytest ${PYTEST_FILES:-python/tests} -q -k "CUDA" \
         -p no:cacheprovider -p xdist.plugin -n ${PYTEST_WORKERS:-8} -rfE --tb=short \
         --junitxml="$OUT/pytest-cuda.xml" > "$OUT/pytest.log" 2>&1
     tail -5 "$OUT/pytest.log" | tee -a "$summary"

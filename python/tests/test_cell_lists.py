@@ -188,6 +188,16 @@ def test_cutoff_without_stretch(platform_config, rng):
     random_case(rng, 'one', 'RATIONAL', 0.6, BOXES['rectangular'], 500, stretch=False).check(platform_config)
 
 
+@pytest.mark.parametrize('grid', ['1,1,1,1', '1,1,1,4', '2,1,1,3', '4,2,1,2', '3,1,2,1', '4,3,3,6'])
+@pytest.mark.parametrize('mode, box_name', [('one', 'rectangular'), ('two', 'triclinic'), ('one', 'skewed')])
+def test_forced_cell_grids(platform_config, rng, monkeypatch, grid, mode, box_name):
+    """Grids the CUDA platform would not choose by itself (COORDINATION_CELL_GRID=rx,ry,rz,runLength:
+    reach in cells per axis and home runs of runLength cells along x), from one cell per run to
+    runs longer than the reach. Platforms without cell lists ignore it."""
+    monkeypatch.setenv('COORDINATION_CELL_GRID', grid)
+    random_case(rng, mode, 'RATIONAL', 0.6, BOXES[box_name], 500).check(platform_config)
+
+
 @pytest.mark.parametrize('mode, type_name, fraction, box_name', [
     ('one', 'RATIONAL', 0.45, 'rectangular'), ('two', 'GAUSSIAN', 0.499, 'rectangular'),
     ('two', 'RATIONAL', 0.45, 'triclinic'), ('one', 'GAUSSIAN', 0.499, 'triclinic'),

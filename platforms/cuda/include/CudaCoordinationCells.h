@@ -3,6 +3,7 @@
 
 #include "openmm/cuda/CudaArray.h"
 #include "openmm/cuda/CudaContext.h"
+#include <string>
 
 namespace CoordinationPlugin {
 
@@ -17,7 +18,7 @@ class CudaCoordinationCells {
 public:
     /** The grid as the kernels take it (CellGrid in cells.cu). */
     struct Grid {
-        int nx, ny, nz, rx, ry, rz, rowsPerCell, numCells, lBase, sBase;
+        int nx, ny, nz, rx, ry, rz, runLength, numRuns, rowsPerRun, rowsPerItem, itemsPerRun, numCells, lBase, sBase;
     };
     /**
      * @param cu        the context
@@ -32,15 +33,16 @@ public:
      * needed (cutoff infinite or beyond half the box) or expected to be faster.
      */
     bool chooseGrid(double cutoff);
-    /** Bin the group particles on the GPU with the kernels of cells.cu. */
-    void bin(CUfunction assignKernel, CUfunction scanKernel, CUfunction scatterKernel, OpenMM::CudaArray& groupAtoms);
+    /** Bin the group particles on the GPU with the kernels of cells.cu (assignCells, scanCellBlocks, addCellOffsets, scatterCells). */
+    void bin(CUfunction assignKernel, CUfunction scanKernel, CUfunction offsetKernel, CUfunction scatterKernel,
+            OpenMM::CudaArray& groupAtoms);
     /** The grid chosen last. */
     Grid& getGrid() {
         return grid;
     }
-    /** The number of work items (home cell and row pairs) of the grid chosen last. */
-    int getNumItems() const {
-        return grid.numCells*grid.rowsPerCell;
+    /** The number of work items (a home run and some of its rows) of the grid chosen last. */
+    long long getNumItems() const {
+        return grid.numRuns*(long long) grid.ny*grid.nz*grid.itemsPerRun;
     }
     /** The wrapped positions in cell order. */
     OpenMM::CudaArray& getSortedPositions() {
@@ -50,7 +52,7 @@ public:
     OpenMM::CudaArray& getSortedSlots() {
         return sortedSlot;
     }
-    /** The counter of work items the pair kernels take (cleared by each binning). */
+    /** The counter of work items the pair kernels take (cleared by each binning); a second counter follows it. */
     OpenMM::CudaArray& getWorkCounter() {
         return workCounter;
     }
@@ -59,13 +61,23 @@ public:
         return cellStart;
     }
 private:
-    /** The expected cost, in steps of one warp, of visiting the pairs with a grid. */
-    double cellCost(const Grid& g) const;
+    /** Search the grids for the fastest one; false where all pairs are needed or faster. */
+    bool searchGrid(double cutoff, const double width[3]);
+    /** The expected time, in steps of one warp, of binning and visiting the pairs with a grid. */
+    double cellCost(const Grid& g, const double width[3], double cutoff) const;
+    /** Launch a kernel with one thread per work unit. */
+    void launch(CUfunction kernel, void** arguments, long long threads, int blockSize);
+    /** The cells that one block of scanCellBlocks scans (SCAN_CHUNK in cells.cu). */
+    static const int ScanChunk = 4096;
     OpenMM::CudaContext& cu;
     bool oneGroup, lIsA;
-    int numA, numB, numL, numS, numBinned;
+    int numA, numB, numL, numS, numBinned, busyWarps;
     Grid grid;
-    OpenMM::CudaArray cellCount, cellStart, workCounter, cellOf, cellRank, wrapped, sortedPos, sortedSlot;
+    // What the last search was for (box widths, cutoff, forced grid), and whether it found a grid.
+    double searchWidth[3] = {0, 0, 0}, searchCutoff = -1;
+    std::string searchForced;
+    bool searchFound = false;
+    OpenMM::CudaArray cellCount, cellStart, blockOffset, workCounter, cellOf, cellRank, wrapped, sortedPos, sortedSlot;
 };
 
 } // namespace CoordinationPlugin

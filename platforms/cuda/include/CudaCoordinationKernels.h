@@ -59,7 +59,7 @@ private:
     std::string source;
     std::map<std::string, std::string> defines;
     CUfunction tilesKernel, pairsKernel, applyKernel, histogramTilesKernel, histogramPairsKernel, invertKernel, updateKernel, checkKernel;
-    CUfunction cellsKernel, histogramCellsKernel, assignCellsKernel, scanCellsKernel, scatterCellsKernel;
+    CUfunction cellsKernel, histogramCellsKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel, scatterCellsKernel;
     /** Cell lists for a finite cutoff in a periodic box (null where they cannot apply). */
     std::unique_ptr<CudaCoordinationCells> cells;
     OpenMM::CudaArray groupOriginal, groupAtoms, inverseAtomIndex, gradient, cvPartial, counter, cvState, globals, invalidSlot;

@@ -1,8 +1,10 @@
 #include "CudaCoordinationCells.h"
+#include "openmm/OpenMMException.h"
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 using namespace CoordinationPlugin;
 using namespace OpenMM;
@@ -10,15 +12,22 @@ using namespace std;
 
 // Rounding margins: the grid leaves room for positions a little outside their cell.
 static const double GridMargin = 2e-4, ReachMargin = 1e-4;
-// Costs in steps of one warp (one S particle against 32 L particles): a range of S particles, a
-// work item, a binned particle, and the three binning launches.
-static const double RangeCost = 4, ItemCost = 3, BinCost = 2, LaunchCost = 2e5;
+// Costs in steps of one warp (one S particle against 32 L particles): filtering 32 loaded S
+// particles, a range of them, the bounding box of 32 L particles, a work item; and, spread over
+// the GPU, a binned particle, a cell, and the four binning launches together.
+static const double FilterCost = 1.5, RangeCost = 4, BoundsCost = 2, ItemCost = 3;
+static const double BinCost = 0.7, CellCost = 0.2, LaunchCost = 100;
+// Warps per multiprocessor that keep it busy, and the threads of a binning block.
+static const int BusyWarps = 16, BinBlockSize = 256;
 
 CudaCoordinationCells::CudaCoordinationCells(CudaContext& cu, bool oneGroup, int numA, int numB, bool lIsA) :
         cu(cu), oneGroup(oneGroup), lIsA(lIsA), numA(numA), numB(numB) {
     numL = (oneGroup ? numA : (lIsA ? numA : numB));
     numS = (oneGroup ? numA : (lIsA ? numB : numA));
     numBinned = numA+numB;
+    int multiprocessors;
+    cuDeviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu.getDevice());
+    busyWarps = BusyWarps*max(1, multiprocessors);
 }
 
 /** The expected number of batches of 32 for a Poisson-distributed count with this mean (0 for none). */
@@ -31,13 +40,27 @@ static double expectedBatches(double mean) {
     return batches;
 }
 
-double CudaCoordinationCells::cellCost(const Grid& g) const {
+double CudaCoordinationCells::cellCost(const Grid& g, const double width[3], double cutoff) const {
     double mL = numL/(double) g.numCells, mS = numS/(double) g.numCells;
-    double fullRow = 32*expectedBatches((2*g.rx+1)*mS)+2*RangeCost;
-    double rows = g.rowsPerCell*fullRow;
-    if (oneGroup)
-        rows += 32*expectedBatches(mS)+32*expectedBatches(g.rx*mS)+3*RangeCost-fullRow;
-    return g.numCells*(expectedBatches(mL)*rows+g.rowsPerCell*ItemCost)+numBinned*BinCost+LaunchCost;
+    // The share of a row's S particles within the cutoff of a home run's bounding box (its
+    // Minkowski sum with a ball, against the stencil of cells).
+    double ex = g.runLength*width[0]/g.nx, ey = width[1]/g.ny, ez = width[2]/g.nz;
+    double minkowski = ex*ey*ez+2*cutoff*(ex*ey+ey*ez+ez*ex)+M_PI*cutoff*cutoff*(ex+ey+ez)+4*M_PI/3*cutoff*cutoff*cutoff;
+    double stencil = (g.runLength+2*g.rx)*(2*g.ry+1)*(2*g.rz+1)*(width[0]*width[1]*width[2]/g.numCells);
+    double kept = min(1.0, minkowski/stencil);
+    double loaded = (g.runLength+2*g.rx)*mS, homeLoaded = (g.runLength+g.rx)*mS;
+    // The steps of one run: an item's rows fill batches together; the home row of one group holds
+    // the run itself and the cells after it. Items differ only in the first and the last.
+    auto itemSteps = [&] (int rows, bool first) {
+        double itemLoaded = rows*loaded+(oneGroup && first ? homeLoaded-loaded : 0);
+        return 32*expectedBatches(kept*itemLoaded)+FilterCost*expectedBatches(itemLoaded)+RangeCost*rows+BoundsCost;
+    };
+    int lastRows = g.rowsPerRun-(g.itemsPerRun-1)*g.rowsPerItem;
+    double runSteps = (g.itemsPerRun == 1 ? itemSteps(lastRows, true) :
+            itemSteps(g.rowsPerItem, true)+itemSteps(lastRows, false)+(g.itemsPerRun-2)*itemSteps(g.rowsPerItem, false));
+    double runs = g.numRuns*(double) g.ny*g.nz, items = runs*g.itemsPerRun;
+    double work = runs*expectedBatches(g.runLength*mL)*runSteps+items*ItemCost;
+    return work/min(items, (double) busyWarps)+(numBinned*BinCost+g.numCells*CellCost)/busyWarps+LaunchCost;
 }
 
 bool CudaCoordinationCells::chooseGrid(double cutoff) {
@@ -48,17 +71,45 @@ bool CudaCoordinationCells::chooseGrid(double cutoff) {
     double volume = a[0]*b[1]*c[2];
     Vec3 bc = b.cross(c), ca = c.cross(a), ab = a.cross(b);
     double width[3] = {volume/sqrt(bc.dot(bc)), volume/sqrt(ca.dot(ca)), volume/sqrt(ab.dot(ab))};
+    // The search takes a millisecond: it runs again only when the cutoff changed or a width moved
+    // by more than 3% since (a barostat's steps keep the grid, with its reach checked).
+    const char* forcedGrid = getenv("COORDINATION_CELL_GRID");
+    string forcedText = (forcedGrid == NULL ? "" : forcedGrid);
+    bool similar = (cutoff == searchCutoff && forcedText == searchForced);
+    for (int k = 0; k < 3; k++)
+        similar &= (fabs(width[k]-searchWidth[k]) < 0.03*searchWidth[k]);
+    if (similar) {
+        if (!searchFound)
+            return false;
+        int n[3] = {grid.nx, grid.ny, grid.nz}, reach[3] = {grid.rx, grid.ry, grid.rz};
+        for (int k = 0; k < 3; k++)
+            if ((int) ceil(cutoff*n[k]/width[k]*(1+ReachMargin)) != reach[k])
+                similar = false;
+        if (similar)
+            return true;
+    }
+    searchCutoff = cutoff;
+    searchForced = forcedText;
+    for (int k = 0; k < 3; k++)
+        searchWidth[k] = width[k];
+    searchFound = searchGrid(cutoff, width);
+    return searchFound;
+}
+
+bool CudaCoordinationCells::searchGrid(double cutoff, const double width[3]) {
     if (cutoff > 0.5*min(width[0], min(width[1], width[2])))
         return false;
-    double allPairs = (oneGroup ? 0.5*numL*(double) numL : numL*(double) numS)/32;
+    // All pairs: tiles of 256 x 256 (8 warps each), or of 256 x 32 and smaller for two groups.
+    double tiles = (oneGroup ? 0.5*(numL/256.0+1)*(numL/256.0+1) : (numL/256.0+1)*(numS/32.0+1));
+    double allPairs = (oneGroup ? 0.5*numL*(double) numL : numL*(double) numS)/32/min(8*tiles, (double) busyWarps);
     double bestCost = allPairs;
     bool found = false;
     long long maxCells = 4*(long long) numBinned+64;
-    // COORDINATION_CELL_REACH="rx,ry,rz" forces the reach in cells (for benchmarking grids).
-    int forced[3] = {0, 0, 0};
-    if (getenv("COORDINATION_CELL_REACH") != NULL)
-        sscanf(getenv("COORDINATION_CELL_REACH"), "%d,%d,%d", &forced[0], &forced[1], &forced[2]);
-    for (int rx = 1; rx <= 3; rx++)
+    // COORDINATION_CELL_GRID="rx,ry,rz,runLength" forces a grid (for benchmarking grids and testing).
+    int forced[4] = {0, 0, 0, 0};
+    if (!searchForced.empty())
+        sscanf(searchForced.c_str(), "%d,%d,%d,%d", &forced[0], &forced[1], &forced[2], &forced[3]);
+    for (int rx = 1; rx <= 4; rx++)
         for (int ry = 1; ry <= 3; ry++)
             for (int rz = 1; rz <= 3; rz++) {
                 if (forced[0] > 0 && (rx != forced[0] || ry != forced[1] || rz != forced[2]))
@@ -77,30 +128,51 @@ bool CudaCoordinationCells::chooseGrid(double cutoff) {
                 }
                 if (!valid)
                     continue;
-                Grid g;
-                g.nx = n[0];
-                g.ny = n[1];
-                g.nz = n[2];
-                g.rx = reach[0];
-                g.ry = reach[1];
-                g.rz = reach[2];
-                int rows = (2*g.ry+1)*(2*g.rz+1);
-                g.rowsPerCell = (oneGroup ? (rows+1)/2 : rows);
-                g.numCells = n[0]*n[1]*n[2];
-                g.lBase = (oneGroup || lIsA ? 0 : g.numCells);
-                g.sBase = (oneGroup || !lIsA ? 0 : g.numCells);
-                double cost = cellCost(g);
-                if (cost < bestCost || (forced[0] > 0 && !found)) {
-                    bestCost = cost;
-                    grid = g;
-                    found = true;
+                for (int runLength = 1; runLength <= 8 && n[0] >= 2*(runLength+reach[0])-1; runLength++) {
+                    if (forced[3] > 0 && runLength != forced[3])
+                        continue;
+                    Grid g;
+                    g.nx = n[0];
+                    g.ny = n[1];
+                    g.nz = n[2];
+                    g.rx = reach[0];
+                    g.ry = reach[1];
+                    g.rz = reach[2];
+                    g.runLength = runLength;
+                    g.numRuns = (n[0]+runLength-1)/runLength;
+                    int rows = (2*g.ry+1)*(2*g.rz+1);
+                    g.rowsPerRun = (oneGroup ? (rows+1)/2 : rows);
+                    g.numCells = n[0]*n[1]*n[2];
+                    g.lBase = (oneGroup || lIsA ? 0 : g.numCells);
+                    g.sBase = (oneGroup || !lIsA ? 0 : g.numCells);
+                    // Rows per item: few for parallelism in small systems, all for fuller batches in large ones.
+                    for (int rowsPerItem : {1, 2, 3, (g.rowsPerRun+1)/2, g.rowsPerRun}) {
+                        if (rowsPerItem > g.rowsPerRun)
+                            continue;
+                        g.rowsPerItem = rowsPerItem;
+                        g.itemsPerRun = (g.rowsPerRun+rowsPerItem-1)/rowsPerItem;
+                        double cost = cellCost(g, width, cutoff);
+                        if (cost < bestCost || (forced[0] > 0 && !found)) {
+                            bestCost = cost;
+                            grid = g;
+                            found = true;
+                        }
+                    }
                 }
             }
     return found;
 }
 
-void CudaCoordinationCells::bin(CUfunction assignKernel, CUfunction scanKernel, CUfunction scatterKernel, CudaArray& groupAtoms) {
-    int numBins = grid.numCells*(oneGroup ? 1 : 2);
+void CudaCoordinationCells::launch(CUfunction kernel, void** arguments, long long threads, int blockSize) {
+    unsigned int blocks = (unsigned int) max(1LL, (threads+blockSize-1)/blockSize);
+    CUresult result = cuLaunchKernel(kernel, blocks, 1, 1, blockSize, 1, 1, 0, cu.getCurrentStream(), arguments, NULL);
+    if (result != CUDA_SUCCESS)
+        throw OpenMMException("CoordinationForce: launching a cell-list kernel failed (CUDA error "+to_string((int) result)+")");
+}
+
+void CudaCoordinationCells::bin(CUfunction assignKernel, CUfunction scanKernel, CUfunction offsetKernel, CUfunction scatterKernel,
+        CudaArray& groupAtoms) {
+    int numBins = grid.numCells*(oneGroup ? 1 : 2), numScanBlocks = (numBins+ScanChunk-1)/ScanChunk;
     int positionSize = (cu.getUseDoublePrecision() ? sizeof(double4) : sizeof(float4));
     if (!wrapped.isInitialized()) {
         wrapped.initialize(cu, numBinned, positionSize, "coordinationCellWrapped");
@@ -108,28 +180,40 @@ void CudaCoordinationCells::bin(CUfunction assignKernel, CUfunction scanKernel, 
         sortedSlot.initialize<int>(cu, numBinned, "coordinationCellSlots");
         cellOf.initialize<int>(cu, numBinned, "coordinationCellOf");
         cellRank.initialize<int>(cu, numBinned, "coordinationCellRank");
-        workCounter.initialize<unsigned int>(cu, 1, "coordinationCellWorkCounter");
+        workCounter.initialize<unsigned int>(cu, 2, "coordinationCellCounters");
+        cu.clearBuffer(workCounter);
     }
     if (!cellCount.isInitialized() || cellCount.getSize() < numBins) {
         // The scan clears the counts it reads; fresh ones start cleared.
         if (cellCount.isInitialized()) {
             cellCount.resize(numBins);
             cellStart.resize(numBins+1);
+            blockOffset.resize(numScanBlocks);
         }
         else {
             cellCount.initialize<unsigned int>(cu, numBins, "coordinationCellCounts");
             cellStart.initialize<int>(cu, numBins+1, "coordinationCellStarts");
+            blockOffset.initialize<int>(cu, numScanBlocks, "coordinationCellBlockOffsets");
         }
         cu.clearBuffer(cellCount);
     }
+    // One thread per particle or cell: these kernels wait on memory, and want every thread the GPU holds.
     void* assignArgs[] = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &numBinned, &numA, &grid,
             cu.getInvPeriodicBoxSizePointer(), cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(),
             cu.getPeriodicBoxVecZPointer(), &cellCount.getDevicePointer(), &cellOf.getDevicePointer(),
             &cellRank.getDevicePointer(), &wrapped.getDevicePointer()};
-    cu.executeKernel(assignKernel, assignArgs, numBinned);
-    void* scanArgs[] = {&cellCount.getDevicePointer(), &cellStart.getDevicePointer(), &numBins, &workCounter.getDevicePointer()};
-    cu.executeKernel(scanKernel, scanArgs, 1024, 1024);
+    launch(assignKernel, assignArgs, numBinned, BinBlockSize);
+    // workCounter holds the counter of work items and, after it, that of finished scan blocks.
+    CUdeviceptr blocksDone = workCounter.getDevicePointer()+sizeof(unsigned int);
+    void* scanArgs[] = {&cellCount.getDevicePointer(), &cellStart.getDevicePointer(), &numBins, &blockOffset.getDevicePointer(),
+            &blocksDone, &workCounter.getDevicePointer()};
+    launch(scanKernel, scanArgs, numScanBlocks*1024LL, 1024);
+    if (numScanBlocks > 1) {
+        // One block's starts need no offset: small systems save the launch.
+        void* offsetArgs[] = {&cellStart.getDevicePointer(), &numBins, &blockOffset.getDevicePointer()};
+        launch(offsetKernel, offsetArgs, numBins, BinBlockSize);
+    }
     void* scatterArgs[] = {&cellOf.getDevicePointer(), &cellRank.getDevicePointer(), &cellStart.getDevicePointer(),
             &wrapped.getDevicePointer(), &numBinned, &sortedPos.getDevicePointer(), &sortedSlot.getDevicePointer()};
-    cu.executeKernel(scatterKernel, scatterArgs, numBinned);
+    launch(scatterKernel, scatterArgs, numBinned, BinBlockSize);
 }

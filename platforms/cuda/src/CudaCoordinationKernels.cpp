@@ -101,7 +101,8 @@ void CudaCalcCoordinationForceKernel::setParameters(const CoordinationForce& for
         cellsKernel = cu.getKernel(module, "computeCoordinationCells");
         histogramCellsKernel = cu.getKernel(module, "histogramCells");
         assignCellsKernel = cu.getKernel(module, "assignCells");
-        scanCellsKernel = cu.getKernel(module, "scanCells");
+        scanCellsKernel = cu.getKernel(module, "scanCellBlocks");
+        offsetCellsKernel = cu.getKernel(module, "addCellOffsets");
         scatterCellsKernel = cu.getKernel(module, "scatterCells");
         source = program.source;
         defines = program.defines;
@@ -210,7 +211,7 @@ int CudaCalcCoordinationForceKernel::getNumTileThreads(int chunk) const {
 bool CudaCalcCoordinationForceKernel::binCells(double cutoff) {
     if (!cells || !cells->chooseGrid(cutoff))
         return false;
-    cells->bin(assignCellsKernel, scanCellsKernel, scatterCellsKernel, groupAtoms);
+    cells->bin(assignCellsKernel, scanCellsKernel, offsetCellsKernel, scatterCellsKernel, groupAtoms);
     return true;
 }
 

@@ -181,7 +181,7 @@ static void compile(const CoordinationForce& force, const string& precision, boo
         throw OpenMMException("NVRTC failed for "+label+" ("+precision+"):\n"+log);
     for (string kernel : {"computeCoordinationTiles", "computeCoordinationPairs", "applyChainRule", "histogramTiles",
             "histogramPairs", "invertAtomIndex", "updateGroupAtoms", "checkPositions", "computeCoordinationCells", "histogramCells",
-            "assignCells", "scanCells", "scatterCells"})
+            "assignCells", "scanCellBlocks", "addCellOffsets", "scatterCells"})
         if (ptx.find(".entry "+kernel) == string::npos)
             throw OpenMMException("The PTX for "+label+" ("+precision+") lacks the kernel "+kernel);
     cout << "  compiled " << label << " (" << precision << ")" << endl;

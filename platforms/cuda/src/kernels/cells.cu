@@ -5,20 +5,24 @@
  * The box (rectangular or triclinic in OpenMM's reduced form) is divided into nx x ny x nz cells
  * of equal size in fractional coordinates; cell (x, y, z) has index (z*ny+y)*nx+x, and with two
  * groups the cells of group B follow those of group A. assignCells wraps each particle into the
- * box and finds its cell, scanCells turns the counts into starts, scatterCells writes the wrapped
- * positions in cell order, so that a row of cells along x is one contiguous range.
+ * box and finds its cell, scanCellBlocks and addCellOffsets turn the counts into starts,
+ * scatterCells writes the wrapped positions in cell order, so that a row of cells along x is one
+ * contiguous range.
  *
- * A work item is one home cell of L and one row (oy, oz) of S cells, taken by one warp from a
- * counter (nextCellItem) so that uneven cells balance over the GPU: the cells within rx, ry, rz
- * of the home cell, at most three contiguous ranges, each with the periodic shift that makes its
- * particles the images nearest to the home cell. With at least 2r+1 cells in every dimension,
- * every image within the cutoff lies in exactly one range. One group visits the rows after
- * (0, 0) in (oz, oy) order and, in the home row, the home cell (pairs j > i) and the cells after
- * it: each unordered pair once.
+ * The L side is cut into home runs of runLength consecutive cells along x (numRuns per row of
+ * cells; the last one may be shorter). A work item is one home run and rowsPerItem of its rows
+ * (oy, oz) of S cells, taken by one warp from a counter (nextCellItem) so that uneven cells
+ * balance over the GPU. In a row, the cells within rx of the run along x are at most three
+ * contiguous ranges, each with the periodic shift that makes its particles the images nearest to
+ * the home run. Of those, only the particles within the cutoff of the bounding box of the warp's
+ * L particles are kept, compacted into full batches of 32. With ny >= 2ry+1, nz >= 2rz+1 and
+ * nx >= 2(runLength+rx)-1, every image within the cutoff lies in exactly one range. One group
+ * visits the rows after (0, 0) in (oz, oy) order and, in the home row, the home run itself (pairs
+ * j > i) and the rx cells after it: each unordered pair once.
  */
 
 typedef struct {
-    int nx, ny, nz, rx, ry, rz, rowsPerCell, numCells, lBase, sBase;
+    int nx, ny, nz, rx, ry, rz, runLength, numRuns, rowsPerRun, rowsPerItem, itemsPerRun, numCells, lBase, sBase;
 } CellGrid;
 
 /** Wrap a position into the box and return the index of its cell. */
@@ -54,58 +58,85 @@ KERNEL void assignCells(const real4* RESTRICT posq, const int* RESTRICT groupAto
     }
 }
 
+#define SCAN_CHUNK 4096
+
 /**
- * Exclusive scan of the counts into cellStart[0..numBins], by one block of 1024 threads, 4096
- * cells a round; clears the counts, and the counter of the work items the pair kernels take.
+ * Exclusive scan of in[first, first+count) (count <= SCAN_CHUNK) into out[], by one block of
+ * 1024 threads, 4 values a thread, starting from carry; returns the total in every thread.
+ * in may be out: each thread reads its values before it writes them. With clear, in[] is zeroed.
  */
-KERNEL void scanCells(unsigned int* RESTRICT cellCount, int* RESTRICT cellStart, int numBins, unsigned int* RESTRICT workCounter) {
+inline DEVICE int scanChunk(int* in, int* out, int first, int count, int carry, bool clear) {
     __shared__ int warpTotals[32];
-    __shared__ int carry;
-    const int lane = threadIdx.x%32, warp = threadIdx.x/32;
+    const int lane = threadIdx.x%32, warp = threadIdx.x/32, mine = first+4*threadIdx.x;
+    int value[4], sum = 0;
+    for (int i = 0; i < 4; i++) {
+        value[i] = (4*threadIdx.x+i < count ? __ldcg(&in[mine+i]) : 0);
+        sum += value[i];
+    }
+    int inclusive = sum;
+    for (int offset = 1; offset < 32; offset *= 2) {
+        int other = __shfl_up_sync(0xffffffff, inclusive, offset);
+        if (lane >= offset)
+            inclusive += other;
+    }
+    if (lane == 31)
+        warpTotals[warp] = inclusive;
+    __syncthreads();
+    if (warp == 0) {
+        int total = (lane < blockDim.x/32 ? warpTotals[lane] : 0), scanned = total;
+        for (int offset = 1; offset < 32; offset *= 2) {
+            int other = __shfl_up_sync(0xffffffff, scanned, offset);
+            if (lane >= offset)
+                scanned += other;
+        }
+        warpTotals[lane] = scanned;
+    }
+    __syncthreads();
+    int start = carry+(warp > 0 ? warpTotals[warp-1] : 0)+inclusive-sum;
+    const int total = warpTotals[31];
+    for (int i = 0; i < 4; i++)
+        if (4*threadIdx.x+i < count) {
+            out[mine+i] = start;
+            if (clear)
+                in[mine+i] = 0;
+            start += value[i];
+        }
+    __syncthreads();
+    return carry+total;
+}
+
+/**
+ * The counts turned into cell starts, SCAN_CHUNK cells a block of 1024 threads: each block scans
+ * its cells (and clears their counts) and records its total; the last block to finish scans the
+ * totals into the blocks' offsets, which addCellOffsets adds, and clears the counter of work items.
+ */
+KERNEL void scanCellBlocks(unsigned int* RESTRICT cellCount, int* RESTRICT cellStart, int numBins, int* RESTRICT blockOffset,
+        unsigned int* RESTRICT blocksDone, unsigned int* RESTRICT workCounter) {
+    __shared__ bool isLastBlock;
+    const int first = blockIdx.x*SCAN_CHUNK;
+    const int total = scanChunk((int*) cellCount, cellStart, first, min(SCAN_CHUNK, numBins-first), 0, true);
     if (threadIdx.x == 0) {
-        carry = 0;
+        blockOffset[blockIdx.x] = total;
+        __threadfence();
+        isLastBlock = (atomicInc(blocksDone, gridDim.x-1) == gridDim.x-1);
+    }
+    __syncthreads();
+    if (!isLastBlock)
+        return;
+    __threadfence();
+    int carry = 0;
+    for (int base = 0; base < gridDim.x; base += SCAN_CHUNK)
+        carry = scanChunk(blockOffset, blockOffset, base, min(SCAN_CHUNK, (int) gridDim.x-base), carry, false);
+    if (threadIdx.x == 0) {
+        cellStart[numBins] = carry;
         *workCounter = 0;
     }
-    for (int base = 0; base < numBins; base += 4*blockDim.x) {
-        const int first = base+4*threadIdx.x;
-        int count[4], sum = 0;
-        for (int i = 0; i < 4; i++) {
-            count[i] = (first+i < numBins ? cellCount[first+i] : 0);
-            sum += count[i];
-        }
-        int inclusive = sum;
-        for (int offset = 1; offset < 32; offset *= 2) {
-            int value = __shfl_up_sync(0xffffffff, inclusive, offset);
-            if (lane >= offset)
-                inclusive += value;
-        }
-        if (lane == 31)
-            warpTotals[warp] = inclusive;
-        __syncthreads();
-        if (warp == 0) {
-            int total = (lane < blockDim.x/32 ? warpTotals[lane] : 0), scanned = total;
-            for (int offset = 1; offset < 32; offset *= 2) {
-                int value = __shfl_up_sync(0xffffffff, scanned, offset);
-                if (lane >= offset)
-                    scanned += value;
-            }
-            warpTotals[lane] = scanned-total;
-        }
-        __syncthreads();
-        int start = carry+warpTotals[warp]+inclusive-sum;
-        for (int i = 0; i < 4; i++)
-            if (first+i < numBins) {
-                cellStart[first+i] = start;
-                cellCount[first+i] = 0;
-                start += count[i];
-            }
-        __syncthreads();
-        if (threadIdx.x == blockDim.x-1)
-            carry = start;
-        __syncthreads();
-    }
-    if (threadIdx.x == 0)
-        cellStart[numBins] = carry;
+}
+
+/** Add each block's offset to the starts of its cells. */
+KERNEL void addCellOffsets(int* RESTRICT cellStart, int numBins, const int* RESTRICT blockOffset) {
+    for (int cell = blockIdx.x*blockDim.x+threadIdx.x; cell < numBins; cell += blockDim.x*gridDim.x)
+        cellStart[cell] += blockOffset[cell/SCAN_CHUNK];
 }
 
 /** Write the wrapped positions and the slots in cell order. */
@@ -118,7 +149,7 @@ KERNEL void scatterCells(const int* RESTRICT cellOf, const int* RESTRICT cellRan
     }
 }
 
-/** The key of sorted particle k for PAIR_WANTED: its sorted index, or its original index when groups overlap. */
+/** The key of sorted particle k for PAIR_WANTED: its original index when groups overlap (else unused). */
 inline DEVICE int cellKey(int k, const int* RESTRICT sortedSlot, const int* RESTRICT groupOriginal) {
 #ifdef GROUPS_OVERLAP
     return groupOriginal[sortedSlot[k]];
@@ -128,37 +159,104 @@ inline DEVICE int cellKey(int k, const int* RESTRICT sortedSlot, const int* REST
 }
 
 /**
- * Load the sorted S particles [first, end) into this warp's shared slots in batches of 32,
- * shifted to the images to use, and hand each batch to the visitor.
+ * The warp's batch of S particles in shared memory (32 slots each): positions already shifted to
+ * the images to use, keys for PAIR_WANTED, and sorted indices; count of them filled, and whether
+ * any is from the home run (a diagonal batch of one group).
  */
+typedef struct {
+    real4* pos;
+    int* key;
+    int* index;
+    int count;
+    bool diagonal;
+} CellBatch;
+
+/** Hand the batch to the visitor and empty it. */
 template <class Visitor>
-inline DEVICE void visitCellRange(int first, int end, real3 shift, bool diagonal, const real4* RESTRICT sortedPos,
-        const int* RESTRICT sortedSlot, const int* RESTRICT groupOriginal, real4* sPos, int* sKey, Visitor& visitor) {
-    const int lane = threadIdx.x%32;
-    for (int batch = first; batch < end; batch += 32) {
-        const int count = min(32, end-batch);
-        if (lane < count) {
-            real4 p = sortedPos[batch+lane];
-            sPos[lane] = make_real4(p.x+shift.x, p.y+shift.y, p.z+shift.z, p.w);
-            sKey[lane] = cellKey(batch+lane, sortedSlot, groupOriginal);
-        }
-        __syncwarp();
-        visitor.batch(sPos, sKey, count, diagonal, batch);
-        __syncwarp();
-    }
+inline DEVICE void flushCellBatch(CellBatch& b, int count, Visitor& visitor) {
+    __syncwarp();
+    visitor.batch(b.pos, b.key, b.index, count, b.diagonal);
+    __syncwarp();
 }
 
 /**
- * One work item, by one warp: the home cell's particles, 32 at a time (visitor.beginL/endL),
- * against the S ranges of one row (visitor.batch). sPos and sKey are the warp's 32 shared slots.
+ * Load the sorted S particles [first, end) 32 at a time, shifted by shift, keep those within the
+ * filter distance of the L bounding box [lo, hi] (ballot and compaction), and hand every full
+ * batch of 32 to the visitor. With one group, the particles of the home run (home) pair only with
+ * L particles of lower sorted index: their key is their sorted index, that of the others INT_MAX.
  */
 template <class Visitor>
-inline DEVICE void visitCellItem(int item, const CellGrid& grid, const int* RESTRICT cellStart, const real4* RESTRICT sortedPos,
-        const int* RESTRICT sortedSlot, const int* RESTRICT groupOriginal, real4 vecX, real4 vecY, real4 vecZ,
-        real4* sPos, int* sKey, Visitor& visitor) {
+inline DEVICE void filterCellRange(int first, int end, real3 shift, bool home, real3 lo, real3 hi, real filter2,
+        const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot, const int* RESTRICT groupOriginal, CellBatch& b,
+        Visitor& visitor) {
     const int lane = threadIdx.x%32;
-    const int home = item/grid.rowsPerCell, row = item-home*grid.rowsPerCell;
-    const int hx = home%grid.nx, hy = (home/grid.nx)%grid.ny, hz = home/(grid.nx*grid.ny);
+    for (int base = first; base < end; base += 32) {
+        const int k = base+lane;
+        bool keep = false;
+        real4 p;
+        if (k < end) {
+            p = sortedPos[k];
+            p.x += shift.x;
+            p.y += shift.y;
+            p.z += shift.z;
+            real dx = max(max(lo.x-p.x, p.x-hi.x), (real) 0);
+            real dy = max(max(lo.y-p.y, p.y-hi.y), (real) 0);
+            real dz = max(max(lo.z-p.z, p.z-hi.z), (real) 0);
+            keep = (dx*dx+dy*dy+dz*dz <= filter2);
+        }
+        const unsigned int kept = __ballot_sync(0xffffffff, keep);
+        if (kept == 0)
+            continue;
+        int slot = b.count+__popc(kept & ((1u << lane)-1));
+#ifdef ONE_GROUP
+        const int key = (home ? k : 0x7fffffff);
+#else
+        const int key = (keep ? cellKey(k, sortedSlot, groupOriginal) : 0);
+#endif
+        if (keep && slot < 32) {
+            b.pos[slot] = p;
+            b.key[slot] = key;
+            b.index[slot] = k;
+        }
+        b.diagonal |= home;
+        b.count += __popc(kept);
+        if (b.count >= 32) {
+            flushCellBatch(b, 32, visitor);
+            b.count -= 32;
+            b.diagonal = (home && b.count > 0);
+            if (keep && slot >= 32) {
+                b.pos[slot-32] = p;
+                b.key[slot-32] = key;
+                b.index[slot-32] = k;
+            }
+        }
+    }
+}
+
+/** The bounding box of the positions of a warp's lanes. */
+inline DEVICE void warpBounds(real4 p, real3* lo, real3* hi) {
+    real3 a = make_real3(p.x, p.y, p.z), c = a;
+    for (int mask = 16; mask > 0; mask /= 2) {
+        a.x = min(a.x, __shfl_xor_sync(0xffffffff, a.x, mask));
+        a.y = min(a.y, __shfl_xor_sync(0xffffffff, a.y, mask));
+        a.z = min(a.z, __shfl_xor_sync(0xffffffff, a.z, mask));
+        c.x = max(c.x, __shfl_xor_sync(0xffffffff, c.x, mask));
+        c.y = max(c.y, __shfl_xor_sync(0xffffffff, c.y, mask));
+        c.z = max(c.z, __shfl_xor_sync(0xffffffff, c.z, mask));
+    }
+    *lo = a;
+    *hi = c;
+}
+
+/**
+ * The S cells of one row (oy, oz) around home run [hx0, hx1] of cell row (hy, hz): the unwrapped
+ * x cells [xFirst, xLast] (in the home row of one group, the cells after the run), split where
+ * they wrap around the box, each range filtered into the batch with its periodic shift.
+ */
+template <class Visitor>
+inline DEVICE void visitCellRow(int row, int hx0, int hx1, int hy, int hz, const CellGrid& grid, const int* RESTRICT cellStart,
+        real3 lo, real3 hi, real filter2, const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot,
+        const int* RESTRICT groupOriginal, real4 vecX, real4 vecY, real4 vecZ, CellBatch& batch, Visitor& visitor) {
     const int width = 2*grid.ry+1;
 #ifdef ONE_GROUP
     const bool homeRow = (row == 0);
@@ -174,30 +272,67 @@ inline DEVICE void visitCellItem(int item, const CellGrid& grid, const int* REST
     z -= wz*grid.nz;
     const real3 rowShift = make_real3(wy*vecY.x+wz*vecZ.x, wy*vecY.y+wz*vecZ.y, wz*vecZ.z);
     const int rowCells = grid.sBase+(z*grid.ny+y)*grid.nx;
-    const int homeStart = cellStart[grid.lBase+home], homeEnd = cellStart[grid.lBase+home+1];
-    const int xFirst = (homeRow ? hx+1 : hx-grid.rx), xLast = hx+grid.rx;
-    for (int first = homeStart; first < homeEnd; first += 32) {
-        const int l = first+lane;
-        visitor.beginL(l, l < homeEnd);
-        if (homeRow)
-            visitCellRange(homeStart, homeEnd, make_real3(0, 0, 0), true, sortedPos, sortedSlot, groupOriginal, sPos, sKey, visitor);
-        // Unwrapped x cells [xFirst, xLast], split where they wrap around the box.
-        for (int wx = -1; wx <= 1; wx++) {
-            const int a = max(xFirst, wx*grid.nx), b = min(xLast, wx*grid.nx+grid.nx-1);
-            if (a > b)
-                continue;
-            const real3 shift = make_real3(rowShift.x+wx*vecX.x, rowShift.y, rowShift.z);
-            visitCellRange(cellStart[rowCells+a-wx*grid.nx], cellStart[rowCells+b-wx*grid.nx+1], shift, false, sortedPos,
-                    sortedSlot, groupOriginal, sPos, sKey, visitor);
-        }
-        visitor.endL(l, l < homeEnd);
+    const int xFirst = (homeRow ? hx1+1 : hx0-grid.rx), xLast = hx1+grid.rx;
+    for (int wx = -1; wx <= 1; wx++) {
+        const int a = max(xFirst, wx*grid.nx), b = min(xLast, wx*grid.nx+grid.nx-1);
+        if (a > b)
+            continue;
+        const real3 shift = make_real3(rowShift.x+wx*vecX.x, rowShift.y, rowShift.z);
+        filterCellRange(cellStart[rowCells+a-wx*grid.nx], cellStart[rowCells+b-wx*grid.nx+1], shift, false, lo, hi, filter2,
+                sortedPos, sortedSlot, groupOriginal, batch, visitor);
     }
 }
 
-/** The next work item for this warp, from the counter that scanCells clears. */
+/**
+ * One work item, by one warp: the particles of one home run, 32 at a time (visitor.beginL/endL),
+ * against the S particles of rowsPerItem rows of cells that lie within the cutoff of their
+ * bounding box, in batches of 32 (visitor.batch). batch holds the warp's shared slots.
+ */
+template <class Visitor>
+inline DEVICE void visitCellItem(int item, const CellGrid& grid, real cutoff2, const int* RESTRICT cellStart,
+        const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot, const int* RESTRICT groupOriginal, real4 vecX,
+        real4 vecY, real4 vecZ, CellBatch batch, Visitor& visitor) {
+    const int lane = threadIdx.x%32;
+    const int run = item/grid.itemsPerRun, firstRow = (item-run*grid.itemsPerRun)*grid.rowsPerItem;
+    const int endRow = min(firstRow+grid.rowsPerItem, grid.rowsPerRun);
+    const int hx0 = (run%grid.numRuns)*grid.runLength, hx1 = min(hx0+grid.runLength, grid.nx)-1;
+    const int hy = (run/grid.numRuns)%grid.ny, hz = run/(grid.numRuns*grid.ny);
+    const int homeCells = grid.lBase+(hz*grid.ny+hy)*grid.nx;
+    const int homeStart = cellStart[homeCells+hx0], homeEnd = cellStart[homeCells+hx1+1];
+    // Rounding never drops a pair the exact test would keep.
+    const real filter = SQRT(cutoff2)*(real) 1.0001+(real) 1e-5;
+    for (int first = homeStart; first < homeEnd; first += 32) {
+        const int l = first+lane;
+        const bool valid = (l < homeEnd);
+        const real4 pl = sortedPos[valid ? l : homeStart];
+        real3 lo, hi;
+        warpBounds(pl, &lo, &hi);
+        visitor.beginL(l, valid, pl);
+        batch.count = 0;
+        batch.diagonal = false;
+#ifdef ONE_GROUP
+        if (firstRow == 0)
+            filterCellRange(homeStart, homeEnd, make_real3(0, 0, 0), true, lo, hi, filter*filter, sortedPos, sortedSlot,
+                    groupOriginal, batch, visitor);
+#endif
+        for (int row = firstRow; row < endRow; row++)
+            visitCellRow(row, hx0, hx1, hy, hz, grid, cellStart, lo, hi, filter*filter, sortedPos, sortedSlot, groupOriginal,
+                    vecX, vecY, vecZ, batch, visitor);
+        if (batch.count > 0)
+            flushCellBatch(batch, batch.count, visitor);
+        visitor.endL(l, valid);
+    }
+}
+
+/** The next work item for this warp, from the counter that scanCellBlocks clears. */
 inline DEVICE int nextCellItem(unsigned int* workCounter) {
     int item;
     if (threadIdx.x%32 == 0)
         item = atomicAdd(workCounter, 1u);
     return __shfl_sync(0xffffffff, item, 0);
+}
+
+/** The number of work items of a grid. */
+inline DEVICE int countCellItems(const CellGrid& grid) {
+    return grid.numRuns*grid.ny*grid.nz*grid.itemsPerRun;
 }

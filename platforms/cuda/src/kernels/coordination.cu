@@ -279,18 +279,18 @@ struct CellCoordination {
     bool lValid;
     mixed cvSum;
 
-    inline DEVICE void beginL(int l, bool valid) {
+    inline DEVICE void beginL(int l, bool valid, real4 position) {
         lValid = valid;
-        pi = sortedPos[valid ? l : 0];
+        pi = position;
         lKey = (valid ? cellKey(l, sortedSlot, groupOriginal) : -1);
         gi = make_real3(0, 0, 0);
     }
 
-    inline DEVICE void batch(const real4* sPos, const int* sKey, int count, bool diagonal, int first) {
+    inline DEVICE void batch(const real4* sPos, const int* sKey, const int* sIndex, int count, bool diagonal) {
         real3 gj;
         cvSum += pairBatch<GRADIENT, false>(pi, lValid, lKey, sPos, sKey, count, diagonal, params, box, &gi, &gj);
         if (GRADIENT && threadIdx.x%32 < count && isNonzero(gj)) {
-            int slot = sortedSlot[first+threadIdx.x%32];
+            int slot = sortedSlot[sIndex[threadIdx.x%32]];
             addGradient(gj, slot, groupAtoms[slot], flags, forceBuffer, gradient, numSlots);
         }
     }
@@ -306,12 +306,12 @@ struct CellCoordination {
 /** Every work item of the cell lists, one warp each. */
 template <bool GRADIENT>
 inline DEVICE mixed computeCellItems(CellCoordination<GRADIENT> visitor, const CellGrid& grid, const int* RESTRICT cellStart,
-        unsigned int* RESTRICT workCounter, real4* sPos, int* sKey) {
-    const int numItems = grid.numCells*grid.rowsPerCell;
+        unsigned int* RESTRICT workCounter, CellBatch batch) {
+    const int numItems = countCellItems(grid);
     visitor.cvSum = 0;
     for (int item = nextCellItem(workCounter); item < numItems; item = nextCellItem(workCounter))
-        visitCellItem(item, grid, cellStart, visitor.sortedPos, visitor.sortedSlot, visitor.groupOriginal, visitor.box.vecX,
-                visitor.box.vecY, visitor.box.vecZ, sPos, sKey, visitor);
+        visitCellItem(item, grid, visitor.params.dmax2, cellStart, visitor.sortedPos, visitor.sortedSlot, visitor.groupOriginal,
+                visitor.box.vecX, visitor.box.vecY, visitor.box.vecZ, batch, visitor);
     return visitor.cvSum;
 }
 
@@ -323,17 +323,19 @@ KERNEL void computeCoordinationCells(const real4* RESTRICT sortedPos, const int*
         unsigned int* RESTRICT counter, double* RESTRICT cvState, const double* RESTRICT globals ENERGY_TABLE_PARAMETERS) {
     __shared__ real4 sPos[TILE];
     __shared__ int sKey[TILE];
+    __shared__ int sIndex[TILE];
     const int warpSlots = 32*(threadIdx.x/32);
+    const CellBatch batch = {sPos+warpSlots, sKey+warpSlots, sIndex+warpSlots, 0, false};
     const real4 unused = make_real4(0, 0, 0, 0);
     const PeriodicBox box = {unused, unused, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, 0};
     mixed cvSum;
     if (flags & (FLAG_DIRECT_FORCES | FLAG_GRADIENT)) {
         CellCoordination<true> visitor = {sortedPos, sortedSlot, groupAtoms, groupOriginal, params, box, flags, numSlots, forceBuffer, gradient};
-        cvSum = computeCellItems(visitor, grid, cellStart, workCounter, sPos+warpSlots, sKey+warpSlots);
+        cvSum = computeCellItems(visitor, grid, cellStart, workCounter, batch);
     }
     else {
         CellCoordination<false> visitor = {sortedPos, sortedSlot, groupAtoms, groupOriginal, params, box, flags, numSlots, forceBuffer, gradient};
-        cvSum = computeCellItems(visitor, grid, cellStart, workCounter, sPos+warpSlots, sKey+warpSlots);
+        cvSum = computeCellItems(visitor, grid, cellStart, workCounter, batch);
     }
     finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvState, globals ENERGY_TABLE_ARGUMENTS);
 }

@@ -102,7 +102,6 @@ KERNEL void histogramPairs(const real4* RESTRICT posq, const int* RESTRICT group
 
 /** The pairs a cell-list work item visits (visitCellItem), counted into 64-bit shared counters. */
 struct CellHistogram {
-    const real4* sortedPos;
     const int* sortedSlot;
     const int* groupOriginal;
     real maxDistance2, invBinWidth;
@@ -113,13 +112,13 @@ struct CellHistogram {
     int lKey;
     bool lValid;
 
-    inline DEVICE void beginL(int l, bool valid) {
+    inline DEVICE void beginL(int l, bool valid, real4 position) {
         lValid = valid;
-        pi = sortedPos[valid ? l : 0];
+        pi = position;
         lKey = (valid ? cellKey(l, sortedSlot, groupOriginal) : -1);
     }
 
-    inline DEVICE void batch(const real4* sPos, const int* sKey, int count, bool diagonal, int first) {
+    inline DEVICE void batch(const real4* sPos, const int* sKey, const int* sIndex, int count, bool diagonal) {
         if (!lValid)
             return;
         for (int k = 0; k < count; k++)
@@ -140,14 +139,16 @@ KERNEL void histogramCells(const real4* RESTRICT sortedPos, const int* RESTRICT 
         int numBins, real maxDistance2, real invBinWidth, unsigned long long* RESTRICT counts) {
     __shared__ real4 sPos[TILE];
     __shared__ int sKey[TILE];
+    __shared__ int sIndex[TILE];
     __shared__ unsigned long long sCounts[MAX_SHARED_BINS_64];
     for (int bin = threadIdx.x; bin < min(numBins, MAX_SHARED_BINS_64); bin += blockDim.x)
         sCounts[bin] = 0;
     __syncthreads();
-    const int warpSlots = 32*(threadIdx.x/32), numItems = grid.numCells*grid.rowsPerCell;
-    CellHistogram visitor = {sortedPos, sortedSlot, groupOriginal, maxDistance2, invBinWidth, numBins, sCounts, counts};
+    const int warpSlots = 32*(threadIdx.x/32), numItems = countCellItems(grid);
+    const CellBatch batch = {sPos+warpSlots, sKey+warpSlots, sIndex+warpSlots, 0, false};
+    CellHistogram visitor = {sortedSlot, groupOriginal, maxDistance2, invBinWidth, numBins, sCounts, counts};
     for (int item = nextCellItem(workCounter); item < numItems; item = nextCellItem(workCounter))
-        visitCellItem(item, grid, cellStart, sortedPos, sortedSlot, groupOriginal, periodicBoxVecX, periodicBoxVecY,
-                periodicBoxVecZ, sPos+warpSlots, sKey+warpSlots, visitor);
+        visitCellItem(item, grid, maxDistance2, cellStart, sortedPos, sortedSlot, groupOriginal, periodicBoxVecX, periodicBoxVecY,
+                periodicBoxVecZ, batch, visitor);
     flushCounts(sCounts, numBins, numBins <= MAX_SHARED_BINS_64, counts);
 }
