@@ -149,7 +149,7 @@ KERNEL void scatterCells(const int* RESTRICT cellOf, const int* RESTRICT cellRan
     }
 }
 
-/** The key of sorted particle k for PAIR_WANTED: its original index when groups overlap (else unused). */
+/** The key of sorted particle k for PAIR_WANTED: its original index when groups overlap, else its sorted index. */
 inline DEVICE int cellKey(int k, const int* RESTRICT sortedSlot, const int* RESTRICT groupOriginal) {
 #ifdef GROUPS_OVERLAP
     return groupOriginal[sortedSlot[k]];
