@@ -287,6 +287,8 @@ def bench_throughput(platform, precision, quick):
         steps = step_count(max(ours[0], peer[0]))
         oursStep = step_time(rational_cv(groupA, groupB), positions, platform, precision, steps, 3)
         peerStep = step_time(peer_cv(n, groupA, groupB), positions, platform, precision, steps, 3)
+        # A step without the force: what remains of a step when the evaluation is taken away.
+        emptyStep = step_time(mm.CustomExternalForce('0'), positions, platform, precision, steps, 3)
         rows.append({'section': 'throughput', 'case': name, 'pairs': pairs, 'ms': 1000 * ours[0], 'peer_ms': 1000 * peer[0],
                      'pairs_per_s': pairs / ours[0], 'peer_pairs_per_s': pairs / peer[0], 'speedup_vs_peer': peer[0] / ours[0],
                      'ms_in_step': 1000 * oursStep, 'peer_ms_in_step': 1000 * peerStep, 'speedup_in_step': peerStep / oursStep,

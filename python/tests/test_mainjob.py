@@ -66,3 +66,17 @@ def test_metadynamics_benchmark_smoke(tmp_path):
         assert row['ms_per_step'] > 0 and row['section'] == 'metadynamics'
         assert ('overhead_percent' in row) == (row['kind'] != 'plain')
     assert data['info']['openmm']
+
+
+def test_benchmark_smoke(tmp_path):
+    """The GPU benchmark's throughput and latency sections in their quick setting: every row carries
+    its timings, the peer's and the per-evaluation figures."""
+    path = tmp_path/'bench.json'
+    run([os.path.join('benchmarks', 'benchmark.py'), '--platform', 'Reference', '--quick', '--sections',
+         'throughput,latency', '--json', str(path)], timeout=300)
+    rows = json.loads(path.read_text())['rows']
+    assert [row['section'] for row in rows] == ['throughput', 'throughput', 'latency']
+    for row in rows[:2]:
+        assert row['ms'] > 0 and row['peer_ms'] > 0 and row['empty_step_ms'] > 0
+        assert row['ms_per_evaluation'] == pytest.approx(row['ms_in_step'] - row['empty_step_ms'])
+        assert row['value_relative_difference'] < 1e-4
