@@ -1,7 +1,7 @@
 """Evaluate a large self-coordination with a finite dmax a few times, for a profiler (the kernels' own
 times: `ncu --metrics gpu__time_duration.sum python benchmarks/profile_cells.py`).
 
-    python benchmarks/profile_cells.py [--atoms 1000000] [--density 33.4] [--dmax 1.0] [--precision mixed]
+    python benchmarks/profile_cells.py [--atoms 1000000] [--density 33.4] [--dmax 1.0] [--precision mixed] [--no-cutoff]
 """
 
 import argparse
@@ -20,6 +20,7 @@ def main():
     parser.add_argument('--precision', default='mixed')
     parser.add_argument('--evaluations', type=int, default=3)
     parser.add_argument('--platform', default='CUDA')
+    parser.add_argument('--no-cutoff', action='store_true', help='all pairs, no box (the throughput rows)')
     args = parser.parse_args()
     edge = (args.atoms / args.density) ** (1 / 3)
     positions = np.random.default_rng(1).uniform(0, edge, (args.atoms, 3))
@@ -29,8 +30,8 @@ def main():
     system.setDefaultPeriodicBoxVectors(mm.Vec3(edge, 0, 0), mm.Vec3(0, edge, 0), mm.Vec3(0, 0, edge))
     force = CoordinationForce(list(range(args.atoms)))
     force.setR0(0.35)
-    force.setDMax(args.dmax)
-    force.setUsesPeriodicBoundaryConditions(True)
+    force.setDMax(float('inf') if args.no_cutoff else args.dmax)
+    force.setUsesPeriodicBoundaryConditions(not args.no_cutoff)
     system.addForce(force)
     properties = {'Precision': args.precision} if args.platform == 'CUDA' else {}
     context = mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName(args.platform), properties)

@@ -160,8 +160,9 @@ inline DEVICE int cellKey(int k, const int* RESTRICT sortedSlot, const int* REST
 
 /**
  * The warp's batch of S particles in shared memory (32 slots each): positions already shifted to
- * the images to use, keys for PAIR_WANTED, and sorted indices; count of them filled, and whether
- * any is from the home run (a diagonal batch of one group).
+ * the images to use and keys for PAIR_WANTED (both twice, at slot k and k+32, for pairBatch's
+ * rotation), and sorted indices; count of them filled, and whether any is from the home run (a
+ * diagonal batch of one group).
  */
 typedef struct {
     real4* pos;
@@ -171,9 +172,28 @@ typedef struct {
     bool diagonal;
 } CellBatch;
 
-/** Hand the batch to the visitor and empty it. */
+/** The shared memory of the batches of a block's warps (blockDim.x == TILE), and this warp's batch in it. */
+#define CELL_BATCH_MEMORY __shared__ real4 cellBatchPos[2*TILE]; __shared__ int cellBatchKey[2*TILE], cellBatchIndex[TILE];
+#define WARP_CELL_BATCH {cellBatchPos+64*(threadIdx.x/32), cellBatchKey+64*(threadIdx.x/32), cellBatchIndex+32*(threadIdx.x/32), 0, false}
+
+/** Store S particle p with its key and sorted index in slot k of the batch. */
+inline DEVICE void storeInBatch(CellBatch& b, int slot, real4 p, int key, int k) {
+    b.pos[slot] = p;
+    b.pos[slot+32] = p;
+    b.key[slot] = key;
+    b.key[slot+32] = key;
+    b.index[slot] = k;
+}
+
+/**
+ * Hand the batch to the visitor and empty it. The slots past count hold particles far beyond the
+ * cutoff, so that a visitor may treat every batch as full.
+ */
 template <class Visitor>
 inline DEVICE void flushCellBatch(CellBatch& b, int count, Visitor& visitor) {
+    const int lane = threadIdx.x%32;
+    if (lane >= count)
+        storeInBatch(b, lane, make_real4((real) 1e15, (real) 1e15, (real) 1e15, 0), 0x7fffffff, 0);
     __syncwarp();
     visitor.batch(b.pos, b.key, b.index, count, b.diagonal);
     __syncwarp();
@@ -190,12 +210,15 @@ inline DEVICE void filterCellRange(int first, int end, real3 shift, bool home, r
         const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot, const int* RESTRICT groupOriginal, CellBatch& b,
         Visitor& visitor) {
     const int lane = threadIdx.x%32;
+    // The next 32 positions load while these are filtered and visited.
+    real4 next = (first+lane < end ? sortedPos[first+lane] : make_real4(0, 0, 0, 0));
     for (int base = first; base < end; base += 32) {
         const int k = base+lane;
         bool keep = false;
-        real4 p;
+        real4 p = next;
+        if (k+32 < end)
+            next = sortedPos[k+32];
         if (k < end) {
-            p = sortedPos[k];
             p.x += shift.x;
             p.y += shift.y;
             p.z += shift.z;
@@ -213,22 +236,16 @@ inline DEVICE void filterCellRange(int first, int end, real3 shift, bool home, r
 #else
         const int key = (keep ? cellKey(k, sortedSlot, groupOriginal) : 0);
 #endif
-        if (keep && slot < 32) {
-            b.pos[slot] = p;
-            b.key[slot] = key;
-            b.index[slot] = k;
-        }
+        if (keep && slot < 32)
+            storeInBatch(b, slot, p, key, k);
         b.diagonal |= home;
         b.count += __popc(kept);
         if (b.count >= 32) {
             flushCellBatch(b, 32, visitor);
             b.count -= 32;
             b.diagonal = (home && b.count > 0);
-            if (keep && slot >= 32) {
-                b.pos[slot-32] = p;
-                b.key[slot-32] = key;
-                b.index[slot-32] = k;
-            }
+            if (keep && slot >= 32)
+                storeInBatch(b, slot-32, p, key, k);
         }
     }
 }

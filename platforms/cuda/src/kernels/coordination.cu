@@ -111,15 +111,73 @@ inline DEVICE void finishBlock(mixed cvSum, int flags, mixed* RESTRICT energyBuf
 #endif
 
 /**
+ * One pair: s at the distance from pi to pj, with *g (ds/dr)/r and *delta their displacement, so
+ * that g*delta is the gradient of s with respect to pj. MIN_IMAGE: the displacement is reduced to
+ * the nearest image; otherwise pj already carries its periodic shift.
+ */
+template <bool MIN_IMAGE>
+inline DEVICE real pairTerm(real4 pi, real4 pj, const PairParams& params, const PeriodicBox& box, real* g, real3* delta) {
+    real r2;
+    *delta = (MIN_IMAGE ? boxDelta(pi, pj, &r2, box) : shiftedDelta(pi, pj, &r2));
+    return switchingFunction(r2, params, g);
+}
+
+/** Add g*delta to the gradient of the S particle and subtract it from that of the L particle. */
+inline DEVICE void addPairGradient(real g, real3 delta, real3* gi, real3* gj) {
+    gj->x += g*delta.x;
+    gj->y += g*delta.y;
+    gj->z += g*delta.z;
+    gi->x -= g*delta.x;
+    gi->y -= g*delta.y;
+    gi->z -= g*delta.z;
+}
+
+/**
+ * A full batch of 32 S particles against the warp's L particles, without a branch per pair (see
+ * pairBatch). KEYED: only the pairs PAIR_WANTED admits count (a loop, not unrolled: unrolled, its
+ * registers would cost the cell kernel a quarter of its warps); otherwise every pair does. A lane
+ * past the end of L computes its pairs and drops them.
+ */
+template <bool GRADIENT, bool MIN_IMAGE, bool KEYED>
+inline DEVICE real fullBatch(real4 pi, bool lValid, int lKey, const real4* sPos, const int* sKey, bool diagonal,
+        const PairParams& params, const PeriodicBox& box, real3* gi, real3* gj) {
+    const int lane = threadIdx.x%32;
+    real batchSum = 0, g;
+    real3 delta;
+    if (GRADIENT) {
+#pragma unroll (KEYED ? 1 : 8)
+        for (int step = 0; step < 32; step++) {
+            const int k = lane+step;
+            real s = pairTerm<MIN_IMAGE>(pi, sPos[k], params, box, &g, &delta);
+            const bool wanted = (KEYED ? lValid && PAIR_WANTED(k) : lValid);
+            batchSum += (KEYED && !wanted ? 0 : s);
+            addPairGradient(wanted ? g : 0, delta, gi, gj);
+            gj->x = __shfl_sync(0xffffffff, gj->x, lane+1);
+            gj->y = __shfl_sync(0xffffffff, gj->y, lane+1);
+            gj->z = __shfl_sync(0xffffffff, gj->z, lane+1);
+        }
+    }
+    else {
+#pragma unroll (KEYED ? 1 : 8)
+        for (int k = 0; k < 32; k++) {
+            real s = pairTerm<MIN_IMAGE>(pi, sPos[k], params, box, &g, &delta);
+            batchSum += (KEYED && !PAIR_WANTED(k) ? 0 : s);
+        }
+    }
+    return (lValid ? batchSum : 0);
+}
+
+/**
  * One batch of up to 32 S particles, in shared memory, against the warp's L particles, one per
- * lane. Adds the gradient with respect to the lane's L particle to *gi, returns the lane's sum of
- * s, and leaves in *gjSum, on lane k, the warp's total gradient with respect to S particle k:
+ * lane. A batch holds its positions and keys twice (sPos[k+32] == sPos[k]), so that a rotation
+ * reads sPos[lane+step] without wrapping. Adds the gradient with respect to the lane's L particle
+ * to *gi, returns the lane's sum of s, and leaves in *gjSum, on lane k, the warp's total gradient
+ * with respect to S particle k:
  * - a full batch rotates: lane l starts with the sum of particle l and, after each step, hands
  *   it to lane l-1, so that every lane meets every particle and each sum returns home after 32
- *   steps (3 shuffles a step);
+ *   steps (3 shuffles a step); it runs without a branch per pair (fullBatch), and tests keys only
+ *   where a pair may be unwanted (a diagonal batch, or groups that share particles);
  * - a short batch is broadcast: every lane meets particle k at step k and the warp reduces.
- * MIN_IMAGE: the displacement is reduced to the nearest image; otherwise the S positions already
- * carry their periodic shift.
  */
 template <bool GRADIENT, bool MIN_IMAGE>
 inline DEVICE real pairBatch(real4 pi, bool lValid, int lKey, const real4* sPos, const int* sKey, int count, bool diagonal,
@@ -127,19 +185,25 @@ inline DEVICE real pairBatch(real4 pi, bool lValid, int lKey, const real4* sPos,
     const int lane = threadIdx.x%32;
     real batchSum = 0;
     real3 gj = make_real3(0, 0, 0);
-    if (GRADIENT && count >= ROTATION_THRESHOLD) {
+    if (count == 32) {
+#ifdef GROUPS_OVERLAP
+        const bool keyed = true;
+#else
+        const bool keyed = diagonal;
+#endif
+        if (keyed)
+            batchSum = fullBatch<GRADIENT, MIN_IMAGE, true>(pi, lValid, lKey, sPos, sKey, diagonal, params, box, gi, &gj);
+        else
+            batchSum = fullBatch<GRADIENT, MIN_IMAGE, false>(pi, lValid, lKey, sPos, sKey, diagonal, params, box, gi, &gj);
+    }
+    else if (GRADIENT && count >= ROTATION_THRESHOLD) {
         int k = lane;
         for (int step = 0; step < 32; step++) {
             if (lValid && k < count && PAIR_WANTED(k)) {
-                real r2, g;
-                real3 delta = (MIN_IMAGE ? boxDelta(pi, sPos[k], &r2, box) : shiftedDelta(pi, sPos[k], &r2));
-                batchSum += switchingFunction(r2, params, &g);
-                gj.x += g*delta.x;
-                gj.y += g*delta.y;
-                gj.z += g*delta.z;
-                gi->x -= g*delta.x;
-                gi->y -= g*delta.y;
-                gi->z -= g*delta.z;
+                real g;
+                real3 delta;
+                batchSum += pairTerm<MIN_IMAGE>(pi, sPos[k], params, box, &g, &delta);
+                addPairGradient(g, delta, gi, &gj);
             }
             gj.x = __shfl_sync(0xffffffff, gj.x, lane+1);
             gj.y = __shfl_sync(0xffffffff, gj.y, lane+1);
@@ -151,13 +215,10 @@ inline DEVICE real pairBatch(real4 pi, bool lValid, int lKey, const real4* sPos,
         for (int k = 0; k < count; k++) {
             real3 d = make_real3(0, 0, 0);
             if (lValid && PAIR_WANTED(k)) {
-                real r2, g;
-                real3 delta = (MIN_IMAGE ? boxDelta(pi, sPos[k], &r2, box) : shiftedDelta(pi, sPos[k], &r2));
-                batchSum += switchingFunction(r2, params, &g);
-                d = make_real3(g*delta.x, g*delta.y, g*delta.z);
-                gi->x -= d.x;
-                gi->y -= d.y;
-                gi->z -= d.z;
+                real g;
+                real3 delta;
+                batchSum += pairTerm<MIN_IMAGE>(pi, sPos[k], params, box, &g, &delta);
+                addPairGradient(g, delta, gi, &d);
             }
             if (GRADIENT) {
                 d = warpSum(d);
@@ -188,12 +249,18 @@ inline DEVICE mixed computeTile(int a, int b, bool diagonal, int sChunk, const r
     const int lane = threadIdx.x%32;
     const int sFirst = b*sChunk, sCount = min(sChunk, numS-sFirst);
     if (threadIdx.x < sCount) {
-        sPos[threadIdx.x] = posq[groupAtoms[offsetS+sFirst+threadIdx.x]];
+        // Each batch of 32 positions twice (pairBatch).
+        const real4 p = posq[groupAtoms[offsetS+sFirst+threadIdx.x]];
+        const int doubled = threadIdx.x+(threadIdx.x & ~31);
 #ifdef GROUPS_OVERLAP
-        sKey[threadIdx.x] = groupOriginal[offsetS+sFirst+threadIdx.x];
+        const int key = groupOriginal[offsetS+sFirst+threadIdx.x];
 #else
-        sKey[threadIdx.x] = threadIdx.x;
+        const int key = threadIdx.x;
 #endif
+        sPos[doubled] = p;
+        sPos[doubled+32] = p;
+        sKey[doubled] = key;
+        sKey[doubled+32] = key;
     }
     if (GRADIENT)
         sGradient[threadIdx.x] = make_real3(0, 0, 0);
@@ -212,7 +279,7 @@ inline DEVICE mixed computeTile(int a, int b, bool diagonal, int sChunk, const r
     for (int batch = 0; batch < sCount; batch += 32) {
         const int count = min(32, sCount-batch);
         real3 gj;
-        cvSum += pairBatch<GRADIENT, true>(pi, lValid, lKey, sPos+batch, sKey+batch, count, diagonal, params, box, &gi, &gj);
+        cvSum += pairBatch<GRADIENT, true>(pi, lValid, lKey, sPos+2*batch, sKey+2*batch, count, diagonal, params, box, &gi, &gj);
         if (GRADIENT && lane < count && isNonzero(gj)) {
             atomicAdd(&sGradient[batch+lane].x, gj.x);
             atomicAdd(&sGradient[batch+lane].y, gj.y);
@@ -238,8 +305,8 @@ KERNEL void computeCoordinationTiles(const real4* RESTRICT posq, const int* REST
         int flags, unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient, int numSlots,
         mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial, unsigned int* RESTRICT counter, double* RESTRICT cvState,
         const double* RESTRICT globals ENERGY_TABLE_PARAMETERS) {
-    __shared__ real4 sPos[TILE];
-    __shared__ int sKey[TILE];
+    __shared__ real4 sPos[2*TILE];
+    __shared__ int sKey[2*TILE];
     __shared__ real3 sGradient[TILE];
     const PeriodicBox box = {periodicBoxSize, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, params.imageSearch2};
     int numLChunks = (numL+TILE-1)/TILE;
@@ -287,8 +354,9 @@ struct CellCoordination {
     }
 
     inline DEVICE void batch(const real4* sPos, const int* sKey, const int* sIndex, int count, bool diagonal) {
+        // The batch is padded to 32 with particles beyond the cutoff (flushCellBatch).
         real3 gj;
-        cvSum += pairBatch<GRADIENT, false>(pi, lValid, lKey, sPos, sKey, count, diagonal, params, box, &gi, &gj);
+        cvSum += pairBatch<GRADIENT, false>(pi, lValid, lKey, sPos, sKey, 32, diagonal, params, box, &gi, &gj);
         if (GRADIENT && threadIdx.x%32 < count && isNonzero(gj)) {
             int slot = sortedSlot[sIndex[threadIdx.x%32]];
             addGradient(gj, slot, groupAtoms[slot], flags, forceBuffer, gradient, numSlots);
@@ -321,11 +389,8 @@ KERNEL void computeCoordinationCells(const real4* RESTRICT sortedPos, const int*
         real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ, int flags, unsigned long long* RESTRICT forceBuffer,
         long long* RESTRICT gradient, int numSlots, mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial,
         unsigned int* RESTRICT counter, double* RESTRICT cvState, const double* RESTRICT globals ENERGY_TABLE_PARAMETERS) {
-    __shared__ real4 sPos[TILE];
-    __shared__ int sKey[TILE];
-    __shared__ int sIndex[TILE];
-    const int warpSlots = 32*(threadIdx.x/32);
-    const CellBatch batch = {sPos+warpSlots, sKey+warpSlots, sIndex+warpSlots, 0, false};
+    CELL_BATCH_MEMORY
+    const CellBatch batch = WARP_CELL_BATCH;
     const real4 unused = make_real4(0, 0, 0, 0);
     const PeriodicBox box = {unused, unused, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, 0};
     mixed cvSum;

@@ -137,15 +137,13 @@ struct CellHistogram {
 KERNEL void histogramCells(const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot, const int* RESTRICT cellStart,
         unsigned int* RESTRICT workCounter, const int* RESTRICT groupOriginal, CellGrid grid, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ,
         int numBins, real maxDistance2, real invBinWidth, unsigned long long* RESTRICT counts) {
-    __shared__ real4 sPos[TILE];
-    __shared__ int sKey[TILE];
-    __shared__ int sIndex[TILE];
+    CELL_BATCH_MEMORY
     __shared__ unsigned long long sCounts[MAX_SHARED_BINS_64];
     for (int bin = threadIdx.x; bin < min(numBins, MAX_SHARED_BINS_64); bin += blockDim.x)
         sCounts[bin] = 0;
     __syncthreads();
-    const int warpSlots = 32*(threadIdx.x/32), numItems = countCellItems(grid);
-    const CellBatch batch = {sPos+warpSlots, sKey+warpSlots, sIndex+warpSlots, 0, false};
+    const int numItems = countCellItems(grid);
+    const CellBatch batch = WARP_CELL_BATCH;
     CellHistogram visitor = {sortedSlot, groupOriginal, maxDistance2, invBinWidth, numBins, sCounts, counts};
     for (int item = nextCellItem(workCounter); item < numItems; item = nextCellItem(workCounter))
         visitCellItem(item, grid, maxDistance2, cellStart, sortedPos, sortedSlot, groupOriginal, periodicBoxVecX, periodicBoxVecY,

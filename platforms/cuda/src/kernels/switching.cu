@@ -129,7 +129,7 @@ inline DEVICE real switchX(real x, const PairParams& p, real* dsdx) {
  * gradient of s with respect to the second particle of a pair is g times their displacement.
  */
 inline DEVICE real switchingFunction(real r2, const PairParams& p, real* g) {
-#ifdef HAS_DMAX
+#if defined(HAS_DMAX) && !defined(USE_R2_ONLY)
     if (r2 > p.dmax2) {
         *g = 0;
         return 0;
@@ -138,24 +138,26 @@ inline DEVICE real switchingFunction(real r2, const PairParams& p, real* g) {
     real s, gValue;
 #ifdef USE_R2_ONLY
     // d0 = 0 and even exponents: x^2 = r^2/r0^2, and (ds/dx)/x gives g without a square root.
-    real x2 = r2*p.invR0*p.invR0;
+    // The products of parameters alone are written apart, so that loops compute them once.
+    const real invR02 = p.invR0*p.invR0;
+    real x2 = r2*invR02;
     real xn2 = IntPower<RATIONAL_N/2-1>::eval(x2);
   #ifdef RATIONAL_SIMPLE
     s = RECIP(1+xn2*x2);
-    gValue = -RATIONAL_N*xn2*s*s*p.invR0*p.invR0;
+    gValue = (xn2*s)*(s*(-RATIONAL_N*invR02));
   #else
     const real low = (1-RATIONAL_WINDOW)*(1-RATIONAL_WINDOW), high = (1+RATIONAL_WINDOW)*(1+RATIONAL_WINDOW);
     if (x2 > low && x2 < high) {
         // In y = x^2: (1 - y^(n/2))/(1 - y^(m/2)), and g = 2 (ds/dy)/r0^2.
         real dsdy;
         s = geometricRatio<RATIONAL_N/2, RATIONAL_M/2>(x2, &dsdy);
-        gValue = 2*dsdy*p.invR0*p.invR0;
+        gValue = dsdy*(2*invR02);
     }
     else {
         real xm2 = IntPower<RATIONAL_M/2-1>::eval(x2);
         real inverse = RECIP(1-xm2*x2);
         s = (1-xn2*x2)*inverse;
-        gValue = (-RATIONAL_N*xn2+s*RATIONAL_M*xm2)*inverse*p.invR0*p.invR0;
+        gValue = (-RATIONAL_N*xn2+s*RATIONAL_M*xm2)*inverse*invR02;
     }
   #endif
 #else
@@ -174,6 +176,13 @@ inline DEVICE real switchingFunction(real r2, const PairParams& p, real* g) {
 #ifdef STRETCH
     s = s*p.scale+p.shift;
     gValue *= p.scale;
+#endif
+#if defined(HAS_DMAX) && defined(USE_R2_ONLY)
+    // The cutoff applied after the fact: cheap enough to compute for every pair, and a select
+    // rather than a branch in the pair loops. (Overflow beyond the cutoff is selected away.)
+    const bool within = (r2 <= p.dmax2);
+    s = (within ? s : 0);
+    gValue = (within ? gValue : 0);
 #endif
     *g = gValue;
     return s;
