@@ -217,6 +217,62 @@ void testLargeSystemAgainstReference() {
     }
 }
 
+/** Sets an environment variable for its lifetime. */
+class ScopedEnvironment {
+public:
+    ScopedEnvironment(const string& name, const string& value) : name(name) {
+        setenv(name.c_str(), value.c_str(), 1);
+    }
+    ~ScopedEnvironment() {
+        unsetenv(name.c_str());
+    }
+private:
+    string name;
+};
+
+void testTileShapesAgainstReference() {
+    // GPU tile kernels may hold 1, 2 or 4 L particles a thread (chosen by the number of pairs;
+    // forced here through COORDINATION_L_PER_THREAD, which other platforms ignore): one group
+    // without a box (three chunks of L, the last one partial), and overlapping groups in a
+    // triclinic box with a restraint on the CV, against Reference.
+    const int numParticles = 600;
+    vector<Vec3> positions = randomPositions(numParticles, 4.0, 31);
+    for (string lPerThread : {"1", "2", "4"}) {
+        ScopedEnvironment environment("COORDINATION_L_PER_THREAD", lPerThread);
+        {
+            System system;
+            vector<int> group;
+            for (int i = 0; i < numParticles; i++) {
+                system.addParticle(1.0);
+                group.push_back(i);
+            }
+            CoordinationForce* force = new CoordinationForce(group);
+            force->setR0(0.3);
+            system.addForce(force);
+            compareWithReference(system, *force, positions, NULL, 2.0);
+        }
+        {
+            OpenMM_SFMT::SFMT sfmt;
+            OpenMM_SFMT::init_gen_rand(4, sfmt);
+            System system;
+            for (int i = 0; i < numParticles; i++)
+                system.addParticle(1.0);
+            CoordinationForce* force = randomForce(CoordinationForce::TwoGroups, numParticles, 0, sfmt);
+            force->setR0(0.25);
+            force->setN(5);
+            force->setM(10);
+            force->setUsesPeriodicBoundaryConditions(true);
+            force->setEnergyExpression("0.5*k*(cv-cv0)^2");
+            force->addGlobalParameter("k", 0.01);
+            force->addGlobalParameter("cv0", 20.0);
+            system.addForce(force);
+            Vec3 box[3];
+            setBox(TriclinicBox, 2.5, box);
+            compareWithReference(system, *force, positions, box, 1.5);
+        }
+    }
+}
+
 void testMolecularDynamicsAgainstReference() {
     // 64 LJ particles with alternating charges (PME) and our force between the even and the odd
     // ones. GPU platforms reorder atoms every 250 steps; the CV must still use the right ones.
@@ -276,5 +332,6 @@ void testMolecularDynamicsAgainstReference() {
 void runRandomTests() {
     RUN_TEST(testFiniteDifferences);
     RUN_TEST(testLargeSystemAgainstReference);
+    RUN_TEST(testTileShapesAgainstReference);
     RUN_TEST(testMolecularDynamicsAgainstReference);
 }

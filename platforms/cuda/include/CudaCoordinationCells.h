@@ -1,6 +1,7 @@
 #ifndef CUDA_COORDINATION_CELLS_H_
 #define CUDA_COORDINATION_CELLS_H_
 
+#include "CudaCoordinationLaunch.h"
 #include "openmm/cuda/CudaArray.h"
 #include "openmm/cuda/CudaContext.h"
 #include <string>
@@ -22,12 +23,13 @@ public:
     };
     /**
      * @param cu        the context
+     * @param launcher  launches the binning kernels
      * @param oneGroup  whether the pairs are those of one group (each unordered pair once)
      * @param numA      the particles of group A (the first slots)
      * @param numB      the particles of group B (the next slots; 0 with one group)
      * @param lIsA      whether group A is the long side L whose cells are the home cells
      */
-    CudaCoordinationCells(OpenMM::CudaContext& cu, bool oneGroup, int numA, int numB, bool lIsA);
+    CudaCoordinationCells(OpenMM::CudaContext& cu, CudaCoordinationLauncher& launcher, bool oneGroup, int numA, int numB, bool lIsA);
     /**
      * Choose a grid for a cutoff in the Context's current box. Returns false where all pairs are
      * needed (cutoff infinite or beyond half the box) or expected to be faster.
@@ -65,11 +67,12 @@ private:
     bool searchGrid(double cutoff, const double width[3]);
     /** The expected time, in steps of one warp, of binning and visiting the pairs with a grid. */
     double cellCost(const Grid& g, const double width[3], double cutoff) const;
-    /** Launch a kernel with one thread per work unit. */
+    /** Launch a kernel with one thread per work unit (through the launcher). */
     void launch(CUfunction kernel, void** arguments, long long threads, int blockSize);
     /** The cells that one block of scanCellBlocks scans (SCAN_CHUNK in cells.cu). */
     static const int ScanChunk = 4096;
     OpenMM::CudaContext& cu;
+    CudaCoordinationLauncher& launcher;
     bool oneGroup, lIsA;
     int numA, numB, numL, numS, numBinned, busyWarps;
     Grid grid;

@@ -3,6 +3,7 @@
 
 #include "CoordinationKernels.h"
 #include "CudaCoordinationCells.h"
+#include "CudaCoordinationLaunch.h"
 #include "openmm/cuda/CudaArray.h"
 #include "openmm/cuda/CudaContext.h"
 #include <map>
@@ -41,11 +42,13 @@ private:
     void setImageSearchDistance();
     void uploadGlobals(OpenMM::ContextImpl& context);
     void launchCoordination(int flags);
+    /** Add -dE/dcv times the gradient to the forces. */
+    void launchChainRule();
     void launchHistogram(OpenMM::CudaArray& counts, int numBins, double maxDistance);
     /** Whether to use the cell lists for this cutoff in the current box; if so, bin the particles. */
     bool binCells(double cutoff);
-    /** Threads for the tile kernels: one block per tile of L chunks and S chunks of the given size, capped. */
-    int getNumTileThreads(int chunk) const;
+    /** Blocks for the tile kernels: one per tile of L chunks and S chunks of the given size, at most maxTileBlocks. */
+    int getNumTileBlocks(int chunk, int maxTileBlocks) const;
     /** Record, on the GPU, the first group particle whose position is not finite. */
     void checkPositions();
     /** Read that record back and throw if there was one (only where results are read anyway). */
@@ -54,12 +57,14 @@ private:
     CoordinationForce::Mode mode;
     std::vector<int> groupA, groupB;
     bool periodic, chainRule;
-    int numL, numS, offsetL, offsetS, sChunk, numSlots, maxBlocks;
+    int numL, numS, offsetL, offsetS, sChunk, numSlots, maxBlocks, lPerThread, tileThreads, residentTileBlocks;
     double dmax;
     std::string source;
     std::map<std::string, std::string> defines;
     CUfunction tilesKernel, pairsKernel, applyKernel, histogramTilesKernel, histogramPairsKernel, invertKernel, updateKernel, checkKernel;
     CUfunction cellsKernel, histogramCellsKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel, scatterCellsKernel;
+    /** Launches the kernels of an evaluation, each overlapping the end of the one before. */
+    std::unique_ptr<CudaCoordinationLauncher> launcher;
     /** Cell lists for a finite cutoff in a periodic box (null where they cannot apply). */
     std::unique_ptr<CudaCoordinationCells> cells;
     OpenMM::CudaArray groupOriginal, groupAtoms, inverseAtomIndex, gradient, cvPartial, counter, cvState, globals, invalidSlot;

@@ -18,15 +18,24 @@ namespace CoordinationPlugin {
  */
 class OPENMM_EXPORT_COORDINATION CudaCoordinationProgram {
 public:
-    /** The number of particles on each side of a tile, and the threads of a block. */
+    /** The number of particles on each side of a tile, and the threads of a block (but in the coordination tiles). */
     static const int TileSize = 256;
+    /**
+     * The L particles each thread of the coordination tile kernel should hold (its blocks have
+     * TileSize/lPerThread threads): 2 where the all-pairs work (4M pairs or more) fills the GPU
+     * (two per thread halve the cost of passing S gradients through the warp), 1 for less (each
+     * warp's chain of pairs is then shorter). The environment variable COORDINATION_L_PER_THREAD
+     * (1, 2 or 4) overrides the choice, for benchmarking.
+     */
+    static int chooseLPerThread(const CoordinationForce& force);
     /**
      * Assemble the program for a force.
      *
      * @param force      the force
      * @param cc         the context whose precision, padding, box shape and expression utilities apply
+     * @param lPerThread the L particles a thread of the tile kernel holds (1, 2 or 4)
      */
-    CudaCoordinationProgram(const CoordinationForce& force, OpenMM::ComputeContext& cc);
+    CudaCoordinationProgram(const CoordinationForce& force, OpenMM::ComputeContext& cc, int lPerThread);
     /** Whether two-group mode has particles in both groups (pairs of a particle with itself are skipped). */
     static bool groupsOverlap(const CoordinationForce& force);
     std::string source;

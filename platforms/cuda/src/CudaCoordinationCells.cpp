@@ -20,8 +20,8 @@ static const double BinCost = 0.7, CellCost = 0.2, LaunchCost = 100;
 // Warps per multiprocessor that keep it busy, and the threads of a binning block.
 static const int BusyWarps = 16, BinBlockSize = 256;
 
-CudaCoordinationCells::CudaCoordinationCells(CudaContext& cu, bool oneGroup, int numA, int numB, bool lIsA) :
-        cu(cu), oneGroup(oneGroup), lIsA(lIsA), numA(numA), numB(numB) {
+CudaCoordinationCells::CudaCoordinationCells(CudaContext& cu, CudaCoordinationLauncher& launcher, bool oneGroup, int numA, int numB,
+        bool lIsA) : cu(cu), launcher(launcher), oneGroup(oneGroup), lIsA(lIsA), numA(numA), numB(numB) {
     numL = (oneGroup ? numA : (lIsA ? numA : numB));
     numS = (oneGroup ? numA : (lIsA ? numB : numA));
     numBinned = numA+numB;
@@ -164,10 +164,7 @@ bool CudaCoordinationCells::searchGrid(double cutoff, const double width[3]) {
 }
 
 void CudaCoordinationCells::launch(CUfunction kernel, void** arguments, long long threads, int blockSize) {
-    unsigned int blocks = (unsigned int) max(1LL, (threads+blockSize-1)/blockSize);
-    CUresult result = cuLaunchKernel(kernel, blocks, 1, 1, blockSize, 1, 1, 0, cu.getCurrentStream(), arguments, NULL);
-    if (result != CUDA_SUCCESS)
-        throw OpenMMException("CoordinationForce: launching a cell-list kernel failed (CUDA error "+to_string((int) result)+")");
+    launcher.launch(kernel, arguments, (threads+blockSize-1)/blockSize, blockSize);
 }
 
 void CudaCoordinationCells::bin(CUfunction assignKernel, CUfunction scanKernel, CUfunction offsetKernel, CUfunction scatterKernel,

@@ -1,4 +1,5 @@
 #include "CudaCoordinationKernels.h"
+#include "CudaCoordinationLaunch.h"
 #include "CudaCoordinationProgram.h"
 #include "internal/CoordinationForceImpl.h"
 #include "internal/CoordinationSwitching.h"
@@ -61,9 +62,11 @@ void CudaCalcCoordinationForceKernel::initialize(const System& system, const Coo
     maxBlocks = cu.getNumThreadBlocks();
     // Smaller chunks of the short group when there are too few tiles to fill the GPU.
     int tile = CudaCoordinationProgram::TileSize;
+    lPerThread = CudaCoordinationProgram::chooseLPerThread(force);
+    tileThreads = tile/lPerThread;
     sChunk = tile;
     if (mode != CoordinationForce::OneGroup)
-        while (sChunk > 32 && ((numL+tile-1)/tile)*((numS+sChunk-1)/sChunk) < maxBlocks/2)
+        while (sChunk > 32 && ((numL+tile-1)/tile)*((numS+sChunk-1)/sChunk)*(long long) tileThreads < maxBlocks*(long long) tile/2)
             sChunk /= 2;
     groupOriginal.initialize<int>(cu, numSlots, "coordinationGroupOriginal");
     groupOriginal.upload(slots);
@@ -79,15 +82,16 @@ void CudaCalcCoordinationForceKernel::initialize(const System& system, const Coo
     invalidSlot.initialize<int>(cu, 1, "coordinationInvalidSlot");
     invalidSlot.upload(vector<int>(1, numeric_limits<int>::max()));
     cu.addReorderListener(new ReorderListener(*this));
+    launcher.reset(new CudaCoordinationLauncher(cu));
     if (periodic && mode != CoordinationForce::PairList)
-        cells.reset(new CudaCoordinationCells(cu, mode == CoordinationForce::OneGroup, nA, nB, offsetL == 0));
+        cells.reset(new CudaCoordinationCells(cu, *launcher, mode == CoordinationForce::OneGroup, nA, nB, offsetL == 0));
     setParameters(force);
 }
 
 void CudaCalcCoordinationForceKernel::setParameters(const CoordinationForce& force) {
     // Compile only when the code path changed.
 
-    CudaCoordinationProgram program(force, cu);
+    CudaCoordinationProgram program(force, cu, lPerThread);
     if (program.source != source || program.defines != defines) {
         CUmodule module = cu.createModule(program.source, program.defines);
         tilesKernel = cu.getKernel(module, "computeCoordinationTiles");
@@ -104,6 +108,16 @@ void CudaCalcCoordinationForceKernel::setParameters(const CoordinationForce& for
         scanCellsKernel = cu.getKernel(module, "scanCellBlocks");
         offsetCellsKernel = cu.getKernel(module, "addCellOffsets");
         scatterCellsKernel = cu.getKernel(module, "scatterCells");
+        // The tile kernel walks its tiles in a fixed order: as many blocks as run at once, so
+        // that no block starts its share after the others have finished theirs. Its blocks
+        // need little cache: shared memory may take all it can, so that registers alone limit them.
+        int perMultiprocessor = 0, multiprocessors = 0;
+        cuFuncSetAttribute(tilesKernel, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, CU_SHAREDMEM_CARVEOUT_MAX_SHARED);
+        cuOccupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, tilesKernel, tileThreads, 0);
+        cuDeviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu.getDevice());
+        residentTileBlocks = max(1, perMultiprocessor*multiprocessors);
+        if (residentTileBlocks > cvPartial.getSize())
+            cvPartial.resize(residentTileBlocks);
         source = program.source;
         defines = program.defines;
     }
@@ -200,12 +214,11 @@ void CudaCalcCoordinationForceKernel::uploadGlobals(ContextImpl& context) {
         globals.upload(globalValues);
 }
 
-int CudaCalcCoordinationForceKernel::getNumTileThreads(int chunk) const {
-    // Enough threads for one block per tile, up to the number of blocks the kernels launch.
+int CudaCalcCoordinationForceKernel::getNumTileBlocks(int chunk, int maxTileBlocks) const {
     long long tile = CudaCoordinationProgram::TileSize;
     long long numLChunks = (numL+tile-1)/tile;
     long long numTiles = (mode == CoordinationForce::OneGroup ? numLChunks*(numLChunks/2+1) : numLChunks*((numS+chunk-1)/chunk));
-    return (int) (min(numTiles, (long long) maxBlocks)*tile);
+    return (int) max(1LL, min(numTiles, (long long) maxTileBlocks));
 }
 
 bool CudaCalcCoordinationForceKernel::binCells(double cutoff) {
@@ -248,16 +261,20 @@ void CudaCalcCoordinationForceKernel::launchCoordination(int flags) {
         for (auto& table : tables)
             args.push_back(&table->getDevicePointer());
     if (useCells)
-        cu.executeKernel(cellsKernel, args.data(), (int) min((long long) cells->getNumItems()*32, (long long) maxBlocks*tile), tile);
+        launcher->launch(cellsKernel, args.data(), min(((long long) cells->getNumItems()*32+tile-1)/tile, (long long) maxBlocks), tile);
     else if (mode == CoordinationForce::PairList)
-        cu.executeKernel(pairsKernel, args.data(), numL, tile);
+        launcher->launch(pairsKernel, args.data(), min((numL+tile-1)/tile, maxBlocks), tile);
     else
-        cu.executeKernel(tilesKernel, args.data(), getNumTileThreads(sChunk), tile);
-    if (flags & Gradient) {
-        void* applyArgs[] = {&groupAtoms.getDevicePointer(), &numSlots, &gradient.getDevicePointer(),
-                &cvState.getDevicePointer(), &cu.getLongForceBuffer().getDevicePointer()};
-        cu.executeKernel(applyKernel, applyArgs, numSlots, tile);
-    }
+        launcher->launch(tilesKernel, args.data(), getNumTileBlocks(sChunk, residentTileBlocks), tileThreads);
+    if (flags & Gradient)
+        launchChainRule();
+}
+
+void CudaCalcCoordinationForceKernel::launchChainRule() {
+    void* args[] = {&groupAtoms.getDevicePointer(), &numSlots, &gradient.getDevicePointer(),
+            &cvState.getDevicePointer(), &cu.getLongForceBuffer().getDevicePointer()};
+    int blockSize = CudaCoordinationProgram::TileSize;
+    launcher->launch(applyKernel, args, min((numSlots+blockSize-1)/blockSize, maxBlocks), blockSize);
 }
 
 void CudaCalcCoordinationForceKernel::checkPositions() {
@@ -338,7 +355,7 @@ void CudaCalcCoordinationForceKernel::launchHistogram(CudaArray& counts, int num
                 &numL, &numS, &offsetL, &offsetS, imageSearch, cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(),
                 cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &numBins, maxArg,
                 binArg, &counts.getDevicePointer()};
-        cu.executeKernel(histogramTilesKernel, args, getNumTileThreads(tile), tile);
+        cu.executeKernel(histogramTilesKernel, args, getNumTileBlocks(tile, maxBlocks)*tile, tile);
     }
 }
 

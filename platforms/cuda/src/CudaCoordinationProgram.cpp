@@ -5,6 +5,8 @@
 #include "openmm/common/ExpressionUtilities.h"
 #include "lepton/Operation.h"
 #include "lepton/Parser.h"
+#include "openmm/OpenMMException.h"
+#include <cstdlib>
 #include <cmath>
 #include <set>
 #include <vector>
@@ -23,12 +25,26 @@ bool CudaCoordinationProgram::groupsOverlap(const CoordinationForce& force) {
     return false;
 }
 
-CudaCoordinationProgram::CudaCoordinationProgram(const CoordinationForce& force, ComputeContext& cc) {
+int CudaCoordinationProgram::chooseLPerThread(const CoordinationForce& force) {
+    const char* value = getenv("COORDINATION_L_PER_THREAD");
+    if (value != NULL) {
+        string text = value;
+        if (text != "1" && text != "2" && text != "4")
+            throw OpenMMException("CoordinationForce: the environment variable COORDINATION_L_PER_THREAD must be 1, 2 or 4, not '"+text+"'");
+        return stoi(text);
+    }
+    double nA = force.getGroupA().size(), nB = force.getGroupB().size();
+    double pairs = (force.getMode() == CoordinationForce::OneGroup ? 0.5*nA*nA : nA*nB);
+    return (pairs >= (1 << 22) ? 2 : 1);
+}
+
+CudaCoordinationProgram::CudaCoordinationProgram(const CoordinationForce& force, ComputeContext& cc, int lPerThread) {
     ExpressionUtilities& expressions = cc.getExpressionUtilities();
     CoordinationForce::SwitchingFunction type = force.getSwitchingFunction();
     int n = force.getN(), m = (force.getM() == 0 ? 2*force.getN() : force.getM());
     bool finiteDMax = isfinite(force.getDMax());
     defines["TILE"] = cc.intToString(TileSize);
+    defines["L_PER_THREAD"] = cc.intToString(lPerThread);
     defines["PADDED_NUM_ATOMS"] = cc.intToString(cc.getPaddedNumAtoms());
     defines["SWITCH_TYPE"] = cc.intToString(type);
     if (type == CoordinationForce::Rational) {

@@ -142,12 +142,12 @@ static string prelude(const string& precision, bool triclinic) {
     return src.str();
 }
 
-static void compile(const CoordinationForce& force, const string& precision, bool triclinic, const string& label) {
+static void compile(const CoordinationForce& force, const string& precision, bool triclinic, const string& label, int lPerThread = 1) {
     System system;
     for (int i = 0; i < 40; i++)
         system.addParticle(1.0);
     ProgramOnlyContext context(system, precision, triclinic);
-    CudaCoordinationProgram program(force, context);
+    CudaCoordinationProgram program(force, context, lPerThread);
     stringstream src;
     src << prelude(precision, triclinic);
     for (auto& define : program.defines) {
@@ -184,7 +184,7 @@ static void compile(const CoordinationForce& force, const string& precision, boo
             "assignCells", "scanCellBlocks", "addCellOffsets", "scatterCells"})
         if (ptx.find(".entry "+kernel) == string::npos)
             throw OpenMMException("The PTX for "+label+" ("+precision+") lacks the kernel "+kernel);
-    cout << "  compiled " << label << " (" << precision << ")" << endl;
+    cout << "  compiled " << label << " (" << precision << ", " << lPerThread << " L a thread)" << endl;
 }
 
 int main() {
@@ -192,7 +192,7 @@ int main() {
         vector<int> a = {0, 1, 2, 3, 4, 5}, b = {5, 6, 7, 8, 9, 10};
         int count = 0;
         for (string precision : {"single", "mixed", "double"}) {
-            // Every switching type, rotating through the modes, boxes and energies so that each appears.
+            // Every switching type, rotating through the modes, boxes, energies and tile kernels so that each appears.
             for (int type = CoordinationForce::Rational; type <= CoordinationForce::Custom; type++) {
                 CoordinationForce force;
                 if (type%3 == 0)
@@ -210,14 +210,14 @@ int main() {
                     force.addGlobalParameter("cv0", 1.0);
                     force.addTabulatedFunction("bias", new Continuous1DFunction({0.0, 1.0, 0.5, 0.2}, 0.0, 5.0));
                 }
-                compile(force, precision, type == CoordinationForce::Gaussian, "type "+to_string(type));
+                compile(force, precision, type == CoordinationForce::Gaussian, "type "+to_string(type), 1+(type/2)%2);
                 count++;
             }
             // The Rational code paths: general m with and without r^2 alone, odd n, d0 > 0, no stretch.
             CoordinationForce general(a, b);
             general.setN(6);
             general.setM(10);
-            compile(general, precision, false, "Rational n=6 m=10 from r^2");
+            compile(general, precision, false, "Rational n=6 m=10 from r^2", 2);
             CoordinationForce odd(a, b);
             odd.setN(5);
             odd.setM(8);
@@ -229,7 +229,7 @@ int main() {
             energyOnly.setEnergyExpression("k*max(0, cv-upper)^2");
             energyOnly.addGlobalParameter("k", 1.0);
             energyOnly.addGlobalParameter("upper", 3.0);
-            compile(energyOnly, precision, false, "flat-bottom restraint");
+            compile(energyOnly, precision, false, "flat-bottom restraint", 4);
             count += 3;
         }
         cout << count << " programs compiled" << endl;

@@ -47,6 +47,7 @@ inline DEVICE int findCell(real4* pos, const CellGrid& grid, real4 invBoxSize, r
 KERNEL void assignCells(const real4* RESTRICT posq, const int* RESTRICT groupAtoms, int numBinned, int numA, CellGrid grid,
         real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ,
         unsigned int* RESTRICT cellCount, int* RESTRICT cellOf, int* RESTRICT cellRank, real4* RESTRICT wrapped) {
+    DEPENDENT_KERNEL_START
     for (int slot = blockIdx.x*blockDim.x+threadIdx.x; slot < numBinned; slot += blockDim.x*gridDim.x) {
         real4 p = posq[groupAtoms[slot]];
         int cell = findCell(&p, grid, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
@@ -112,6 +113,7 @@ inline DEVICE int scanChunk(int* in, int* out, int first, int count, int carry, 
  */
 KERNEL void scanCellBlocks(unsigned int* RESTRICT cellCount, int* RESTRICT cellStart, int numBins, int* RESTRICT blockOffset,
         unsigned int* RESTRICT blocksDone, unsigned int* RESTRICT workCounter) {
+    DEPENDENT_KERNEL_START
     __shared__ bool isLastBlock;
     const int first = blockIdx.x*SCAN_CHUNK;
     const int total = scanChunk((int*) cellCount, cellStart, first, min(SCAN_CHUNK, numBins-first), 0, true);
@@ -135,6 +137,7 @@ KERNEL void scanCellBlocks(unsigned int* RESTRICT cellCount, int* RESTRICT cellS
 
 /** Add each block's offset to the starts of its cells. */
 KERNEL void addCellOffsets(int* RESTRICT cellStart, int numBins, const int* RESTRICT blockOffset) {
+    DEPENDENT_KERNEL_START
     for (int cell = blockIdx.x*blockDim.x+threadIdx.x; cell < numBins; cell += blockDim.x*gridDim.x)
         cellStart[cell] += blockOffset[cell/SCAN_CHUNK];
 }
@@ -142,6 +145,7 @@ KERNEL void addCellOffsets(int* RESTRICT cellStart, int numBins, const int* REST
 /** Write the wrapped positions and the slots in cell order. */
 KERNEL void scatterCells(const int* RESTRICT cellOf, const int* RESTRICT cellRank, const int* RESTRICT cellStart,
         const real4* RESTRICT wrapped, int numBinned, real4* RESTRICT sortedPos, int* RESTRICT sortedSlot) {
+    DEPENDENT_KERNEL_START
     for (int slot = blockIdx.x*blockDim.x+threadIdx.x; slot < numBinned; slot += blockDim.x*gridDim.x) {
         int k = cellStart[cellOf[slot]]+cellRank[slot];
         sortedPos[k] = wrapped[slot];
@@ -156,6 +160,15 @@ inline DEVICE int cellKey(int k, const int* RESTRICT sortedSlot, const int* REST
 #else
     return k;
 #endif
+}
+
+/** Start a cell-list visitor's L particle, sorted particle index: its position, key and a zero gradient. */
+inline DEVICE void beginCellLane(LaneParticles<1>& l, int index, bool valid, real4 position, const int* RESTRICT sortedSlot,
+        const int* RESTRICT groupOriginal) {
+    l.valid[0] = valid;
+    l.pos[0] = position;
+    l.key[0] = (valid ? cellKey(index, sortedSlot, groupOriginal) : -1);
+    l.gradient[0] = make_real3(0, 0, 0);
 }
 
 /**

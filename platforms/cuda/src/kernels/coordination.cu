@@ -14,7 +14,7 @@
 #define FLAG_REDUCE 8
 #define FLAG_EXPRESSION_ENERGY 16
 
-/** Sum a value over the threads of a block; the result is valid in thread 0. */
+/** Sum a value over the threads of a block (at most TILE); the result is valid in thread 0. */
 inline DEVICE mixed blockSum(mixed value, mixed* scratch) {
     for (int offset = 16; offset > 0; offset /= 2)
         value += __shfl_down_sync(0xffffffff, value, offset);
@@ -23,7 +23,7 @@ inline DEVICE mixed blockSum(mixed value, mixed* scratch) {
     __syncthreads();
     value = 0;
     if (threadIdx.x < 32) {
-        value = (threadIdx.x < TILE/32 ? scratch[threadIdx.x] : 0);
+        value = (threadIdx.x < blockDim.x/32 ? scratch[threadIdx.x] : 0);
         for (int offset = 16; offset > 0; offset /= 2)
             value += __shfl_down_sync(0xffffffff, value, offset);
     }
@@ -99,20 +99,22 @@ inline DEVICE void finishBlock(mixed cvSum, int flags, mixed* RESTRICT energyBuf
 }
 
 #define ROTATION_THRESHOLD 12
+// The L particles a thread of the tile kernel holds, and the threads of its blocks.
+#define TILE_THREADS (TILE/L_PER_THREAD)
 
 #ifdef ONE_GROUP
 // Keys order the particles of a diagonal block: each unordered pair once.
-#define PAIR_WANTED(k) (!diagonal || sKey[k] > lKey)
+#define PAIR_WANTED(k, lKey) (!diagonal || sKey[k] > (lKey))
 #elif defined(GROUPS_OVERLAP)
 // Keys are the original particle indices: no pair of a particle with itself.
-#define PAIR_WANTED(k) (sKey[k] != lKey)
+#define PAIR_WANTED(k, lKey) (sKey[k] != (lKey))
 #else
-#define PAIR_WANTED(k) true
+#define PAIR_WANTED(k, lKey) true
 #endif
 
 /**
- * One pair: s at the distance from pi to pj, with *g (ds/dr)/r and *delta their displacement, so
- * that g*delta is the gradient of s with respect to pj. MIN_IMAGE: the displacement is reduced to
+ * One pair: s at the distance from pi to pj, with *g (ds/dr)/r but for gradientScale() and
+ * *delta their displacement, so that gradientScale()*g*delta is the gradient of s with respect to pj. MIN_IMAGE: the displacement is reduced to
  * the nearest image; otherwise pj already carries its periodic shift.
  */
 template <bool MIN_IMAGE>
@@ -120,6 +122,11 @@ inline DEVICE real pairTerm(real4 pi, real4 pj, const PairParams& params, const 
     real r2;
     *delta = (MIN_IMAGE ? boxDelta(pi, pj, &r2, box) : shiftedDelta(pi, pj, &r2));
     return switchingFunction(r2, params, g);
+}
+
+/** The vector v times a. */
+inline DEVICE real3 scaled(real a, real3 v) {
+    return make_real3(a*v.x, a*v.y, a*v.z);
 }
 
 /** Add g*delta to the gradient of the S particle and subtract it from that of the L particle. */
@@ -132,59 +139,81 @@ inline DEVICE void addPairGradient(real g, real3 delta, real3* gi, real3* gj) {
     gi->z -= g*delta.z;
 }
 
-/**
- * A full batch of 32 S particles against the warp's L particles, without a branch per pair (see
- * pairBatch). KEYED: only the pairs PAIR_WANTED admits count (a loop, not unrolled: unrolled, its
- * registers would cost the cell kernel a quarter of its warps); otherwise every pair does. A lane
- * past the end of L computes its pairs and drops them.
- */
-template <bool GRADIENT, bool MIN_IMAGE, bool KEYED>
-inline DEVICE real fullBatch(real4 pi, bool lValid, int lKey, const real4* sPos, const int* sKey, bool diagonal,
-        const PairParams& params, const PeriodicBox& box, real3* gi, real3* gj) {
+/** Hand the running gradient of an S particle to the next lane down (lane l gets that of lane l+1). */
+inline DEVICE void rotateGradient(real3* gj) {
     const int lane = threadIdx.x%32;
-    real batchSum = 0, g;
+    gj->x = __shfl_sync(0xffffffff, gj->x, lane+1);
+    gj->y = __shfl_sync(0xffffffff, gj->y, lane+1);
+    gj->z = __shfl_sync(0xffffffff, gj->z, lane+1);
+}
+
+/**
+ * A full batch of 32 S particles against the lane's L particles, without a branch per pair (see
+ * pairBatch). KEYED: only the pairs PAIR_WANTED admits count (a loop, not unrolled: unrolled, its
+ * registers would cost the cell kernel a quarter of its warps); otherwise every pair does. An L
+ * particle past the end of L computes its pairs and drops them; ALL_VALID: the warp has none.
+ */
+template <int NL, bool GRADIENT, bool MIN_IMAGE, bool KEYED, bool ALL_VALID>
+inline DEVICE real fullBatch(LaneParticles<NL>& l, const real4* sPos, const int* sKey, bool diagonal,
+        const PairParams& params, const PeriodicBox& box, real3* gj) {
+    const int lane = threadIdx.x%32;
+    real sum[NL], g;
     real3 delta;
+#pragma unroll
+    for (int i = 0; i < NL; i++)
+        sum[i] = 0;
     if (GRADIENT) {
 #pragma unroll (KEYED ? 1 : 8)
         for (int step = 0; step < 32; step++) {
             const int k = lane+step;
-            real s = pairTerm<MIN_IMAGE>(pi, sPos[k], params, box, &g, &delta);
-            const bool wanted = (KEYED ? lValid && PAIR_WANTED(k) : lValid);
-            batchSum += (KEYED && !wanted ? 0 : s);
-            addPairGradient(wanted ? g : 0, delta, gi, gj);
-            gj->x = __shfl_sync(0xffffffff, gj->x, lane+1);
-            gj->y = __shfl_sync(0xffffffff, gj->y, lane+1);
-            gj->z = __shfl_sync(0xffffffff, gj->z, lane+1);
+            const real4 pj = sPos[k];
+#pragma unroll
+            for (int i = 0; i < NL; i++) {
+                real s = pairTerm<MIN_IMAGE>(l.pos[i], pj, params, box, &g, &delta);
+                const bool wanted = (KEYED ? l.valid[i] && PAIR_WANTED(k, l.key[i]) : ALL_VALID || l.valid[i]);
+                sum[i] += (KEYED && !wanted ? 0 : s);
+                addPairGradient(wanted ? g : 0, delta, &l.gradient[i], gj);
+            }
+            rotateGradient(gj);
         }
     }
     else {
 #pragma unroll (KEYED ? 1 : 8)
         for (int k = 0; k < 32; k++) {
-            real s = pairTerm<MIN_IMAGE>(pi, sPos[k], params, box, &g, &delta);
-            batchSum += (KEYED && !PAIR_WANTED(k) ? 0 : s);
+            const real4 pj = sPos[k];
+#pragma unroll
+            for (int i = 0; i < NL; i++) {
+                real s = pairTerm<MIN_IMAGE>(l.pos[i], pj, params, box, &g, &delta);
+                sum[i] += (KEYED && !PAIR_WANTED(k, l.key[i]) ? 0 : s);
+            }
         }
     }
-    return (lValid ? batchSum : 0);
+    real batchSum = 0;
+#pragma unroll
+    for (int i = 0; i < NL; i++)
+        batchSum += (l.valid[i] ? sum[i] : 0);
+    return batchSum;
 }
 
 /**
- * One batch of up to 32 S particles, in shared memory, against the warp's L particles, one per
- * lane. A batch holds its positions and keys twice (sPos[k+32] == sPos[k]), so that a rotation
- * reads sPos[lane+step] without wrapping. Adds the gradient with respect to the lane's L particle
- * to *gi, returns the lane's sum of s, and leaves in *gjSum, on lane k, the warp's total gradient
- * with respect to S particle k:
+ * One batch of up to 32 S particles, in shared memory, against the lane's L particles. A batch
+ * holds its positions and keys twice (sPos[k+32] == sPos[k]), so that a rotation reads
+ * sPos[lane+step] without wrapping. Adds the gradients with respect to the lane's L particles to
+ * l.gradient (without gradientScale(), which its user applies), returns the lane's sum of s, and
+ * leaves in *gjSum, on lane k, the warp's total gradient with respect to S particle k:
  * - a full batch rotates: lane l starts with the sum of particle l and, after each step, hands
  *   it to lane l-1, so that every lane meets every particle and each sum returns home after 32
- *   steps (3 shuffles a step); it runs without a branch per pair (fullBatch), and tests keys only
- *   where a pair may be unwanted (a diagonal batch, or groups that share particles);
+ *   steps (3 shuffles a step, shared by the lane's NL pairs); it runs without a branch per pair
+ *   (fullBatch), tests keys only where a pair may be unwanted (a diagonal batch, or groups that
+ *   share particles), and validity only where allValid does not say every L particle exists;
  * - a short batch is broadcast: every lane meets particle k at step k and the warp reduces.
  */
-template <bool GRADIENT, bool MIN_IMAGE>
-inline DEVICE real pairBatch(real4 pi, bool lValid, int lKey, const real4* sPos, const int* sKey, int count, bool diagonal,
-        const PairParams& params, const PeriodicBox& box, real3* gi, real3* gjSum) {
+template <int NL, bool GRADIENT, bool MIN_IMAGE>
+inline DEVICE real pairBatch(LaneParticles<NL>& l, bool allValid, const real4* sPos, const int* sKey, int count, bool diagonal,
+        const PairParams& params, const PeriodicBox& box, real3* gjSum) {
     const int lane = threadIdx.x%32;
-    real batchSum = 0;
-    real3 gj = make_real3(0, 0, 0);
+    real batchSum = 0, g;
+    real3 gj = make_real3(0, 0, 0), delta;
     if (count == 32) {
 #ifdef GROUPS_OVERLAP
         const bool keyed = true;
@@ -192,34 +221,32 @@ inline DEVICE real pairBatch(real4 pi, bool lValid, int lKey, const real4* sPos,
         const bool keyed = diagonal;
 #endif
         if (keyed)
-            batchSum = fullBatch<GRADIENT, MIN_IMAGE, true>(pi, lValid, lKey, sPos, sKey, diagonal, params, box, gi, &gj);
+            batchSum = fullBatch<NL, GRADIENT, MIN_IMAGE, true, false>(l, sPos, sKey, diagonal, params, box, &gj);
+        else if (allValid)
+            batchSum = fullBatch<NL, GRADIENT, MIN_IMAGE, false, true>(l, sPos, sKey, diagonal, params, box, &gj);
         else
-            batchSum = fullBatch<GRADIENT, MIN_IMAGE, false>(pi, lValid, lKey, sPos, sKey, diagonal, params, box, gi, &gj);
+            batchSum = fullBatch<NL, GRADIENT, MIN_IMAGE, false, false>(l, sPos, sKey, diagonal, params, box, &gj);
     }
     else if (GRADIENT && count >= ROTATION_THRESHOLD) {
         int k = lane;
         for (int step = 0; step < 32; step++) {
-            if (lValid && k < count && PAIR_WANTED(k)) {
-                real g;
-                real3 delta;
-                batchSum += pairTerm<MIN_IMAGE>(pi, sPos[k], params, box, &g, &delta);
-                addPairGradient(g, delta, gi, &gj);
-            }
-            gj.x = __shfl_sync(0xffffffff, gj.x, lane+1);
-            gj.y = __shfl_sync(0xffffffff, gj.y, lane+1);
-            gj.z = __shfl_sync(0xffffffff, gj.z, lane+1);
+            for (int i = 0; i < NL; i++)
+                if (l.valid[i] && k < count && PAIR_WANTED(k, l.key[i])) {
+                    batchSum += pairTerm<MIN_IMAGE>(l.pos[i], sPos[k], params, box, &g, &delta);
+                    addPairGradient(g, delta, &l.gradient[i], &gj);
+                }
+            rotateGradient(&gj);
             k = (k+1)&31;
         }
     }
     else {
         for (int k = 0; k < count; k++) {
             real3 d = make_real3(0, 0, 0);
-            if (lValid && PAIR_WANTED(k)) {
-                real g;
-                real3 delta;
-                batchSum += pairTerm<MIN_IMAGE>(pi, sPos[k], params, box, &g, &delta);
-                addPairGradient(g, delta, gi, &d);
-            }
+            for (int i = 0; i < NL; i++)
+                if (l.valid[i] && PAIR_WANTED(k, l.key[i])) {
+                    batchSum += pairTerm<MIN_IMAGE>(l.pos[i], sPos[k], params, box, &g, &delta);
+                    addPairGradient(g, delta, &l.gradient[i], &d);
+                }
             if (GRADIENT) {
                 d = warpSum(d);
                 if (lane == k)
@@ -227,7 +254,7 @@ inline DEVICE real pairBatch(real4 pi, bool lValid, int lKey, const real4* sPos,
             }
         }
     }
-    *gjSum = gj;
+    *gjSum = scaled(gradientScale(params), gj);
     return batchSum;
 }
 
@@ -236,26 +263,43 @@ inline DEVICE bool isNonzero(real3 v) {
 }
 
 /**
- * One tile: thread t holds particle t of L chunk a in registers, and the block walks the
- * particles of S chunk b in shared memory in batches of 32 (pairBatch). The gradient with
- * respect to each S particle is summed over the warp before one shared-memory atomic per
- * particle and warp; global gradient atomics happen once per particle per tile.
+ * One tile: the block holds the TILE particles of L chunk a in registers, L_PER_THREAD a thread
+ * (lane l of warp w holds particles 32*(L_PER_THREAD*w+i)+l), and walks the particles of S chunk
+ * b in shared memory in batches of 32 (pairBatch). The gradient with respect to each S particle
+ * is summed over the warp before one shared-memory atomic per particle and warp; global gradient
+ * atomics happen once per particle per tile.
  */
 template <bool GRADIENT>
 inline DEVICE mixed computeTile(int a, int b, bool diagonal, int sChunk, const real4* RESTRICT posq,
         const int* RESTRICT groupAtoms, const int* RESTRICT groupOriginal, int numL, int numS, int offsetL, int offsetS,
         const PairParams& params, const PeriodicBox& box, int flags, unsigned long long* RESTRICT forceBuffer,
         long long* RESTRICT gradient, int numSlots, real4* sPos, int* sKey, real3* sGradient) {
-    const int lane = threadIdx.x%32;
+    const int lane = threadIdx.x%32, warp = threadIdx.x/32;
     const int sFirst = b*sChunk, sCount = min(sChunk, numS-sFirst);
-    if (threadIdx.x < sCount) {
-        // Each batch of 32 positions twice (pairBatch).
-        const real4 p = posq[groupAtoms[offsetS+sFirst+threadIdx.x]];
-        const int doubled = threadIdx.x+(threadIdx.x & ~31);
+    // The L particles load first, so that their loads overlap those of the S particles.
+    LaneParticles<L_PER_THREAD> l;
+    int lAtom[L_PER_THREAD];
+#pragma unroll
+    for (int i = 0; i < L_PER_THREAD; i++) {
+        const int inChunk = 32*(L_PER_THREAD*warp+i)+lane, lIndex = a*TILE+inChunk;
+        l.valid[i] = (lIndex < numL);
+        lAtom[i] = (l.valid[i] ? groupAtoms[offsetL+lIndex] : 0);
+        l.pos[i] = posq[lAtom[i]];
 #ifdef GROUPS_OVERLAP
-        const int key = groupOriginal[offsetS+sFirst+threadIdx.x];
+        l.key[i] = (l.valid[i] ? groupOriginal[offsetL+lIndex] : -1);
 #else
-        const int key = threadIdx.x;
+        l.key[i] = inChunk;
+#endif
+        l.gradient[i] = make_real3(0, 0, 0);
+    }
+    for (int j = threadIdx.x; j < sCount; j += TILE_THREADS) {
+        // Each batch of 32 positions twice (pairBatch).
+        const real4 p = posq[groupAtoms[offsetS+sFirst+j]];
+        const int doubled = j+(j & ~31);
+#ifdef GROUPS_OVERLAP
+        const int key = groupOriginal[offsetS+sFirst+j];
+#else
+        const int key = j;
 #endif
         sPos[doubled] = p;
         sPos[doubled+32] = p;
@@ -263,23 +307,15 @@ inline DEVICE mixed computeTile(int a, int b, bool diagonal, int sChunk, const r
         sKey[doubled+32] = key;
     }
     if (GRADIENT)
-        sGradient[threadIdx.x] = make_real3(0, 0, 0);
+        for (int j = threadIdx.x; j < TILE; j += TILE_THREADS)
+            sGradient[j] = make_real3(0, 0, 0);
     __syncthreads();
-    const int lIndex = a*TILE+threadIdx.x;
-    const bool lValid = (lIndex < numL);
-    const int lAtom = (lValid ? groupAtoms[offsetL+lIndex] : 0);
-    const real4 pi = posq[lAtom];
-#ifdef GROUPS_OVERLAP
-    const int lKey = (lValid ? groupOriginal[offsetL+lIndex] : -1);
-#else
-    const int lKey = threadIdx.x;
-#endif
-    real3 gi = make_real3(0, 0, 0);
+    const bool allValid = (a*TILE+32*L_PER_THREAD*(warp+1) <= numL);
     mixed cvSum = 0;
     for (int batch = 0; batch < sCount; batch += 32) {
         const int count = min(32, sCount-batch);
         real3 gj;
-        cvSum += pairBatch<GRADIENT, true>(pi, lValid, lKey, sPos+2*batch, sKey+2*batch, count, diagonal, params, box, &gi, &gj);
+        cvSum += pairBatch<L_PER_THREAD, GRADIENT, true>(l, allValid, sPos+2*batch, sKey+2*batch, count, diagonal, params, box, &gj);
         if (GRADIENT && lane < count && isNonzero(gj)) {
             atomicAdd(&sGradient[batch+lane].x, gj.x);
             atomicAdd(&sGradient[batch+lane].y, gj.y);
@@ -288,11 +324,16 @@ inline DEVICE mixed computeTile(int a, int b, bool diagonal, int sChunk, const r
     }
     __syncthreads();
     if (GRADIENT) {
-        if (lValid && isNonzero(gi))
-            addGradient(gi, offsetL+lIndex, lAtom, flags, forceBuffer, gradient, numSlots);
-        if (threadIdx.x < sCount && isNonzero(sGradient[threadIdx.x]))
-            addGradient(sGradient[threadIdx.x], offsetS+sFirst+threadIdx.x, groupAtoms[offsetS+sFirst+threadIdx.x], flags,
-                    forceBuffer, gradient, numSlots);
+#pragma unroll
+        for (int i = 0; i < L_PER_THREAD; i++) {
+            const int lIndex = a*TILE+32*(L_PER_THREAD*warp+i)+lane;
+            const real3 gi = scaled(gradientScale(params), l.gradient[i]);
+            if (l.valid[i] && isNonzero(gi))
+                addGradient(gi, offsetL+lIndex, lAtom[i], flags, forceBuffer, gradient, numSlots);
+        }
+        for (int j = threadIdx.x; j < sCount; j += TILE_THREADS)
+            if (isNonzero(sGradient[j]))
+                addGradient(sGradient[j], offsetS+sFirst+j, groupAtoms[offsetS+sFirst+j], flags, forceBuffer, gradient, numSlots);
         __syncthreads();
     }
     return cvSum;
@@ -308,6 +349,7 @@ KERNEL void computeCoordinationTiles(const real4* RESTRICT posq, const int* REST
     __shared__ real4 sPos[2*TILE];
     __shared__ int sKey[2*TILE];
     __shared__ real3 sGradient[TILE];
+    DEPENDENT_KERNEL_START
     const PeriodicBox box = {periodicBoxSize, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, params.imageSearch2};
     int numLChunks = (numL+TILE-1)/TILE;
     int numTiles = countTiles(numL, numS, sChunk);
@@ -340,33 +382,27 @@ struct CellCoordination {
     int flags, numSlots;
     unsigned long long* forceBuffer;
     long long* gradient;
-    real4 pi;
-    real3 gi;
-    int lKey;
-    bool lValid;
+    LaneParticles<1> l;
     mixed cvSum;
 
-    inline DEVICE void beginL(int l, bool valid, real4 position) {
-        lValid = valid;
-        pi = position;
-        lKey = (valid ? cellKey(l, sortedSlot, groupOriginal) : -1);
-        gi = make_real3(0, 0, 0);
+    inline DEVICE void beginL(int index, bool valid, real4 position) {
+        beginCellLane(l, index, valid, position, sortedSlot, groupOriginal);
     }
 
     inline DEVICE void batch(const real4* sPos, const int* sKey, const int* sIndex, int count, bool diagonal) {
         // The batch is padded to 32 with particles beyond the cutoff (flushCellBatch).
         real3 gj;
-        cvSum += pairBatch<GRADIENT, false>(pi, lValid, lKey, sPos, sKey, 32, diagonal, params, box, &gi, &gj);
+        cvSum += pairBatch<1, GRADIENT, false>(l, false, sPos, sKey, 32, diagonal, params, box, &gj);
         if (GRADIENT && threadIdx.x%32 < count && isNonzero(gj)) {
             int slot = sortedSlot[sIndex[threadIdx.x%32]];
             addGradient(gj, slot, groupAtoms[slot], flags, forceBuffer, gradient, numSlots);
         }
     }
 
-    inline DEVICE void endL(int l, bool valid) {
-        if (GRADIENT && valid && isNonzero(gi)) {
-            int slot = sortedSlot[l];
-            addGradient(gi, slot, groupAtoms[slot], flags, forceBuffer, gradient, numSlots);
+    inline DEVICE void endL(int index, bool valid) {
+        if (GRADIENT && valid && isNonzero(l.gradient[0])) {
+            const int slot = sortedSlot[index];
+            addGradient(scaled(gradientScale(params), l.gradient[0]), slot, groupAtoms[slot], flags, forceBuffer, gradient, numSlots);
         }
     }
 };
@@ -390,6 +426,7 @@ KERNEL void computeCoordinationCells(const real4* RESTRICT sortedPos, const int*
         long long* RESTRICT gradient, int numSlots, mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial,
         unsigned int* RESTRICT counter, double* RESTRICT cvState, const double* RESTRICT globals ENERGY_TABLE_PARAMETERS) {
     CELL_BATCH_MEMORY
+    DEPENDENT_KERNEL_START
     const CellBatch batch = WARP_CELL_BATCH;
     const real4 unused = make_real4(0, 0, 0, 0);
     const PeriodicBox box = {unused, unused, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, 0};
@@ -411,6 +448,7 @@ KERNEL void computeCoordinationPairs(const real4* RESTRICT posq, const int* REST
         real4 periodicBoxVecZ, int flags, unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient,
         mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial, unsigned int* RESTRICT counter, double* RESTRICT cvState,
         const double* RESTRICT globals ENERGY_TABLE_PARAMETERS) {
+    DEPENDENT_KERNEL_START
     bool gradientWanted = (flags & (FLAG_DIRECT_FORCES | FLAG_GRADIENT)) != 0;
     mixed cvSum = 0;
     for (int k = blockIdx.x*blockDim.x+threadIdx.x; k < numPairs; k += blockDim.x*gridDim.x) {
@@ -419,6 +457,7 @@ KERNEL void computeCoordinationPairs(const real4* RESTRICT posq, const int* REST
         real3 delta = pairDelta(posq[i], posq[j], &r2, params.imageSearch2, periodicBoxSize, invPeriodicBoxSize,
                 periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
         cvSum += switchingFunction(r2, params, &g);
+        g *= gradientScale(params);
         if (gradientWanted && g != 0) {
             real3 gj = make_real3(g*delta.x, g*delta.y, g*delta.z);
             addGradient(gj, numPairs+k, j, flags, forceBuffer, gradient, 2*numPairs);
@@ -428,15 +467,23 @@ KERNEL void computeCoordinationPairs(const real4* RESTRICT posq, const int* REST
     finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvState, globals ENERGY_TABLE_ARGUMENTS);
 }
 
-/** Add -dE/dcv times the accumulated gradient to the forces, and clear the gradient. */
+/**
+ * Add -dE/dcv times the accumulated gradient to the forces, and clear the gradient. Each slot's
+ * loads are issued together, the particle index of the next slot ahead.
+ */
 KERNEL void applyChainRule(const int* RESTRICT groupAtoms, int numSlots, long long* RESTRICT gradient,
         const double* RESTRICT cvState, unsigned long long* RESTRICT forceBuffer) {
+    DEPENDENT_KERNEL_START
+    const int first = blockIdx.x*blockDim.x+threadIdx.x;
+    int nextAtom = (first < numSlots ? groupAtoms[first] : 0);
     const real scale = (real) (-cvState[1]/(double) 0x100000000);
-    for (int slot = blockIdx.x*blockDim.x+threadIdx.x; slot < numSlots; slot += blockDim.x*gridDim.x) {
+    for (int slot = first; slot < numSlots; slot += blockDim.x*gridDim.x) {
         long long gx = gradient[slot], gy = gradient[slot+numSlots], gz = gradient[slot+2*numSlots];
+        const int atom = nextAtom;
+        if (slot+blockDim.x*gridDim.x < numSlots)
+            nextAtom = groupAtoms[slot+blockDim.x*gridDim.x];
         if ((gx | gy | gz) == 0)
             continue;
-        int atom = groupAtoms[slot];
         atomicAdd(&forceBuffer[atom], (unsigned long long) realToFixedPoint(scale*(real) gx));
         atomicAdd(&forceBuffer[atom+PADDED_NUM_ATOMS], (unsigned long long) realToFixedPoint(scale*(real) gy));
         atomicAdd(&forceBuffer[atom+2*PADDED_NUM_ATOMS], (unsigned long long) realToFixedPoint(scale*(real) gz));

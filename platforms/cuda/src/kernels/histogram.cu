@@ -108,28 +108,24 @@ struct CellHistogram {
     int numBins;
     unsigned long long* sCounts;
     unsigned long long* counts;
-    real4 pi;
-    int lKey;
-    bool lValid;
+    LaneParticles<1> l;
 
-    inline DEVICE void beginL(int l, bool valid, real4 position) {
-        lValid = valid;
-        pi = position;
-        lKey = (valid ? cellKey(l, sortedSlot, groupOriginal) : -1);
+    inline DEVICE void beginL(int index, bool valid, real4 position) {
+        beginCellLane(l, index, valid, position, sortedSlot, groupOriginal);
     }
 
     inline DEVICE void batch(const real4* sPos, const int* sKey, const int* sIndex, int count, bool diagonal) {
-        if (!lValid)
+        if (!l.valid[0])
             return;
         for (int k = 0; k < count; k++)
-            if (PAIR_WANTED(k)) {
+            if (PAIR_WANTED(k, l.key[0])) {
                 real r2;
-                shiftedDelta(pi, sPos[k], &r2);
+                shiftedDelta(l.pos[0], sPos[k], &r2);
                 countPair(r2, maxDistance2, invBinWidth, numBins, numBins <= MAX_SHARED_BINS_64, sCounts, counts);
             }
     }
 
-    inline DEVICE void endL(int l, bool valid) {
+    inline DEVICE void endL(int index, bool valid) {
     }
 };
 

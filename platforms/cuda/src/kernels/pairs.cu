@@ -8,6 +8,17 @@
  *               the neighboring images, as the Reference platform does
  */
 
+/**
+ * The start of every kernel that CudaCoordinationLauncher launches: let the next kernel launch
+ * (programmatic dependent launch, sm_90 and later), then wait until the kernel before this one
+ * has finished and its writes are visible. Nothing is read before.
+ */
+#if __CUDA_ARCH__ >= 900
+#define DEPENDENT_KERNEL_START asm volatile("griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" ::: "memory");
+#else
+#define DEPENDENT_KERNEL_START
+#endif
+
 /** The displacement from pi to pj (nearest image when periodic) and its squared length. */
 inline DEVICE real3 pairDelta(real4 pi, real4 pj, real* r2, real imageSearch2,
         real4 periodicBoxSize, real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ) {
@@ -35,6 +46,19 @@ inline DEVICE real3 pairDelta(real4 pi, real4 pj, real* r2, real imageSearch2,
     *r2 = d2;
     return delta;
 }
+
+/**
+ * The NL particles of the L side a lane holds in registers (NL is 1 in the cell lists and
+ * L_PER_THREAD in the coordination tiles): positions, whether each exists, their keys and the
+ * gradients with respect to them.
+ */
+template <int NL>
+struct LaneParticles {
+    real4 pos[NL];
+    real3 gradient[NL];
+    int key[NL];
+    bool valid[NL];
+};
 
 /** The periodic box as the pair functions need it. */
 typedef struct {

@@ -125,8 +125,29 @@ inline DEVICE real switchX(real x, const PairParams& p, real* dsdx) {
 }
 
 /**
- * s at squared distance r2, stretched when requested, and g = (ds/dr)/r, so that the
- * gradient of s with respect to the second particle of a pair is g times their displacement.
+ * The constant factor that switchingFunction() leaves out of g: callers multiply their sums of
+ * g times a displacement by it once, rather than every pair by it.
+ */
+inline DEVICE real gradientScale(const PairParams& p) {
+#ifdef USE_R2_ONLY
+  #ifdef RATIONAL_SIMPLE
+    real scale = -RATIONAL_N*p.invR0*p.invR0;
+  #else
+    real scale = p.invR0*p.invR0;
+  #endif
+#else
+    real scale = p.invR0;
+#endif
+#ifdef STRETCH
+    scale *= p.scale;
+#endif
+    return scale;
+}
+
+/**
+ * s at squared distance r2, stretched when requested, and g such that gradientScale(p)*g =
+ * (ds/dr)/r: the gradient of s with respect to the second particle of a pair is
+ * gradientScale(p)*g times their displacement.
  */
 inline DEVICE real switchingFunction(real r2, const PairParams& p, real* g) {
 #if defined(HAS_DMAX) && !defined(USE_R2_ONLY)
@@ -144,20 +165,20 @@ inline DEVICE real switchingFunction(real r2, const PairParams& p, real* g) {
     real xn2 = IntPower<RATIONAL_N/2-1>::eval(x2);
   #ifdef RATIONAL_SIMPLE
     s = RECIP(1+xn2*x2);
-    gValue = (xn2*s)*(s*(-RATIONAL_N*invR02));
+    gValue = (xn2*s)*s;
   #else
     const real low = (1-RATIONAL_WINDOW)*(1-RATIONAL_WINDOW), high = (1+RATIONAL_WINDOW)*(1+RATIONAL_WINDOW);
     if (x2 > low && x2 < high) {
         // In y = x^2: (1 - y^(n/2))/(1 - y^(m/2)), and g = 2 (ds/dy)/r0^2.
         real dsdy;
         s = geometricRatio<RATIONAL_N/2, RATIONAL_M/2>(x2, &dsdy);
-        gValue = dsdy*(2*invR02);
+        gValue = 2*dsdy;
     }
     else {
         real xm2 = IntPower<RATIONAL_M/2-1>::eval(x2);
         real inverse = RECIP(1-xm2*x2);
         s = (1-xn2*x2)*inverse;
-        gValue = (-RATIONAL_N*xn2+s*RATIONAL_M*xm2)*inverse*invR02;
+        gValue = (-RATIONAL_N*xn2+s*RATIONAL_M*xm2)*inverse;
     }
   #endif
 #else
@@ -170,12 +191,11 @@ inline DEVICE real switchingFunction(real r2, const PairParams& p, real* g) {
     else {
         real dsdx;
         s = switchX(x, p, &dsdx);
-        gValue = dsdx*p.invR0*RECIP(r);
+        gValue = dsdx*RECIP(r);
     }
 #endif
 #ifdef STRETCH
     s = s*p.scale+p.shift;
-    gValue *= p.scale;
 #endif
 #if defined(HAS_DMAX) && defined(USE_R2_ONLY)
     // The cutoff applied after the fact: cheap enough to compute for every pair, and a select

@@ -1,0 +1,33 @@
+#ifndef CUDA_COORDINATION_LAUNCH_H_
+#define CUDA_COORDINATION_LAUNCH_H_
+
+#include "openmm/cuda/CudaContext.h"
+
+namespace CoordinationPlugin {
+
+/**
+ * Launches the plugin's kernels of one evaluation as programmatic dependent launches (sm_90 and
+ * later): each may start while the kernel before it finishes, and waits for that kernel's
+ * results (DEPENDENT_KERNEL_START in kernels/pairs.cu) before it reads anything. Where the GPU
+ * or driver refuses such a launch, it and every later one are plain launches.
+ */
+class CudaCoordinationLauncher {
+public:
+    explicit CudaCoordinationLauncher(OpenMM::CudaContext& cu);
+    /**
+     * Launch a kernel that begins with DEPENDENT_KERNEL_START on the Context's current stream.
+     *
+     * @param kernel     the kernel
+     * @param arguments  its arguments
+     * @param blocks     the number of blocks (at least 1)
+     * @param blockSize  the threads of a block
+     */
+    void launch(CUfunction kernel, void** arguments, long long blocks, int blockSize);
+private:
+    OpenMM::CudaContext& cu;
+    bool dependentLaunchFailed;
+};
+
+} // namespace CoordinationPlugin
+
+#endif /*CUDA_COORDINATION_LAUNCH_H_*/
