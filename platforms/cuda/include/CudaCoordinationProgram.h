@@ -18,7 +18,7 @@ namespace CoordinationPlugin {
  */
 class OPENMM_EXPORT_COORDINATION CudaCoordinationProgram {
 public:
-    /** The number of particles on each side of a tile, and the threads of a block (but in the coordination tiles). */
+    /** The particles on each side of a tile; the threads of a block, except in the coordination tile kernel. */
     static const int TileSize = 256;
     /**
      * The L particles each thread of the coordination tile kernel should hold (its blocks have

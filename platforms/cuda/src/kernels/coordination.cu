@@ -113,9 +113,10 @@ inline DEVICE void finishBlock(mixed cvSum, int flags, mixed* RESTRICT energyBuf
 #endif
 
 /**
- * One pair: s at the distance from pi to pj, with *g (ds/dr)/r but for gradientScale() and
- * *delta their displacement, so that gradientScale()*g*delta is the gradient of s with respect to pj. MIN_IMAGE: the displacement is reduced to
- * the nearest image; otherwise pj already carries its periodic shift.
+ * One pair: s at the distance from pi to pj, with *g (ds/dr)/r but for gradientScale() and *delta
+ * their displacement, so that gradientScale()*g*delta is the gradient of s with respect to pj.
+ * MIN_IMAGE: the displacement is reduced to the nearest image; otherwise pj already carries its
+ * periodic shift.
  */
 template <bool MIN_IMAGE>
 inline DEVICE real pairTerm(real4 pi, real4 pj, const PairParams& params, const PeriodicBox& box, real* g, real3* delta) {

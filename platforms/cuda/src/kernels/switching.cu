@@ -169,7 +169,7 @@ inline DEVICE real switchingFunction(real r2, const PairParams& p, real* g) {
   #else
     const real low = (1-RATIONAL_WINDOW)*(1-RATIONAL_WINDOW), high = (1+RATIONAL_WINDOW)*(1+RATIONAL_WINDOW);
     if (x2 > low && x2 < high) {
-        // In y = x^2: (1 - y^(n/2))/(1 - y^(m/2)), and g = 2 (ds/dy)/r0^2.
+        // In y = x^2: (1 - y^(n/2))/(1 - y^(m/2)), and g = 2 ds/dy (gradientScale() brings 1/r0^2).
         real dsdy;
         s = geometricRatio<RATIONAL_N/2, RATIONAL_M/2>(x2, &dsdy);
         gValue = 2*dsdy;
