@@ -102,12 +102,18 @@ def md_cases(oxygens, quick):
     return cases
 
 
+EXTRA_GROUP = 1     # the force group of the force an MdRun adds to the water box (the box's are 0)
+ALL_GROUPS = 0xffffffff
+
+
 class MdRun:
-    """One MD Context of the water box (plus an optional force), warmed up, timed step(steps) at a time."""
+    """One MD Context of the water box (plus an optional force, in force group EXTRA_GROUP), warmed
+    up, timed step(steps) at a time."""
 
     def __init__(self, system, positions, platform, precision, extra=None):
         system = mm.XmlSerializer.clone(system)
         if extra is not None:
+            extra.setForceGroup(EXTRA_GROUP)
             system.addForce(extra)
         integrator = mm.LangevinMiddleIntegrator(300 * unit.kelvin, 1 / unit.picosecond, 2 * unit.femtosecond)
         integrator.setRandomNumberSeed(1)
@@ -116,7 +122,9 @@ class MdRun:
         self.context.setVelocitiesToTemperature(300 * unit.kelvin, 1)
         self.integrator.step(200)
 
-    def seconds(self, steps):
+    def seconds(self, steps, groups=ALL_GROUPS):
+        """Seconds of step(steps), integrating the force groups in the bit mask groups."""
+        self.integrator.setIntegrationForceGroups(groups)
         self.context.getState(getEnergy=True)
         start = time.perf_counter()
         self.integrator.step(steps)
@@ -138,8 +146,23 @@ def interleaved_md(system, positions, platform, precision, steps, repeats, force
     results = {}
     for label, values in times.items():
         relative = [value / plain for value, plain in zip(values, times['plain'])]
-        results[label] = (float(np.median(values)), float(np.median(relative)))
+        results[label] = (float(np.median(values)), float(np.median(relative)), toggled_md(runs[label], steps, repeats)
+                          if label != 'plain' else None)
     return results
+
+
+def toggled_md(run, steps, repeats):
+    """The added force's cost within its own Context: step(steps) integrating every force group and
+    leaving out the added force's group, in turn (alternating the order), so that the two differ
+    in that force alone (not in the Context, its memory or its trajectory). Returns the median
+    over rounds of the time with the force relative to the time without it."""
+    withForce, without = [], []
+    for round in range(repeats):
+        for include in ((True, False) if round % 2 == 0 else (False, True)):
+            seconds = run.seconds(steps, ALL_GROUPS if include else ALL_GROUPS & ~(1 << EXTRA_GROUP))
+            (withForce if include else without).append(seconds)
+    run.integrator.setIntegrationForceGroups(ALL_GROUPS)
+    return float(np.median([a / b for a, b in zip(withForce, without)]))
 
 
 def bench_md(platform, precision, quick):
@@ -173,14 +196,15 @@ def bench_md(platform, precision, quick):
                                   ('compatibility path (ours in CustomCVForce)', compatible), (peerLabel, peerCV)))
         plain = timings['plain'][0]
         rows.append({'section': 'md', 'case': '%s: plain (%d atoms)' % (name, system.getNumParticles()), 'ms_per_step': plain})
-        for label, (ms, relative) in timings.items():
+        for label, (ms, relative, toggled) in timings.items():
             if label == 'plain':
                 continue
             rows.append({'section': 'md', 'case': '%s: %s' % (name, label), 'ms_per_step': ms,
-                         'overhead_percent': 100 * (relative - 1), 'plain_ms_per_step': plain,
-                         'speedup_vs_peer': timings[peerLabel][0] / ms, 'cv0': cv0,
+                         'overhead_percent': 100 * (relative - 1), 'toggled_overhead_percent': 100 * (toggled - 1),
+                         'plain_ms_per_step': plain, 'speedup_vs_peer': timings[peerLabel][0] / ms, 'cv0': cv0,
                          'note': 'Contexts timed in turn, %d rounds of step(%d); overhead: median over rounds of the '
-                                 'time relative to the plain Context of the same round' % (repeats, steps)})
+                                 'time relative to the plain Context of the same round; toggled overhead: the same '
+                                 'Context with and without the force\'s group integrated, in turn' % (repeats, steps)})
     return rows
 
 
@@ -515,7 +539,7 @@ def describe(platform, precision):
 
 def print_table(rows):
     for row in rows:
-        keys = [k for k in ('ms_per_step', 'overhead_percent', 'ms', 'peer_ms', 'pairs_per_s', 'peer_pairs_per_s',
+        keys = [k for k in ('ms_per_step', 'overhead_percent', 'toggled_overhead_percent', 'ms', 'peer_ms', 'pairs_per_s', 'peer_pairs_per_s',
                             'speedup_vs_peer', 'pairs_per_s_ratio_vs_peer', 'ms_in_step', 'peer_ms_in_step',
                             'speedup_in_step', 'us_per_evaluation') if k in row]
         values = '  '.join('%s=%.4g' % (k, row[k]) for k in keys)

@@ -184,7 +184,7 @@ static void compareRandomCells(const Vec3* box, int numParticles, const vector<C
         cellSystem(system, numParticles, box, force);
         vector<Vec3> positions = randomInBox(sfmt, box, numParticles);
         if (cases[c].mode == CoordinationForce::PairList)
-            nearPairs(positions, cases[c].dmax, sfmt);
+        nearPairs(positions, cases[c].dmax, sfmt);
         avoidKinks(*force, positions, box, 64, cases[c].dmax, [&] (int i) { return randomInBox(sfmt, box); });
         compareWithReference(system, *force, positions, box, cases[c].dmax);
     }
@@ -434,6 +434,61 @@ void testCellsHistogram() {
     }
 }
 
+void testForcesOnlyAgainstReference() {
+    // A restraint on the CV (the chain rule through dE/dcv), forces without energy (as in an MD
+    // step), then energy alone: all pairs (two groups, no box), cells with few bins (a forced
+    // grid of 7^3 cells, which the binning's last block scans) and with many (two groups, over
+    // 4096 bins, scanned by several blocks), each over three frames in a row against Reference.
+    typedef CoordinationForce F;
+    struct ForcesOnlyCase {
+        F::Mode mode;
+        int numParticles;
+        double boxSize, dmax;  // boxSize 0: no box
+        string grid;           // COORDINATION_CELL_GRID
+    };
+    vector<ForcesOnlyCase> cases = {{F::TwoGroups, 400, 0.0, INFINITY, ""}, {F::OneGroup, 1000, 4.4, 0.6, "1,1,1,1"},
+                                    {F::TwoGroups, 3000, 6.0, 0.3, "4,1,1,1"}};
+    for (int c = 0; c < cases.size(); c++) {
+        ScopedEnvironment grid("COORDINATION_CELL_GRID", cases[c].grid);
+        OpenMM_SFMT::SFMT sfmt;
+        OpenMM_SFMT::init_gen_rand(130+c, sfmt);
+        Vec3 box[3];
+        rectangularCellBox(box, cases[c].boxSize, cases[c].boxSize, cases[c].boxSize);
+        System system;
+        CoordinationForce* force = cellForce(cases[c].mode, cases[c].numParticles, sfmt);
+        force->setR0(0.1);
+        force->setDMax(cases[c].dmax);
+        force->setEnergyExpression("0.5*k*(cv-cv0)^2");
+        force->addGlobalParameter("k", 0.05);
+        force->addGlobalParameter("cv0", 1.0);
+        if (cases[c].boxSize > 0)
+            cellSystem(system, cases[c].numParticles, box, force);
+        else {
+            for (int i = 0; i < cases[c].numParticles; i++)
+                system.addParticle(1.0);
+            system.addForce(force);
+        }
+        VerletIntegrator integrator(0.001), referenceIntegrator(0.001);
+        Context context(system, integrator, platform, properties);
+        Context reference(system, referenceIntegrator, referencePlatform());
+        for (int frame = 0; frame < 3; frame++) {
+            vector<Vec3> positions;
+            if (cases[c].boxSize == 0)
+                positions = randomPositions(cases[c].numParticles, 3.0, 140+3*c+frame);
+            else {
+                positions = randomInBox(sfmt, box, cases[c].numParticles);
+                avoidKinks(*force, positions, box, 64, cases[c].dmax, [&] (int i) { return randomInBox(sfmt, box); });
+            }
+            context.setPositions(positions);
+            reference.setPositions(positions);
+            State expected = reference.getState(State::Energy | State::Forces);
+            assertForcesEqual(expected.getForces(), context.getState(State::Forces).getForces(), forceTolerance());
+            ASSERT(expected.getPotentialEnergy() > 1.0);
+            ASSERT_EQUAL_TOL(expected.getPotentialEnergy(), context.getState(State::Energy).getPotentialEnergy(), tolerance);
+        }
+    }
+}
+
 void runCellTests() {
     RUN_TEST(testCellsSmallAndLargeCutoffs);
     RUN_TEST(testCellsTriclinic);
@@ -443,4 +498,5 @@ void runCellTests() {
     RUN_TEST(testCellsAllInOneCell);
     RUN_TEST(testCellsGroupOfOne);
     RUN_TEST(testCellsHistogram);
+    RUN_TEST(testForcesOnlyAgainstReference);
 }

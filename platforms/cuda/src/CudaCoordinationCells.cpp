@@ -195,18 +195,19 @@ void CudaCoordinationCells::bin(CUfunction assignKernel, CUfunction scanKernel, 
         cu.clearBuffer(cellCount);
     }
     // One thread per particle or cell: these kernels wait on memory, and want every thread the GPU holds.
+    // workCounter holds the counter of work items and, after it, that of finished blocks.
+    CUdeviceptr blocksDone = workCounter.getDevicePointer()+sizeof(unsigned int);
     void* assignArgs[] = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &numBinned, &numA, &grid,
             cu.getInvPeriodicBoxSizePointer(), cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(),
             cu.getPeriodicBoxVecZPointer(), &cellCount.getDevicePointer(), &cellOf.getDevicePointer(),
-            &cellRank.getDevicePointer(), &wrapped.getDevicePointer()};
-    launch(assignKernel, assignArgs, numBinned, BinBlockSize);
-    // workCounter holds the counter of work items and, after it, that of finished scan blocks.
-    CUdeviceptr blocksDone = workCounter.getDevicePointer()+sizeof(unsigned int);
-    void* scanArgs[] = {&cellCount.getDevicePointer(), &cellStart.getDevicePointer(), &numBins, &blockOffset.getDevicePointer(),
-            &blocksDone, &workCounter.getDevicePointer()};
-    launch(scanKernel, scanArgs, numScanBlocks*1024LL, 1024);
+            &cellRank.getDevicePointer(), &wrapped.getDevicePointer(), &numBins, &cellStart.getDevicePointer(), &blocksDone,
+            &workCounter.getDevicePointer()};
+    // Few cells: the assignment's last block scans them (in blocks of 1024 threads), which saves two launches.
+    launch(assignKernel, assignArgs, numBinned, numScanBlocks == 1 ? 1024 : BinBlockSize);
     if (numScanBlocks > 1) {
-        // One block's starts need no offset: small systems save the launch.
+        void* scanArgs[] = {&cellCount.getDevicePointer(), &cellStart.getDevicePointer(), &numBins, &blockOffset.getDevicePointer(),
+                &blocksDone, &workCounter.getDevicePointer()};
+        launch(scanKernel, scanArgs, numScanBlocks*1024LL, 1024);
         void* offsetArgs[] = {&cellStart.getDevicePointer(), &numBins, &blockOffset.getDevicePointer()};
         launch(offsetKernel, offsetArgs, numBins, BinBlockSize);
     }

@@ -5,9 +5,9 @@
  * The box (rectangular or triclinic in OpenMM's reduced form) is divided into nx x ny x nz cells
  * of equal size in fractional coordinates; cell (x, y, z) has index (z*ny+y)*nx+x, and with two
  * groups the cells of group B follow those of group A. assignCells wraps each particle into the
- * box and finds its cell, scanCellBlocks and addCellOffsets turn the counts into starts,
- * scatterCells writes the wrapped positions in cell order, so that a row of cells along x is one
- * contiguous range.
+ * box and finds its cell, scanCellBlocks and addCellOffsets turn the counts into starts (for few
+ * cells, assignCells does), scatterCells writes the wrapped positions in cell order, so that a row
+ * of cells along x is one contiguous range.
  *
  * The L side is cut into home runs of runLength consecutive cells along x (numRuns per row of
  * cells; the last one may be shorter). A work item is one home run and rowsPerItem of its rows
@@ -41,22 +41,6 @@ inline DEVICE int findCell(real4* pos, const CellGrid& grid, real4 invBoxSize, r
     int cy = min(max((int) ((sy-fy)*grid.ny), 0), grid.ny-1);
     int cz = min(max((int) ((sz-fz)*grid.nz), 0), grid.nz-1);
     return (cz*grid.ny+cy)*grid.nx+cx;
-}
-
-/** Find every group particle's cell and its rank within the cell; keep the wrapped position. */
-KERNEL void assignCells(const real4* RESTRICT posq, const int* RESTRICT groupAtoms, int numBinned, int numA, CellGrid grid,
-        real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ,
-        unsigned int* RESTRICT cellCount, int* RESTRICT cellOf, int* RESTRICT cellRank, real4* RESTRICT wrapped) {
-    DEPENDENT_KERNEL_START
-    for (int slot = blockIdx.x*blockDim.x+threadIdx.x; slot < numBinned; slot += blockDim.x*gridDim.x) {
-        real4 p = posq[groupAtoms[slot]];
-        int cell = findCell(&p, grid, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
-        if (slot >= numA)
-            cell += grid.numCells;
-        cellOf[slot] = cell;
-        cellRank[slot] = atomicAdd(&cellCount[cell], 1u);
-        wrapped[slot] = p;
-    }
 }
 
 #define SCAN_CHUNK 4096
@@ -107,6 +91,35 @@ inline DEVICE int scanChunk(int* in, int* out, int first, int count, int carry, 
 }
 
 /**
+ * Find every group particle's cell and its rank within the cell; keep the wrapped position.
+ * Where the bins fit in one scan chunk (numBins <= SCAN_CHUNK; then blocks of 1024 threads), the
+ * last block to finish turns the counts into starts (as scanCellBlocks would) and clears the
+ * counter of work items.
+ */
+KERNEL void assignCells(const real4* RESTRICT posq, const int* RESTRICT groupAtoms, int numBinned, int numA, CellGrid grid,
+        real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ,
+        unsigned int* RESTRICT cellCount, int* RESTRICT cellOf, int* RESTRICT cellRank, real4* RESTRICT wrapped,
+        int numBins, int* RESTRICT cellStart, unsigned int* RESTRICT blocksDone, unsigned int* RESTRICT workCounter) {
+    DEPENDENT_KERNEL_START
+    for (int slot = blockIdx.x*blockDim.x+threadIdx.x; slot < numBinned; slot += blockDim.x*gridDim.x) {
+        real4 p = posq[groupAtoms[slot]];
+        int cell = findCell(&p, grid, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
+        if (slot >= numA)
+            cell += grid.numCells;
+        cellOf[slot] = cell;
+        cellRank[slot] = atomicAdd(&cellCount[cell], 1u);
+        wrapped[slot] = p;
+    }
+    if (numBins > SCAN_CHUNK || !isLastBlockToFinish(blocksDone))
+        return;
+    const int total = scanChunk((int*) cellCount, cellStart, 0, numBins, 0, true);
+    if (threadIdx.x == 0) {
+        cellStart[numBins] = total;
+        *workCounter = 0;
+    }
+}
+
+/**
  * The counts turned into cell starts, SCAN_CHUNK cells a block of 1024 threads: each block scans
  * its cells (and clears their counts) and records its total; the last block to finish scans the
  * totals into the blocks' offsets, which addCellOffsets adds, and clears the counter of work items.
@@ -114,18 +127,12 @@ inline DEVICE int scanChunk(int* in, int* out, int first, int count, int carry, 
 KERNEL void scanCellBlocks(unsigned int* RESTRICT cellCount, int* RESTRICT cellStart, int numBins, int* RESTRICT blockOffset,
         unsigned int* RESTRICT blocksDone, unsigned int* RESTRICT workCounter) {
     DEPENDENT_KERNEL_START
-    __shared__ bool isLastBlock;
     const int first = blockIdx.x*SCAN_CHUNK;
     const int total = scanChunk((int*) cellCount, cellStart, first, min(SCAN_CHUNK, numBins-first), 0, true);
-    if (threadIdx.x == 0) {
+    if (threadIdx.x == 0)
         blockOffset[blockIdx.x] = total;
-        __threadfence();
-        isLastBlock = (atomicInc(blocksDone, gridDim.x-1) == gridDim.x-1);
-    }
-    __syncthreads();
-    if (!isLastBlock)
+    if (!isLastBlockToFinish(blocksDone))
         return;
-    __threadfence();
     int carry = 0;
     for (int base = 0; base < gridDim.x; base += SCAN_CHUNK)
         carry = scanChunk(blockOffset, blockOffset, base, min(SCAN_CHUNK, (int) gridDim.x-base), carry, false);

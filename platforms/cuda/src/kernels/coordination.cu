@@ -64,7 +64,6 @@ inline DEVICE void finishBlock(mixed cvSum, int flags, mixed* RESTRICT energyBuf
         unsigned int* RESTRICT counter, double* RESTRICT cvState, const double* RESTRICT globals
         ENERGY_TABLE_PARAMETERS) {
     __shared__ mixed scratch[TILE/32];
-    __shared__ bool isLastBlock;
     if (!(flags & (FLAG_BLOCK_ENERGY | FLAG_REDUCE)))
         return;
     mixed total = blockSum(cvSum, scratch);
@@ -72,15 +71,10 @@ inline DEVICE void finishBlock(mixed cvSum, int flags, mixed* RESTRICT energyBuf
         atomicAdd(&energyBuffer[blockIdx.x], total);
     if (!(flags & FLAG_REDUCE))
         return;
-    if (threadIdx.x == 0) {
+    if (threadIdx.x == 0)
         cvPartial[blockIdx.x] = total;
-        __threadfence();
-        isLastBlock = (atomicInc(counter, gridDim.x-1) == gridDim.x-1);
-    }
-    __syncthreads();
-    if (!isLastBlock)
+    if (!isLastBlockToFinish(counter))
         return;
-    __threadfence();
     mixed sum = 0;
     for (int i = threadIdx.x; i < gridDim.x; i += blockDim.x)
         sum += __ldcg(&cvPartial[i]);

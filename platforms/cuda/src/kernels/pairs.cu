@@ -19,6 +19,23 @@
 #define DEPENDENT_KERNEL_START
 #endif
 
+/**
+ * Whether this block is the last of its launch to get here; every block calls it once, with all
+ * its threads, after the writes the last block is to see (they are visible to it on return).
+ * blocksDone counts the blocks and returns to 0 for the next launch.
+ */
+inline DEVICE bool isLastBlockToFinish(unsigned int* blocksDone) {
+    __shared__ bool isLast;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0)
+        isLast = (atomicInc(blocksDone, gridDim.x-1) == gridDim.x-1);
+    __syncthreads();
+    if (isLast)
+        __threadfence();
+    return isLast;
+}
+
 /** The displacement from pi to pj (nearest image when periodic) and its squared length. */
 inline DEVICE real3 pairDelta(real4 pi, real4 pj, real* r2, real imageSearch2,
         real4 periodicBoxSize, real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ) {
