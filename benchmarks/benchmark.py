@@ -9,7 +9,8 @@ the precision.
     python benchmarks/benchmark.py --platform CPU --quick          # a smoke test without a GPU
 
 Sections (--sections): md (MD step time of a PME water box: plain, our restraint through its own
-energy expression, ours inside CustomCVForce, and CustomNonbondedForce inside CustomCVForce),
+energy expression, ours inside CustomCVForce, and CustomNonbondedForce inside CustomCVForce; each
+overhead both against the plain Context and toggled, the force's group on and off in its own Context),
 throughput (CV + forces evaluations, no cutoff, against CustomNonbondedForce, by getState and
 inside a step), cutoff (self-coordination of up to a million atoms with a periodic cutoff, cell
 lists, against CustomNonbondedForce with CutoffPeriodic), latency (a small CV inside a step),
