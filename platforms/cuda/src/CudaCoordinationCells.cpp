@@ -14,7 +14,8 @@ using namespace std;
 static const double GridMargin = 2e-4, ReachMargin = 1e-4;
 // Costs in steps of one warp (one S particle against 32 L particles): filtering 32 loaded S
 // particles, a range of them, the bounding box of 32 L particles, a work item; and, spread over
-// the GPU, a binned particle, a cell, and the four binning launches together.
+// the GPU, a binned particle, a cell, and the binning launches together (tuned when there were
+// always four; up to 4,096 bins there are now two).
 static const double FilterCost = 1.5, RangeCost = 4, BoundsCost = 2, ItemCost = 3;
 static const double BinCost = 0.7, CellCost = 0.2, LaunchCost = 100;
 // Warps per multiprocessor that keep it busy, and the threads of a binning block.
