@@ -436,9 +436,10 @@ void testCellsHistogram() {
 
 void testForcesOnlyAgainstReference() {
     // A restraint on the CV (the chain rule through dE/dcv), forces without energy (as in an MD
-    // step), then energy alone: all pairs (two groups, no box), cells with few bins (a forced
-    // grid of 7^3 cells, which the binning's last block scans) and with many (two groups, over
-    // 4096 bins, scanned by several blocks), each over three frames in a row against Reference.
+    // step), then energy alone, then both: all pairs (two groups, no box), cells with few bins (a
+    // forced grid of 7^3 cells, which the binning's last block scans) and with many (two groups,
+    // over 4096 bins, scanned by several blocks), each over three frames in a row against
+    // Reference. Forces alone take the CV from the sum the pair kernel's blocks accumulated.
     typedef CoordinationForce F;
     struct ForcesOnlyCase {
         F::Mode mode;
@@ -485,6 +486,9 @@ void testForcesOnlyAgainstReference() {
             assertForcesEqual(expected.getForces(), context.getState(State::Forces).getForces(), forceTolerance());
             ASSERT(expected.getPotentialEnergy() > 1.0);
             ASSERT_EQUAL_TOL(expected.getPotentialEnergy(), context.getState(State::Energy).getPotentialEnergy(), tolerance);
+            State both = context.getState(State::Energy | State::Forces);
+            assertForcesEqual(expected.getForces(), both.getForces(), forceTolerance());
+            ASSERT_EQUAL_TOL(expected.getPotentialEnergy(), both.getPotentialEnergy(), tolerance);
         }
     }
 }

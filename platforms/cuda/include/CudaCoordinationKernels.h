@@ -42,8 +42,8 @@ private:
     void setImageSearchDistance();
     void uploadGlobals(OpenMM::ContextImpl& context);
     void launchCoordination(int flags);
-    /** Add -dE/dcv times the gradient to the forces. */
-    void launchChainRule();
+    /** Add -dE/dcv times the gradient to the forces (flags: those of the pair kernel's launch). */
+    void launchChainRule(int flags);
     void launchHistogram(OpenMM::CudaArray& counts, int numBins, double maxDistance);
     /** Whether to use the cell lists for this cutoff in the current box; if so, bin the particles. */
     bool binCells(double cutoff);
@@ -68,6 +68,9 @@ private:
     /** Cell lists for a finite cutoff in a periodic box (null where they cannot apply). */
     std::unique_ptr<CudaCoordinationCells> cells;
     OpenMM::CudaArray groupOriginal, groupAtoms, inverseAtomIndex, gradient, cvPartial, counter, cvState, globals, invalidSlot;
+    /** Two CV sums (ACCUMULATE), used in turn; sumParity is the one of the next evaluation. */
+    OpenMM::CudaArray cvSums;
+    int sumParity = 0;
     OpenMM::CudaArray histogram, histogramScratch;
     std::vector<std::unique_ptr<OpenMM::CudaArray> > tables;
     std::vector<std::string> globalNames;

@@ -16,7 +16,7 @@ using namespace OpenMM;
 using namespace std;
 
 // The launch flags of coordination.cu.
-static const int DirectForces = 1, Gradient = 2, BlockEnergy = 4, Reduce = 8, ExpressionEnergy = 16;
+static const int DirectForces = 1, Gradient = 2, BlockEnergy = 4, Reduce = 8, ExpressionEnergy = 16, Accumulate = 32;
 
 class CudaCalcCoordinationForceKernel::ReorderListener : public ComputeContext::ReorderListener {
 public:
@@ -79,6 +79,8 @@ void CudaCalcCoordinationForceKernel::initialize(const System& system, const Coo
     counter.upload(vector<unsigned int>(1, 0));
     cvState.initialize<double>(cu, 2, "coordinationState");
     cvState.upload(vector<double>(2, 0.0));
+    cvSums.initialize<double>(cu, 2, "coordinationSums");
+    cvSums.upload(vector<double>(2, 0.0));
     invalidSlot.initialize<int>(cu, 1, "coordinationInvalidSlot");
     invalidSlot.upload(vector<int>(1, numeric_limits<int>::max()));
     cu.addReorderListener(new ReorderListener(*this));
@@ -254,7 +256,9 @@ void CudaCalcCoordinationForceKernel::launchCoordination(int flags) {
                 cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &flags,
                 &cu.getLongForceBuffer().getDevicePointer(), &gradient.getDevicePointer(), &numSlots};
     }
-    vector<void*> tail = {&cu.getEnergyBuffer().getDevicePointer(), &cvPartial.getDevicePointer(), &counter.getDevicePointer(),
+    // ACCUMULATE: the blocks add their sums to the CV sum of this evaluation (of two, in turn).
+    CUdeviceptr partial = (flags & Accumulate ? cvSums.getDevicePointer()+sumParity*sizeof(double) : cvPartial.getDevicePointer());
+    vector<void*> tail = {&cu.getEnergyBuffer().getDevicePointer(), &partial, &counter.getDevicePointer(),
             &cvState.getDevicePointer(), &globals.getDevicePointer()};
     args.insert(args.end(), tail.begin(), tail.end());
     if (chainRule)
@@ -267,14 +271,20 @@ void CudaCalcCoordinationForceKernel::launchCoordination(int flags) {
     else
         launcher->launch(tilesKernel, args.data(), getNumTileBlocks(sChunk, residentTileBlocks), tileThreads);
     if (flags & Gradient)
-        launchChainRule();
+        launchChainRule(flags);
 }
 
-void CudaCalcCoordinationForceKernel::launchChainRule() {
-    void* args[] = {&groupAtoms.getDevicePointer(), &numSlots, &gradient.getDevicePointer(),
-            &cvState.getDevicePointer(), &cu.getLongForceBuffer().getDevicePointer()};
+void CudaCalcCoordinationForceKernel::launchChainRule(int flags) {
+    CUdeviceptr sum = cvSums.getDevicePointer()+sumParity*sizeof(double), nextSum = cvSums.getDevicePointer()+(1-sumParity)*sizeof(double);
+    vector<void*> args = {&groupAtoms.getDevicePointer(), &numSlots, &gradient.getDevicePointer(), &sum, &nextSum, &flags,
+            &cvState.getDevicePointer(), &cu.getEnergyBuffer().getDevicePointer(), &cu.getLongForceBuffer().getDevicePointer(),
+            &globals.getDevicePointer()};
+    for (auto& table : tables)
+        args.push_back(&table->getDevicePointer());
     int blockSize = CudaCoordinationProgram::TileSize;
-    launcher->launch(applyKernel, args, min((numSlots+blockSize-1)/blockSize, maxBlocks), blockSize);
+    launcher->launch(applyKernel, args.data(), min((numSlots+blockSize-1)/blockSize, maxBlocks), blockSize);
+    if (flags & Accumulate)
+        sumParity = 1-sumParity;
 }
 
 void CudaCalcCoordinationForceKernel::checkPositions() {
@@ -300,7 +310,8 @@ double CudaCalcCoordinationForceKernel::execute(ContextImpl& context, bool inclu
         if (!includeForces && !includeEnergy)
             return 0.0;
         uploadGlobals(context);
-        flags = Reduce | (includeForces ? Gradient : 0) | (includeEnergy ? ExpressionEnergy : 0);
+        // With forces, applyChainRule() takes the CV from the sum the blocks accumulated.
+        flags = (includeForces ? Accumulate | Gradient : Reduce) | (includeEnergy ? ExpressionEnergy : 0);
     }
     else {
         flags = (includeForces ? DirectForces : 0) | (includeEnergy ? BlockEnergy : 0);

@@ -160,28 +160,28 @@ KERNEL void scatterCells(const int* RESTRICT cellOf, const int* RESTRICT cellRan
     }
 }
 
-/** The key of sorted particle k for PAIR_WANTED: its original index when groups overlap, else its sorted index. */
-inline DEVICE int cellKey(int k, const int* RESTRICT sortedSlot, const int* RESTRICT groupOriginal) {
+/** The key of sorted particle k (slot: its slot) for PAIR_WANTED: its original index when groups overlap, else k. */
+inline DEVICE int cellKey(int k, int slot, const int* RESTRICT groupOriginal) {
 #ifdef GROUPS_OVERLAP
-    return groupOriginal[sortedSlot[k]];
+    return groupOriginal[slot];
 #else
     return k;
 #endif
 }
 
-/** Start a cell-list visitor's L particle, sorted particle index: its position, key and a zero gradient. */
-inline DEVICE void beginCellLane(LaneParticles<1>& l, int index, bool valid, real4 position, const int* RESTRICT sortedSlot,
+/** Start a cell-list visitor's L particle, sorted particle index and slot: its position, key and a zero gradient. */
+inline DEVICE void beginCellLane(LaneParticles<1>& l, int index, int slot, bool valid, real4 position,
         const int* RESTRICT groupOriginal) {
     l.valid[0] = valid;
     l.pos[0] = position;
-    l.key[0] = (valid ? cellKey(index, sortedSlot, groupOriginal) : -1);
+    l.key[0] = (valid ? cellKey(index, slot, groupOriginal) : -1);
     l.gradient[0] = make_real3(0, 0, 0);
 }
 
 /**
- * The warp's batch of S particles in shared memory (32 slots each): positions already shifted to
- * the images to use and keys for PAIR_WANTED (both twice, at slot k and k+32, for pairBatch's
- * rotation), and sorted indices; count of them filled, and whether any is from the home run (a
+ * The warp's batch of S particles in shared memory (32 places each): positions already shifted
+ * to the images to use and keys for PAIR_WANTED (both twice, at place k and k+32, for pairBatch's
+ * rotation), and the particles' slots (index into the groups); count of them filled, and whether any is from the home run (a
  * diagonal batch of one group).
  */
 typedef struct {
@@ -196,13 +196,13 @@ typedef struct {
 #define CELL_BATCH_MEMORY __shared__ real4 cellBatchPos[2*TILE]; __shared__ int cellBatchKey[2*TILE], cellBatchIndex[TILE];
 #define WARP_CELL_BATCH {cellBatchPos+64*(threadIdx.x/32), cellBatchKey+64*(threadIdx.x/32), cellBatchIndex+32*(threadIdx.x/32), 0, false}
 
-/** Store S particle p with its key and sorted index in slot k of the batch. */
-inline DEVICE void storeInBatch(CellBatch& b, int slot, real4 p, int key, int k) {
-    b.pos[slot] = p;
-    b.pos[slot+32] = p;
-    b.key[slot] = key;
-    b.key[slot+32] = key;
-    b.index[slot] = k;
+/** Store S particle p with its key and its slot (index into the groups) in place k of the batch. */
+inline DEVICE void storeInBatch(CellBatch& b, int k, real4 p, int key, int slot) {
+    b.pos[k] = p;
+    b.pos[k+32] = p;
+    b.key[k] = key;
+    b.key[k+32] = key;
+    b.index[k] = slot;
 }
 
 /**
@@ -230,14 +230,18 @@ inline DEVICE void filterCellRange(int first, int end, real3 shift, bool home, r
         const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot, const int* RESTRICT groupOriginal, CellBatch& b,
         Visitor& visitor) {
     const int lane = threadIdx.x%32;
-    // The next 32 positions load while these are filtered and visited.
+    // The next 32 positions and slots load while these are filtered and visited.
     real4 next = (first+lane < end ? sortedPos[first+lane] : make_real4(0, 0, 0, 0));
+    int nextSlot = (first+lane < end ? sortedSlot[first+lane] : 0);
     for (int base = first; base < end; base += 32) {
         const int k = base+lane;
         bool keep = false;
         real4 p = next;
-        if (k+32 < end)
+        const int particleSlot = nextSlot;
+        if (k+32 < end) {
             next = sortedPos[k+32];
+            nextSlot = sortedSlot[k+32];
+        }
         if (k < end) {
             p.x += shift.x;
             p.y += shift.y;
@@ -254,10 +258,10 @@ inline DEVICE void filterCellRange(int first, int end, real3 shift, bool home, r
 #ifdef ONE_GROUP
         const int key = (home ? k : 0x7fffffff);
 #else
-        const int key = (keep ? cellKey(k, sortedSlot, groupOriginal) : 0);
+        const int key = (keep ? cellKey(k, particleSlot, groupOriginal) : 0);
 #endif
         if (keep && slot < 32)
-            storeInBatch(b, slot, p, key, k);
+            storeInBatch(b, slot, p, key, particleSlot);
         b.diagonal |= home;
         b.count += __popc(kept);
         if (b.count >= 32) {
@@ -265,7 +269,7 @@ inline DEVICE void filterCellRange(int first, int end, real3 shift, bool home, r
             b.count -= 32;
             b.diagonal = (home && b.count > 0);
             if (keep && slot >= 32)
-                storeInBatch(b, slot-32, p, key, k);
+                storeInBatch(b, slot-32, p, key, particleSlot);
         }
     }
 }
@@ -342,9 +346,10 @@ inline DEVICE void visitCellItem(int item, const CellGrid& grid, real cutoff2, c
         const int l = first+lane;
         const bool valid = (l < homeEnd);
         const real4 pl = sortedPos[valid ? l : homeStart];
+        const int lSlot = (valid ? sortedSlot[l] : -1);
         real3 lo, hi;
         warpBounds(pl, &lo, &hi);
-        visitor.beginL(l, valid, pl);
+        visitor.beginL(l, lSlot, valid, pl);
         batch.count = 0;
         batch.diagonal = false;
 #ifdef ONE_GROUP
@@ -357,7 +362,7 @@ inline DEVICE void visitCellItem(int item, const CellGrid& grid, real cutoff2, c
                     vecX, vecY, vecZ, batch, visitor);
         if (batch.count > 0)
             flushCellBatch(batch, batch.count, visitor);
-        visitor.endL(l, valid);
+        visitor.endL(lSlot, valid);
     }
 }
 

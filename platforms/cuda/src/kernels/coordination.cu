@@ -5,7 +5,10 @@
  *   BLOCK_ENERGY     add each block's sum of s to the energy buffer (the energy is the CV)
  *   REDUCE           the last block to finish sums the blocks' values into cvState[0] and,
  *                    with USE_ENERGY_EXPRESSION, stores dE/dcv in cvState[1]
- *   EXPRESSION_ENERGY  the last block also adds E(cv) to the energy buffer
+ *   ACCUMULATE       each block adds its sum of s to one double (with GRADIENT: applyChainRule()
+ *                    takes the CV from there, without a last block's reduction in between)
+ *   EXPRESSION_ENERGY  the last block (or, with ACCUMULATE, applyChainRule()) adds E(cv) to the
+ *                    energy buffer
  */
 
 #define FLAG_DIRECT_FORCES 1
@@ -13,6 +16,7 @@
 #define FLAG_BLOCK_ENERGY 4
 #define FLAG_REDUCE 8
 #define FLAG_EXPRESSION_ENERGY 16
+#define FLAG_ACCUMULATE 32
 
 /** Sum a value over the threads of a block (at most TILE); the result is valid in thread 0. */
 inline DEVICE mixed blockSum(mixed value, mixed* scratch) {
@@ -56,19 +60,33 @@ inline DEVICE void addGradient(real3 g, int slot, int atom, int flags, unsigned 
     }
 }
 
+#ifdef USE_ENERGY_EXPRESSION
+/** The energy expression E(cv) and dE/dcv, from the global parameters and the tables. */
+inline DEVICE void evaluateEnergy(double cv, double* energy, double* derivative, const double* RESTRICT globals
+        ENERGY_TABLE_PARAMETERS) {
+    double E, dEdcv;
+    COMPUTE_ENERGY_EXPRESSION
+    *energy = E;
+    *derivative = dEdcv;
+}
+#endif
+
 /**
- * Finish a launch: add the block's sum to the energy, and let the last block reduce the
- * blocks' sums into the CV and evaluate the energy expression.
+ * Finish a launch: add the block's sum to the energy; then either add it to *cvPartial
+ * (ACCUMULATE), or let the last block reduce the blocks' sums in cvPartial into the CV and
+ * evaluate the energy expression (REDUCE).
  */
 inline DEVICE void finishBlock(mixed cvSum, int flags, mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial,
         unsigned int* RESTRICT counter, double* RESTRICT cvState, const double* RESTRICT globals
         ENERGY_TABLE_PARAMETERS) {
     __shared__ mixed scratch[TILE/32];
-    if (!(flags & (FLAG_BLOCK_ENERGY | FLAG_REDUCE)))
+    if (!(flags & (FLAG_BLOCK_ENERGY | FLAG_REDUCE | FLAG_ACCUMULATE)))
         return;
     mixed total = blockSum(cvSum, scratch);
     if (threadIdx.x == 0 && (flags & FLAG_BLOCK_ENERGY))
         atomicAdd(&energyBuffer[blockIdx.x], total);
+    if (threadIdx.x == 0 && (flags & FLAG_ACCUMULATE))
+        atomicAdd(cvPartial, (double) total);
     if (!(flags & FLAG_REDUCE))
         return;
     if (threadIdx.x == 0)
@@ -82,9 +100,8 @@ inline DEVICE void finishBlock(mixed cvSum, int flags, mixed* RESTRICT energyBuf
     if (threadIdx.x == 0) {
         cvState[0] = sum;
 #ifdef USE_ENERGY_EXPRESSION
-        double cv = sum;
         double E, dEdcv;
-        COMPUTE_ENERGY_EXPRESSION
+        evaluateEnergy(sum, &E, &dEdcv, globals ENERGY_TABLE_ARGUMENTS);
         cvState[1] = dEdcv;
         if (flags & FLAG_EXPRESSION_ENERGY)
             atomicAdd(&energyBuffer[0], (mixed) E);
@@ -380,23 +397,22 @@ struct CellCoordination {
     LaneParticles<1> l;
     mixed cvSum;
 
-    inline DEVICE void beginL(int index, bool valid, real4 position) {
-        beginCellLane(l, index, valid, position, sortedSlot, groupOriginal);
+    inline DEVICE void beginL(int index, int slot, bool valid, real4 position) {
+        beginCellLane(l, index, slot, valid, position, groupOriginal);
     }
 
-    inline DEVICE void batch(const real4* sPos, const int* sKey, const int* sIndex, int count, bool diagonal) {
+    inline DEVICE void batch(const real4* sPos, const int* sKey, const int* sSlot, int count, bool diagonal) {
         // The batch is padded to 32 with particles beyond the cutoff (flushCellBatch).
         real3 gj;
         cvSum += pairBatch<1, GRADIENT, false>(l, false, sPos, sKey, 32, diagonal, params, box, &gj);
         if (GRADIENT && threadIdx.x%32 < count && isNonzero(gj)) {
-            int slot = sortedSlot[sIndex[threadIdx.x%32]];
+            const int slot = sSlot[threadIdx.x%32];
             addGradient(gj, slot, groupAtoms[slot], flags, forceBuffer, gradient, numSlots);
         }
     }
 
-    inline DEVICE void endL(int index, bool valid) {
+    inline DEVICE void endL(int slot, bool valid) {
         if (GRADIENT && valid && isNonzero(l.gradient[0])) {
-            const int slot = sortedSlot[index];
             addGradient(scaled(gradientScale(params), l.gradient[0]), slot, groupAtoms[slot], flags, forceBuffer, gradient, numSlots);
         }
     }
@@ -463,15 +479,37 @@ KERNEL void computeCoordinationPairs(const real4* RESTRICT posq, const int* REST
 }
 
 /**
- * Add -dE/dcv times the accumulated gradient to the forces, and clear the gradient. Each slot's
- * loads are issued together, the particle index of the next slot ahead.
+ * Add -dE/dcv times the accumulated gradient to the forces, and clear the gradient. The CV is
+ * *cvSum, which the pair kernel accumulated (ACCUMULATE): each block evaluates dE/dcv; block 0
+ * stores the CV and dE/dcv in cvState, adds E to the energy buffer (EXPRESSION_ENERGY) and
+ * clears *nextCvSum, the sum of the next evaluation (the one before read it). Each slot's loads
+ * are issued together, the particle index of the next slot ahead.
  */
 KERNEL void applyChainRule(const int* RESTRICT groupAtoms, int numSlots, long long* RESTRICT gradient,
-        const double* RESTRICT cvState, unsigned long long* RESTRICT forceBuffer) {
+        const double* RESTRICT cvSum, double* RESTRICT nextCvSum, int flags, double* RESTRICT cvState,
+        mixed* RESTRICT energyBuffer, unsigned long long* RESTRICT forceBuffer, const double* RESTRICT globals
+        ENERGY_TABLE_PARAMETERS) {
+    __shared__ double derivative;
     DEPENDENT_KERNEL_START
     const int first = blockIdx.x*blockDim.x+threadIdx.x;
     int nextAtom = (first < numSlots ? groupAtoms[first] : 0);
-    const real scale = (real) (-cvState[1]/(double) 0x100000000);
+#ifdef USE_ENERGY_EXPRESSION
+    if (threadIdx.x == 0) {
+        const double cv = *cvSum;
+        double E, dEdcv;
+        evaluateEnergy(cv, &E, &dEdcv, globals ENERGY_TABLE_ARGUMENTS);
+        derivative = dEdcv;
+        if (blockIdx.x == 0) {
+            cvState[0] = cv;
+            cvState[1] = dEdcv;
+            *nextCvSum = 0;
+            if (flags & FLAG_EXPRESSION_ENERGY)
+                atomicAdd(&energyBuffer[0], (mixed) E);
+        }
+    }
+#endif
+    __syncthreads();
+    const real scale = (real) (-derivative/(double) 0x100000000);
     for (int slot = first; slot < numSlots; slot += blockDim.x*gridDim.x) {
         long long gx = gradient[slot], gy = gradient[slot+numSlots], gz = gradient[slot+2*numSlots];
         const int atom = nextAtom;

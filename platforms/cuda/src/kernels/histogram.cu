@@ -102,7 +102,6 @@ KERNEL void histogramPairs(const real4* RESTRICT posq, const int* RESTRICT group
 
 /** The pairs a cell-list work item visits (visitCellItem), counted into 64-bit shared counters. */
 struct CellHistogram {
-    const int* sortedSlot;
     const int* groupOriginal;
     real maxDistance2, invBinWidth;
     int numBins;
@@ -110,11 +109,11 @@ struct CellHistogram {
     unsigned long long* counts;
     LaneParticles<1> l;
 
-    inline DEVICE void beginL(int index, bool valid, real4 position) {
-        beginCellLane(l, index, valid, position, sortedSlot, groupOriginal);
+    inline DEVICE void beginL(int index, int slot, bool valid, real4 position) {
+        beginCellLane(l, index, slot, valid, position, groupOriginal);
     }
 
-    inline DEVICE void batch(const real4* sPos, const int* sKey, const int* sIndex, int count, bool diagonal) {
+    inline DEVICE void batch(const real4* sPos, const int* sKey, const int* sSlot, int count, bool diagonal) {
         if (!l.valid[0])
             return;
         for (int k = 0; k < count; k++)
@@ -125,7 +124,7 @@ struct CellHistogram {
             }
     }
 
-    inline DEVICE void endL(int index, bool valid) {
+    inline DEVICE void endL(int slot, bool valid) {
     }
 };
 
@@ -140,7 +139,7 @@ KERNEL void histogramCells(const real4* RESTRICT sortedPos, const int* RESTRICT 
     __syncthreads();
     const int numItems = countCellItems(grid);
     const CellBatch batch = WARP_CELL_BATCH;
-    CellHistogram visitor = {sortedSlot, groupOriginal, maxDistance2, invBinWidth, numBins, sCounts, counts};
+    CellHistogram visitor = {groupOriginal, maxDistance2, invBinWidth, numBins, sCounts, counts};
     for (int item = nextCellItem(workCounter); item < numItems; item = nextCellItem(workCounter))
         visitCellItem(item, grid, maxDistance2, cellStart, sortedPos, sortedSlot, groupOriginal, periodicBoxVecX, periodicBoxVecY,
                 periodicBoxVecZ, batch, visitor);
