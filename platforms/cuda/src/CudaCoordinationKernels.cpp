@@ -283,8 +283,8 @@ void CudaCalcCoordinationForceKernel::launchChainRule(int flags) {
         args.push_back(&table->getDevicePointer());
     int blockSize = CudaCoordinationProgram::TileSize;
     launcher->launch(applyKernel, args.data(), min((numSlots+blockSize-1)/blockSize, maxBlocks), blockSize);
-    if (flags & Accumulate)
-        sumParity = 1-sumParity;
+    // The next evaluation adds to the other sum, which this launch clears.
+    sumParity = 1-sumParity;
 }
 
 void CudaCalcCoordinationForceKernel::checkPositions() {
