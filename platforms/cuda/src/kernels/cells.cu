@@ -181,20 +181,20 @@ inline DEVICE void beginCellLane(LaneParticles<1>& l, int index, int slot, bool 
 /**
  * The warp's batch of S particles in shared memory (32 places each): positions already shifted
  * to the images to use and keys for PAIR_WANTED (both twice, at place k and k+32, for pairBatch's
- * rotation), and the particles' slots (index into the groups); count of them filled, and whether any is from the home run (a
- * diagonal batch of one group).
+ * rotation), and the particles' slots (index into the groups); count of them filled, and whether
+ * any is from the home run (a diagonal batch of one group).
  */
 typedef struct {
     real4* pos;
     int* key;
-    int* index;
+    int* slot;
     int count;
     bool diagonal;
 } CellBatch;
 
 /** The shared memory of the batches of a block's warps (blockDim.x == TILE), and this warp's batch in it. */
-#define CELL_BATCH_MEMORY __shared__ real4 cellBatchPos[2*TILE]; __shared__ int cellBatchKey[2*TILE], cellBatchIndex[TILE];
-#define WARP_CELL_BATCH {cellBatchPos+64*(threadIdx.x/32), cellBatchKey+64*(threadIdx.x/32), cellBatchIndex+32*(threadIdx.x/32), 0, false}
+#define CELL_BATCH_MEMORY __shared__ real4 cellBatchPos[2*TILE]; __shared__ int cellBatchKey[2*TILE], cellBatchSlot[TILE];
+#define WARP_CELL_BATCH {cellBatchPos+64*(threadIdx.x/32), cellBatchKey+64*(threadIdx.x/32), cellBatchSlot+32*(threadIdx.x/32), 0, false}
 
 /** Store S particle p with its key and its slot (index into the groups) in place k of the batch. */
 inline DEVICE void storeInBatch(CellBatch& b, int k, real4 p, int key, int slot) {
@@ -202,7 +202,7 @@ inline DEVICE void storeInBatch(CellBatch& b, int k, real4 p, int key, int slot)
     b.pos[k+32] = p;
     b.key[k] = key;
     b.key[k+32] = key;
-    b.index[k] = slot;
+    b.slot[k] = slot;
 }
 
 /**
@@ -215,7 +215,7 @@ inline DEVICE void flushCellBatch(CellBatch& b, int count, Visitor& visitor) {
     if (lane >= count)
         storeInBatch(b, lane, make_real4((real) 1e15, (real) 1e15, (real) 1e15, 0), 0x7fffffff, 0);
     __syncwarp();
-    visitor.batch(b.pos, b.key, b.index, count, b.diagonal);
+    visitor.batch(b.pos, b.key, b.slot, count, b.diagonal);
     __syncwarp();
 }
 
