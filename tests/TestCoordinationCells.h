@@ -438,8 +438,9 @@ void testForcesOnlyAgainstReference() {
     // A restraint on the CV (the chain rule through dE/dcv), forces without energy (as in an MD
     // step), then energy alone, then both: all pairs (two groups, no box), cells with few bins (a
     // forced grid of 7^3 cells, which the binning's last block scans) and with many (two groups,
-    // over 4096 bins, scanned by several blocks), each over three frames in a row against
-    // Reference. Forces alone take the CV from the sum the pair kernel's blocks accumulated.
+    // over 4096 bins, scanned by several blocks), with home runs and with chunks, each over three
+    // frames in a row against Reference. Forces alone take the CV from the sum the pair kernel's
+    // blocks accumulated.
     typedef CoordinationForce F;
     struct ForcesOnlyCase {
         F::Mode mode;
@@ -448,7 +449,8 @@ void testForcesOnlyAgainstReference() {
         string grid;           // COORDINATION_CELL_GRID
     };
     vector<ForcesOnlyCase> cases = {{F::TwoGroups, 400, 0.0, INFINITY, ""}, {F::OneGroup, 1000, 4.4, 0.6, "1,1,1,1"},
-                                    {F::TwoGroups, 3000, 6.0, 0.3, "4,1,1,1"}};
+                                    {F::TwoGroups, 3000, 6.0, 0.3, "4,1,1,1"}, {F::OneGroup, 1000, 4.4, 0.6, "2,1,1,0"},
+                                    {F::TwoGroups, 3000, 6.0, 0.3, "4,1,1,0"}};
     for (int c = 0; c < cases.size(); c++) {
         ScopedEnvironment grid("COORDINATION_CELL_GRID", cases[c].grid);
         OpenMM_SFMT::SFMT sfmt;

@@ -188,12 +188,14 @@ def test_cutoff_without_stretch(platform_config, rng):
     random_case(rng, 'one', 'RATIONAL', 0.6, BOXES['rectangular'], 500, stretch=False).check(platform_config)
 
 
-@pytest.mark.parametrize('grid', ['1,1,1,1', '1,1,1,4', '2,1,1,3', '4,2,1,2', '3,1,2,1', '4,3,3,6'])
+@pytest.mark.parametrize('grid', ['1,1,1,1', '1,1,1,4', '2,1,1,3', '4,2,1,2', '3,1,2,1', '4,3,3,6', '1,1,1,0', '2,1,1,0',
+                                  '4,3,3,0'])
 @pytest.mark.parametrize('mode, box_name', [('one', 'rectangular'), ('two', 'triclinic'), ('one', 'skewed')])
 def test_forced_cell_grids(platform_config, rng, monkeypatch, grid, mode, box_name):
     """Grids the CUDA platform would not choose by itself (COORDINATION_CELL_GRID=rx,ry,rz,runLength:
-    reach in cells per axis and home runs of runLength cells along x), from one cell per run to
-    runs longer than the reach. Platforms without cell lists ignore it."""
+    reach in cells per axis and home runs of runLength cells along x, or chunks of 32 particles for
+    runLength 0), from one cell per run to runs longer than the reach, and chunks over few or many
+    cells. Platforms without cell lists ignore it."""
     monkeypatch.setenv('COORDINATION_CELL_GRID', grid)
     random_case(rng, mode, 'RATIONAL', 0.6, BOXES[box_name], 500).check(platform_config)
 

@@ -19,7 +19,7 @@ class CudaCoordinationCells {
 public:
     /** The grid as the kernels take it (CellGrid in cells.cu). */
     struct Grid {
-        int nx, ny, nz, rx, ry, rz, runLength, numRuns, rowsPerRun, rowsPerItem, itemsPerRun, numCells, lBase, sBase;
+        int nx, ny, nz, rx, ry, rz, runLength, numRuns, numUnits, rowsPerRun, rowsPerItem, itemsPerRun, numCells, lBase, sBase;
     };
     /**
      * @param cu        the context
@@ -42,11 +42,11 @@ public:
     Grid& getGrid() {
         return grid;
     }
-    /** The number of work items (a home run and some of its rows) of the grid chosen last. */
+    /** The number of work items (a run or chunk of home particles and some of its rows) of the grid chosen last. */
     long long getNumItems() const {
-        return grid.numRuns*(long long) grid.ny*grid.nz*grid.itemsPerRun;
+        return grid.numUnits*(long long) grid.itemsPerRun;
     }
-    /** The wrapped positions in cell order. */
+    /** The wrapped positions in cell order, each with its cell in w (CELL_AS_REAL in cells.cu). */
     OpenMM::CudaArray& getSortedPositions() {
         return sortedPos;
     }

@@ -43,24 +43,43 @@ static double expectedBatches(double mean) {
 
 double CudaCoordinationCells::cellCost(const Grid& g, const double width[3], double cutoff) const {
     double mL = numL/(double) g.numCells, mS = numS/(double) g.numCells;
-    // The share of a row's S particles within the cutoff of a home run's bounding box (its
-    // Minkowski sum with a ball, against the stencil of cells).
-    double ex = g.runLength*width[0]/g.nx, ey = width[1]/g.ny, ez = width[2]/g.nz;
+    // The homes: runs of runLength cells, whose particles go 32 at a time (passes), or a chunk's
+    // share of one row (a chunk spans about one more row than 32 particles fill): the cells along
+    // x that their particles span (extent) and touch, and the S particles of the home row of one
+    // group (from the home's first particle on).
+    double homes, passes, extent, touched, homeLoaded;
+    if (g.runLength > 0) {
+        homes = g.numRuns*(double) g.ny*g.nz;
+        passes = expectedBatches(g.runLength*mL);
+        extent = touched = g.runLength;
+        homeLoaded = (g.runLength+g.rx)*mS;
+    }
+    else {
+        homes = min((double) numL, numL/32.0+g.ny*(double) g.nz*(1-exp(-g.nx*mL)));
+        passes = 1;
+        double perHome = numL/homes;
+        extent = min((double) g.nx, max(1.0, perHome/mL));
+        touched = min((double) g.nx, extent+1);
+        homeLoaded = perHome+(0.5+g.rx)*mS;
+    }
+    // The share of a row's S particles within the cutoff of a home's bounding box (its Minkowski
+    // sum with a ball, against the stencil of cells).
+    double ex = extent*width[0]/g.nx, ey = width[1]/g.ny, ez = width[2]/g.nz;
     double minkowski = ex*ey*ez+2*cutoff*(ex*ey+ey*ez+ez*ex)+M_PI*cutoff*cutoff*(ex+ey+ez)+4*M_PI/3*cutoff*cutoff*cutoff;
-    double stencil = (g.runLength+2*g.rx)*(2*g.ry+1)*(2*g.rz+1)*(width[0]*width[1]*width[2]/g.numCells);
+    double stencil = (touched+2*g.rx)*(2*g.ry+1)*(2*g.rz+1)*(width[0]*width[1]*width[2]/g.numCells);
     double kept = min(1.0, minkowski/stencil);
-    double loaded = (g.runLength+2*g.rx)*mS, homeLoaded = (g.runLength+g.rx)*mS;
-    // The steps of one run: an item's rows fill batches together; the home row of one group holds
-    // the run itself and the cells after it. Items differ only in the first and the last.
+    double loaded = (touched+2*g.rx)*mS;
+    // The steps of one home: an item's rows fill batches together; the home row of one group holds
+    // the home itself and the cells after it. Items differ only in the first and the last.
     auto itemSteps = [&] (int rows, bool first) {
         double itemLoaded = rows*loaded+(oneGroup && first ? homeLoaded-loaded : 0);
         return 32*expectedBatches(kept*itemLoaded)+FilterCost*expectedBatches(itemLoaded)+RangeCost*rows+BoundsCost;
     };
     int lastRows = g.rowsPerRun-(g.itemsPerRun-1)*g.rowsPerItem;
-    double runSteps = (g.itemsPerRun == 1 ? itemSteps(lastRows, true) :
+    double homeSteps = (g.itemsPerRun == 1 ? itemSteps(lastRows, true) :
             itemSteps(g.rowsPerItem, true)+itemSteps(lastRows, false)+(g.itemsPerRun-2)*itemSteps(g.rowsPerItem, false));
-    double runs = g.numRuns*(double) g.ny*g.nz, items = runs*g.itemsPerRun;
-    double work = runs*expectedBatches(g.runLength*mL)*runSteps+items*ItemCost;
+    double items = g.numUnits*(double) g.itemsPerRun;
+    double work = homes*passes*homeSteps+items*ItemCost;
     return work/min(items, (double) busyWarps)+(numBinned*BinCost+g.numCells*CellCost)/busyWarps+LaunchCost;
 }
 
@@ -106,8 +125,9 @@ bool CudaCoordinationCells::searchGrid(double cutoff, const double width[3]) {
     double bestCost = allPairs;
     bool found = false;
     long long maxCells = 4*(long long) numBinned+64;
-    // COORDINATION_CELL_GRID="rx,ry,rz,runLength" forces a grid (for benchmarking grids and testing).
-    int forced[4] = {0, 0, 0, 0};
+    // COORDINATION_CELL_GRID="rx,ry,rz,runLength" forces a grid (for benchmarking grids and
+    // testing); runLength 0 asks for chunks.
+    int forced[4] = {0, 0, 0, -1};
     if (!searchForced.empty())
         sscanf(searchForced.c_str(), "%d,%d,%d,%d", &forced[0], &forced[1], &forced[2], &forced[3]);
     for (int rx = 1; rx <= 4; rx++)
@@ -129,8 +149,8 @@ bool CudaCoordinationCells::searchGrid(double cutoff, const double width[3]) {
                 }
                 if (!valid)
                     continue;
-                for (int runLength = 1; runLength <= 8 && n[0] >= 2*(runLength+reach[0])-1; runLength++) {
-                    if (forced[3] > 0 && runLength != forced[3])
+                for (int runLength = 0; runLength <= 8 && (runLength == 0 || n[0] >= 2*(runLength+reach[0])-1); runLength++) {
+                    if (forced[3] >= 0 && runLength != forced[3])
                         continue;
                     Grid g;
                     g.nx = n[0];
@@ -140,7 +160,10 @@ bool CudaCoordinationCells::searchGrid(double cutoff, const double width[3]) {
                     g.ry = reach[1];
                     g.rz = reach[2];
                     g.runLength = runLength;
-                    g.numRuns = (n[0]+runLength-1)/runLength;
+                    // Runs per row of cells, or chunks (each a home per row it spans); units (runs of all
+                    // rows, or chunks) are cut into work items by rows.
+                    g.numRuns = (runLength > 0 ? (n[0]+runLength-1)/runLength : (numL+31)/32);
+                    g.numUnits = (runLength > 0 ? g.numRuns*g.ny*g.nz : g.numRuns);
                     int rows = (2*g.ry+1)*(2*g.rz+1);
                     g.rowsPerRun = (oneGroup ? (rows+1)/2 : rows);
                     g.numCells = n[0]*n[1]*n[2];

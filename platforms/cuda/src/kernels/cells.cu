@@ -9,21 +9,36 @@
  * cells, assignCells does), scatterCells writes the wrapped positions in cell order, so that a row
  * of cells along x is one contiguous range.
  *
- * The L side is cut into home runs of runLength consecutive cells along x (numRuns per row of
- * cells; the last one may be shorter). A work item is one home run and rowsPerItem of its rows
- * (oy, oz) of S cells, taken by one warp from a counter (nextCellItem) so that uneven cells
- * balance over the GPU. In a row, the cells within rx of the run along x are at most three
- * contiguous ranges, each with the periodic shift that makes its particles the images nearest to
- * the home run. Of those, only the particles within the cutoff of the bounding box of the warp's
- * L particles are kept, compacted into full batches of 32. With ny >= 2ry+1, nz >= 2rz+1 and
- * nx >= 2(runLength+rx)-1, every image within the cutoff lies in exactly one range. One group
- * visits the rows after (0, 0) in (oz, oy) order and, in the home row, the home run itself (pairs
- * j > i) and the rx cells after it: each unordered pair once.
+ * The L side is cut into homes of 32 or fewer particles, each within one row of cells. With
+ * runLength > 0, a home is runLength consecutive cells along x (numRuns per row of cells; the last
+ * one may be shorter), taken 32 particles at a time. With runLength == 0 (chunks), the L particles
+ * in cell order are cut into chunks of 32 (numRuns of them), and a chunk that spans rows into one
+ * home per row: homes then fill the lanes of a warp however few particles a cell holds. A work
+ * item is one unit (a run or a chunk; numUnits in all) and rowsPerItem of its rows (oy, oz) of S
+ * cells (itemsPerRun items a unit), taken by one warp from a counter (nextCellItem) so that uneven
+ * cells balance over the GPU. For a home in cells [hx0, hx1] of its row, the cells of a row within
+ * rx of it along x are at most three contiguous ranges, each with the periodic shift of its wrap
+ * around the box. Of those, only the particles within the cutoff of the bounding box of the home's
+ * particles are kept, compacted into full batches of 32. With ny >= 2ry+1, nz >= 2rz+1 and nx >=
+ * 2rx+1, the nearest image of every pair within the cutoff lies in a range; a range never holds a
+ * particle twice with the same shift, and every other image is beyond the cutoff. One group visits
+ * the rows after (0, 0) in (oz, oy) order and, in the home row, the particles from the home's
+ * first one to the end of its cell hx1 (pairs j > i) and the rx cells after it: each unordered
+ * pair once.
  */
 
 typedef struct {
-    int nx, ny, nz, rx, ry, rz, runLength, numRuns, rowsPerRun, rowsPerItem, itemsPerRun, numCells, lBase, sBase;
+    int nx, ny, nz, rx, ry, rz, runLength, numRuns, numUnits, rowsPerRun, rowsPerItem, itemsPerRun, numCells, lBase, sBase;
 } CellGrid;
+
+/** A cell index kept in the w component of a sorted position (which the pair kernels never read), and read back. */
+#ifdef USE_DOUBLE_PRECISION
+#define CELL_AS_REAL(cell) __longlong_as_double((long long) (cell))
+#define REAL_AS_CELL(w) ((int) __double_as_longlong(w))
+#else
+#define CELL_AS_REAL(cell) __int_as_float(cell)
+#define REAL_AS_CELL(w) __float_as_int(w)
+#endif
 
 /** Wrap a position into the box and return the index of its cell. */
 inline DEVICE int findCell(real4* pos, const CellGrid& grid, real4 invBoxSize, real4 vecX, real4 vecY, real4 vecZ) {
@@ -149,13 +164,15 @@ KERNEL void addCellOffsets(int* RESTRICT cellStart, int numBins, const int* REST
         cellStart[cell] += blockOffset[cell/SCAN_CHUNK];
 }
 
-/** Write the wrapped positions and the slots in cell order. */
+/** Write the wrapped positions (with the cell in w) and the slots in cell order. */
 KERNEL void scatterCells(const int* RESTRICT cellOf, const int* RESTRICT cellRank, const int* RESTRICT cellStart,
         const real4* RESTRICT wrapped, int numBinned, real4* RESTRICT sortedPos, int* RESTRICT sortedSlot) {
     DEPENDENT_KERNEL_START
     for (int slot = blockIdx.x*blockDim.x+threadIdx.x; slot < numBinned; slot += blockDim.x*gridDim.x) {
-        int k = cellStart[cellOf[slot]]+cellRank[slot];
-        sortedPos[k] = wrapped[slot];
+        const int cell = cellOf[slot], k = cellStart[cell]+cellRank[slot];
+        real4 p = wrapped[slot];
+        p.w = CELL_AS_REAL(cell);
+        sortedPos[k] = p;
         sortedSlot[k] = slot;
     }
 }
@@ -169,11 +186,15 @@ inline DEVICE int cellKey(int k, int slot, const int* RESTRICT groupOriginal) {
 #endif
 }
 
-/** Start a cell-list visitor's L particle, sorted particle index and slot: its position, key and a zero gradient. */
+/**
+ * Start a cell-list visitor's L particle, sorted particle index and slot: its position, key and a
+ * zero gradient. A lane without a particle is placed far beyond the cutoff of every S particle
+ * (and of the padding, flushCellBatch), so that its pairs count zero without a test.
+ */
 inline DEVICE void beginCellLane(LaneParticles<1>& l, int index, int slot, bool valid, real4 position,
         const int* RESTRICT groupOriginal) {
     l.valid[0] = valid;
-    l.pos[0] = position;
+    l.pos[0] = (valid ? position : make_real4((real) -1e15, (real) -1e15, (real) -1e15, 0));
     l.key[0] = (valid ? cellKey(index, slot, groupOriginal) : -1);
     l.gradient[0] = make_real3(0, 0, 0);
 }
@@ -274,9 +295,11 @@ inline DEVICE void filterCellRange(int first, int end, real3 shift, bool home, r
     }
 }
 
-/** The bounding box of the positions of a warp's lanes. */
-inline DEVICE void warpBounds(real4 p, real3* lo, real3* hi) {
-    real3 a = make_real3(p.x, p.y, p.z), c = a;
+/** The bounding box of the positions of a warp's valid lanes (at least one). */
+inline DEVICE void warpBounds(real4 p, bool valid, real3* lo, real3* hi) {
+    const real far = (real) 1e30;
+    real3 a = (valid ? make_real3(p.x, p.y, p.z) : make_real3(far, far, far));
+    real3 c = (valid ? a : make_real3(-far, -far, -far));
     for (int mask = 16; mask > 0; mask /= 2) {
         a.x = min(a.x, __shfl_xor_sync(0xffffffff, a.x, mask));
         a.y = min(a.y, __shfl_xor_sync(0xffffffff, a.y, mask));
@@ -325,48 +348,98 @@ inline DEVICE void visitCellRow(int row, int hx0, int hx1, int hy, int hz, const
 }
 
 /**
- * One work item, by one warp: the particles of one home run, 32 at a time (visitor.beginL/endL),
- * against the S particles of rowsPerItem rows of cells that lie within the cutoff of their
- * bounding box, in batches of 32 (visitor.batch). batch holds the warp's shared slots.
+ * One home of a work item: the warp's L particles (lane's sorted index l, slot lSlot, position pl;
+ * valid where the lane holds one), all in row (hy, hz) within cells [hx0, hx1], the first of them
+ * at sorted index homeFirst (visitor.beginL/endL), against the S particles of rows
+ * [firstRow, endRow) that lie within the cutoff of their bounding box, in batches of 32
+ * (visitor.batch). batch holds the warp's shared slots.
+ */
+template <class Visitor>
+inline DEVICE void visitCellHome(int homeFirst, int hx0, int hx1, int hy, int hz, int firstRow, int endRow, int l, int lSlot,
+        bool valid, real4 pl, const CellGrid& grid, real cutoff2, const int* RESTRICT cellStart, const real4* RESTRICT sortedPos,
+        const int* RESTRICT sortedSlot, const int* RESTRICT groupOriginal, real4 vecX, real4 vecY, real4 vecZ, CellBatch& batch,
+        Visitor& visitor) {
+    // Rounding never drops a pair the exact test would keep.
+    const real filter = SQRT(cutoff2)*(real) 1.0001+(real) 1e-5;
+    real3 lo, hi;
+    warpBounds(pl, valid, &lo, &hi);
+    visitor.beginL(l, lSlot, valid, pl);
+    batch.count = 0;
+    batch.diagonal = false;
+#ifdef ONE_GROUP
+    if (firstRow == 0)
+        filterCellRange(homeFirst, cellStart[grid.lBase+(hz*grid.ny+hy)*grid.nx+hx1+1], make_real3(0, 0, 0), true, lo, hi,
+                filter*filter, sortedPos, sortedSlot, groupOriginal, batch, visitor);
+#endif
+    for (int row = firstRow; row < endRow; row++)
+        visitCellRow(row, hx0, hx1, hy, hz, grid, cellStart, lo, hi, filter*filter, sortedPos, sortedSlot, groupOriginal,
+                vecX, vecY, vecZ, batch, visitor);
+    if (batch.count > 0)
+        flushCellBatch(batch, batch.count, visitor);
+    visitor.endL(lSlot, valid);
+}
+
+/**
+ * One work item, by one warp: the homes of one run (32 particles at a time) or of one chunk (one
+ * per row it spans; the lanes of its other rows idle) against rowsPerItem of their rows of S
+ * cells (visitCellHome, called once so that it is inlined once).
  */
 template <class Visitor>
 inline DEVICE void visitCellItem(int item, const CellGrid& grid, real cutoff2, const int* RESTRICT cellStart,
         const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot, const int* RESTRICT groupOriginal, real4 vecX,
         real4 vecY, real4 vecZ, CellBatch batch, Visitor& visitor) {
     const int lane = threadIdx.x%32;
-    const int run = item/grid.itemsPerRun, firstRow = (item-run*grid.itemsPerRun)*grid.rowsPerItem;
+    const int home = item/grid.itemsPerRun, firstRow = (item-home*grid.itemsPerRun)*grid.rowsPerItem;
     const int endRow = min(firstRow+grid.rowsPerItem, grid.rowsPerRun);
-    const int hx0 = (run%grid.numRuns)*grid.runLength, hx1 = min(hx0+grid.runLength, grid.nx)-1;
-    const int hy = (run/grid.numRuns)%grid.ny, hz = run/(grid.numRuns*grid.ny);
-    const int homeCells = grid.lBase+(hz*grid.ny+hy)*grid.nx;
-    const int homeStart = cellStart[homeCells+hx0], homeEnd = cellStart[homeCells+hx1+1];
-    // Rounding never drops a pair the exact test would keep.
-    const real filter = SQRT(cutoff2)*(real) 1.0001+(real) 1e-5;
-    for (int first = homeStart; first < homeEnd; first += 32) {
+    const bool chunk = (grid.runLength == 0);
+    // A run: its cells and particles [first, end). A chunk: its particles [first, end), their
+    // cells (within the L grid), and the lanes whose home is still to visit.
+    int hx0 = 0, hx1 = 0, hy = 0, hz = 0, first, end, lCell = 0;
+    if (chunk) {
+        first = cellStart[grid.lBase]+32*home;
+        end = min(first+32, cellStart[grid.lBase+grid.numCells]);
+    }
+    else {
+        hx0 = (home%grid.numRuns)*grid.runLength;
+        hx1 = min(hx0+grid.runLength, grid.nx)-1;
+        hy = (home/grid.numRuns)%grid.ny;
+        hz = home/(grid.numRuns*grid.ny);
+        const int homeCells = grid.lBase+(hz*grid.ny+hy)*grid.nx;
+        first = cellStart[homeCells+hx0];
+        end = cellStart[homeCells+hx1+1];
+    }
+    unsigned int pending = 0;
+    while (first < end) {
         const int l = first+lane;
-        const bool valid = (l < homeEnd);
-        const real4 pl = sortedPos[valid ? l : homeStart];
+        bool valid = (l < end);
+        const real4 pl = sortedPos[valid ? l : first];
         const int lSlot = (valid ? sortedSlot[l] : -1);
-        real3 lo, hi;
-        warpBounds(pl, &lo, &hi);
-        visitor.beginL(l, lSlot, valid, pl);
-        batch.count = 0;
-        batch.diagonal = false;
-#ifdef ONE_GROUP
-        if (firstRow == 0)
-            filterCellRange(homeStart, homeEnd, make_real3(0, 0, 0), true, lo, hi, filter*filter, sortedPos, sortedSlot,
-                    groupOriginal, batch, visitor);
-#endif
-        for (int row = firstRow; row < endRow; row++)
-            visitCellRow(row, hx0, hx1, hy, hz, grid, cellStart, lo, hi, filter*filter, sortedPos, sortedSlot, groupOriginal,
-                    vecX, vecY, vecZ, batch, visitor);
-        if (batch.count > 0)
-            flushCellBatch(batch, batch.count, visitor);
-        visitor.endL(lSlot, valid);
+        int homeFirst = first;
+        if (chunk) {
+            if (pending == 0) {
+                pending = __ballot_sync(0xffffffff, valid);
+                lCell = (valid ? REAL_AS_CELL(pl.w)-grid.lBase : 0);
+            }
+            const int leader = __ffs(pending)-1, firstCell = __shfl_sync(0xffffffff, lCell, leader), row = firstCell/grid.nx;
+            valid = ((pending >> lane) & 1) && lCell/grid.nx == row;
+            const unsigned int part = __ballot_sync(0xffffffff, valid);
+            pending &= ~part;
+            homeFirst = first+leader;
+            hx0 = firstCell%grid.nx;
+            hx1 = __shfl_sync(0xffffffff, lCell, 31-__clz(part))%grid.nx;
+            hy = row%grid.ny;
+            hz = row/grid.ny;
+            if (pending == 0)
+                first = end;
+        }
+        else
+            first += 32;
+        visitCellHome(homeFirst, hx0, hx1, hy, hz, firstRow, endRow, l, lSlot, valid, pl, grid, cutoff2, cellStart, sortedPos,
+                sortedSlot, groupOriginal, vecX, vecY, vecZ, batch, visitor);
     }
 }
 
-/** The next work item for this warp, from the counter that scanCellBlocks clears. */
+/** The next work item for this warp, from the counter that the binning clears. */
 inline DEVICE int nextCellItem(unsigned int* workCounter) {
     int item;
     if (threadIdx.x%32 == 0)
@@ -376,5 +449,5 @@ inline DEVICE int nextCellItem(unsigned int* workCounter) {
 
 /** The number of work items of a grid. */
 inline DEVICE int countCellItems(const CellGrid& grid) {
-    return grid.numRuns*grid.ny*grid.nz*grid.itemsPerRun;
+    return grid.numUnits*grid.itemsPerRun;
 }

@@ -402,9 +402,10 @@ struct CellCoordination {
     }
 
     inline DEVICE void batch(const real4* sPos, const int* sKey, const int* sSlot, int count, bool diagonal) {
-        // The batch is padded to 32 with particles beyond the cutoff (flushCellBatch).
+        // The batch is padded to 32 with particles beyond the cutoff (flushCellBatch), and a lane
+        // without an L particle lies beyond the cutoff too (beginCellLane).
         real3 gj;
-        cvSum += pairBatch<1, GRADIENT, false>(l, false, sPos, sKey, 32, diagonal, params, box, &gj);
+        cvSum += pairBatch<1, GRADIENT, false>(l, true, sPos, sKey, 32, diagonal, params, box, &gj);
         if (GRADIENT && threadIdx.x%32 < count && isNonzero(gj)) {
             const int slot = sSlot[threadIdx.x%32];
             addGradient(gj, slot, groupAtoms[slot], flags, forceBuffer, gradient, numSlots);
