@@ -165,11 +165,17 @@ class Case:
         return context
 
 
+def case_positions(rng, mode, dmax, box, n):
+    """In the box (in_box); for a pair list, partners within about 0.4 dmax of each other."""
+    positions = in_box(rng, box, n)
+    if mode == 'pairs':
+        positions[1::2] = positions[0:-1:2] + rng.uniform(-0.4, 0.4, (n//2, 3))*dmax
+    return positions
+
+
 def random_case(rng, mode, type_name, dmax, box, n, stretch=True):
     sw = switching(type_name, dmax, stretch)
-    positions = in_box(rng, box, n)
-    if mode == 'pairs':   # partners within about 0.4 dmax of each other
-        positions[1::2] = positions[0:-1:2] + rng.uniform(-0.4, 0.4, (n//2, 3))*dmax
+    positions = case_positions(rng, mode, dmax, box, n)
     groupA, groupB = groups(mode, n, rng)
     return Case(mode, sw, box, positions, groupA, groupB).settle(lambda k: in_box(rng, box, len(k)))
 
@@ -198,6 +204,41 @@ def test_forced_cell_grids(platform_config, rng, monkeypatch, grid, mode, box_na
     cells. Platforms without cell lists ignore it."""
     monkeypatch.setenv('COORDINATION_CELL_GRID', grid)
     random_case(rng, mode, 'RATIONAL', 0.6, BOXES[box_name], 500).check(platform_config)
+
+
+@pytest.mark.parametrize('mode, dmax, box_name', [('one', 0.6, 'rectangular'), ('two', 0.6, 'triclinic'),
+                                                  ('pairs', 0.6, 'rectangular'), ('one', math.inf, 'triclinic'),
+                                                  ('two', math.inf, 'rectangular')])
+def test_restraint_over_evaluations(platform_config, rng, mode, dmax, box_name):
+    """A harmonic restraint on the CV (on GPUs, the chain rule on the device, from a CV sum used
+    in turn with another) over several evaluations, new positions and a changed parameter in
+    between, with cell lists (finite dmax), the pair list and all-pairs tiles."""
+    box = BOXES[box_name]
+    case = random_case(rng, mode, 'RATIONAL', dmax, box, 500 if math.isfinite(dmax) else 200)
+    case.force.setEnergyExpression('0.5*k*(cv-cv0)^2')
+    case.force.addGlobalParameter('k', 3.0)
+    case.force.addGlobalParameter('cv0', 1.0)
+    context = platform_config.context(case.system)
+    for evaluation in range(4):
+        if evaluation > 0:
+            case.positions = case_positions(rng, mode, dmax, box, len(case.positions))
+            case.settle(lambda k: in_box(rng, box, len(k)))
+        k = (3.0 if evaluation < 2 else 0.5)
+        context.setParameter('k', k)
+        set_state(context, case.positions, box)
+        energy, forces = energy_and_forces(context)
+        cv, grad = oracle(case.positions, case.switching, case.i, case.j, box)
+        assert cv > 2.0
+        assert_close(energy, 0.5*k*(cv-1.0)**2, config_rtol(platform_config, cv), 'energy, evaluation %d' % evaluation)
+        assert_close(forces, -k*(cv-1.0)*grad, config_rtol(platform_config, cv, forces=True), 'forces, evaluation %d' % evaluation)
+        assert_close(case.force.getCollectiveVariableValue(context), cv, platform_config.value_rtol, 'cv, evaluation %d' % evaluation)
+
+
+def config_rtol(config, cv, forces=False):
+    """The tolerance of 0.5*k*(cv-1)^2 (twice the CV's relative error, times cv/(cv-1)) or of
+    k*(cv-1)*dcv/dx (the gradient's, plus the CV's times cv/(cv-1))."""
+    ratio = cv/abs(cv - 1.0)
+    return config.force_rtol + config.value_rtol*ratio if forces else 2*config.value_rtol*ratio
 
 
 @pytest.mark.parametrize('mode, type_name, fraction, box_name', [
