@@ -200,9 +200,11 @@ inline DEVICE void beginCellLane(LaneParticles<1>& l, int index, int slot, bool 
 }
 
 /**
- * The warp's batch of S particles in shared memory (32 places each): positions already shifted
- * to the images to use and keys for PAIR_WANTED (both twice, at place k and k+32, for pairBatch's
- * rotation), and the particles' slots (index into the groups); count of them filled, and whether
+ * The warp's batch of S particles in shared memory: positions already shifted to the images to
+ * use and keys for PAIR_WANTED (64 places each: particle k at batchPlace(k) and again BATCH_COPY
+ * places further, so that a rotation reads place first+step without wrapping: with
+ * CELL_HALF_BATCHES, particle k of half h = k/16 at 32*h+k%16 and 16 further, else k and k+32),
+ * and the particles' slots (index into the groups; place k); count of them filled, and whether
  * any is from the home run (a diagonal batch of one group).
  */
 typedef struct {
@@ -217,12 +219,35 @@ typedef struct {
 #define CELL_BATCH_MEMORY __shared__ real4 cellBatchPos[2*TILE]; __shared__ int cellBatchKey[2*TILE], cellBatchSlot[TILE];
 #define WARP_CELL_BATCH {cellBatchPos+64*(threadIdx.x/32), cellBatchKey+64*(threadIdx.x/32), cellBatchSlot+32*(threadIdx.x/32), 0, false}
 
-/** Store S particle p with its key and its slot (index into the groups) in place k of the batch. */
+/**
+ * The L particles a lane of the cell kernels holds: two with CELL_HALF_BATCHES, where each half of
+ * a warp meets one half of a batch (the coordination's halfBatch: half the shared loads and
+ * shuffles a pair, for registers that double precision cannot spare), else one.
+ */
+#ifdef CELL_HALF_BATCHES
+#define CELL_L_PER_LANE 2
+#define BATCH_COPY 16
+#else
+#define CELL_L_PER_LANE 1
+#define BATCH_COPY 32
+#endif
+
+/** The place of particle k (0 to 31) of a batch in its positions and keys; its copy is BATCH_COPY places further. */
+inline DEVICE int batchPlace(int k) {
+#ifdef CELL_HALF_BATCHES
+    return 2*(k & 16)+(k & 15);
+#else
+    return k;
+#endif
+}
+
+/** Store S particle k of the batch, p, with its key and its slot (index into the groups). */
 inline DEVICE void storeInBatch(CellBatch& b, int k, real4 p, int key, int slot) {
-    b.pos[k] = p;
-    b.pos[k+32] = p;
-    b.key[k] = key;
-    b.key[k+32] = key;
+    const int place = batchPlace(k);
+    b.pos[place] = p;
+    b.pos[place+BATCH_COPY] = p;
+    b.key[place] = key;
+    b.key[place+BATCH_COPY] = key;
     b.slot[k] = slot;
 }
 

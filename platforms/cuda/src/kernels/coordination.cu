@@ -382,7 +382,56 @@ KERNEL void computeCoordinationTiles(const real4* RESTRICT posq, const int* REST
     finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvState, globals ENERGY_TABLE_ARGUMENTS);
 }
 
-/** The CV of the pairs a cell-list work item visits (visitCellItem): forces as in computeTile. */
+#ifdef CELL_HALF_BATCHES
+/** Hand the running gradient of an S particle to the next lane down within the half-warp (lane l gets that of l+1, mod 16). */
+inline DEVICE void rotateGradientInHalf(real3* gj) {
+    const int lane = threadIdx.x%32;
+    gj->x = __shfl_sync(0xffffffff, gj->x, lane+1, 16);
+    gj->y = __shfl_sync(0xffffffff, gj->y, lane+1, 16);
+    gj->z = __shfl_sync(0xffffffff, gj->z, lane+1, 16);
+}
+
+/**
+ * A full batch of 32 S particles of the cell lists (CellBatch's layout) against the warp's 32 L
+ * particles, two a lane: lane q of half h (q = lane%16) holds L particles q and q+16 and meets
+ * the 16 S particles of half h of the batch, one a step, their running gradients rotating within
+ * the half (3 shuffles and one shared load a step, for two pairs). Adds the gradients with respect
+ * to the lane's L particles to l.gradient (without gradientScale()), returns the lane's sum of s
+ * and leaves in *gjSum, on lane k, the warp's total gradient with respect to S particle k.
+ * Every lane holds two L particles: one that does not exist lies beyond the cutoff (beginCellLane),
+ * as does the padding of a batch. KEYED: only the pairs PAIR_WANTED admits count.
+ */
+template <bool GRADIENT, bool KEYED>
+inline DEVICE real halfBatch(LaneParticles<2>& l, const real4* sPos, const int* sKey, bool diagonal, const PairParams& params,
+        const PeriodicBox& box, real3* gjSum) {
+    const int first = batchPlace(threadIdx.x%32);
+    real sum = 0, g;
+    real3 delta, gj = make_real3(0, 0, 0);
+#pragma unroll (KEYED ? 1 : 4)
+    for (int step = 0; step < 16; step++) {
+        const int k = first+step;
+        const real4 pj = sPos[k];
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            real s = pairTerm<false>(l.pos[i], pj, params, box, &g, &delta);
+            const bool wanted = (!KEYED || PAIR_WANTED(k, l.key[i]));
+            sum += (wanted ? s : 0);
+            if (GRADIENT)
+                addPairGradient(wanted ? g : 0, delta, &l.gradient[i], &gj);
+        }
+        if (GRADIENT)
+            rotateGradientInHalf(&gj);
+    }
+    *gjSum = scaled(gradientScale(params), gj);
+    return sum;
+}
+#endif
+
+/**
+ * The CV of the pairs a cell-list work item visits (visitCellItem): forces as in computeTile. With
+ * CELL_HALF_BATCHES, the warp's L particles are held two a lane (halfBatch: lane q of each half
+ * holds particles q and q+16 of the home); otherwise one a lane (pairBatch: lane l, particle l).
+ */
 template <bool GRADIENT>
 struct CellCoordination {
     const real4* sortedPos;
@@ -394,18 +443,43 @@ struct CellCoordination {
     int flags, numSlots;
     unsigned long long* forceBuffer;
     long long* gradient;
-    LaneParticles<1> l;
+    LaneParticles<CELL_L_PER_LANE> l;
     mixed cvSum;
 
     inline DEVICE void beginL(int index, int slot, bool valid, real4 position) {
+#ifdef CELL_HALF_BATCHES
+        LaneParticles<1> own;
+        beginCellLane(own, index, slot, valid, position, groupOriginal);
+        const int q = threadIdx.x%16;
+        for (int i = 0; i < 2; i++) {
+            l.pos[i] = make_real4(__shfl_sync(0xffffffff, own.pos[0].x, q+16*i), __shfl_sync(0xffffffff, own.pos[0].y, q+16*i),
+                    __shfl_sync(0xffffffff, own.pos[0].z, q+16*i), 0);
+            l.key[i] = __shfl_sync(0xffffffff, own.key[0], q+16*i);
+            l.valid[i] = true;
+            l.gradient[i] = make_real3(0, 0, 0);
+        }
+#else
         beginCellLane(l, index, slot, valid, position, groupOriginal);
+#endif
     }
 
     inline DEVICE void batch(const real4* sPos, const int* sKey, const int* sSlot, int count, bool diagonal) {
         // The batch is padded to 32 with particles beyond the cutoff (flushCellBatch), and a lane
         // without an L particle lies beyond the cutoff too (beginCellLane).
         real3 gj;
+#ifdef CELL_HALF_BATCHES
+#ifdef GROUPS_OVERLAP
+        const bool keyed = true;
+#else
+        const bool keyed = diagonal;
+#endif
+        if (keyed)
+            cvSum += halfBatch<GRADIENT, true>(l, sPos, sKey, diagonal, params, box, &gj);
+        else
+            cvSum += halfBatch<GRADIENT, false>(l, sPos, sKey, diagonal, params, box, &gj);
+#else
         cvSum += pairBatch<1, GRADIENT, false>(l, true, sPos, sKey, 32, diagonal, params, box, &gj);
+#endif
         if (GRADIENT && threadIdx.x%32 < count && isNonzero(gj)) {
             const int slot = sSlot[threadIdx.x%32];
             addGradient(gj, slot, groupAtoms[slot], flags, forceBuffer, gradient, numSlots);
@@ -413,9 +487,23 @@ struct CellCoordination {
     }
 
     inline DEVICE void endL(int slot, bool valid) {
-        if (GRADIENT && valid && isNonzero(l.gradient[0])) {
-            addGradient(scaled(gradientScale(params), l.gradient[0]), slot, groupAtoms[slot], flags, forceBuffer, gradient, numSlots);
-        }
+        if (!GRADIENT)
+            return;
+#ifdef CELL_HALF_BATCHES
+        // Lane q of half h gets the gradient of L particle q+16h: its own part and that of the
+        // lane in the other half.
+        const bool upper = (threadIdx.x%32 >= 16);
+        const real3 own = (upper ? l.gradient[1] : l.gradient[0]);
+        real3 other = (upper ? l.gradient[0] : l.gradient[1]);
+        other.x = __shfl_xor_sync(0xffffffff, other.x, 16);
+        other.y = __shfl_xor_sync(0xffffffff, other.y, 16);
+        other.z = __shfl_xor_sync(0xffffffff, other.z, 16);
+        const real3 total = make_real3(own.x+other.x, own.y+other.y, own.z+other.z);
+#else
+        const real3 total = l.gradient[0];
+#endif
+        if (valid && isNonzero(total))
+            addGradient(scaled(gradientScale(params), total), slot, groupAtoms[slot], flags, forceBuffer, gradient, numSlots);
     }
 };
 

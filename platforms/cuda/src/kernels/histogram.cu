@@ -116,12 +116,14 @@ struct CellHistogram {
     inline DEVICE void batch(const real4* sPos, const int* sKey, const int* sSlot, int count, bool diagonal) {
         if (!l.valid[0])
             return;
-        for (int k = 0; k < count; k++)
-            if (PAIR_WANTED(k, l.key[0])) {
+        for (int k = 0; k < count; k++) {
+            const int place = batchPlace(k);
+            if (PAIR_WANTED(place, l.key[0])) {
                 real r2;
-                shiftedDelta(l.pos[0], sPos[k], &r2);
+                shiftedDelta(l.pos[0], sPos[place], &r2);
                 countPair(r2, maxDistance2, invBinWidth, numBins, numBins <= MAX_SHARED_BINS_64, sCounts, counts);
             }
+        }
     }
 
     inline DEVICE void endL(int slot, bool valid) {
