@@ -44,9 +44,9 @@ CudaCoordinationProgram::CudaCoordinationProgram(const CoordinationForce& force,
     int n = force.getN(), m = (force.getM() == 0 ? 2*force.getN() : force.getM());
     bool finiteDMax = isfinite(force.getDMax());
     defines["TILE"] = cc.intToString(TileSize);
-    // Two L particles a lane in the cell kernels: fewer shared loads and shuffles a pair (5 to 7%
-    // faster for 100,000 and 1,000,000 particles in single and mixed precision), but in double
-    // precision the registers halve the warps that fit (11 to 24% slower there).
+    // Two L particles a lane in the cell coordination kernel: fewer shared loads and shuffles a
+    // pair (5 to 7% faster for 100,000 and 1,000,000 particles in single and mixed precision), but
+    // in double precision the registers halve the warps that fit (11 to 24% slower there).
     if (!cc.getUseDoublePrecision())
         defines["CELL_HALF_BATCHES"] = "";
     defines["L_PER_THREAD"] = cc.intToString(lPerThread);

@@ -220,9 +220,9 @@ typedef struct {
 #define WARP_CELL_BATCH {cellBatchPos+64*(threadIdx.x/32), cellBatchKey+64*(threadIdx.x/32), cellBatchSlot+32*(threadIdx.x/32), 0, false}
 
 /**
- * The L particles a lane of the cell kernels holds: two with CELL_HALF_BATCHES, where each half of
- * a warp meets one half of a batch (the coordination's halfBatch: half the shared loads and
- * shuffles a pair, for registers that double precision cannot spare), else one.
+ * The L particles a lane of the cell coordination kernel holds: two with CELL_HALF_BATCHES, where
+ * each half of a warp meets one half of a batch (halfBatch: half the shared loads and shuffles a
+ * pair, for registers that double precision cannot spare), else one. The histogram's lanes hold one.
  */
 #ifdef CELL_HALF_BATCHES
 #define CELL_L_PER_LANE 2
