@@ -151,6 +151,15 @@ inline DEVICE void addPairGradient(real g, real3 delta, real3* gi, real3* gj) {
     gi->z -= g*delta.z;
 }
 
+/** Whether a full batch must test keys: a pair may be unwanted (a diagonal batch, or groups that share particles). */
+inline DEVICE bool isKeyedBatch(bool diagonal) {
+#ifdef GROUPS_OVERLAP
+    return true;
+#else
+    return diagonal;
+#endif
+}
+
 /** Hand the running gradient of an S particle to the next lane down (lane l gets that of lane l+1). */
 inline DEVICE void rotateGradient(real3* gj) {
     const int lane = threadIdx.x%32;
@@ -227,12 +236,7 @@ inline DEVICE real pairBatch(LaneParticles<NL>& l, bool allValid, const real4* s
     real batchSum = 0, g;
     real3 gj = make_real3(0, 0, 0), delta;
     if (count == 32) {
-#ifdef GROUPS_OVERLAP
-        const bool keyed = true;
-#else
-        const bool keyed = diagonal;
-#endif
-        if (keyed)
+        if (isKeyedBatch(diagonal))
             batchSum = fullBatch<NL, GRADIENT, MIN_IMAGE, true, false>(l, sPos, sKey, diagonal, params, box, &gj);
         else if (allValid)
             batchSum = fullBatch<NL, GRADIENT, MIN_IMAGE, false, true>(l, sPos, sKey, diagonal, params, box, &gj);
@@ -468,12 +472,7 @@ struct CellCoordination {
         // without an L particle lies beyond the cutoff too (beginCellLane).
         real3 gj;
 #ifdef CELL_HALF_BATCHES
-#ifdef GROUPS_OVERLAP
-        const bool keyed = true;
-#else
-        const bool keyed = diagonal;
-#endif
-        if (keyed)
+        if (isKeyedBatch(diagonal))
             cvSum += halfBatch<GRADIENT, true>(l, sPos, sKey, diagonal, params, box, &gj);
         else
             cvSum += halfBatch<GRADIENT, false>(l, sPos, sKey, diagonal, params, box, &gj);
