@@ -35,9 +35,17 @@ public:
      * needed (cutoff infinite or beyond half the box) or expected to be faster.
      */
     bool chooseGrid(double cutoff);
-    /** Bin the group particles on the GPU with the kernels of cells.cu (assignCells, scanCellBlocks, addCellOffsets, scatterCells). */
+    /**
+     * Bin the group particles on the GPU with the kernels of cells.cu (assignCells, scanCellBlocks,
+     * addCellOffsets, scatterCells). With a rebuildStamp (device pointer), the kernels bin only if
+     * it holds stamp when they run (the neighbour lists' rebuilds, decided on the GPU).
+     */
     void bin(CUfunction assignKernel, CUfunction scanKernel, CUfunction offsetKernel, CUfunction scatterKernel,
-            OpenMM::CudaArray& groupAtoms);
+            OpenMM::CudaArray& groupAtoms, CUdeviceptr rebuildStamp = 0, int stamp = 0);
+    /** The particles binned: those of both groups. */
+    int getNumBinned() const {
+        return numBinned;
+    }
     /** The grid chosen last. */
     Grid& getGrid() {
         return grid;

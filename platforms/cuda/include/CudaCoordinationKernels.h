@@ -4,6 +4,7 @@
 #include "CoordinationKernels.h"
 #include "CudaCoordinationCells.h"
 #include "CudaCoordinationLaunch.h"
+#include "CudaCoordinationNeighborList.h"
 #include "openmm/cuda/CudaArray.h"
 #include "openmm/cuda/CudaContext.h"
 #include <map>
@@ -42,6 +43,8 @@ private:
     void setImageSearchDistance();
     void uploadGlobals(OpenMM::ContextImpl& context);
     void launchCoordination(int flags);
+    /** The arguments of computeCoordinationList, before those that every pair kernel ends with. */
+    std::vector<void*> listArguments(void* params, int& flags);
     /** Add -dE/dcv times the gradient to the forces (flags: those of the pair kernel's launch). */
     void launchChainRule(int flags);
     void launchHistogram(OpenMM::CudaArray& counts, int numBins, double maxDistance);
@@ -57,16 +60,19 @@ private:
     CoordinationForce::Mode mode;
     std::vector<int> groupA, groupB;
     bool periodic, chainRule;
-    int numL, numS, offsetL, offsetS, sChunk, numSlots, maxBlocks, lPerThread, tileThreads, residentTileBlocks;
+    int numL, numS, offsetL, offsetS, sChunk, numSlots, maxBlocks, lPerThread, tileThreads, residentTileBlocks, listLanes, residentListBlocks;
     double dmax;
     std::string source;
     std::map<std::string, std::string> defines;
     CUfunction tilesKernel, pairsKernel, applyKernel, histogramTilesKernel, histogramPairsKernel, invertKernel, updateKernel, checkKernel;
     CUfunction cellsKernel, histogramCellsKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel, scatterCellsKernel;
+    CUfunction checkListKernel, listKernel;
     /** Launches the kernels of an evaluation, each overlapping the end of the one before. */
     std::unique_ptr<CudaCoordinationLauncher> launcher;
     /** Cell lists for a finite cutoff in a periodic box (null where they cannot apply). */
     std::unique_ptr<CudaCoordinationCells> cells;
+    /** Verlet lists built from the cells, for one group (null where they cannot apply). */
+    std::unique_ptr<CudaCoordinationNeighborList> neighborList;
     OpenMM::CudaArray groupOriginal, groupAtoms, inverseAtomIndex, gradient, cvPartial, counter, cvState, globals, invalidSlot;
     /** Two CV sums (ACCUMULATE), used in turn; sumParity is the one of the next evaluation. */
     OpenMM::CudaArray cvSums;

@@ -34,8 +34,9 @@ public:
      * @param force      the force
      * @param cc         the context whose precision, padding, box shape and expression utilities apply
      * @param lPerThread the L particles a thread of the tile kernel holds (1, 2 or 4)
+     * @param listLanes  the lanes that share a particle in the neighbour-list kernel (a power of 2 up to 32)
      */
-    CudaCoordinationProgram(const CoordinationForce& force, OpenMM::ComputeContext& cc, int lPerThread);
+    CudaCoordinationProgram(const CoordinationForce& force, OpenMM::ComputeContext& cc, int lPerThread, int listLanes = 1);
     /** Whether two-group mode has particles in both groups (pairs of a particle with itself are skipped). */
     static bool groupsOverlap(const CoordinationForce& force);
     std::string source;

@@ -192,7 +192,7 @@ void CudaCoordinationCells::launch(CUfunction kernel, void** arguments, long lon
 }
 
 void CudaCoordinationCells::bin(CUfunction assignKernel, CUfunction scanKernel, CUfunction offsetKernel, CUfunction scatterKernel,
-        CudaArray& groupAtoms) {
+        CudaArray& groupAtoms, CUdeviceptr rebuildStamp, int stamp) {
     int numBins = grid.numCells*(oneGroup ? 1 : 2), numScanBlocks = (numBins+ScanChunk-1)/ScanChunk;
     int positionSize = (cu.getUseDoublePrecision() ? sizeof(double4) : sizeof(float4));
     if (!wrapped.isInitialized()) {
@@ -225,17 +225,18 @@ void CudaCoordinationCells::bin(CUfunction assignKernel, CUfunction scanKernel, 
             cu.getInvPeriodicBoxSizePointer(), cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(),
             cu.getPeriodicBoxVecZPointer(), &cellCount.getDevicePointer(), &cellOf.getDevicePointer(),
             &cellRank.getDevicePointer(), &wrapped.getDevicePointer(), &numBins, &cellStart.getDevicePointer(), &blocksDone,
-            &workCounter.getDevicePointer()};
+            &workCounter.getDevicePointer(), &rebuildStamp, &stamp};
     // Few cells: the assignment's last block scans them (in blocks of 1024 threads), which saves two launches.
     launch(assignKernel, assignArgs, numBinned, numScanBlocks == 1 ? 1024 : BinBlockSize);
     if (numScanBlocks > 1) {
         void* scanArgs[] = {&cellCount.getDevicePointer(), &cellStart.getDevicePointer(), &numBins, &blockOffset.getDevicePointer(),
-                &blocksDone, &workCounter.getDevicePointer()};
+                &blocksDone, &workCounter.getDevicePointer(), &rebuildStamp, &stamp};
         launch(scanKernel, scanArgs, numScanBlocks*1024LL, 1024);
-        void* offsetArgs[] = {&cellStart.getDevicePointer(), &numBins, &blockOffset.getDevicePointer()};
+        void* offsetArgs[] = {&cellStart.getDevicePointer(), &numBins, &blockOffset.getDevicePointer(), &rebuildStamp, &stamp};
         launch(offsetKernel, offsetArgs, numBins, BinBlockSize);
     }
     void* scatterArgs[] = {&cellOf.getDevicePointer(), &cellRank.getDevicePointer(), &cellStart.getDevicePointer(),
-            &wrapped.getDevicePointer(), &numBinned, &sortedPos.getDevicePointer(), &sortedSlot.getDevicePointer()};
+            &wrapped.getDevicePointer(), &numBinned, &sortedPos.getDevicePointer(), &sortedSlot.getDevicePointer(), &rebuildStamp,
+            &stamp};
     launch(scatterKernel, scatterArgs, numBinned, BinBlockSize);
 }

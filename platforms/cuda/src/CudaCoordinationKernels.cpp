@@ -17,6 +17,8 @@ using namespace std;
 
 // The launch flags of coordination.cu.
 static const int DirectForces = 1, Gradient = 2, BlockEnergy = 4, Reduce = 8, ExpressionEnergy = 16, Accumulate = 32;
+// The threads of a block of computeCoordinationList.
+static const int ListBlockSize = 256;
 
 class CudaCalcCoordinationForceKernel::ReorderListener : public ComputeContext::ReorderListener {
 public:
@@ -87,13 +89,18 @@ void CudaCalcCoordinationForceKernel::initialize(const System& system, const Coo
     launcher.reset(new CudaCoordinationLauncher(cu));
     if (periodic && mode != CoordinationForce::PairList)
         cells.reset(new CudaCoordinationCells(cu, *launcher, mode == CoordinationForce::OneGroup, nA, nB, offsetL == 0));
+    listLanes = 1;
+    if (cells && mode == CoordinationForce::OneGroup && isfinite(force.getDMax())) {
+        neighborList.reset(new CudaCoordinationNeighborList(cu, *launcher, *cells, nA));
+        listLanes = CudaCoordinationNeighborList::chooseLanes(cu, nA);
+    }
     setParameters(force);
 }
 
 void CudaCalcCoordinationForceKernel::setParameters(const CoordinationForce& force) {
     // Compile only when the code path changed.
 
-    CudaCoordinationProgram program(force, cu, lPerThread);
+    CudaCoordinationProgram program(force, cu, lPerThread, listLanes);
     if (program.source != source || program.defines != defines) {
         CUmodule module = cu.createModule(program.source, program.defines);
         tilesKernel = cu.getKernel(module, "computeCoordinationTiles");
@@ -110,6 +117,8 @@ void CudaCalcCoordinationForceKernel::setParameters(const CoordinationForce& for
         scanCellsKernel = cu.getKernel(module, "scanCellBlocks");
         offsetCellsKernel = cu.getKernel(module, "addCellOffsets");
         scatterCellsKernel = cu.getKernel(module, "scatterCells");
+        checkListKernel = cu.getKernel(module, "checkNeighborList");
+        listKernel = cu.getKernel(module, "computeCoordinationList");
         // The tile kernel walks its tiles in a fixed order: as many blocks as run at once, so
         // that no block starts its share after the others have finished theirs. Its blocks
         // need little cache: shared memory may take all it can, so that registers alone limit them.
@@ -118,8 +127,10 @@ void CudaCalcCoordinationForceKernel::setParameters(const CoordinationForce& for
         cuOccupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, tilesKernel, tileThreads, 0);
         cuDeviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu.getDevice());
         residentTileBlocks = max(1, perMultiprocessor*multiprocessors);
-        if (residentTileBlocks > cvPartial.getSize())
-            cvPartial.resize(residentTileBlocks);
+        cuOccupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, listKernel, ListBlockSize, 0);
+        residentListBlocks = max(1, perMultiprocessor*multiprocessors);
+        if (max(residentTileBlocks, residentListBlocks) > cvPartial.getSize())
+            cvPartial.resize(max(residentTileBlocks, residentListBlocks));
         source = program.source;
         defines = program.defines;
     }
@@ -234,9 +245,13 @@ void CudaCalcCoordinationForceKernel::launchCoordination(int flags) {
     setImageSearchDistance();
     void* params = (cu.getUseDoublePrecision() ? (void*) &paramsDouble : (void*) &paramsFloat);
     int tile = CudaCoordinationProgram::TileSize;
-    bool useCells = binCells(dmax);
+    bool useList = (neighborList && neighborList->prepare(dmax, checkListKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel,
+            scatterCellsKernel, groupAtoms));
+    bool useCells = (!useList && binCells(dmax));
     vector<void*> args;
-    if (useCells) {
+    if (useList)
+        args = listArguments(params, flags);
+    else if (useCells) {
         args = {&cells->getSortedPositions().getDevicePointer(), &cells->getSortedSlots().getDevicePointer(),
                 &cells->getCellStarts().getDevicePointer(), &cells->getWorkCounter().getDevicePointer(), &groupAtoms.getDevicePointer(),
                 &groupOriginal.getDevicePointer(),
@@ -264,7 +279,12 @@ void CudaCalcCoordinationForceKernel::launchCoordination(int flags) {
     if (chainRule)
         for (auto& table : tables)
             args.push_back(&table->getDevicePointer());
-    if (useCells)
+    if (useList) {
+        launcher->launch(listKernel, args.data(), min((numL*(long long) listLanes+ListBlockSize-1)/ListBlockSize,
+                (long long) residentListBlocks), ListBlockSize);
+        neighborList->finishLaunch();
+    }
+    else if (useCells)
         launcher->launch(cellsKernel, args.data(), min(((long long) cells->getNumItems()*32+tile-1)/tile, (long long) maxBlocks), tile);
     else if (mode == CoordinationForce::PairList)
         launcher->launch(pairsKernel, args.data(), min((numL+tile-1)/tile, maxBlocks), tile);
@@ -272,6 +292,18 @@ void CudaCalcCoordinationForceKernel::launchCoordination(int flags) {
         launcher->launch(tilesKernel, args.data(), getNumTileBlocks(sChunk, residentTileBlocks), tileThreads);
     if (flags & Gradient)
         launchChainRule(flags);
+}
+
+vector<void*> CudaCalcCoordinationForceKernel::listArguments(void* params, int& flags) {
+    CudaCoordinationNeighborList& list = *neighborList;
+    return {&list.getRebuildStamp().getDevicePointer(), (void*) &list.getStamp(), &cu.getPosq().getDevicePointer(),
+            &cells->getSortedPositions().getDevicePointer(), &cells->getSortedSlots().getDevicePointer(),
+            &cells->getCellStarts().getDevicePointer(), &list.getGrid(), &list.getListPositions().getDevicePointer(),
+            &list.getReferencePositions().getDevicePointer(), &list.getShifts().getDevicePointer(), &list.getSlots().getDevicePointer(),
+            &list.getEntries().getDevicePointer(), &list.getCounts().getDevicePointer(), &list.getMaxCount().getDevicePointer(), &numL,
+            (void*) &list.getCapacity(), list.getListCutoff2(), &groupAtoms.getDevicePointer(), params, cu.getPeriodicBoxVecXPointer(),
+            cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &flags, &cu.getLongForceBuffer().getDevicePointer(),
+            &gradient.getDevicePointer(), &numSlots};
 }
 
 void CudaCalcCoordinationForceKernel::launchChainRule(int flags) {
@@ -348,6 +380,9 @@ void CudaCalcCoordinationForceKernel::launchHistogram(CudaArray& counts, int num
     void* binArg = (useDouble ? (void*) &invBinWidth : (void*) &invBinWidthFloat);
     int tile = CudaCoordinationProgram::TileSize;
     if (binCells(maxDistance)) {
+        // The binning for the histogram replaced that of the neighbour lists.
+        if (neighborList)
+            neighborList->invalidate();
         void* args[] = {&cells->getSortedPositions().getDevicePointer(), &cells->getSortedSlots().getDevicePointer(),
                 &cells->getCellStarts().getDevicePointer(), &cells->getWorkCounter().getDevicePointer(), &groupOriginal.getDevicePointer(),
                 &cells->getGrid(),

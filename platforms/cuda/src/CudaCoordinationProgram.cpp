@@ -38,7 +38,7 @@ int CudaCoordinationProgram::chooseLPerThread(const CoordinationForce& force) {
     return (pairs >= (1 << 22) ? 2 : 1);
 }
 
-CudaCoordinationProgram::CudaCoordinationProgram(const CoordinationForce& force, ComputeContext& cc, int lPerThread) {
+CudaCoordinationProgram::CudaCoordinationProgram(const CoordinationForce& force, ComputeContext& cc, int lPerThread, int listLanes) {
     ExpressionUtilities& expressions = cc.getExpressionUtilities();
     CoordinationForce::SwitchingFunction type = force.getSwitchingFunction();
     int n = force.getN(), m = (force.getM() == 0 ? 2*force.getN() : force.getM());
@@ -50,6 +50,7 @@ CudaCoordinationProgram::CudaCoordinationProgram(const CoordinationForce& force,
     if (!cc.getUseDoublePrecision())
         defines["CELL_HALF_BATCHES"] = "";
     defines["L_PER_THREAD"] = cc.intToString(lPerThread);
+    defines["LIST_LANES"] = cc.intToString(listLanes);
     defines["PADDED_NUM_ATOMS"] = cc.intToString(cc.getPaddedNumAtoms());
     defines["SWITCH_TYPE"] = cc.intToString(type);
     if (type == CoordinationForce::Rational) {
@@ -115,6 +116,6 @@ CudaCoordinationProgram::CudaCoordinationProgram(const CoordinationForce& force,
     defines["ENERGY_TABLE_PARAMETERS"] = tableParameters;
     defines["ENERGY_TABLE_ARGUMENTS"] = tableArguments;
     string all = CudaCoordinationKernelSources::switching+CudaCoordinationKernelSources::pairs+CudaCoordinationKernelSources::cells+
-            CudaCoordinationKernelSources::coordination+CudaCoordinationKernelSources::histogram;
+            CudaCoordinationKernelSources::coordination+CudaCoordinationKernelSources::neighbors+CudaCoordinationKernelSources::histogram;
     source = cc.replaceStrings(all, replacements);
 }

@@ -58,6 +58,14 @@ inline DEVICE int findCell(real4* pos, const CellGrid& grid, real4 invBoxSize, r
     return (cz*grid.ny+cy)*grid.nx+cx;
 }
 
+/**
+ * Whether a binning kernel has nothing to do: the neighbour lists (neighbors.cu) pass their
+ * rebuildStamp, and need new cells only where it holds this evaluation's stamp; other users pass none.
+ */
+inline DEVICE bool isBinningSkipped(const int* RESTRICT rebuildStamp, int stamp) {
+    return (rebuildStamp != NULL && *rebuildStamp != stamp);
+}
+
 #define SCAN_CHUNK 4096
 
 /**
@@ -114,8 +122,11 @@ inline DEVICE int scanChunk(int* in, int* out, int first, int count, int carry, 
 KERNEL void assignCells(const real4* RESTRICT posq, const int* RESTRICT groupAtoms, int numBinned, int numA, CellGrid grid,
         real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ,
         unsigned int* RESTRICT cellCount, int* RESTRICT cellOf, int* RESTRICT cellRank, real4* RESTRICT wrapped,
-        int numBins, int* RESTRICT cellStart, unsigned int* RESTRICT blocksDone, unsigned int* RESTRICT workCounter) {
+        int numBins, int* RESTRICT cellStart, unsigned int* RESTRICT blocksDone, unsigned int* RESTRICT workCounter,
+        const int* RESTRICT rebuildStamp, int stamp) {
     DEPENDENT_KERNEL_START
+    if (isBinningSkipped(rebuildStamp, stamp))
+        return;
     for (int slot = blockIdx.x*blockDim.x+threadIdx.x; slot < numBinned; slot += blockDim.x*gridDim.x) {
         real4 p = posq[groupAtoms[slot]];
         int cell = findCell(&p, grid, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
@@ -140,8 +151,10 @@ KERNEL void assignCells(const real4* RESTRICT posq, const int* RESTRICT groupAto
  * totals into the blocks' offsets, which addCellOffsets adds, and clears the counter of work items.
  */
 KERNEL void scanCellBlocks(unsigned int* RESTRICT cellCount, int* RESTRICT cellStart, int numBins, int* RESTRICT blockOffset,
-        unsigned int* RESTRICT blocksDone, unsigned int* RESTRICT workCounter) {
+        unsigned int* RESTRICT blocksDone, unsigned int* RESTRICT workCounter, const int* RESTRICT rebuildStamp, int stamp) {
     DEPENDENT_KERNEL_START
+    if (isBinningSkipped(rebuildStamp, stamp))
+        return;
     const int first = blockIdx.x*SCAN_CHUNK;
     const int total = scanChunk((int*) cellCount, cellStart, first, min(SCAN_CHUNK, numBins-first), 0, true);
     if (threadIdx.x == 0)
@@ -158,16 +171,22 @@ KERNEL void scanCellBlocks(unsigned int* RESTRICT cellCount, int* RESTRICT cellS
 }
 
 /** Add each block's offset to the starts of its cells. */
-KERNEL void addCellOffsets(int* RESTRICT cellStart, int numBins, const int* RESTRICT blockOffset) {
+KERNEL void addCellOffsets(int* RESTRICT cellStart, int numBins, const int* RESTRICT blockOffset, const int* RESTRICT rebuildStamp,
+        int stamp) {
     DEPENDENT_KERNEL_START
+    if (isBinningSkipped(rebuildStamp, stamp))
+        return;
     for (int cell = blockIdx.x*blockDim.x+threadIdx.x; cell < numBins; cell += blockDim.x*gridDim.x)
         cellStart[cell] += blockOffset[cell/SCAN_CHUNK];
 }
 
 /** Write the wrapped positions (with the cell in w) and the slots in cell order. */
 KERNEL void scatterCells(const int* RESTRICT cellOf, const int* RESTRICT cellRank, const int* RESTRICT cellStart,
-        const real4* RESTRICT wrapped, int numBinned, real4* RESTRICT sortedPos, int* RESTRICT sortedSlot) {
+        const real4* RESTRICT wrapped, int numBinned, real4* RESTRICT sortedPos, int* RESTRICT sortedSlot,
+        const int* RESTRICT rebuildStamp, int stamp) {
     DEPENDENT_KERNEL_START
+    if (isBinningSkipped(rebuildStamp, stamp))
+        return;
     for (int slot = blockIdx.x*blockDim.x+threadIdx.x; slot < numBinned; slot += blockDim.x*gridDim.x) {
         const int cell = cellOf[slot], k = cellStart[cell]+cellRank[slot];
         real4 p = wrapped[slot];

@@ -1,0 +1,122 @@
+#ifndef CUDA_COORDINATION_NEIGHBOR_LIST_H_
+#define CUDA_COORDINATION_NEIGHBOR_LIST_H_
+
+#include "CudaCoordinationCells.h"
+#include "CudaCoordinationLaunch.h"
+#include "openmm/cuda/CudaArray.h"
+#include "openmm/cuda/CudaContext.h"
+
+namespace CoordinationPlugin {
+
+/**
+ * Verlet neighbour lists for one group with a finite cutoff in a periodic box (kernels/neighbors.cu):
+ * each particle's list holds the particles within dmax + skin, and the GPU rebuilds the lists from
+ * the cell lists only when a particle has moved more than skin/2 since the last build. The host
+ * forces a rebuild where it knows the lists are stale (the first evaluation, a new box, a new
+ * cutoff, cells rebinned for a histogram), and never learns whether the GPU rebuilt them: it only
+ * reads, now and then and without waiting, the longest list, to grow the lists' capacity.
+ * Device memory: about (dmax + skin)^3 times the density times 4 bytes per particle.
+ *
+ * By default the lists serve groups of up to 50,000 particles (beyond, the cell kernel is faster).
+ * COORDINATION_NEIGHBOR_LIST=0 turns them off (the cell kernel evaluates every pair each time),
+ * =1 on for any size, =always rebuilds them at every evaluation (to measure a rebuild);
+ * COORDINATION_NEIGHBOR_SKIN sets the skin in nm (default a tenth of dmax).
+ */
+class CudaCoordinationNeighborList {
+public:
+    /**
+     * @param cu          the context
+     * @param launcher    launches the kernels
+     * @param cells       the cell lists the lists are built from
+     * @param numParticles the particles of the group
+     */
+    CudaCoordinationNeighborList(OpenMM::CudaContext& cu, CudaCoordinationLauncher& launcher, CudaCoordinationCells& cells,
+            int numParticles);
+    ~CudaCoordinationNeighborList();
+    /**
+     * The lanes that share a particle in computeCoordinationList (LIST_LANES): enough for the
+     * GPU to hold many warps however few particles there are (COORDINATION_LIST_LANES overrides).
+     */
+    static int chooseLanes(OpenMM::CudaContext& cu, int numParticles);
+    /**
+     * Whether the lists serve this cutoff in the Context's current box (the cells have a grid for
+     * dmax + skin, and the lists fit in memory). If so, launch checkNeighborList and the binning,
+     * which rebuild nothing unless the GPU finds the lists stale; then the caller launches
+     * computeCoordinationList with getStamp() and the arrays below, and calls finishLaunch().
+     */
+    bool prepare(double dmax, CUfunction checkKernel, CUfunction assignKernel, CUfunction scanKernel, CUfunction offsetKernel,
+            CUfunction scatterKernel, OpenMM::CudaArray& groupAtoms);
+    /** After the list kernel's launch: now and then, start reading back the longest list. */
+    void finishLaunch();
+    /** The cells were rebinned for something else: the next evaluation rebuilds. */
+    void invalidate() {
+        stale = true;
+    }
+    /** This evaluation's stamp (a kernel argument: the reference stays valid). */
+    const int& getStamp() const {
+        return stamp;
+    }
+    /** The entries a list holds (a kernel argument: the reference stays valid). */
+    const int& getCapacity() const {
+        return capacity;
+    }
+    /** The squared cutoff of the lists, in the precision of the kernels. */
+    void* getListCutoff2() {
+        return (cu.getUseDoublePrecision() ? (void*) &listCutoff2 : (void*) &listCutoff2Float);
+    }
+    /** The grid of the last build (the binning's, when it rebuilds). */
+    CudaCoordinationCells::Grid& getGrid() {
+        return grid;
+    }
+    /** The stamp of the last evaluation that found the lists stale (an int). */
+    OpenMM::CudaArray& getRebuildStamp() {
+        return rebuildStamp;
+    }
+    /** The current positions in list order, each with its cell of the last build in w. */
+    OpenMM::CudaArray& getListPositions() {
+        return listPos;
+    }
+    /** The positions at the last build, in list order. */
+    OpenMM::CudaArray& getReferencePositions() {
+        return refPos;
+    }
+    /** What wrapped each particle into the box at the last build (its cell in w), in list order. */
+    OpenMM::CudaArray& getShifts() {
+        return listShift;
+    }
+    /** The slot (index into the group) of each list particle. */
+    OpenMM::CudaArray& getSlots() {
+        return listSlot;
+    }
+    /** The entries of the lists: a neighbour's list index and the code of its image (neighbors.cu). */
+    OpenMM::CudaArray& getEntries() {
+        return entries;
+    }
+    /** The true length of each list (more than the capacity: evaluated from the cells). */
+    OpenMM::CudaArray& getCounts() {
+        return listCount;
+    }
+    /** The longest list since the lists were allocated. */
+    OpenMM::CudaArray& getMaxCount() {
+        return maxCount;
+    }
+private:
+    /** Allocate the entries for this capacity (false, with the lists off, where memory runs out). */
+    bool allocate(int newCapacity);
+    OpenMM::CudaContext& cu;
+    CudaCoordinationLauncher& launcher;
+    CudaCoordinationCells& cells;
+    int numParticles, lanes, capacity = 0, stamp = 0, evaluations = 0;
+    bool enabled = true, alwaysRebuild = false, stale = true, unusable = false, reading = false;
+    double skin = -1, dmax = -1, listCutoff2 = 0;
+    float listCutoff2Float = 0;
+    OpenMM::Vec3 box[3];
+    CudaCoordinationCells::Grid grid;
+    OpenMM::CudaArray rebuildStamp, listPos, refPos, listShift, listSlot, entries, listCount, maxCount;
+    unsigned int* pinnedMaxCount = NULL;
+    CUevent readEvent = NULL;
+};
+
+} // namespace CoordinationPlugin
+
+#endif /*CUDA_COORDINATION_NEIGHBOR_LIST_H_*/

@@ -1,0 +1,173 @@
+#include "CudaCoordinationNeighborList.h"
+#include "openmm/OpenMMException.h"
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+using namespace CoordinationPlugin;
+using namespace OpenMM;
+using namespace std;
+
+// List indices take LIST_INDEX_BITS (neighbors.cu) of an entry, the image code the rest.
+static const int MaxParticles = 1 << 27;
+// A particle may move by this share of the skin before the lists are stale (the rest is margin for rounding).
+static const double HalfSkinShare = 0.49;
+// By default the lists serve groups up to this size. Larger groups wait on the lists' scattered
+// loads of neighbour positions, where the cell kernel's shared batches are faster.
+static const int MaxDefaultParticles = 50000;
+// Evaluations between reads of the longest list (besides after every forced rebuild).
+static const int ReadInterval = 64;
+
+/** An environment variable as text ("" where unset). */
+static string environment(const char* name) {
+    const char* value = getenv(name);
+    return (value == NULL ? "" : value);
+}
+
+CudaCoordinationNeighborList::CudaCoordinationNeighborList(CudaContext& cu, CudaCoordinationLauncher& launcher,
+        CudaCoordinationCells& cells, int numParticles) : cu(cu), launcher(launcher), cells(cells), numParticles(numParticles) {
+    string mode = environment("COORDINATION_NEIGHBOR_LIST");
+    if (mode != "" && mode != "0" && mode != "1" && mode != "always")
+        throw OpenMMException("CoordinationForce: the environment variable COORDINATION_NEIGHBOR_LIST must be 0, 1 or always, not '"+mode+"'");
+    enabled = (mode != "0" && numParticles > 1 && numParticles < MaxParticles && (mode != "" || numParticles <= MaxDefaultParticles));
+    alwaysRebuild = (mode == "always");
+    lanes = chooseLanes(cu, numParticles);
+    memset(&grid, 0, sizeof(grid));
+}
+
+CudaCoordinationNeighborList::~CudaCoordinationNeighborList() {
+    if (readEvent != NULL)
+        cuEventDestroy(readEvent);
+    if (pinnedMaxCount != NULL)
+        cuMemFreeHost(pinnedMaxCount);
+}
+
+int CudaCoordinationNeighborList::chooseLanes(CudaContext& cu, int numParticles) {
+    string forced = environment("COORDINATION_LIST_LANES");
+    if (forced != "") {
+        int value = atoi(forced.c_str());
+        if (value < 1 || value > 32 || (value & (value-1)) != 0)
+            throw OpenMMException("CoordinationForce: the environment variable COORDINATION_LIST_LANES must be 1, 2, 4, 8, 16 or 32, not '"+forced+"'");
+        return value;
+    }
+    // About 512 threads a multiprocessor.
+    int multiprocessors;
+    cuDeviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu.getDevice());
+    int lanes = 1;
+    while (lanes < 32 && numParticles*(long long) lanes < 512LL*multiprocessors)
+        lanes *= 2;
+    return lanes;
+}
+
+bool CudaCoordinationNeighborList::allocate(int newCapacity) {
+    newCapacity = ((newCapacity+lanes-1)/lanes)*lanes;
+    try {
+        if (!rebuildStamp.isInitialized()) {
+            int positionSize = (cu.getUseDoublePrecision() ? sizeof(double4) : sizeof(float4));
+            rebuildStamp.initialize<int>(cu, 1, "coordinationListStamp");
+            rebuildStamp.upload(vector<int>(1, -1));
+            listPos.initialize(cu, numParticles, positionSize, "coordinationListPositions");
+            refPos.initialize(cu, numParticles, positionSize, "coordinationListReference");
+            listShift.initialize(cu, numParticles, positionSize, "coordinationListShifts");
+            listSlot.initialize<int>(cu, numParticles, "coordinationListSlots");
+            listCount.initialize<int>(cu, numParticles, "coordinationListCounts");
+            maxCount.initialize<unsigned int>(cu, 1, "coordinationListMaxCount");
+            cu.clearBuffer(maxCount);
+            if (cuMemHostAlloc((void**) &pinnedMaxCount, sizeof(unsigned int), 0) != CUDA_SUCCESS ||
+                    cuEventCreate(&readEvent, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+                throw OpenMMException("CoordinationForce: pinned memory or an event for the neighbour lists");
+        }
+        size_t size = numParticles*(size_t) newCapacity;
+        if (!entries.isInitialized())
+            entries.initialize<unsigned int>(cu, size, "coordinationListEntries");
+        else
+            entries.resize(size);
+    }
+    catch (OpenMMException& error) {
+        // Out of device memory: the cell kernel needs none of this.
+        enabled = false;
+        return false;
+    }
+    capacity = newCapacity;
+    return true;
+}
+
+bool CudaCoordinationNeighborList::prepare(double dmax, CUfunction checkKernel, CUfunction assignKernel, CUfunction scanKernel,
+        CUfunction offsetKernel, CUfunction scatterKernel, CudaArray& groupAtoms) {
+    if (!enabled || !isfinite(dmax) || dmax <= 0)
+        return false;
+    if (dmax != this->dmax) {
+        string value = environment("COORDINATION_NEIGHBOR_SKIN");
+        skin = (value == "" ? 0.1*dmax : atof(value.c_str()));
+        if (!(skin >= 0))
+            throw OpenMMException("CoordinationForce: the environment variable COORDINATION_NEIGHBOR_SKIN must be a distance >= 0 in nm, not '"+value+"'");
+        this->dmax = dmax;
+        stale = true;
+        unusable = false;
+    }
+    Vec3 current[3];
+    cu.getPeriodicBoxVectors(current[0], current[1], current[2]);
+    for (int k = 0; k < 3; k++)
+        if (!(current[k] == box[k])) {
+            box[k] = current[k];
+            stale = true;
+            unusable = false;
+        }
+    // Where the cells have no grid for dmax + skin, the caller bins for dmax alone: ask again only
+    // in another box (each search costs host time).
+    const double cutoff = dmax+skin;
+    if (unusable)
+        return false;
+    if (!cells.chooseGrid(cutoff)) {
+        unusable = true;
+        return false;
+    }
+    // The longest list read back since: more than the capacity asks for more room.
+    if (reading && cuEventQuery(readEvent) == CUDA_SUCCESS) {
+        reading = false;
+        if (*pinnedMaxCount > (unsigned int) capacity) {
+            if (!allocate((int) (*pinnedMaxCount*1.2)+32))
+                return false;
+            stale = true;
+        }
+    }
+    if (capacity == 0) {
+        // Room for the expected count at the group's mean density and six standard deviations.
+        double expected = numParticles/(box[0][0]*box[1][1]*box[2][2])*4*M_PI/3*cutoff*cutoff*cutoff;
+        if (!allocate((int) min(expected+6*sqrt(expected)+32, (double) numParticles)))
+            return false;
+    }
+    if (memcmp(&cells.getGrid(), &grid, sizeof(grid)) != 0) {
+        grid = cells.getGrid();
+        stale = true;
+    }
+    stamp = (stamp+1) & 0x3fffffff;
+    int force = (stale || alwaysRebuild ? 1 : 0);
+    double halfSkin2 = pow(HalfSkinShare*skin, 2);
+    float halfSkin2Float = (float) halfSkin2;
+    void* halfSkinArg = (cu.getUseDoublePrecision() ? (void*) &halfSkin2 : (void*) &halfSkin2Float);
+    void* checkArgs[] = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &listSlot.getDevicePointer(),
+            &listShift.getDevicePointer(), &refPos.getDevicePointer(), &listPos.getDevicePointer(), &numParticles, halfSkinArg,
+            &force, &stamp, &rebuildStamp.getDevicePointer()};
+    int blockSize = 256;
+    launcher.launch(checkKernel, checkArgs, (force ? 1 : min((numParticles+blockSize-1)/blockSize, cu.getNumThreadBlocks())), blockSize);
+    cells.bin(assignKernel, scanKernel, offsetKernel, scatterKernel, groupAtoms, rebuildStamp.getDevicePointer(), stamp);
+    listCutoff2 = cutoff*cutoff;
+    listCutoff2Float = (float) listCutoff2;
+    // A forced rebuild reads the longest list back at once.
+    if (stale)
+        evaluations = 0;
+    stale = false;
+    return true;
+}
+
+void CudaCoordinationNeighborList::finishLaunch() {
+    if (!reading && evaluations%ReadInterval == 0) {
+        cuMemcpyDtoHAsync(pinnedMaxCount, maxCount.getDevicePointer(), sizeof(unsigned int), cu.getCurrentStream());
+        cuEventRecord(readEvent, cu.getCurrentStream());
+        reading = true;
+    }
+    evaluations++;
+}

@@ -1,0 +1,258 @@
+/**
+ * Verlet neighbour lists for one group with a finite cutoff in a periodic box: the list of each
+ * particle holds every other particle within listCutoff = dmax + skin, and stays valid until a
+ * particle has moved more than skin/2 from where it was when the lists were built. Each
+ * evaluation runs, in order:
+ *   checkNeighborList   the current positions in list order (listPos) and, where a particle moved
+ *                       too far (or the host asks), *rebuildStamp = stamp
+ *   the cell binning    (cells.cu) only where *rebuildStamp == stamp, otherwise it returns at once
+ *   computeCoordinationList  where *rebuildStamp == stamp, builds the lists from the cells and
+ *                       evaluates the pairs on the way; otherwise evaluates the lists
+ * so that the host never learns, nor waits for, whether the lists were rebuilt.
+ *
+ * The list order is the cell order of the last build. A particle's entries are the list indices
+ * of its neighbours, each with the periodic image used (IMAGE_CODE), so that evaluating a pair
+ * needs no nearest-image reduction. Every unordered pair is in two lists (each particle adds only
+ * its own gradient, without atomics, and counts half of s). LIST_LANES lanes share a particle and
+ * take its entries in turn; entry c of list particle k is at listPlace(k, c), so that those lanes
+ * read consecutive words. A particle with more neighbours than the capacity keeps the true count
+ * and is evaluated from the cells of the last build instead (correct, only slower), and the host
+ * grows the capacity (maxCount).
+ */
+
+#define LIST_INDEX_BITS 27
+#define LIST_INDEX_MASK ((1u << LIST_INDEX_BITS)-1)
+
+/** The image code of a periodic shift wx*a + wy*b + wz*c (each -1, 0 or 1) and the shift of a code. */
+#define IMAGE_CODE(wx, wy, wz) (((wz)+1)*9+((wy)+1)*3+(wx)+1)
+inline DEVICE real4 imageShift(int code, real4 vecX, real4 vecY, real4 vecZ) {
+    const int wx = code%3-1, wy = (code/3)%3-1, wz = code/9-1;
+    return make_real4(wx*vecX.x+wy*vecY.x+wz*vecZ.x, wy*vecY.y+wz*vecZ.y, wz*vecZ.z, 0);
+}
+
+/** Where entry c of list particle k is stored. */
+inline DEVICE size_t listPlace(int k, int c, int numParticles) {
+    return ((size_t) (c/LIST_LANES)*numParticles+k)*LIST_LANES+c%LIST_LANES;
+}
+
+/** The lanes of the warp that share this lane's particle. */
+inline DEVICE unsigned int listLaneMask() {
+    return (LIST_LANES == 32 ? 0xffffffffu : ((1u << LIST_LANES)-1) << ((threadIdx.x%32) & ~(LIST_LANES-1)));
+}
+
+/** A value summed over the lanes of a particle (every one of them gets the sum). */
+inline DEVICE real listLaneSum(real v, unsigned int mask) {
+    for (int offset = LIST_LANES/2; offset > 0; offset /= 2)
+        v += __shfl_xor_sync(mask, v, offset);
+    return v;
+}
+
+/**
+ * The current positions in list order, each with its cell of the last build in w, and whether
+ * the lists must be rebuilt: a particle moved further than sqrt(halfSkin2) from where it was at
+ * the last build (or its position is not finite), or the host asks (force).
+ */
+KERNEL void checkNeighborList(const real4* RESTRICT posq, const int* RESTRICT groupAtoms, const int* RESTRICT listSlot,
+        const real4* RESTRICT listShift, const real4* RESTRICT refPos, real4* RESTRICT listPos, int numParticles, real halfSkin2,
+        int force, int stamp, int* RESTRICT rebuildStamp) {
+    DEPENDENT_KERNEL_START
+    if (force) {
+        if (blockIdx.x == 0 && threadIdx.x == 0)
+            *rebuildStamp = stamp;
+        return;
+    }
+    bool moved = false;
+    for (int k = blockIdx.x*blockDim.x+threadIdx.x; k < numParticles; k += blockDim.x*gridDim.x) {
+        const real4 shift = listShift[k], r = refPos[k];
+        real4 p = posq[groupAtoms[listSlot[k]]];
+        p = make_real4(p.x+shift.x, p.y+shift.y, p.z+shift.z, shift.w);
+        listPos[k] = p;
+        const real dx = p.x-r.x, dy = p.y-r.y, dz = p.z-r.z;
+        moved |= !(dx*dx+dy*dy+dz*dz <= halfSkin2);
+    }
+    if (__any_sync(0xffffffff, moved) && threadIdx.x%32 == 0)
+        *rebuildStamp = stamp;
+}
+
+/**
+ * The particles of the cells around list particle k (position pk, with its cell in w) at
+ * positions pos: visitor(valid, j, code, pj) for each, pj shifted to the image of code. The lanes
+ * of the particle take them in turn and call the visitor equally often (valid false past the end
+ * and for k itself). With the grid's nx >= 2rx+1 (and so on), every image within the cutoff
+ * appears once.
+ */
+template <class Visitor>
+inline DEVICE void visitNeighborCells(int k, real4 pk, const real4* RESTRICT pos, const int* RESTRICT cellStart, const CellGrid& grid,
+        const real4* shifts, Visitor& visitor) {
+    const int t = threadIdx.x%LIST_LANES, cell = REAL_AS_CELL(pk.w);
+    const int hx = cell%grid.nx, hy = (cell/grid.nx)%grid.ny, hz = cell/(grid.nx*grid.ny);
+    for (int oz = -grid.rz; oz <= grid.rz; oz++)
+        for (int oy = -grid.ry; oy <= grid.ry; oy++) {
+            int y = hy+oy, z = hz+oz;
+            const int wy = (y < 0 ? -1 : (y >= grid.ny ? 1 : 0)), wz = (z < 0 ? -1 : (z >= grid.nz ? 1 : 0));
+            y -= wy*grid.ny;
+            z -= wz*grid.nz;
+            const int rowCells = (z*grid.ny+y)*grid.nx;
+            for (int wx = -1; wx <= 1; wx++) {
+                const int a = max(hx-grid.rx, wx*grid.nx), b = min(hx+grid.rx, wx*grid.nx+grid.nx-1);
+                if (a > b)
+                    continue;
+                const int code = IMAGE_CODE(wx, wy, wz);
+                const real4 shift = shifts[code];
+                const int end = cellStart[rowCells+b-wx*grid.nx+1];
+                for (int j = cellStart[rowCells+a-wx*grid.nx]+t; j-t < end; j += LIST_LANES) {
+                    const bool valid = (j < end && j != k);
+                    real4 pj = pos[valid ? j : k];
+                    pj = make_real4(pj.x+shift.x, pj.y+shift.y, pj.z+shift.z, 0);
+                    visitor(valid, j, code, pj);
+                }
+            }
+        }
+}
+
+/** The sum of s and the gradient with respect to a lane's particle (without gradientScale()) over its pairs. */
+template <bool GRADIENT>
+struct ListSums {
+    real4 pi;
+    real sum;
+    real3 gi;
+    PairParams params;
+
+    /** Add the pair of the lane's particle with pj (already the image to use), where valid. */
+    inline DEVICE void add(bool valid, real4 pj) {
+        real g;
+        real3 delta;
+        const PeriodicBox unused = {};
+        const real s = pairTerm<false>(pi, pj, params, unused, &g, &delta);
+        sum += (valid ? s : 0);
+        if (GRADIENT) {
+            g = (valid ? g : 0);
+            gi.x -= g*delta.x;
+            gi.y -= g*delta.y;
+            gi.z -= g*delta.z;
+        }
+    }
+
+    inline DEVICE void operator()(bool valid, int j, int code, real4 pj) {
+        add(valid, pj);
+    }
+};
+
+/**
+ * Building the lists from the cells: every particle within listCutoff2 of the lane's particle
+ * (at pi) is appended to its list, the lanes of the particle compacting theirs by a ballot.
+ */
+struct ListBuilder {
+    real4 pi;
+    unsigned int* entries;
+    int k, count, capacity, numParticles;
+    real listCutoff2;
+
+    inline DEVICE void operator()(bool valid, int j, int code, real4 pj) {
+        const real dx = pj.x-pi.x, dy = pj.y-pi.y, dz = pj.z-pi.z;
+        const bool keep = valid && (dx*dx+dy*dy+dz*dz <= listCutoff2);
+        const unsigned int mask = listLaneMask(), kept = __ballot_sync(mask, keep) & mask;
+        const int place = count+__popc(kept & ((1u << (threadIdx.x%32))-1));
+        if (keep && place < capacity)
+            entries[listPlace(k, place, numParticles)] = j | ((unsigned int) code << LIST_INDEX_BITS);
+        count += __popc(kept);
+    }
+};
+
+/**
+ * The CV over the neighbour lists (see the top of this file), LIST_LANES lanes a list particle.
+ * Where *rebuildStamp == stamp the cells of this evaluation's binning (sortedPos, sortedSlot,
+ * cellStart, grid) are current: each particle's list is first built from them (with listCutoff2),
+ * its position, slot and periodic shift recorded for checkNeighborList, and then evaluated as
+ * always. Forces as in computeTile.
+ */
+template <bool GRADIENT>
+inline DEVICE mixed computeListParticles(bool rebuild, const real4* RESTRICT posq, const real4* RESTRICT sortedPos,
+        const int* RESTRICT sortedSlot, const int* RESTRICT cellStart, const CellGrid& grid, real4* RESTRICT listPos,
+        real4* RESTRICT refPos, real4* RESTRICT listShift, int* RESTRICT listSlot, unsigned int* RESTRICT entries,
+        int* RESTRICT listCount, unsigned int* RESTRICT maxCount, int numParticles, int capacity, real listCutoff2,
+        const real4* shifts, const int* RESTRICT groupAtoms, const PairParams& params, int flags,
+        unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient, int numSlots) {
+    const int t = threadIdx.x%LIST_LANES, lanesPerGrid = blockDim.x*gridDim.x;
+    const unsigned int mask = listLaneMask();
+    mixed cvSum = 0;
+    int largest = 0;
+    for (int k = (blockIdx.x*blockDim.x+threadIdx.x)/LIST_LANES; k < numParticles; k += lanesPerGrid/LIST_LANES) {
+        // Positions: this evaluation's binning while it rebuilds (listPos is being written), else listPos.
+        const real4* pos = (rebuild ? sortedPos : listPos);
+        ListSums<GRADIENT> sums = {pos[k], 0, make_real3(0, 0, 0), params};
+        int slot, count;
+        if (rebuild) {
+            slot = sortedSlot[k];
+            ListBuilder builder = {sums.pi, entries, k, 0, capacity, numParticles, listCutoff2};
+            visitNeighborCells(k, sums.pi, sortedPos, cellStart, grid, shifts, builder);
+            count = builder.count;
+            if (t == 0) {
+                const real4 p = sums.pi, raw = posq[groupAtoms[slot]];
+                listSlot[k] = slot;
+                listShift[k] = make_real4(p.x-raw.x, p.y-raw.y, p.z-raw.z, p.w);
+                listPos[k] = p;
+                refPos[k] = p;
+                listCount[k] = count;
+                largest = max(largest, count);
+            }
+            // The particle's lanes read back what they wrote.
+            __syncwarp(mask);
+        }
+        else {
+            slot = listSlot[k];
+            count = listCount[k];
+        }
+        if (count > capacity)
+            visitNeighborCells(k, sums.pi, pos, cellStart, grid, shifts, sums);
+        else {
+#pragma unroll 4
+            for (int c = t; c < count; c += LIST_LANES) {
+                const unsigned int entry = entries[listPlace(k, c, numParticles)];
+                const real4 shift = shifts[entry >> LIST_INDEX_BITS], pj = pos[entry & LIST_INDEX_MASK];
+                sums.add(true, make_real4(pj.x+shift.x, pj.y+shift.y, pj.z+shift.z, 0));
+            }
+        }
+        // Each pair is in both particles' lists: half of s each.
+        const real sum = listLaneSum(sums.sum, mask);
+        cvSum += (t == 0 ? (real) 0.5*sum : 0);
+        if (GRADIENT) {
+            const real3 gi = make_real3(listLaneSum(sums.gi.x, mask), listLaneSum(sums.gi.y, mask), listLaneSum(sums.gi.z, mask));
+            if (t == 0 && isNonzero(gi))
+                addGradient(scaled(gradientScale(params), gi), slot, groupAtoms[slot], flags, forceBuffer, gradient, numSlots);
+        }
+    }
+    if (rebuild) {
+        largest = __reduce_max_sync(0xffffffff, largest);
+        if (threadIdx.x%32 == 0)
+            atomicMax(maxCount, (unsigned int) largest);
+    }
+    return cvSum;
+}
+
+/** The CV of one group over its neighbour lists (computeListParticles), then finishBlock as every pair kernel. */
+KERNEL void computeCoordinationList(const int* RESTRICT rebuildStamp, int stamp, const real4* RESTRICT posq,
+        const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot, const int* RESTRICT cellStart, CellGrid grid,
+        real4* RESTRICT listPos, real4* RESTRICT refPos, real4* RESTRICT listShift, int* RESTRICT listSlot,
+        unsigned int* RESTRICT entries, int* RESTRICT listCount, unsigned int* RESTRICT maxCount, int numParticles, int capacity,
+        real listCutoff2, const int* RESTRICT groupAtoms, PairParams params, real4 periodicBoxVecX, real4 periodicBoxVecY,
+        real4 periodicBoxVecZ, int flags, unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient, int numSlots,
+        mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial, unsigned int* RESTRICT counter, double* RESTRICT cvState,
+        const double* RESTRICT globals ENERGY_TABLE_PARAMETERS) {
+    __shared__ real4 shifts[27];
+    DEPENDENT_KERNEL_START
+    if (threadIdx.x < 27)
+        shifts[threadIdx.x] = imageShift(threadIdx.x, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
+    __syncthreads();
+    const bool rebuild = (*rebuildStamp == stamp);
+    mixed cvSum;
+    if (flags & (FLAG_DIRECT_FORCES | FLAG_GRADIENT))
+        cvSum = computeListParticles<true>(rebuild, posq, sortedPos, sortedSlot, cellStart, grid, listPos, refPos, listShift, listSlot,
+                entries, listCount, maxCount, numParticles, capacity, listCutoff2, shifts, groupAtoms, params, flags, forceBuffer,
+                gradient, numSlots);
+    else
+        cvSum = computeListParticles<false>(rebuild, posq, sortedPos, sortedSlot, cellStart, grid, listPos, refPos, listShift, listSlot,
+                entries, listCount, maxCount, numParticles, capacity, listCutoff2, shifts, groupAtoms, params, flags, forceBuffer,
+                gradient, numSlots);
+    finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvState, globals ENERGY_TABLE_ARGUMENTS);
+}
