@@ -1,5 +1,6 @@
 #include "CudaCoordinationNeighborList.h"
 #include "openmm/OpenMMException.h"
+#include "openmm/common/ContextSelector.h"
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -38,6 +39,7 @@ CudaCoordinationNeighborList::CudaCoordinationNeighborList(CudaContext& cu, Cuda
 }
 
 CudaCoordinationNeighborList::~CudaCoordinationNeighborList() {
+    ContextSelector selector(cu);
     if (readEvent != NULL)
         cuEventDestroy(readEvent);
     if (pinnedMaxCount != NULL)
