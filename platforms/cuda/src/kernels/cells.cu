@@ -356,10 +356,35 @@ inline DEVICE void warpBounds(real4 p, bool valid, real3* lo, real3* hi) {
     *hi = c;
 }
 
+/** The periodic shift wx*a + wy*b + wz*c of a range of cells (each of wx, wy, wz -1, 0 or 1). */
+inline DEVICE real3 cellRangeShift(int wx, int wy, int wz, real4 vecX, real4 vecY, real4 vecZ) {
+    return make_real3((wy*vecY.x+wz*vecZ.x)+wx*vecX.x, wy*vecY.y+wz*vecZ.y, wz*vecZ.z);
+}
+
+/**
+ * The cells [xFirst, xLast] of cell row (y, z) of the grid whose cells start at cellBase, all
+ * three unwrapped (within one box of the grid), split where they wrap around the box:
+ * visit(first, end, wx, wy, wz) for each range, with its sorted particles [first, end) and the
+ * periodic image (cellRangeShift) that brings them next to the unwrapped cells.
+ */
+template <class RangeVisitor>
+inline DEVICE void visitRowRanges(int y, int z, int xFirst, int xLast, int cellBase, const CellGrid& grid,
+        const int* RESTRICT cellStart, RangeVisitor& visit) {
+    const int wy = (y < 0 ? -1 : (y >= grid.ny ? 1 : 0)), wz = (z < 0 ? -1 : (z >= grid.nz ? 1 : 0));
+    y -= wy*grid.ny;
+    z -= wz*grid.nz;
+    const int rowCells = cellBase+(z*grid.ny+y)*grid.nx;
+    for (int wx = -1; wx <= 1; wx++) {
+        const int a = max(xFirst, wx*grid.nx), b = min(xLast, wx*grid.nx+grid.nx-1);
+        if (a <= b)
+            visit(cellStart[rowCells+a-wx*grid.nx], cellStart[rowCells+b-wx*grid.nx+1], wx, wy, wz);
+    }
+}
+
 /**
  * The S cells of one row (oy, oz) around home run [hx0, hx1] of cell row (hy, hz): the unwrapped
- * x cells [xFirst, xLast] (in the home row of one group, the cells after the run), split where
- * they wrap around the box, each range filtered into the batch with its periodic shift.
+ * x cells [xFirst, xLast] (in the home row of one group, the cells after the run), each range
+ * filtered into the batch with its periodic shift.
  */
 template <class Visitor>
 inline DEVICE void visitCellRow(int row, int hx0, int hx1, int hy, int hz, const CellGrid& grid, const int* RESTRICT cellStart,
@@ -374,21 +399,11 @@ inline DEVICE void visitCellRow(int row, int hx0, int hx1, int hy, int hz, const
     const int offset = row;
 #endif
     const int oz = offset/width-grid.rz, oy = offset%width-grid.ry;
-    int y = hy+oy, z = hz+oz;
-    const int wy = (y < 0 ? -1 : (y >= grid.ny ? 1 : 0)), wz = (z < 0 ? -1 : (z >= grid.nz ? 1 : 0));
-    y -= wy*grid.ny;
-    z -= wz*grid.nz;
-    const real3 rowShift = make_real3(wy*vecY.x+wz*vecZ.x, wy*vecY.y+wz*vecZ.y, wz*vecZ.z);
-    const int rowCells = grid.sBase+(z*grid.ny+y)*grid.nx;
-    const int xFirst = (homeRow ? hx1+1 : hx0-grid.rx), xLast = hx1+grid.rx;
-    for (int wx = -1; wx <= 1; wx++) {
-        const int a = max(xFirst, wx*grid.nx), b = min(xLast, wx*grid.nx+grid.nx-1);
-        if (a > b)
-            continue;
-        const real3 shift = make_real3(rowShift.x+wx*vecX.x, rowShift.y, rowShift.z);
-        filterCellRange(cellStart[rowCells+a-wx*grid.nx], cellStart[rowCells+b-wx*grid.nx+1], shift, false, lo, hi, filter2,
-                sortedPos, sortedSlot, groupOriginal, batch, visitor);
-    }
+    auto filterRange = [&] (int first, int end, int wx, int wy, int wz) {
+        filterCellRange(first, end, cellRangeShift(wx, wy, wz, vecX, vecY, vecZ), false, lo, hi, filter2, sortedPos, sortedSlot,
+                groupOriginal, batch, visitor);
+    };
+    visitRowRanges(hy+oy, hz+oz, (homeRow ? hx1+1 : hx0-grid.rx), hx1+grid.rx, grid.sBase, grid, cellStart, filterRange);
 }
 
 /**

@@ -23,11 +23,11 @@
 #define LIST_INDEX_BITS 27
 #define LIST_INDEX_MASK ((1u << LIST_INDEX_BITS)-1)
 
-/** The image code of a periodic shift wx*a + wy*b + wz*c (each -1, 0 or 1) and the shift of a code. */
+/** The image code of a periodic shift (cellRangeShift) and the shift of a code. */
 #define IMAGE_CODE(wx, wy, wz) (((wz)+1)*9+((wy)+1)*3+(wx)+1)
 inline DEVICE real4 imageShift(int code, real4 vecX, real4 vecY, real4 vecZ) {
-    const int wx = code%3-1, wy = (code/3)%3-1, wz = code/9-1;
-    return make_real4(wx*vecX.x+wy*vecY.x+wz*vecZ.x, wy*vecY.y+wz*vecZ.y, wz*vecZ.z, 0);
+    const real3 shift = cellRangeShift(code%3-1, (code/3)%3-1, code/9-1, vecX, vecY, vecZ);
+    return make_real4(shift.x, shift.y, shift.z, 0);
 }
 
 /** Where entry c of list particle k is stored. */
@@ -86,28 +86,19 @@ inline DEVICE void visitNeighborCells(int k, real4 pk, const real4* RESTRICT pos
         const real4* shifts, Visitor& visitor) {
     const int t = threadIdx.x%LIST_LANES, cell = REAL_AS_CELL(pk.w);
     const int hx = cell%grid.nx, hy = (cell/grid.nx)%grid.ny, hz = cell/(grid.nx*grid.ny);
-    for (int oz = -grid.rz; oz <= grid.rz; oz++)
-        for (int oy = -grid.ry; oy <= grid.ry; oy++) {
-            int y = hy+oy, z = hz+oz;
-            const int wy = (y < 0 ? -1 : (y >= grid.ny ? 1 : 0)), wz = (z < 0 ? -1 : (z >= grid.nz ? 1 : 0));
-            y -= wy*grid.ny;
-            z -= wz*grid.nz;
-            const int rowCells = (z*grid.ny+y)*grid.nx;
-            for (int wx = -1; wx <= 1; wx++) {
-                const int a = max(hx-grid.rx, wx*grid.nx), b = min(hx+grid.rx, wx*grid.nx+grid.nx-1);
-                if (a > b)
-                    continue;
-                const int code = IMAGE_CODE(wx, wy, wz);
-                const real4 shift = shifts[code];
-                const int end = cellStart[rowCells+b-wx*grid.nx+1];
-                for (int j = cellStart[rowCells+a-wx*grid.nx]+t; j-t < end; j += LIST_LANES) {
-                    const bool valid = (j < end && j != k);
-                    real4 pj = pos[valid ? j : k];
-                    pj = make_real4(pj.x+shift.x, pj.y+shift.y, pj.z+shift.z, 0);
-                    visitor(valid, j, code, pj);
-                }
-            }
+    auto visitRange = [&] (int first, int end, int wx, int wy, int wz) {
+        const int code = IMAGE_CODE(wx, wy, wz);
+        const real4 shift = shifts[code];
+        for (int j = first+t; j-t < end; j += LIST_LANES) {
+            const bool valid = (j < end && j != k);
+            real4 pj = pos[valid ? j : k];
+            pj = make_real4(pj.x+shift.x, pj.y+shift.y, pj.z+shift.z, 0);
+            visitor(valid, j, code, pj);
         }
+    };
+    for (int oz = -grid.rz; oz <= grid.rz; oz++)
+        for (int oy = -grid.ry; oy <= grid.ry; oy++)
+            visitRowRanges(hy+oy, hz+oz, hx-grid.rx, hx+grid.rx, 0, grid, cellStart, visitRange);
 }
 
 /** The sum of s and the gradient with respect to a lane's particle (without gradientScale()) over its pairs. */
@@ -126,10 +117,9 @@ struct ListSums {
         const real s = pairTerm<false>(pi, pj, params, unused, &g, &delta);
         sum += (valid ? s : 0);
         if (GRADIENT) {
-            g = (valid ? g : 0);
-            gi.x -= g*delta.x;
-            gi.y -= g*delta.y;
-            gi.z -= g*delta.z;
+            // The other particle's gradient is its own lane's to add (every pair is in both lists).
+            real3 unusedGj;
+            addPairGradient(valid ? g : 0, delta, &gi, &unusedGj);
         }
     }
 
