@@ -45,8 +45,12 @@ private:
     void launchCoordination(int flags);
     /** The arguments of computeCoordinationList, before those that every pair kernel ends with. */
     std::vector<void*> listArguments(void* params, int& flags);
-    /** Add -dE/dcv times the gradient to the forces (flags: those of the pair kernel's launch). */
-    void launchChainRule(int flags);
+    /**
+     * Add -dE/dcv times the gradient to the forces (flags: those of the pair kernel's launch, or
+     * DirectForces for dE/dcv = 1); entrySlot: the slot of each gradient entry (the cells' sorted
+     * slots), or 0 where entry k is slot k.
+     */
+    void launchChainRule(int flags, CUdeviceptr entrySlot);
     void launchHistogram(OpenMM::CudaArray& counts, int numBins, double maxDistance);
     /** Whether to use the cell lists for this cutoff in the current box; if so, bin the particles. */
     bool binCells(double cutoff);

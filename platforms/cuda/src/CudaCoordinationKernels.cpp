@@ -152,7 +152,8 @@ void CudaCalcCoordinationForceKernel::setParameters(const CoordinationForce& for
     // The energy expression: its global parameters and tables.
 
     chainRule = !CoordinationForceImpl::isEnergyTheCV(force);
-    int gradientSize = (chainRule ? 3*numSlots : 1);
+    // The cell kernel always adds its gradient there (by sorted index), applyChainRule() the forces.
+    int gradientSize = (chainRule || cells ? 3*numSlots : 1);
     if (!gradient.isInitialized())
         gradient.initialize<long long>(cu, gradientSize, "coordinationGradient");
     else if (gradient.getSize() < gradientSize)
@@ -248,16 +249,17 @@ void CudaCalcCoordinationForceKernel::launchCoordination(int flags) {
     bool useList = (neighborList && neighborList->prepare(dmax, checkListKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel,
             scatterCellsKernel, groupAtoms));
     bool useCells = (!useList && binCells(dmax));
+    // The cell kernel's forces: its gradient, by sorted index, then applyChainRule() with dE/dcv = 1.
+    int cellFlags = (flags & DirectForces ? (flags & ~DirectForces) | Gradient : flags);
+    CUdeviceptr sortedSlots = (useCells ? cells->getSortedSlots().getDevicePointer() : 0);
     vector<void*> args;
     if (useList)
         args = listArguments(params, flags);
     else if (useCells) {
-        args = {&cells->getSortedPositions().getDevicePointer(), &cells->getSortedSlots().getDevicePointer(),
-                &cells->getCellStarts().getDevicePointer(), &cells->getWorkCounter().getDevicePointer(), &groupAtoms.getDevicePointer(),
-                &groupOriginal.getDevicePointer(),
-                &cells->getGrid(), params, cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(),
-                cu.getPeriodicBoxVecZPointer(), &flags, &cu.getLongForceBuffer().getDevicePointer(), &gradient.getDevicePointer(),
-                &numSlots};
+        args = {&cells->getSortedPositions().getDevicePointer(), &sortedSlots, &cells->getCellStarts().getDevicePointer(),
+                &cells->getWorkCounter().getDevicePointer(), &groupOriginal.getDevicePointer(), &cells->getGrid(), params,
+                cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &cellFlags,
+                &gradient.getDevicePointer(), &numSlots};
     }
     else if (mode == CoordinationForce::PairList) {
         args = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &numL, params,
@@ -290,8 +292,8 @@ void CudaCalcCoordinationForceKernel::launchCoordination(int flags) {
         launcher->launch(pairsKernel, args.data(), min((numL+tile-1)/tile, maxBlocks), tile);
     else
         launcher->launch(tilesKernel, args.data(), getNumTileBlocks(sChunk, residentTileBlocks), tileThreads);
-    if (flags & Gradient)
-        launchChainRule(flags);
+    if (flags & (Gradient | (useCells ? DirectForces : 0)))
+        launchChainRule(flags & Gradient ? flags : DirectForces, sortedSlots);
 }
 
 vector<void*> CudaCalcCoordinationForceKernel::listArguments(void* params, int& flags) {
@@ -306,9 +308,9 @@ vector<void*> CudaCalcCoordinationForceKernel::listArguments(void* params, int& 
             &gradient.getDevicePointer(), &numSlots};
 }
 
-void CudaCalcCoordinationForceKernel::launchChainRule(int flags) {
+void CudaCalcCoordinationForceKernel::launchChainRule(int flags, CUdeviceptr entrySlot) {
     CUdeviceptr sum = cvSums.getDevicePointer()+sumParity*sizeof(double), nextSum = cvSums.getDevicePointer()+(1-sumParity)*sizeof(double);
-    vector<void*> args = {&groupAtoms.getDevicePointer(), &numSlots, &gradient.getDevicePointer(), &sum, &nextSum, &flags,
+    vector<void*> args = {&groupAtoms.getDevicePointer(), &entrySlot, &numSlots, &gradient.getDevicePointer(), &sum, &nextSum, &flags,
             &cvState.getDevicePointer(), &cu.getEnergyBuffer().getDevicePointer(), &cu.getLongForceBuffer().getDevicePointer(),
             &globals.getDevicePointer()};
     for (auto& table : tables)
@@ -316,7 +318,8 @@ void CudaCalcCoordinationForceKernel::launchChainRule(int flags) {
     int blockSize = CudaCoordinationProgram::TileSize;
     launcher->launch(applyKernel, args.data(), min((numSlots+blockSize-1)/blockSize, maxBlocks), blockSize);
     // The next evaluation adds to the other sum, which this launch clears.
-    sumParity = 1-sumParity;
+    if (!(flags & DirectForces))
+        sumParity = 1-sumParity;
 }
 
 void CudaCalcCoordinationForceKernel::checkPositions() {

@@ -223,20 +223,20 @@ inline DEVICE void beginCellLane(LaneParticles<1>& l, int index, int slot, bool 
  * use and keys for PAIR_WANTED (64 places each: particle k at batchPlace(k) and again BATCH_COPY
  * places further, so that a rotation reads place first+step without wrapping: with
  * CELL_HALF_BATCHES, particle k of half h = k/16 at 32*h+k%16 and 16 further, else k and k+32),
- * and the particles' slots (index into the groups; place k); count of them filled, and whether
- * any is from the home run (a diagonal batch of one group).
+ * and the particles' sorted indices (place k); count of them filled, and whether any is from the
+ * home run (a diagonal batch of one group).
  */
 typedef struct {
     real4* pos;
     int* key;
-    int* slot;
+    int* index;
     int count;
     bool diagonal;
 } CellBatch;
 
 /** The shared memory of the batches of a block's warps (blockDim.x == TILE), and this warp's batch in it. */
-#define CELL_BATCH_MEMORY __shared__ real4 cellBatchPos[2*TILE]; __shared__ int cellBatchKey[2*TILE], cellBatchSlot[TILE];
-#define WARP_CELL_BATCH {cellBatchPos+64*(threadIdx.x/32), cellBatchKey+64*(threadIdx.x/32), cellBatchSlot+32*(threadIdx.x/32), 0, false}
+#define CELL_BATCH_MEMORY __shared__ real4 cellBatchPos[2*TILE]; __shared__ int cellBatchKey[2*TILE], cellBatchIndex[TILE];
+#define WARP_CELL_BATCH {cellBatchPos+64*(threadIdx.x/32), cellBatchKey+64*(threadIdx.x/32), cellBatchIndex+32*(threadIdx.x/32), 0, false}
 
 /**
  * The L particles a lane of the cell coordination kernel holds: two with CELL_HALF_BATCHES, where
@@ -260,14 +260,14 @@ inline DEVICE int batchPlace(int k) {
 #endif
 }
 
-/** Store S particle k of the batch, p, with its key and its slot (index into the groups). */
-inline DEVICE void storeInBatch(CellBatch& b, int k, real4 p, int key, int slot) {
+/** Store S particle k of the batch, p, with its key and its sorted index. */
+inline DEVICE void storeInBatch(CellBatch& b, int k, real4 p, int key, int index) {
     const int place = batchPlace(k);
     b.pos[place] = p;
     b.pos[place+BATCH_COPY] = p;
     b.key[place] = key;
     b.key[place+BATCH_COPY] = key;
-    b.slot[k] = slot;
+    b.index[k] = index;
 }
 
 /**
@@ -280,7 +280,7 @@ inline DEVICE void flushCellBatch(CellBatch& b, int count, Visitor& visitor) {
     if (lane >= count)
         storeInBatch(b, lane, make_real4((real) 1e15, (real) 1e15, (real) 1e15, 0), 0x7fffffff, 0);
     __syncwarp();
-    visitor.batch(b.pos, b.key, b.slot, count, b.diagonal);
+    visitor.batch(b.pos, b.key, b.index, count, b.diagonal);
     __syncwarp();
 }
 
@@ -295,7 +295,7 @@ inline DEVICE void filterCellRange(int first, int end, real3 shift, bool home, r
         const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot, const int* RESTRICT groupOriginal, CellBatch& b,
         Visitor& visitor) {
     const int lane = threadIdx.x%32;
-    // The next 32 positions and slots load while these are filtered and visited.
+    // The next 32 positions (and, where keys need them, slots) load while these are filtered and visited.
     real4 next = (first+lane < end ? sortedPos[first+lane] : make_real4(0, 0, 0, 0));
     int nextSlot = (first+lane < end ? sortedSlot[first+lane] : 0);
     for (int base = first; base < end; base += 32) {
@@ -326,7 +326,7 @@ inline DEVICE void filterCellRange(int first, int end, real3 shift, bool home, r
         const int key = (keep ? cellKey(k, particleSlot, groupOriginal) : 0);
 #endif
         if (keep && slot < 32)
-            storeInBatch(b, slot, p, key, particleSlot);
+            storeInBatch(b, slot, p, key, k);
         b.diagonal |= home;
         b.count += __popc(kept);
         if (b.count >= 32) {
@@ -334,7 +334,7 @@ inline DEVICE void filterCellRange(int first, int end, real3 shift, bool home, r
             b.count -= 32;
             b.diagonal = (home && b.count > 0);
             if (keep && slot >= 32)
-                storeInBatch(b, slot-32, p, key, particleSlot);
+                storeInBatch(b, slot-32, p, key, k);
         }
     }
 }
@@ -435,7 +435,7 @@ inline DEVICE void visitCellHome(int homeFirst, int hx0, int hx1, int hy, int hz
                 vecX, vecY, vecZ, batch, visitor);
     if (batch.count > 0)
         flushCellBatch(batch, batch.count, visitor);
-    visitor.endL(lSlot, valid);
+    visitor.endL(l, valid);
 }
 
 /**

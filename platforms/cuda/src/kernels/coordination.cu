@@ -432,20 +432,20 @@ inline DEVICE real halfBatch(LaneParticles<2>& l, const real4* sPos, const int* 
 #endif
 
 /**
- * The CV of the pairs a cell-list work item visits (visitCellItem): forces as in computeTile. With
- * CELL_HALF_BATCHES, the warp's L particles are held two a lane (halfBatch: lane q of each half
- * holds particles q and q+16 of the home); otherwise one a lane (pairBatch: lane l, particle l).
+ * The CV of the pairs a cell-list work item visits (visitCellItem). With CELL_HALF_BATCHES, the
+ * warp's L particles are held two a lane (halfBatch: lane q of each half holds particles q and
+ * q+16 of the home); otherwise one a lane (pairBatch: lane l, particle l). The gradient goes to
+ * the fixed-point gradient buffer by sorted index, so that the atomics of a batch's S particles
+ * (neighbours in cell order) touch few memory sectors; applyChainRule() maps it to the atoms.
  */
 template <bool GRADIENT>
 struct CellCoordination {
     const real4* sortedPos;
     const int* sortedSlot;
-    const int* groupAtoms;
     const int* groupOriginal;
     PairParams params;
     PeriodicBox box;
-    int flags, numSlots;
-    unsigned long long* forceBuffer;
+    int numSlots;
     long long* gradient;
     LaneParticles<CELL_L_PER_LANE> l;
     mixed cvSum;
@@ -467,7 +467,7 @@ struct CellCoordination {
 #endif
     }
 
-    inline DEVICE void batch(const real4* sPos, const int* sKey, const int* sSlot, int count, bool diagonal) {
+    inline DEVICE void batch(const real4* sPos, const int* sKey, const int* sIndex, int count, bool diagonal) {
         // The batch is padded to 32 with particles beyond the cutoff (flushCellBatch), and a lane
         // without an L particle lies beyond the cutoff too (beginCellLane).
         real3 gj;
@@ -479,13 +479,11 @@ struct CellCoordination {
 #else
         cvSum += pairBatch<1, GRADIENT, false>(l, true, sPos, sKey, 32, diagonal, params, box, &gj);
 #endif
-        if (GRADIENT && threadIdx.x%32 < count && isNonzero(gj)) {
-            const int slot = sSlot[threadIdx.x%32];
-            addGradient(gj, slot, groupAtoms[slot], flags, forceBuffer, gradient, numSlots);
-        }
+        if (GRADIENT && threadIdx.x%32 < count && isNonzero(gj))
+            addGradient(gj, sIndex[threadIdx.x%32], 0, FLAG_GRADIENT, NULL, gradient, numSlots);
     }
 
-    inline DEVICE void endL(int slot, bool valid) {
+    inline DEVICE void endL(int index, bool valid) {
         if (!GRADIENT)
             return;
 #ifdef CELL_HALF_BATCHES
@@ -502,7 +500,7 @@ struct CellCoordination {
         const real3 total = l.gradient[0];
 #endif
         if (valid && isNonzero(total))
-            addGradient(scaled(gradientScale(params), total), slot, groupAtoms[slot], flags, forceBuffer, gradient, numSlots);
+            addGradient(scaled(gradientScale(params), total), index, 0, FLAG_GRADIENT, NULL, gradient, numSlots);
     }
 };
 
@@ -518,11 +516,21 @@ inline DEVICE mixed computeCellItems(CellCoordination<GRADIENT> visitor, const C
     return visitor.cvSum;
 }
 
-/** The CV over the pairs of neighbouring cells (a finite cutoff in a periodic box). */
-KERNEL void computeCoordinationCells(const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot, const int* RESTRICT cellStart,
-        unsigned int* RESTRICT workCounter, const int* RESTRICT groupAtoms, const int* RESTRICT groupOriginal, CellGrid grid, PairParams params,
-        real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ, int flags, unsigned long long* RESTRICT forceBuffer,
-        long long* RESTRICT gradient, int numSlots, mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial,
+#ifdef CELL_HALF_BATCHES
+// At most 85 registers, so that three blocks fit a multiprocessor (with 96, two did: 0.805 against
+// 0.843 ms for 1,000,000 particles, 0.122 against 0.125 ms for 100,000, for 24 bytes of spills).
+#define CELL_LAUNCH_BOUNDS __launch_bounds__(TILE, 3)
+#else
+#define CELL_LAUNCH_BOUNDS
+#endif
+
+/**
+ * The CV over the pairs of neighbouring cells (a finite cutoff in a periodic box). The flags never
+ * hold DIRECT_FORCES: with GRADIENT, the gradient goes to gradient[] by sorted index.
+ */
+KERNEL CELL_LAUNCH_BOUNDS void computeCoordinationCells(const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot, const int* RESTRICT cellStart,
+        unsigned int* RESTRICT workCounter, const int* RESTRICT groupOriginal, CellGrid grid, PairParams params,
+        real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ, int flags, long long* RESTRICT gradient, int numSlots, mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial,
         unsigned int* RESTRICT counter, double* RESTRICT cvState, const double* RESTRICT globals ENERGY_TABLE_PARAMETERS) {
     CELL_BATCH_MEMORY
     DEPENDENT_KERNEL_START
@@ -530,12 +538,12 @@ KERNEL void computeCoordinationCells(const real4* RESTRICT sortedPos, const int*
     const real4 unused = make_real4(0, 0, 0, 0);
     const PeriodicBox box = {unused, unused, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, 0};
     mixed cvSum;
-    if (flags & (FLAG_DIRECT_FORCES | FLAG_GRADIENT)) {
-        CellCoordination<true> visitor = {sortedPos, sortedSlot, groupAtoms, groupOriginal, params, box, flags, numSlots, forceBuffer, gradient};
+    if (flags & FLAG_GRADIENT) {
+        CellCoordination<true> visitor = {sortedPos, sortedSlot, groupOriginal, params, box, numSlots, gradient};
         cvSum = computeCellItems(visitor, grid, cellStart, workCounter, batch);
     }
     else {
-        CellCoordination<false> visitor = {sortedPos, sortedSlot, groupAtoms, groupOriginal, params, box, flags, numSlots, forceBuffer, gradient};
+        CellCoordination<false> visitor = {sortedPos, sortedSlot, groupOriginal, params, box, numSlots, gradient};
         cvSum = computeCellItems(visitor, grid, cellStart, workCounter, batch);
     }
     finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvState, globals ENERGY_TABLE_ARGUMENTS);
@@ -567,22 +575,26 @@ KERNEL void computeCoordinationPairs(const real4* RESTRICT posq, const int* REST
 }
 
 /**
- * Add -dE/dcv times the accumulated gradient to the forces, and clear the gradient. The CV is
- * *cvSum, which the pair kernel accumulated (ACCUMULATE): each block evaluates dE/dcv; block 0
- * stores the CV and dE/dcv in cvState, adds E to the energy buffer (EXPRESSION_ENERGY) and
- * clears *nextCvSum, the sum of the next evaluation (the one before read it). Each slot's loads
- * are issued together, the particle index of the next slot ahead.
+ * Add -dE/dcv times the accumulated gradient to the forces, and clear the gradient. Entry k of
+ * the gradient belongs to slot k, or with entrySlot (the cell kernel's sorted order) to slot
+ * entrySlot[k]. With DIRECT_FORCES the energy is the CV (dE/dcv = 1). Otherwise the CV is *cvSum,
+ * which the pair kernel accumulated (ACCUMULATE): each block evaluates dE/dcv; block 0 stores the
+ * CV and dE/dcv in cvState, adds E to the energy buffer (EXPRESSION_ENERGY) and clears
+ * *nextCvSum, the sum of the next evaluation (the one before read it). Each entry's loads are
+ * issued together, the particle index of the next entry ahead.
  */
-KERNEL void applyChainRule(const int* RESTRICT groupAtoms, int numSlots, long long* RESTRICT gradient,
+KERNEL void applyChainRule(const int* RESTRICT groupAtoms, const int* RESTRICT entrySlot, int numSlots, long long* RESTRICT gradient,
         const double* RESTRICT cvSum, double* RESTRICT nextCvSum, int flags, double* RESTRICT cvState,
         mixed* RESTRICT energyBuffer, unsigned long long* RESTRICT forceBuffer, const double* RESTRICT globals
         ENERGY_TABLE_PARAMETERS) {
     __shared__ double derivative;
     DEPENDENT_KERNEL_START
     const int first = blockIdx.x*blockDim.x+threadIdx.x;
-    int nextAtom = (first < numSlots ? groupAtoms[first] : 0);
+    int nextAtom = (first < numSlots ? groupAtoms[entrySlot == NULL ? first : entrySlot[first]] : 0);
+    if (threadIdx.x == 0)
+        derivative = 1;
 #ifdef USE_ENERGY_EXPRESSION
-    if (threadIdx.x == 0) {
+    if (threadIdx.x == 0 && !(flags & FLAG_DIRECT_FORCES)) {
         const double cv = *cvSum;
         double E, dEdcv;
         evaluateEnergy(cv, &E, &dEdcv, globals ENERGY_TABLE_ARGUMENTS);
@@ -598,19 +610,20 @@ KERNEL void applyChainRule(const int* RESTRICT groupAtoms, int numSlots, long lo
 #endif
     __syncthreads();
     const real scale = (real) (-derivative/(double) 0x100000000);
-    for (int slot = first; slot < numSlots; slot += blockDim.x*gridDim.x) {
-        long long gx = gradient[slot], gy = gradient[slot+numSlots], gz = gradient[slot+2*numSlots];
+    for (int entry = first; entry < numSlots; entry += blockDim.x*gridDim.x) {
+        long long gx = gradient[entry], gy = gradient[entry+numSlots], gz = gradient[entry+2*numSlots];
         const int atom = nextAtom;
-        if (slot+blockDim.x*gridDim.x < numSlots)
-            nextAtom = groupAtoms[slot+blockDim.x*gridDim.x];
+        const int next = entry+blockDim.x*gridDim.x;
+        if (next < numSlots)
+            nextAtom = groupAtoms[entrySlot == NULL ? next : entrySlot[next]];
         if ((gx | gy | gz) == 0)
             continue;
         atomicAdd(&forceBuffer[atom], (unsigned long long) realToFixedPoint(scale*(real) gx));
         atomicAdd(&forceBuffer[atom+PADDED_NUM_ATOMS], (unsigned long long) realToFixedPoint(scale*(real) gy));
         atomicAdd(&forceBuffer[atom+2*PADDED_NUM_ATOMS], (unsigned long long) realToFixedPoint(scale*(real) gz));
-        gradient[slot] = 0;
-        gradient[slot+numSlots] = 0;
-        gradient[slot+2*numSlots] = 0;
+        gradient[entry] = 0;
+        gradient[entry+numSlots] = 0;
+        gradient[entry+2*numSlots] = 0;
     }
 }
 
