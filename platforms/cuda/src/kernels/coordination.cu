@@ -528,10 +528,10 @@ inline DEVICE mixed computeCellItems(CellCoordination<GRADIENT> visitor, const C
  * The CV over the pairs of neighbouring cells (a finite cutoff in a periodic box). The flags never
  * hold DIRECT_FORCES: with GRADIENT, the gradient goes to gradient[] by sorted index.
  */
-KERNEL CELL_LAUNCH_BOUNDS void computeCoordinationCells(const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot, const int* RESTRICT cellStart,
-        unsigned int* RESTRICT workCounter, const int* RESTRICT groupOriginal, CellGrid grid, PairParams params,
-        real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ, int flags, long long* RESTRICT gradient, int numSlots, mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial,
-        unsigned int* RESTRICT counter, double* RESTRICT cvState, const double* RESTRICT globals ENERGY_TABLE_PARAMETERS) {
+KERNEL CELL_LAUNCH_BOUNDS void computeCoordinationCells(const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot,
+        const int* RESTRICT cellStart, unsigned int* RESTRICT workCounter, const int* RESTRICT groupOriginal, CellGrid grid,
+        PairParams params, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ, int flags,
+        long long* RESTRICT gradient, int numSlots, mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial, unsigned int* RESTRICT counter, double* RESTRICT cvState, const double* RESTRICT globals ENERGY_TABLE_PARAMETERS) {
     CELL_BATCH_MEMORY
     DEPENDENT_KERNEL_START
     const CellBatch batch = WARP_CELL_BATCH;
