@@ -206,6 +206,35 @@ def test_forced_cell_grids(platform_config, rng, monkeypatch, grid, mode, box_na
     random_case(rng, mode, 'RATIONAL', 0.6, BOXES[box_name], 500).check(platform_config)
 
 
+@pytest.mark.parametrize('sorted_gradient', ['0', '1'])
+@pytest.mark.parametrize('mode, type_name, dmax, box_name', [('one', 'RATIONAL', 0.6, 'rectangular'),
+                                                             ('two', 'GAUSSIAN', 0.6, 'triclinic'), ('one', 'CUBIC', 1.0, 'skewed')])
+def test_forces_through_sorted_gradient(platform_config, rng, monkeypatch, sorted_gradient, mode, type_name, dmax, box_name):
+    """The two ways the CUDA cell kernel adds forces (COORDINATION_SORTED_GRADIENT): straight to
+    the atoms (the default for small groups), or to a gradient buffer by sorted index, which a
+    second kernel turns into forces (the default for large groups); two evaluations in one Context,
+    so that the second starts from the buffer the first cleared. Other platforms ignore it."""
+    monkeypatch.setenv('COORDINATION_SORTED_GRADIENT', sorted_gradient)
+    box = BOXES[box_name]
+    case = random_case(rng, mode, type_name, dmax, box, 500)
+    context = case.check(platform_config)
+    case.positions = case_positions(rng, mode, dmax, box, len(case.positions))
+    case.settle(lambda k: in_box(rng, box, len(k)))
+    case.check(platform_config, context)
+
+
+def test_sorted_gradient_switch_rejects_other_values(platform_config, rng, monkeypatch):
+    """COORDINATION_SORTED_GRADIENT other than 0 or 1: an OpenMMException naming it on CUDA (where
+    the cell lists exist), ignored elsewhere."""
+    monkeypatch.setenv('COORDINATION_SORTED_GRADIENT', 'yes')
+    case = random_case(rng, 'one', 'RATIONAL', 0.6, BOXES['rectangular'], 100)
+    if platform_config.name == 'CUDA':
+        with pytest.raises(openmm.OpenMMException, match="COORDINATION_SORTED_GRADIENT must be 0 or 1, not 'yes'"):
+            platform_config.context(case.system)
+    else:
+        case.check(platform_config)
+
+
 @pytest.mark.parametrize('mode, dmax, box_name', [('one', 0.6, 'rectangular'), ('two', 0.6, 'triclinic'),
                                                   ('pairs', 0.6, 'rectangular'), ('one', math.inf, 'triclinic'),
                                                   ('two', math.inf, 'rectangular')])

@@ -62,6 +62,10 @@ public:
     OpenMM::CudaArray& getSortedSlots() {
         return sortedSlot;
     }
+    /** The atom (index into the Context's arrays) of each particle in cell order. */
+    OpenMM::CudaArray& getSortedAtoms() {
+        return sortedAtom;
+    }
     /** The counter of work items the pair kernels take (cleared by each binning); a second counter follows it. */
     OpenMM::CudaArray& getWorkCounter() {
         return workCounter;
@@ -88,7 +92,7 @@ private:
     double searchWidth[3] = {0, 0, 0}, searchCutoff = -1;
     std::string searchForced;
     bool searchFound = false;
-    OpenMM::CudaArray cellCount, cellStart, blockOffset, workCounter, cellOf, cellRank, wrapped, sortedPos, sortedSlot;
+    OpenMM::CudaArray cellCount, cellStart, blockOffset, workCounter, cellOf, cellRank, wrapped, sortedPos, sortedSlot, sortedAtom;
 };
 
 } // namespace CoordinationPlugin

@@ -52,6 +52,12 @@ private:
      */
     void launchChainRule(int flags, CUdeviceptr entrySlot);
     void launchHistogram(OpenMM::CudaArray& counts, int numBins, double maxDistance);
+    /**
+     * Whether the cell kernel's forces go through the gradient buffer by sorted index and
+     * applyChainRule() (a launch more, fewer scattered atomics: faster for large groups), rather
+     * than straight to the atoms. COORDINATION_SORTED_GRADIENT=0 or 1 overrides the choice.
+     */
+    bool useSortedGradient() const;
     /** Whether to use the cell lists for this cutoff in the current box; if so, bin the particles. */
     bool binCells(double cutoff);
     /** Blocks for the tile kernels: one per tile of L chunks and S chunks of the given size, at most maxTileBlocks. */
@@ -63,7 +69,7 @@ private:
     OpenMM::CudaContext& cu;
     CoordinationForce::Mode mode;
     std::vector<int> groupA, groupB;
-    bool periodic, chainRule;
+    bool periodic, chainRule, sortedGradient;
     int numL, numS, offsetL, offsetS, sChunk, numSlots, maxBlocks, lPerThread, tileThreads, residentTileBlocks, listLanes, residentListBlocks;
     double dmax;
     std::string source;

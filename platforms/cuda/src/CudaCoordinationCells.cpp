@@ -199,6 +199,7 @@ void CudaCoordinationCells::bin(CUfunction assignKernel, CUfunction scanKernel, 
         wrapped.initialize(cu, numBinned, positionSize, "coordinationCellWrapped");
         sortedPos.initialize(cu, numBinned, positionSize, "coordinationCellPositions");
         sortedSlot.initialize<int>(cu, numBinned, "coordinationCellSlots");
+        sortedAtom.initialize<int>(cu, numBinned, "coordinationCellAtoms");
         cellOf.initialize<int>(cu, numBinned, "coordinationCellOf");
         cellRank.initialize<int>(cu, numBinned, "coordinationCellRank");
         workCounter.initialize<unsigned int>(cu, 2, "coordinationCellCounters");
@@ -236,7 +237,7 @@ void CudaCoordinationCells::bin(CUfunction assignKernel, CUfunction scanKernel, 
         launch(offsetKernel, offsetArgs, numBins, BinBlockSize);
     }
     void* scatterArgs[] = {&cellOf.getDevicePointer(), &cellRank.getDevicePointer(), &cellStart.getDevicePointer(),
-            &wrapped.getDevicePointer(), &numBinned, &sortedPos.getDevicePointer(), &sortedSlot.getDevicePointer(), &rebuildStamp,
-            &stamp};
+            &wrapped.getDevicePointer(), &groupAtoms.getDevicePointer(), &numBinned, &sortedPos.getDevicePointer(),
+            &sortedSlot.getDevicePointer(), &sortedAtom.getDevicePointer(), &rebuildStamp, &stamp};
     launch(scatterKernel, scatterArgs, numBinned, BinBlockSize);
 }

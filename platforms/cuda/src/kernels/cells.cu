@@ -180,10 +180,10 @@ KERNEL void addCellOffsets(int* RESTRICT cellStart, int numBins, const int* REST
         cellStart[cell] += blockOffset[cell/SCAN_CHUNK];
 }
 
-/** Write the wrapped positions (with the cell in w) and the slots in cell order. */
+/** Write the wrapped positions (with the cell in w), the slots and the atoms in cell order. */
 KERNEL void scatterCells(const int* RESTRICT cellOf, const int* RESTRICT cellRank, const int* RESTRICT cellStart,
-        const real4* RESTRICT wrapped, int numBinned, real4* RESTRICT sortedPos, int* RESTRICT sortedSlot,
-        const int* RESTRICT rebuildStamp, int stamp) {
+        const real4* RESTRICT wrapped, const int* RESTRICT groupAtoms, int numBinned, real4* RESTRICT sortedPos,
+        int* RESTRICT sortedSlot, int* RESTRICT sortedAtom, const int* RESTRICT rebuildStamp, int stamp) {
     DEPENDENT_KERNEL_START
     if (isBinningSkipped(rebuildStamp, stamp))
         return;
@@ -193,6 +193,7 @@ KERNEL void scatterCells(const int* RESTRICT cellOf, const int* RESTRICT cellRan
         p.w = CELL_AS_REAL(cell);
         sortedPos[k] = p;
         sortedSlot[k] = slot;
+        sortedAtom[k] = groupAtoms[slot];
     }
 }
 

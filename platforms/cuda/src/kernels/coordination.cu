@@ -434,19 +434,27 @@ inline DEVICE real halfBatch(LaneParticles<2>& l, const real4* sPos, const int* 
 /**
  * The CV of the pairs a cell-list work item visits (visitCellItem). With CELL_HALF_BATCHES, the
  * warp's L particles are held two a lane (halfBatch: lane q of each half holds particles q and
- * q+16 of the home); otherwise one a lane (pairBatch: lane l, particle l). The gradient goes to
- * the fixed-point gradient buffer by sorted index, so that the atomics of a batch's S particles
- * (neighbours in cell order) touch few memory sectors; applyChainRule() maps it to the atoms.
+ * q+16 of the home); otherwise one a lane (pairBatch: lane l, particle l). Forces go to the
+ * particles' atoms (DIRECT_FORCES), or the gradient to the fixed-point gradient buffer by sorted
+ * index (GRADIENT), where the atomics of a batch's S particles (neighbours in cell order) touch
+ * few memory sectors; applyChainRule() then maps it to the atoms.
  */
 template <bool GRADIENT>
 struct CellCoordination {
     const real4* sortedPos;
     const int* sortedSlot;
+    const int* sortedAtom;
     const int* groupOriginal;
     PairParams params;
     PeriodicBox box;
-    int numSlots;
+    int flags, numSlots;
+    unsigned long long* forceBuffer;
     long long* gradient;
+
+    /** Add the gradient g with respect to sorted particle index, as the flags ask. */
+    inline DEVICE void addSortedGradient(real3 g, int index) {
+        addGradient(g, index, (flags & FLAG_DIRECT_FORCES ? sortedAtom[index] : 0), flags, forceBuffer, gradient, numSlots);
+    }
     LaneParticles<CELL_L_PER_LANE> l;
     mixed cvSum;
 
@@ -480,7 +488,7 @@ struct CellCoordination {
         cvSum += pairBatch<1, GRADIENT, false>(l, true, sPos, sKey, 32, diagonal, params, box, &gj);
 #endif
         if (GRADIENT && threadIdx.x%32 < count && isNonzero(gj))
-            addGradient(gj, sIndex[threadIdx.x%32], 0, FLAG_GRADIENT, NULL, gradient, numSlots);
+            addSortedGradient(gj, sIndex[threadIdx.x%32]);
     }
 
     inline DEVICE void endL(int index, bool valid) {
@@ -500,7 +508,7 @@ struct CellCoordination {
         const real3 total = l.gradient[0];
 #endif
         if (valid && isNonzero(total))
-            addGradient(scaled(gradientScale(params), total), index, 0, FLAG_GRADIENT, NULL, gradient, numSlots);
+            addSortedGradient(scaled(gradientScale(params), total), index);
     }
 };
 
@@ -525,25 +533,27 @@ inline DEVICE mixed computeCellItems(CellCoordination<GRADIENT> visitor, const C
 #endif
 
 /**
- * The CV over the pairs of neighbouring cells (a finite cutoff in a periodic box). The flags never
- * hold DIRECT_FORCES: with GRADIENT, the gradient goes to gradient[] by sorted index.
+ * The CV over the pairs of neighbouring cells (a finite cutoff in a periodic box). With GRADIENT,
+ * the gradient goes to gradient[] by sorted index.
  */
 KERNEL CELL_LAUNCH_BOUNDS void computeCoordinationCells(const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot,
-        const int* RESTRICT cellStart, unsigned int* RESTRICT workCounter, const int* RESTRICT groupOriginal, CellGrid grid,
-        PairParams params, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ, int flags,
-        long long* RESTRICT gradient, int numSlots, mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial, unsigned int* RESTRICT counter, double* RESTRICT cvState, const double* RESTRICT globals ENERGY_TABLE_PARAMETERS) {
+        const int* RESTRICT sortedAtom, const int* RESTRICT cellStart, unsigned int* RESTRICT workCounter,
+        const int* RESTRICT groupOriginal, CellGrid grid, PairParams params, real4 periodicBoxVecX, real4 periodicBoxVecY,
+        real4 periodicBoxVecZ, int flags, unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient, int numSlots, mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial, unsigned int* RESTRICT counter, double* RESTRICT cvState, const double* RESTRICT globals ENERGY_TABLE_PARAMETERS) {
     CELL_BATCH_MEMORY
     DEPENDENT_KERNEL_START
     const CellBatch batch = WARP_CELL_BATCH;
     const real4 unused = make_real4(0, 0, 0, 0);
     const PeriodicBox box = {unused, unused, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, 0};
     mixed cvSum;
-    if (flags & FLAG_GRADIENT) {
-        CellCoordination<true> visitor = {sortedPos, sortedSlot, groupOriginal, params, box, numSlots, gradient};
+    if (flags & (FLAG_DIRECT_FORCES | FLAG_GRADIENT)) {
+        CellCoordination<true> visitor = {sortedPos, sortedSlot, sortedAtom, groupOriginal, params, box, flags, numSlots, forceBuffer,
+                gradient};
         cvSum = computeCellItems(visitor, grid, cellStart, workCounter, batch);
     }
     else {
-        CellCoordination<false> visitor = {sortedPos, sortedSlot, groupOriginal, params, box, numSlots, gradient};
+        CellCoordination<false> visitor = {sortedPos, sortedSlot, sortedAtom, groupOriginal, params, box, flags, numSlots, forceBuffer,
+                gradient};
         cvSum = computeCellItems(visitor, grid, cellStart, workCounter, batch);
     }
     finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvState, globals ENERGY_TABLE_ARGUMENTS);
