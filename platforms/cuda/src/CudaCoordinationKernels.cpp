@@ -244,7 +244,8 @@ int CudaCalcCoordinationForceKernel::getNumTileBlocks(int chunk, int maxTileBloc
 bool CudaCalcCoordinationForceKernel::useSortedGradient() const {
     const char* value = getenv("COORDINATION_SORTED_GRADIENT");
     if (value != NULL && string(value) != "0" && string(value) != "1")
-        throw OpenMMException("CoordinationForce: the environment variable COORDINATION_SORTED_GRADIENT must be 0 or 1, not '"+string(value)+"'");
+        throw OpenMMException("CoordinationForce: the environment variable COORDINATION_SORTED_GRADIENT must be 0 or 1, not '"+
+                string(value)+"'");
     return (value != NULL ? string(value) == "1" : cells->getNumBinned() >= SortedGradientMinParticles);
 }
 

@@ -539,7 +539,9 @@ inline DEVICE mixed computeCellItems(CellCoordination<GRADIENT> visitor, const C
 KERNEL CELL_LAUNCH_BOUNDS void computeCoordinationCells(const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot,
         const int* RESTRICT sortedAtom, const int* RESTRICT cellStart, unsigned int* RESTRICT workCounter,
         const int* RESTRICT groupOriginal, CellGrid grid, PairParams params, real4 periodicBoxVecX, real4 periodicBoxVecY,
-        real4 periodicBoxVecZ, int flags, unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient, int numSlots, mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial, unsigned int* RESTRICT counter, double* RESTRICT cvState, const double* RESTRICT globals ENERGY_TABLE_PARAMETERS) {
+        real4 periodicBoxVecZ, int flags, unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient, int numSlots,
+        mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial, unsigned int* RESTRICT counter, double* RESTRICT cvState,
+        const double* RESTRICT globals ENERGY_TABLE_PARAMETERS) {
     CELL_BATCH_MEMORY
     DEPENDENT_KERNEL_START
     const CellBatch batch = WARP_CELL_BATCH;
