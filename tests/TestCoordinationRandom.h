@@ -234,7 +234,8 @@ void testTileShapesAgainstReference() {
     // GPU tile kernels may hold 1, 2 or 4 L particles a thread (chosen by the number of pairs;
     // forced here through COORDINATION_L_PER_THREAD, which other platforms ignore): one group
     // without a box (three chunks of L, the last one partial), and overlapping groups in a
-    // triclinic box with a restraint on the CV, against Reference.
+    // triclinic box with a restraint on the CV, against Reference. Two groups this small get S
+    // chunks, and batches, of 16 on GPUs; COORDINATION_MIN_S_CHUNK=32 keeps batches of 32.
     const int numParticles = 600;
     vector<Vec3> positions = randomPositions(numParticles, 4.0, 31);
     for (string lPerThread : {"1", "2", "4"}) {
@@ -251,7 +252,8 @@ void testTileShapesAgainstReference() {
             system.addForce(force);
             compareWithReference(system, *force, positions, NULL, 2.0);
         }
-        {
+        for (string minSChunk : {"16", "32"}) {
+            ScopedEnvironment chunks("COORDINATION_MIN_S_CHUNK", minSChunk);
             OpenMM_SFMT::SFMT sfmt;
             OpenMM_SFMT::init_gen_rand(4, sfmt);
             System system;

@@ -223,13 +223,16 @@ def test_forces_through_sorted_gradient(platform_config, rng, monkeypatch, sorte
     case.check(platform_config, context)
 
 
-def test_sorted_gradient_switch_rejects_other_values(platform_config, rng, monkeypatch):
-    """COORDINATION_SORTED_GRADIENT other than 0 or 1: an OpenMMException naming it on CUDA (where
-    the cell lists exist), ignored elsewhere."""
-    monkeypatch.setenv('COORDINATION_SORTED_GRADIENT', 'yes')
+@pytest.mark.parametrize('name, value, allowed', [('COORDINATION_SORTED_GRADIENT', 'yes', '0 or 1'),
+                                                   ('COORDINATION_MIN_S_CHUNK', '8', '16 or 32')])
+def test_switches_reject_other_values(platform_config, rng, monkeypatch, name, value, allowed):
+    """The CUDA kernel's switches for tests and benchmarks with another value (the gradient by
+    sorted index, the smallest S chunk of the tile kernel): an OpenMMException naming the variable
+    and the value on CUDA, ignored elsewhere."""
+    monkeypatch.setenv(name, value)
     case = random_case(rng, 'one', 'RATIONAL', 0.6, BOXES['rectangular'], 100)
     if platform_config.name == 'CUDA':
-        with pytest.raises(openmm.OpenMMException, match="COORDINATION_SORTED_GRADIENT must be 0 or 1, not 'yes'"):
+        with pytest.raises(openmm.OpenMMException, match="%s must be %s, not '%s'" % (name, allowed, value)):
             platform_config.context(case.system)
     else:
         case.check(platform_config)

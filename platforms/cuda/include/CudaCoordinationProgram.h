@@ -35,8 +35,10 @@ public:
      * @param cc         the context whose precision, padding, box shape and expression utilities apply
      * @param lPerThread the L particles a thread of the tile kernel holds (1, 2 or 4)
      * @param listLanes  the lanes that share a particle in the neighbour-list kernel (a power of 2 up to 32)
+     * @param sBatch     the S particles of a batch in the tile kernel: 32, or 16 where its S chunks are 16
      */
-    CudaCoordinationProgram(const CoordinationForce& force, OpenMM::ComputeContext& cc, int lPerThread, int listLanes = 1);
+    CudaCoordinationProgram(const CoordinationForce& force, OpenMM::ComputeContext& cc, int lPerThread, int listLanes = 1,
+            int sBatch = 32);
     /** Whether two-group mode has particles in both groups (pairs of a particle with itself are skipped). */
     static bool groupsOverlap(const CoordinationForce& force);
     std::string source;

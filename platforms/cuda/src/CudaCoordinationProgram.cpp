@@ -38,7 +38,10 @@ int CudaCoordinationProgram::chooseLPerThread(const CoordinationForce& force) {
     return (pairs >= (1 << 22) ? 2 : 1);
 }
 
-CudaCoordinationProgram::CudaCoordinationProgram(const CoordinationForce& force, ComputeContext& cc, int lPerThread, int listLanes) {
+CudaCoordinationProgram::CudaCoordinationProgram(const CoordinationForce& force, ComputeContext& cc, int lPerThread, int listLanes,
+        int sBatch) {
+    if (sBatch != 16 && sBatch != 32)
+        throw OpenMMException("CudaCoordinationProgram: sBatch must be 16 or 32, not "+cc.intToString(sBatch));
     ExpressionUtilities& expressions = cc.getExpressionUtilities();
     CoordinationForce::SwitchingFunction type = force.getSwitchingFunction();
     int n = force.getN(), m = (force.getM() == 0 ? 2*force.getN() : force.getM());
@@ -51,6 +54,7 @@ CudaCoordinationProgram::CudaCoordinationProgram(const CoordinationForce& force,
         defines["CELL_HALF_BATCHES"] = "";
     defines["L_PER_THREAD"] = cc.intToString(lPerThread);
     defines["LIST_LANES"] = cc.intToString(listLanes);
+    defines["S_BATCH"] = cc.intToString(sBatch);
     defines["PADDED_NUM_ATOMS"] = cc.intToString(cc.getPaddedNumAtoms());
     defines["SWITCH_TYPE"] = cc.intToString(type);
     if (type == CoordinationForce::Rational) {

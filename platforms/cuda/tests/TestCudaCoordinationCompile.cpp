@@ -143,12 +143,12 @@ static string prelude(const string& precision, bool triclinic) {
 }
 
 static void compile(const CoordinationForce& force, const string& precision, bool triclinic, const string& label, int lPerThread = 1,
-        int listLanes = 1) {
+        int listLanes = 1, int sBatch = 32) {
     System system;
     for (int i = 0; i < 40; i++)
         system.addParticle(1.0);
     ProgramOnlyContext context(system, precision, triclinic);
-    CudaCoordinationProgram program(force, context, lPerThread, listLanes);
+    CudaCoordinationProgram program(force, context, lPerThread, listLanes, sBatch);
     stringstream src;
     src << prelude(precision, triclinic);
     for (auto& define : program.defines) {
@@ -185,7 +185,8 @@ static void compile(const CoordinationForce& force, const string& precision, boo
             "assignCells", "scanCellBlocks", "addCellOffsets", "scatterCells", "checkNeighborList", "computeCoordinationList"})
         if (ptx.find(".entry "+kernel) == string::npos)
             throw OpenMMException("The PTX for "+label+" ("+precision+") lacks the kernel "+kernel);
-    cout << "  compiled " << label << " (" << precision << ", " << lPerThread << " L a thread, " << listLanes << " list lanes)" << endl;
+    cout << "  compiled " << label << " (" << precision << ", " << lPerThread << " L a thread, " << listLanes << " list lanes, S batches of "
+            << sBatch << ")" << endl;
 }
 
 int main() {
@@ -211,7 +212,8 @@ int main() {
                     force.addGlobalParameter("cv0", 1.0);
                     force.addTabulatedFunction("bias", new Continuous1DFunction({0.0, 1.0, 0.5, 0.2}, 0.0, 5.0));
                 }
-                compile(force, precision, type == CoordinationForce::Gaussian, "type "+to_string(type), 1+(type/2)%2, 1 << (type%6));
+                compile(force, precision, type == CoordinationForce::Gaussian, "type "+to_string(type), 1+(type/2)%2, 1 << (type%6),
+                        type%2 == 0 ? 32 : 16);
                 count++;
             }
             // The Rational code paths: general m with and without r^2 alone, odd n, d0 > 0, no stretch.

@@ -160,21 +160,27 @@ inline DEVICE bool isKeyedBatch(bool diagonal) {
 #endif
 }
 
-/** Hand the running gradient of an S particle to the next lane down (lane l gets that of lane l+1). */
+/**
+ * Hand the running gradient of an S particle to the next lane down within groups of WIDTH lanes
+ * (lane l gets that of lane l+1, modulo WIDTH).
+ */
+template <int WIDTH>
 inline DEVICE void rotateGradient(real3* gj) {
     const int lane = threadIdx.x%32;
-    gj->x = __shfl_sync(0xffffffff, gj->x, lane+1);
-    gj->y = __shfl_sync(0xffffffff, gj->y, lane+1);
-    gj->z = __shfl_sync(0xffffffff, gj->z, lane+1);
+    gj->x = __shfl_sync(0xffffffff, gj->x, lane+1, WIDTH);
+    gj->y = __shfl_sync(0xffffffff, gj->y, lane+1, WIDTH);
+    gj->z = __shfl_sync(0xffffffff, gj->z, lane+1, WIDTH);
 }
 
 /**
- * A full batch of 32 S particles against the lane's L particles, without a branch per pair (see
- * pairBatch). KEYED: only the pairs PAIR_WANTED admits count (a loop, not unrolled: unrolled, its
- * registers would cost the cell kernel a quarter of its warps); otherwise every pair does. An L
- * particle past the end of L computes its pairs and drops them; ALL_VALID: the warp has none.
+ * A full batch of WIDTH (32 or 16) S particles against the lane's L particles, without a branch
+ * per pair (see pairBatch). With WIDTH 16, both halves of the warp meet the same 16 S particles
+ * (the halves' sums of each S particle's gradient are added at the end). KEYED: only the pairs
+ * PAIR_WANTED admits count (a loop, not unrolled: unrolled, its registers would cost the cell
+ * kernel a quarter of its warps); otherwise every pair does. An L particle past the end of L
+ * computes its pairs and drops them; ALL_VALID: the warp has none.
  */
-template <int NL, bool GRADIENT, bool MIN_IMAGE, bool KEYED, bool ALL_VALID>
+template <int NL, int WIDTH, bool GRADIENT, bool MIN_IMAGE, bool KEYED, bool ALL_VALID>
 inline DEVICE real fullBatch(LaneParticles<NL>& l, const real4* sPos, const int* sKey, bool diagonal,
         const PairParams& params, const PeriodicBox& box, real3* gj) {
     const int lane = threadIdx.x%32;
@@ -185,8 +191,8 @@ inline DEVICE real fullBatch(LaneParticles<NL>& l, const real4* sPos, const int*
         sum[i] = 0;
     if (GRADIENT) {
 #pragma unroll (KEYED ? 1 : 8)
-        for (int step = 0; step < 32; step++) {
-            const int k = lane+step;
+        for (int step = 0; step < WIDTH; step++) {
+            const int k = lane%WIDTH+step;
             const real4 pj = sPos[k];
 #pragma unroll
             for (int i = 0; i < NL; i++) {
@@ -195,12 +201,17 @@ inline DEVICE real fullBatch(LaneParticles<NL>& l, const real4* sPos, const int*
                 sum[i] += (KEYED && !wanted ? 0 : s);
                 addPairGradient(wanted ? g : 0, delta, &l.gradient[i], gj);
             }
-            rotateGradient(gj);
+            rotateGradient<WIDTH>(gj);
+        }
+        if (WIDTH < 32) {
+            gj->x += __shfl_xor_sync(0xffffffff, gj->x, WIDTH);
+            gj->y += __shfl_xor_sync(0xffffffff, gj->y, WIDTH);
+            gj->z += __shfl_xor_sync(0xffffffff, gj->z, WIDTH);
         }
     }
     else {
 #pragma unroll (KEYED ? 1 : 8)
-        for (int k = 0; k < 32; k++) {
+        for (int k = 0; k < WIDTH; k++) {
             const real4 pj = sPos[k];
 #pragma unroll
             for (int i = 0; i < NL; i++) {
@@ -217,31 +228,33 @@ inline DEVICE real fullBatch(LaneParticles<NL>& l, const real4* sPos, const int*
 }
 
 /**
- * One batch of up to 32 S particles, in shared memory, against the lane's L particles. A batch
- * holds its positions and keys twice (sPos[k+32] == sPos[k]), so that a rotation reads
- * sPos[lane+step] without wrapping. Adds the gradients with respect to the lane's L particles to
- * l.gradient (without gradientScale(), which its user applies), returns the lane's sum of s, and
- * leaves in *gjSum, on lane k, the warp's total gradient with respect to S particle k:
- * - a full batch rotates: lane l starts with the sum of particle l and, after each step, hands
- *   it to lane l-1, so that every lane meets every particle and each sum returns home after 32
- *   steps (3 shuffles a step, shared by the lane's NL pairs); it runs without a branch per pair
- *   (fullBatch), tests keys only where a pair may be unwanted (a diagonal batch, or groups that
- *   share particles), and validity only where allValid does not say every L particle exists;
+ * One batch of up to WIDTH (32 or 16) S particles, in shared memory, against the lane's L
+ * particles. A batch holds its positions and keys twice (sPos[k+WIDTH] == sPos[k]), so that a
+ * rotation reads sPos[lane%WIDTH+step] without wrapping. Adds the gradients with respect to the
+ * lane's L particles to l.gradient (without gradientScale(), which its user applies), returns the
+ * lane's sum of s, and leaves in *gjSum, on lane k, the warp's total gradient with respect to S
+ * particle k:
+ * - a full batch rotates: lane l starts with the sum of particle l%WIDTH and, after each step,
+ *   hands it to the next lane down (within groups of WIDTH lanes), so that every lane meets every
+ *   particle and each sum returns home after WIDTH steps (3 shuffles a step, shared by the lane's
+ *   NL pairs); it runs without a branch per pair (fullBatch), tests keys only where a pair may be
+ *   unwanted (a diagonal batch, or groups that share particles), and validity only where allValid
+ *   does not say every L particle exists;
  * - a short batch is broadcast: every lane meets particle k at step k and the warp reduces.
  */
-template <int NL, bool GRADIENT, bool MIN_IMAGE>
+template <int NL, int WIDTH, bool GRADIENT, bool MIN_IMAGE>
 inline DEVICE real pairBatch(LaneParticles<NL>& l, bool allValid, const real4* sPos, const int* sKey, int count, bool diagonal,
         const PairParams& params, const PeriodicBox& box, real3* gjSum) {
     const int lane = threadIdx.x%32;
     real batchSum = 0, g;
     real3 gj = make_real3(0, 0, 0), delta;
-    if (count == 32) {
+    if (count == WIDTH) {
         if (isKeyedBatch(diagonal))
-            batchSum = fullBatch<NL, GRADIENT, MIN_IMAGE, true, false>(l, sPos, sKey, diagonal, params, box, &gj);
+            batchSum = fullBatch<NL, WIDTH, GRADIENT, MIN_IMAGE, true, false>(l, sPos, sKey, diagonal, params, box, &gj);
         else if (allValid)
-            batchSum = fullBatch<NL, GRADIENT, MIN_IMAGE, false, true>(l, sPos, sKey, diagonal, params, box, &gj);
+            batchSum = fullBatch<NL, WIDTH, GRADIENT, MIN_IMAGE, false, true>(l, sPos, sKey, diagonal, params, box, &gj);
         else
-            batchSum = fullBatch<NL, GRADIENT, MIN_IMAGE, false, false>(l, sPos, sKey, diagonal, params, box, &gj);
+            batchSum = fullBatch<NL, WIDTH, GRADIENT, MIN_IMAGE, false, false>(l, sPos, sKey, diagonal, params, box, &gj);
     }
     else if (GRADIENT && count >= ROTATION_THRESHOLD) {
         int k = lane;
@@ -251,7 +264,7 @@ inline DEVICE real pairBatch(LaneParticles<NL>& l, bool allValid, const real4* s
                     batchSum += pairTerm<MIN_IMAGE>(l.pos[i], sPos[k], params, box, &g, &delta);
                     addPairGradient(g, delta, &l.gradient[i], &gj);
                 }
-            rotateGradient(&gj);
+            rotateGradient<32>(&gj);
             k = (k+1)&31;
         }
     }
@@ -281,7 +294,8 @@ inline DEVICE bool isNonzero(real3 v) {
 /**
  * One tile: the block holds the TILE particles of L chunk a in registers, L_PER_THREAD a thread
  * (lane l of warp w holds particles 32*(L_PER_THREAD*w+i)+l), and walks the particles of S chunk
- * b in shared memory in batches of 32 (pairBatch). The gradient with respect to each S particle
+ * b in shared memory in batches of S_BATCH (pairBatch: 32, or 16 where the host chose S chunks of
+ * 16 to fill the GPU with more, shorter warps). The gradient with respect to each S particle
  * is summed over the warp before one shared-memory atomic per particle and warp; global gradient
  * atomics happen once per particle per tile.
  */
@@ -309,18 +323,18 @@ inline DEVICE mixed computeTile(int a, int b, bool diagonal, int sChunk, const r
         l.gradient[i] = make_real3(0, 0, 0);
     }
     for (int j = threadIdx.x; j < sCount; j += TILE_THREADS) {
-        // Each batch of 32 positions twice (pairBatch).
+        // Each batch of S_BATCH positions twice (pairBatch).
         const real4 p = posq[groupAtoms[offsetS+sFirst+j]];
-        const int doubled = j+(j & ~31);
+        const int doubled = j+(j & ~(S_BATCH-1));
 #ifdef GROUPS_OVERLAP
         const int key = groupOriginal[offsetS+sFirst+j];
 #else
         const int key = j;
 #endif
         sPos[doubled] = p;
-        sPos[doubled+32] = p;
+        sPos[doubled+S_BATCH] = p;
         sKey[doubled] = key;
-        sKey[doubled+32] = key;
+        sKey[doubled+S_BATCH] = key;
     }
     if (GRADIENT)
         for (int j = threadIdx.x; j < TILE; j += TILE_THREADS)
@@ -328,10 +342,10 @@ inline DEVICE mixed computeTile(int a, int b, bool diagonal, int sChunk, const r
     __syncthreads();
     const bool allValid = (a*TILE+32*L_PER_THREAD*(warp+1) <= numL);
     mixed cvSum = 0;
-    for (int batch = 0; batch < sCount; batch += 32) {
-        const int count = min(32, sCount-batch);
+    for (int batch = 0; batch < sCount; batch += S_BATCH) {
+        const int count = min(S_BATCH, sCount-batch);
         real3 gj;
-        cvSum += pairBatch<L_PER_THREAD, GRADIENT, true>(l, allValid, sPos+2*batch, sKey+2*batch, count, diagonal, params, box, &gj);
+        cvSum += pairBatch<L_PER_THREAD, S_BATCH, GRADIENT, true>(l, allValid, sPos+2*batch, sKey+2*batch, count, diagonal, params, box, &gj);
         if (GRADIENT && lane < count && isNonzero(gj)) {
             atomicAdd(&sGradient[batch+lane].x, gj.x);
             atomicAdd(&sGradient[batch+lane].y, gj.y);
@@ -387,14 +401,6 @@ KERNEL void computeCoordinationTiles(const real4* RESTRICT posq, const int* REST
 }
 
 #ifdef CELL_HALF_BATCHES
-/** Hand the running gradient of an S particle to the next lane down within the half-warp (lane l gets that of l+1, mod 16). */
-inline DEVICE void rotateGradientInHalf(real3* gj) {
-    const int lane = threadIdx.x%32;
-    gj->x = __shfl_sync(0xffffffff, gj->x, lane+1, 16);
-    gj->y = __shfl_sync(0xffffffff, gj->y, lane+1, 16);
-    gj->z = __shfl_sync(0xffffffff, gj->z, lane+1, 16);
-}
-
 /**
  * A full batch of 32 S particles of the cell lists (CellBatch's layout) against the warp's 32 L
  * particles, two a lane: lane q of half h (q = lane%16) holds L particles q and q+16 and meets
@@ -424,7 +430,7 @@ inline DEVICE real halfBatch(LaneParticles<2>& l, const real4* sPos, const int* 
                 addPairGradient(wanted ? g : 0, delta, &l.gradient[i], &gj);
         }
         if (GRADIENT)
-            rotateGradientInHalf(&gj);
+            rotateGradient<16>(&gj);
     }
     *gjSum = scaled(gradientScale(params), gj);
     return sum;
@@ -485,7 +491,7 @@ struct CellCoordination {
         else
             cvSum += halfBatch<GRADIENT, false>(l, sPos, sKey, diagonal, params, box, &gj);
 #else
-        cvSum += pairBatch<1, GRADIENT, false>(l, true, sPos, sKey, 32, diagonal, params, box, &gj);
+        cvSum += pairBatch<1, 32, GRADIENT, false>(l, true, sPos, sKey, 32, diagonal, params, box, &gj);
 #endif
         if (GRADIENT && threadIdx.x%32 < count && isNonzero(gj))
             addSortedGradient(gj, sIndex[threadIdx.x%32]);
