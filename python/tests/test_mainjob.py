@@ -80,3 +80,17 @@ def test_benchmark_smoke(tmp_path):
         assert row['ms'] > 0 and row['peer_ms'] > 0 and row['empty_step_ms'] > 0
         assert row['ms_per_evaluation'] == pytest.approx(row['ms_in_step'] - row['empty_step_ms'])
         assert row['value_relative_difference'] < 1e-4
+
+
+def test_md_restraint_constant():
+    """The MD benchmark's restraint: k = 10 kJ/mol up to a CV of 10; beyond, a deviation of a tenth
+    of cv0 costs 5 kJ/mol (a fixed k made the 8,000 O self-coordination case blow up)."""
+    folder = os.path.join(REPO, 'benchmarks')
+    sys.path.insert(0, folder)
+    try:
+        from benchmark import restraint_constant
+    finally:
+        sys.path.remove(folder)
+    assert restraint_constant(4.8) == 10.0
+    for cv0 in (457.0, 18411.0):
+        assert 0.5 * restraint_constant(cv0) * (0.1 * cv0) ** 2 == pytest.approx(5.0)
