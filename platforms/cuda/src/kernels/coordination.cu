@@ -345,7 +345,8 @@ inline DEVICE mixed computeTile(int a, int b, bool diagonal, int sChunk, const r
     for (int batch = 0; batch < sCount; batch += S_BATCH) {
         const int count = min(S_BATCH, sCount-batch);
         real3 gj;
-        cvSum += pairBatch<L_PER_THREAD, S_BATCH, GRADIENT, true>(l, allValid, sPos+2*batch, sKey+2*batch, count, diagonal, params, box, &gj);
+        cvSum += pairBatch<L_PER_THREAD, S_BATCH, GRADIENT, true>(l, allValid, sPos+2*batch, sKey+2*batch, count, diagonal, params,
+                box, &gj);
         if (GRADIENT && lane < count && isNonzero(gj)) {
             atomicAdd(&sGradient[batch+lane].x, gj.x);
             atomicAdd(&sGradient[batch+lane].y, gj.y);
