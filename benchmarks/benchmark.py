@@ -133,23 +133,38 @@ class MdRun:
         return time.perf_counter() - start
 
 
-def interleaved_md(system, positions, platform, precision, steps, repeats, forces):
+def interleaved_md(system, positions, platform, precision, steps, repeats, forces, replicas=1):
     """ms per step of the plain box and of the box plus each force, with the Contexts timed in turn,
     round after round (alternating the order), so that drifts of the GPU's clock hit all of them alike.
-    Returns {label: (median ms per step, median over rounds of the time relative to plain)}."""
-    runs = {'plain': MdRun(system, positions, platform, precision)}
-    for label, force in forces:
-        runs[label] = MdRun(system, positions, platform, precision, force)
-    times = {label: [] for label in runs}
+    The plain box and the first force get `replicas` Contexts each, built alike: two Contexts of the
+    same System can step several percent apart for good (where their memory lies, how their atoms
+    were reordered), and the mean over replicas keeps one such Context from deciding a small
+    overhead. Returns ({label: (median ms per step, median over rounds of the time relative to
+    plain, toggled overhead)}, spread: the largest difference between the plain replicas, in
+    percent of the first)."""
+    keys = [('plain', r) for r in range(replicas)]
+    runs = {key: MdRun(system, positions, platform, precision) for key in keys}
+    for index, (label, force) in enumerate(forces):
+        # Copies first: a System takes the force it is given.
+        copies = [force] + [mm.XmlSerializer.clone(force) for _ in range(replicas - 1 if index == 0 else 0)]
+        for r, copy in enumerate(copies):
+            runs[(label, r)] = MdRun(system, positions, platform, precision, copy)
+    order = sorted(runs, key=lambda key: key[1])     # the replicas of a round interleaved
+    times = {key: [] for key in runs}
     for round in range(repeats):
-        for label in (list(runs) if round % 2 == 0 else list(runs)[::-1]):
-            times[label].append(1000 * runs[label].seconds(steps) / steps)
+        for key in (order if round % 2 == 0 else order[::-1]):
+            times[key].append(1000 * runs[key].seconds(steps) / steps)
+    labels = ['plain'] + [label for label, _ in forces]
+    # Per round, the mean over a label's replicas.
+    perRound = {label: np.mean([times[key] for key in runs if key[0] == label], axis=0) for label in labels}
     results = {}
-    for label, values in times.items():
-        relative = [value / plain for value, plain in zip(values, times['plain'])]
-        results[label] = (float(np.median(values)), float(np.median(relative)), toggled_md(runs[label], steps, repeats)
-                          if label != 'plain' else None)
-    return results
+    for label in labels:
+        relative = perRound[label] / perRound['plain']
+        results[label] = (float(np.median(perRound[label])), float(np.median(relative)),
+                          toggled_md(runs[(label, 0)], steps, repeats) if label != 'plain' else None)
+    plainMedians = [np.median(times[('plain', r)]) for r in range(replicas)]
+    spread = 100 * (max(plainMedians) - min(plainMedians)) / plainMedians[0]
+    return results, spread
 
 
 def toggled_md(run, steps, repeats):
@@ -177,7 +192,7 @@ def restraint_constant(cv0):
 
 def bench_md(platform, precision, quick):
     numWaters = 500 if quick else 8000
-    steps, repeats = (200, 3) if quick else (2000, 7)
+    steps, repeats, replicas = (200, 3, 1) if quick else (2000, 7, 3)
     system, positions, oxygens = water_box(numWaters)
     rows = []
     for name, groupA, groupB in md_cases(oxygens, quick):
@@ -201,11 +216,13 @@ def bench_md(platform, precision, quick):
         peerCV.addGlobalParameter('cv0', cv0)
         peerCV.addCollectiveVariable('cv', peer_cv(system.getNumParticles(), groupA, groupB, CUTOFF))
         peerLabel = 'peer (CustomNonbondedForce in CustomCVForce)'
-        timings = interleaved_md(system, positions, platform, precision, steps, repeats,
-                                 (('fast path (own energy expression)', fast),
-                                  ('compatibility path (ours in CustomCVForce)', compatible), (peerLabel, peerCV)))
+        timings, spread = interleaved_md(system, positions, platform, precision, steps, repeats,
+                                         (('fast path (own energy expression)', fast),
+                                          ('compatibility path (ours in CustomCVForce)', compatible), (peerLabel, peerCV)),
+                                         replicas)
         plain = timings['plain'][0]
-        rows.append({'section': 'md', 'case': '%s: plain (%d atoms)' % (name, system.getNumParticles()), 'ms_per_step': plain})
+        rows.append({'section': 'md', 'case': '%s: plain (%d atoms)' % (name, system.getNumParticles()), 'ms_per_step': plain,
+                     'replicas': replicas, 'plain_replica_spread_percent': spread})
         for label, (ms, relative, toggled) in timings.items():
             if label == 'plain':
                 continue
@@ -213,8 +230,9 @@ def bench_md(platform, precision, quick):
                          'overhead_percent': 100 * (relative - 1), 'toggled_overhead_percent': 100 * (toggled - 1),
                          'plain_ms_per_step': plain, 'speedup_vs_peer': timings[peerLabel][0] / ms, 'cv0': cv0, 'k': k,
                          'note': 'Contexts timed in turn, %d rounds of step(%d); overhead: median over rounds of the '
-                                 'time relative to the plain Context of the same round; toggled overhead: the same '
-                                 'Context with and without the force\'s group integrated, in turn' % (repeats, steps)})
+                                 'time relative to the plain Contexts of the same round (plain and fast path: the mean '
+                                 'of %d Contexts each); toggled overhead: the same Context with and without the '
+                                 'force\'s group integrated, in turn' % (repeats, steps, replicas)})
     return rows
 
 
@@ -273,12 +291,22 @@ def step_count(seconds):
     return int(min(1000, max(10, 2.0 / seconds)))
 
 
-def step_time(force, positions, platform, precision, steps, repeats, edge=None):
+def step_time(force, positions, platform, precision, steps, repeats, edge=None, energyOnly=False):
     """Seconds per integrator step with the force alone and every particle frozen (mass 0, so the
     positions never change): the force is evaluated inside each step, with nothing read back.
-    A getState(Energy) at each end synchronizes; median of the repeats."""
+    energyOnly: a CustomIntegrator whose step asks for the energy alone (no forces) and then
+    sets x = x, so that the next step evaluates again; OpenMM sums the energy on the GPU and
+    copies that one number to the host every step. A getState(Energy) at each end synchronizes;
+    median of the repeats."""
     system = force_system(force, len(positions), edge, mass=0.0)
-    context, integrator = make_context(system, platform, precision, mm.VerletIntegrator(0.001))
+    if energyOnly:
+        integrator = mm.CustomIntegrator(0.001)
+        integrator.addGlobalVariable('e', 0)
+        integrator.addComputeGlobal('e', 'energy')
+        integrator.addComputePerDof('x', 'x')
+    else:
+        integrator = mm.VerletIntegrator(0.001)
+    context, integrator = make_context(system, platform, precision, integrator)
     context.setPositions(positions)
     integrator.step(max(1, steps // 10))
 
@@ -290,6 +318,10 @@ def step_time(force, positions, platform, precision, steps, repeats, edge=None):
     if np.abs(context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
               - positions).max() > 1e-5:
         raise RuntimeError('frozen particles moved')
+    if energyOnly:
+        energy = context.getState(getEnergy=True).getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole)
+        if abs(integrator.getGlobalVariableByName('e') - energy) > 1e-5 * max(1.0, abs(energy)):
+            raise RuntimeError('the energy-only step computed %g, not %g' % (integrator.getGlobalVariableByName('e'), energy))
     del context
     return seconds
 
@@ -350,39 +382,68 @@ def pairs_within(positions, edge, distance, platform, precision):
     return count
 
 
+def spatial_order(positions, edge, bins=64):
+    """The particles renumbered along a Z-order (Morton) curve over bins^3 cells of the box: the same
+    configuration, numbered as OpenMM keeps the atoms of any System with a cutoff nonbonded force
+    (it reorders them spatially every 250 steps, the peer's Context included), so that particles
+    close in space are close in index."""
+    cells = np.minimum((positions / edge * bins).astype(np.int64), bins - 1)
+    code = np.zeros(len(positions), dtype=np.int64)
+    for bit in range(int(np.log2(bins))):
+        for axis in range(3):
+            code |= ((cells[:, axis] >> bit) & 1) << (3 * bit + axis)
+    return positions[np.argsort(code, kind='stable')]
+
+
 def bench_cutoff(platform, precision, quick):
-    """Self-coordination of random atoms, periodic, dmax 1 nm (cell lists):
-    energy alone by getState, and forces inside a step, against CustomNonbondedForce CutoffPeriodic."""
+    """Self-coordination of random atoms, periodic, dmax 1 nm (cell lists): getState(Energy) (which
+    computes the forces too), forces inside a step and the energy alone inside a step, against
+    CustomNonbondedForce CutoffPeriodic."""
     # The spec's peer figure (1.55 ms, 7e7 pairs within 1 nm for 1M atoms) is at the number density of
     # water molecules; the last row is at the 3x denser density of water's atoms, for reference.
-    cases = ([(5000, 0.6, WATER_DENSITY)] if quick else
-             [(100000, CUTOFF, WATER_DENSITY), (1000000, CUTOFF, WATER_DENSITY), (1000000, CUTOFF, ATOM_DENSITY)])
+    cases = ([(5000, 0.6, WATER_DENSITY, 'random'), (5000, 0.6, WATER_DENSITY, 'spatial')] if quick else
+             [(100000, CUTOFF, WATER_DENSITY, 'random'), (1000000, CUTOFF, WATER_DENSITY, 'random'),
+              (1000000, CUTOFF, WATER_DENSITY, 'spatial'), (1000000, CUTOFF, ATOM_DENSITY, 'random')])
     rows = []
-    for n, dmax, density in cases:
+    for n, dmax, density, order in cases:
         positions, edge = random_positions(n, density=density)
+        if order == 'spatial':
+            positions = spatial_order(positions, edge)
         group = list(range(n))
-        name = '%s atoms self, %.1f/nm^3, periodic, dmax %g nm' % (format(n, ','), density, dmax)
+        name = '%s atoms self, %.1f/nm^3, periodic, dmax %g nm, %s numbering' % (format(n, ','), density, dmax, order)
         ours = evaluation_time(rational_cv(group, None, dmax, periodic=True), positions, platform, precision, 20, edge, False)
         peer = evaluation_time(peer_cv(n, group, None, dmax), positions, platform, precision, 20, edge, False)
         relative, forceError = check_against_peer(name, ours, peer)
         steps = step_count(max(ours[0], peer[0]))
-        oursStep = step_time(rational_cv(group, None, dmax, periodic=True), positions, platform, precision, steps, 3, edge)
-        peerStep = step_time(peer_cv(n, group, None, dmax), positions, platform, precision, steps, 3, edge)
-        # A step without the force: what remains of a step when the evaluation is taken away.
-        emptyStep = step_time(mm.CustomExternalForce('0'), positions, platform, precision, steps, 3, edge)
+        times = {}
+        for energyOnly in (False, True):
+            for label, force in (('ours', rational_cv(group, None, dmax, periodic=True)), ('peer', peer_cv(n, group, None, dmax)),
+                                 # A step without the force: what remains of a step when the evaluation is taken away.
+                                 ('empty', mm.CustomExternalForce('0'))):
+                times[label, energyOnly] = step_time(force, positions, platform, precision, steps, 3, edge, energyOnly)
         pairs = pairs_within(positions, edge, dmax, platform, precision)
-        rows.append({'section': 'cutoff', 'case': name, 'atoms': n, 'density_per_nm3': density, 'dmax': dmax,
+        oursStep, peerStep, emptyStep = times['ours', False], times['peer', False], times['empty', False]
+        oursEnergy, peerEnergy = (times[label, True] - times['empty', True] for label in ('ours', 'peer'))
+        rows.append({'section': 'cutoff', 'case': name, 'atoms': n, 'density_per_nm3': density, 'dmax': dmax, 'numbering': order,
                      'pairs_within_dmax': pairs,
                      'ms': 1000 * ours[0], 'peer_ms': 1000 * peer[0], 'pairs_per_s': pairs / ours[0],
                      'peer_pairs_per_s': pairs / peer[0], 'speedup_vs_peer': peer[0] / ours[0],
                      'ms_in_step': 1000 * oursStep, 'peer_ms_in_step': 1000 * peerStep, 'speedup_in_step': peerStep / oursStep,
                      'empty_step_ms': 1000 * emptyStep, 'ms_per_evaluation': 1000 * (oursStep - emptyStep),
                      'peer_ms_per_evaluation': 1000 * (peerStep - emptyStep),
+                     'speedup_per_evaluation': (peerStep - emptyStep) / (oursStep - emptyStep),
+                     'energy_only_ms_per_evaluation': 1000 * oursEnergy, 'peer_energy_only_ms_per_evaluation': 1000 * peerEnergy,
+                     'energy_only_speedup': peerEnergy / oursEnergy,
                      'value_relative_difference': relative, 'force_relative_difference': forceError,
-                     'note': 'ms: getState(Energy), energy only, for both (the protocol of the peer figure 1.55 ms for 1M; '
-                             'it includes OpenMM\'s kinetic energy, all velocities copied to the host and summed there, '
-                             'about 1 ms for 1M particles); ms_per_evaluation: ms_in_step less the same step without the force; '
+                     'note': 'ms: getState(Energy) for both (the protocol of the peer figure 1.55 ms for 1M; OpenMM\'s '
+                             'Context::getState computes the forces along with the energy, and adds the kinetic energy, all '
+                             'velocities copied to the host and summed there, about 1 ms for 1M particles); '
+                             'ms_per_evaluation: ms_in_step less the same step without the force; '
                              'ms_in_step: integrator.step(%d) with frozen particles (mass 0), forces every step, per step; '
+                             'energy_only_ms_per_evaluation: the same with a CustomIntegrator step that asks for the energy '
+                             'alone (no forces, no kinetic energy), less that step without the force; '
+                             'numbering: random, or spatial (a Z-order curve, as OpenMM reorders the atoms of a System '
+                             'with a cutoff nonbonded force); '
                              'pairs within dmax counted by our histogram, checked against N(N-1)/2*4/3*pi*dmax^3/V; '
                              'peer: CustomNonbondedForce, CutoffPeriodic %g nm' % (steps, dmax)})
     return rows
@@ -551,7 +612,8 @@ def print_table(rows):
     for row in rows:
         keys = [k for k in ('ms_per_step', 'overhead_percent', 'toggled_overhead_percent', 'ms', 'peer_ms', 'pairs_per_s', 'peer_pairs_per_s',
                             'speedup_vs_peer', 'pairs_per_s_ratio_vs_peer', 'ms_in_step', 'peer_ms_in_step',
-                            'speedup_in_step', 'us_per_evaluation') if k in row]
+                            'speedup_in_step', 'ms_per_evaluation', 'peer_ms_per_evaluation', 'energy_only_ms_per_evaluation',
+                            'peer_energy_only_ms_per_evaluation', 'us_per_evaluation', 'plain_replica_spread_percent') if k in row]
         values = '  '.join('%s=%.4g' % (k, row[k]) for k in keys)
         print('%-11s %-75s %s' % (row['section'], row['case'][:75], values), flush=True)
 

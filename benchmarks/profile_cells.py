@@ -2,6 +2,7 @@
 times: `ncu --metrics gpu__time_duration.sum python benchmarks/profile_cells.py`).
 
     python benchmarks/profile_cells.py [--atoms 1000000] [--density 33.4] [--dmax 1.0] [--precision mixed] [--no-cutoff]
+                                       [--spatial]
 """
 
 import argparse
@@ -21,9 +22,13 @@ def main():
     parser.add_argument('--evaluations', type=int, default=3)
     parser.add_argument('--platform', default='CUDA')
     parser.add_argument('--no-cutoff', action='store_true', help='all pairs, no box (the throughput rows)')
+    parser.add_argument('--spatial', action='store_true', help='particles numbered along a Z-order curve (benchmark.spatial_order)')
     args = parser.parse_args()
     edge = (args.atoms / args.density) ** (1 / 3)
     positions = np.random.default_rng(1).uniform(0, edge, (args.atoms, 3))
+    if args.spatial:
+        from benchmark import spatial_order
+        positions = spatial_order(positions, edge)
     system = mm.System()
     for _ in range(args.atoms):
         system.addParticle(1.0)

@@ -82,15 +82,76 @@ def test_benchmark_smoke(tmp_path):
         assert row['value_relative_difference'] < 1e-4
 
 
-def test_md_restraint_constant():
-    """The MD benchmark's restraint: k = 10 kJ/mol up to a CV of 10; beyond, a deviation of a tenth
-    of cv0 costs 5 kJ/mol (a fixed k made the 8,000 O self-coordination case blow up)."""
+def import_benchmark():
+    """benchmarks/benchmark.py as a module."""
     folder = os.path.join(REPO, 'benchmarks')
     sys.path.insert(0, folder)
     try:
-        from benchmark import restraint_constant
+        import benchmark
     finally:
         sys.path.remove(folder)
+    return benchmark
+
+
+def test_md_restraint_constant():
+    """The MD benchmark's restraint: k = 10 kJ/mol up to a CV of 10; beyond, a deviation of a tenth
+    of cv0 costs 5 kJ/mol (a fixed k made the 8,000 O self-coordination case blow up)."""
+    restraint_constant = import_benchmark().restraint_constant
     assert restraint_constant(4.8) == 10.0
     for cv0 in (457.0, 18411.0):
         assert 0.5 * restraint_constant(cv0) * (0.1 * cv0) ** 2 == pytest.approx(5.0)
+
+
+def test_spatial_order():
+    """The cutoff benchmark's spatial numbering renumbers the same particles (a permutation of the
+    rows) so that particles close in index are close in space: consecutive particles lie far closer
+    together than in the random numbering, and the order follows the Z curve (equal codes stay in
+    their order)."""
+    benchmark = import_benchmark()
+    positions, edge = benchmark.random_positions(20000)
+    ordered = benchmark.spatial_order(positions, edge)
+    assert ordered.shape == positions.shape
+    assert np.array_equal(np.sort(ordered.view('f8,f8,f8'), axis=0), np.sort(positions.view('f8,f8,f8'), axis=0))
+    step = np.linalg.norm(np.diff(ordered, axis=0), axis=1)
+    randomStep = np.linalg.norm(np.diff(positions, axis=0), axis=1)
+    assert np.median(step) < 0.5 and np.median(randomStep) > 0.3 * edge
+    # Two bins per axis: the first eighth of the particles is the cell nearest the origin.
+    corner = benchmark.spatial_order(positions, edge, bins=2)[:len(positions) // 8 - 200]
+    assert np.all(corner < edge / 2)
+
+
+def test_interleaved_md_replicas():
+    """The MD benchmark with replicas (Reference, a tiny water box): plain and the first force get
+    that many Contexts, their times are averaged per round, and the spread of the plain replicas
+    is reported; an added force that costs nothing on the host still shows as a time ratio near 1."""
+    benchmark = import_benchmark()
+    import openmm as mm
+    from openmmcoordination import CoordinationForce
+    system, positions, oxygens = benchmark.water_box(220)
+    forces = []
+    for label in ('first', 'second'):
+        force = CoordinationForce(oxygens[:1], oxygens[1:])
+        force.setUsesPeriodicBoundaryConditions(True)
+        force.setDMax(0.5)
+        forces.append((label, force))
+    results, spread = benchmark.interleaved_md(system, positions, mm.Platform.getPlatformByName('Reference'), 'mixed', 5, 2,
+                                               forces, replicas=2)
+    assert set(results) == {'plain', 'first', 'second'}
+    assert results['plain'][1] == 1.0 and results['plain'][2] is None
+    for label in ('first', 'second'):
+        ms, relative, toggled = results[label]
+        assert ms > 0 and 0.2 < relative < 5 and 0.2 < toggled < 5
+    assert spread >= 0
+
+
+def test_energy_only_step_time():
+    """The cutoff benchmark's energy-only step (a CustomIntegrator that asks for the energy alone,
+    then x = x) evaluates the force at every step and leaves the particles where they were; it checks
+    its own energy against getState, which would raise here if the step had not computed it."""
+    benchmark = import_benchmark()
+    import openmm as mm
+    positions, edge = benchmark.random_positions(400)
+    force = benchmark.rational_cv(list(range(400)), None, 0.6, periodic=True)
+    seconds = benchmark.step_time(force, positions, mm.Platform.getPlatformByName('Reference'), 'mixed', 4, 1, edge,
+                                  energyOnly=True)
+    assert seconds > 0
