@@ -10,10 +10,12 @@ the precision.
 
 Sections (--sections): md (MD step time of a PME water box: plain, our restraint through its own
 energy expression, ours inside CustomCVForce, and CustomNonbondedForce inside CustomCVForce; each
-overhead both against the plain Context and toggled, the force's group on and off in its own Context),
-throughput (CV + forces evaluations, no cutoff, against CustomNonbondedForce, by getState and
-inside a step), cutoff (self-coordination of up to a million atoms with a periodic cutoff, cell
-lists, against CustomNonbondedForce with CutoffPeriodic), latency (a small CV inside a step),
+overhead both against the plain Contexts (three of the plain box and of the fast path) and toggled,
+the force's group on and off in its own Context), throughput (CV + forces evaluations, no cutoff,
+against CustomNonbondedForce, by getState and inside a step), cutoff (self-coordination of up to a
+million atoms with a periodic cutoff, cell lists, against CustomNonbondedForce with CutoffPeriodic;
+per evaluation with forces and with the energy alone, particles numbered at random or in spatial
+order), latency (a small CV inside a step),
 histogram (pair histograms against CuPy), metadynamics (GPU-resident metadynamics against
 openmm.app.Metadynamics).
 """
