@@ -139,13 +139,11 @@ def interleaved_md(system, positions, platform, precision, steps, repeats, force
     """ms per step of the plain box and of the box plus each force, with the Contexts timed in turn,
     round after round (alternating the order), so that drifts of the GPU's clock hit all of them alike.
     The plain box and the first force get `replicas` Contexts each, built alike: two Contexts of the
-    same System can step several percent apart for good (where their memory lies, how their atoms
-    were reordered), and the mean over replicas keeps one such Context from deciding a small
-    overhead. Returns ({label: (median ms per step, median over rounds of the time relative to
+    same System can step several percent apart for as long as they live, and the mean over replicas
+    keeps one such Context from deciding a small overhead. Returns ({label: (median ms per step, median over rounds of the time relative to
     plain, toggled overhead)}, spread: the largest difference between the plain replicas, in
     percent of the first)."""
-    keys = [('plain', r) for r in range(replicas)]
-    runs = {key: MdRun(system, positions, platform, precision) for key in keys}
+    runs = {('plain', r): MdRun(system, positions, platform, precision) for r in range(replicas)}
     for index, (label, force) in enumerate(forces):
         # Copies first: a System takes the force it is given.
         copies = [force] + [mm.XmlSerializer.clone(force) for _ in range(replicas - 1 if index == 0 else 0)]

@@ -105,8 +105,8 @@ def test_md_restraint_constant():
 def test_spatial_order():
     """The cutoff benchmark's spatial numbering renumbers the same particles (a permutation of the
     rows) so that particles close in index are close in space: consecutive particles lie far closer
-    together than in the random numbering, and the order follows the Z curve (equal codes stay in
-    their order)."""
+    together than in the random numbering, and the order follows the Z curve (with two bins an axis,
+    the octant at the origin comes first)."""
     benchmark = import_benchmark()
     positions, edge = benchmark.random_positions(20000)
     ordered = benchmark.spatial_order(positions, edge)
@@ -122,8 +122,9 @@ def test_spatial_order():
 
 def test_interleaved_md_replicas():
     """The MD benchmark with replicas (Reference, a tiny water box): plain and the first force get
-    that many Contexts, their times are averaged per round, and the spread of the plain replicas
-    is reported; an added force that costs nothing on the host still shows as a time ratio near 1."""
+    that many Contexts (two plain Contexts never time exactly alike, so their spread is positive; with
+    one it is 0), their times are averaged per round, and every force gets its overhead and its
+    toggled overhead."""
     benchmark = import_benchmark()
     import openmm as mm
     from openmmcoordination import CoordinationForce
@@ -141,7 +142,7 @@ def test_interleaved_md_replicas():
     for label in ('first', 'second'):
         ms, relative, toggled = results[label]
         assert ms > 0 and 0.2 < relative < 5 and 0.2 < toggled < 5
-    assert spread >= 0
+    assert spread > 0
 
 
 def test_energy_only_step_time():
