@@ -495,6 +495,60 @@ void testForcesOnlyAgainstReference() {
     }
 }
 
+void testHomeListsAgainstReference() {
+    // Lists of homes for one group (COORDINATION_LIST_KIND=homes, a skin of 0.2 nm; other platforms
+    // ignore both), in a rectangular and a triclinic box, with home runs and with chunks, forces
+    // straight to the atoms and by sorted index. Frames: a build, two small moves of every
+    // particle that keep the lists, 30 particles moved anywhere in or out of the box (a rebuild),
+    // a small move again, and 100 particles shifted by box vectors; each against Reference.
+    typedef CoordinationForce F;
+    struct HomeListCase {
+        bool triclinic;
+        string grid, sortedGradient;
+    };
+    vector<HomeListCase> cases = {{false, "1,1,1,1", "0"}, {false, "2,1,1,0", "1"}, {true, "1,1,1,1", "1"}, {true, "1,1,1,0", "0"}};
+    ScopedEnvironment kind("COORDINATION_LIST_KIND", "homes"), skin("COORDINATION_NEIGHBOR_SKIN", "0.2");
+    const int numParticles = 1200;
+    const double dmax = 0.6;
+    for (int c = 0; c < cases.size(); c++) {
+        ScopedEnvironment grid("COORDINATION_CELL_GRID", cases[c].grid), sorted("COORDINATION_SORTED_GRADIENT", cases[c].sortedGradient);
+        OpenMM_SFMT::SFMT sfmt;
+        OpenMM_SFMT::init_gen_rand(170+c, sfmt);
+        Vec3 box[3];
+        if (cases[c].triclinic)
+            triclinicCellBox(box);
+        else
+            rectangularCellBox(box, 4.4, 4.0, 3.6);
+        System system;
+        CoordinationForce* force = cellForce(F::OneGroup, numParticles, sfmt);
+        configureCells(*force, F::Rational, dmax);
+        cellSystem(system, numParticles, box, force);
+        VerletIntegrator integrator(0.001), referenceIntegrator(0.001);
+        Context context(system, integrator, platform, properties);
+        Context reference(system, referenceIntegrator, referencePlatform());
+        vector<Vec3> positions = randomInBox(sfmt, box, numParticles);
+        auto nudge = [&] (int i) { return positions[i]+randomVector(sfmt, 0.04)-Vec3(0.02, 0.02, 0.02); };
+        for (int frame = 0; frame < 6; frame++) {
+            for (int i = 0; i < numParticles; i++) {
+                if (frame == 1 || frame == 2 || frame == 4)
+                    positions[i] = nudge(i);
+                if (frame == 3 && i%40 == 0)
+                    positions[i] = randomInBox(sfmt, box);
+                if (frame == 5 && i%12 == 0)
+                    positions[i] += box[i%3]*(i%2 == 0 ? 1.0 : -2.0);
+            }
+            avoidKinks(*force, positions, box, 64, dmax, nudge);
+            context.setPositions(positions);
+            reference.setPositions(positions);
+            State expected = reference.getState(State::Energy | State::Forces);
+            State state = context.getState(State::Energy | State::Forces);
+            ASSERT(expected.getPotentialEnergy() > 100.0);
+            ASSERT_EQUAL_TOL(expected.getPotentialEnergy(), state.getPotentialEnergy(), tolerance);
+            assertForcesEqual(expected.getForces(), state.getForces(), forceTolerance());
+        }
+    }
+}
+
 void runCellTests() {
     RUN_TEST(testCellsSmallAndLargeCutoffs);
     RUN_TEST(testCellsTriclinic);
@@ -505,4 +559,5 @@ void runCellTests() {
     RUN_TEST(testCellsGroupOfOne);
     RUN_TEST(testCellsHistogram);
     RUN_TEST(testForcesOnlyAgainstReference);
+    RUN_TEST(testHomeListsAgainstReference);
 }

@@ -35,6 +35,8 @@ public:
      * needed (cutoff infinite or beyond half the box) or expected to be faster.
      */
     bool chooseGrid(double cutoff);
+    /** Allocate the arrays of the binning that do not depend on the grid (bin() does, if need be). */
+    void initializeArrays();
     /**
      * Bin the group particles on the GPU with the kernels of cells.cu (assignCells, scanCellBlocks,
      * addCellOffsets, scatterCells). With a rebuildStamp (device pointer), the kernels bin only if
@@ -66,7 +68,11 @@ public:
     OpenMM::CudaArray& getSortedAtoms() {
         return sortedAtom;
     }
-    /** The counter of work items the pair kernels take (cleared by each binning); a second counter follows it. */
+    /**
+     * The counter of work items the pair kernels take (cleared by each binning and each check of
+     * the neighbour lists), then that of the binning's finished blocks, then the count of a build
+     * of home lists (atoms close in memory, see CudaCoordinationNeighborList::getNearFraction).
+     */
     OpenMM::CudaArray& getWorkCounter() {
         return workCounter;
     }
@@ -79,8 +85,8 @@ private:
     bool searchGrid(double cutoff, const double width[3]);
     /** The expected time, in steps of one warp, of binning and visiting the pairs with a grid. */
     double cellCost(const Grid& g, const double width[3], double cutoff) const;
-    /** Launch a kernel with one thread per work unit (through the launcher). */
-    void launch(CUfunction kernel, void** arguments, long long threads, int blockSize);
+    /** Launch a kernel with one thread per work unit (through the launcher); capped: at most OpenMM's number of blocks, for grid-stride kernels. */
+    void launch(CUfunction kernel, void** arguments, long long threads, int blockSize, bool capped = false);
     /** The cells that one block of scanCellBlocks scans (SCAN_CHUNK in cells.cu). */
     static const int ScanChunk = 4096;
     OpenMM::CudaContext& cu;

@@ -45,6 +45,8 @@ private:
     void launchCoordination(int flags);
     /** The arguments of computeCoordinationList, before those that every pair kernel ends with. */
     std::vector<void*> listArguments(void* params, int& flags);
+    /** The arguments of computeCoordinationCells for its lists of homes (homeLists), or for none. */
+    std::vector<void*> homeListArguments(bool homeLists);
     /**
      * Add -dE/dcv times the gradient to the forces (flags: those of the pair kernel's launch, or
      * DirectForces for dE/dcv = 1); entrySlot: the slot of each gradient entry (the cells' sorted
@@ -93,6 +95,11 @@ private:
     std::vector<double> globalValues;
     PairParams<float> paramsFloat;
     PairParams<double> paramsDouble;
+    /** The list arguments of a cell kernel without lists of homes. */
+    CUdeviceptr noPointer = 0;
+    int noStamp = 0;
+    double noCutoffDouble = 0;
+    float noCutoffFloat = 0;
 };
 
 } // namespace CoordinationPlugin

@@ -17,10 +17,15 @@ namespace CoordinationPlugin {
  * reads, now and then and without waiting, the longest list, to grow the lists' capacity.
  * Device memory: about (dmax + skin)^3 times the density times 4 bytes per particle.
  *
- * By default the lists serve groups of up to 50,000 particles (beyond, the cell kernel is faster).
- * COORDINATION_NEIGHBOR_LIST=0 turns them off (the cell kernel evaluates every pair each time),
- * =1 on for any size, =always rebuilds them at every evaluation (to measure a rebuild);
- * COORDINATION_NEIGHBOR_SKIN sets the skin in nm (default a tenth of dmax).
+ * Lists come in two kinds. Lists of particles (computeCoordinationList) serve groups of up to
+ * 50,000 particles by default. Larger groups get lists of homes: the cell kernel
+ * (computeCoordinationCells) records, for each home of up to 32 particles, the particles its
+ * filter kept within dmax + skin, and evaluates those lists without filtering or binning until the
+ * lists are stale; a list a work item of the cells, about (home + dmax + skin)^3 / 2 times the
+ * density times 4 bytes a home. COORDINATION_LIST_KIND=particles or homes forces the kind.
+ * COORDINATION_NEIGHBOR_LIST=0 turns the lists off (the cell kernel filters and evaluates every
+ * pair each time), =1 on for any size, =always rebuilds them at every evaluation (to measure a
+ * rebuild); COORDINATION_NEIGHBOR_SKIN sets the skin in nm (default a tenth of dmax).
  */
 class CudaCoordinationNeighborList {
 public:
@@ -46,7 +51,20 @@ public:
      */
     bool prepare(double dmax, CUfunction checkKernel, CUfunction assignKernel, CUfunction scanKernel, CUfunction offsetKernel,
             CUfunction scatterKernel, OpenMM::CudaArray& groupAtoms);
-    /** After the list kernel's launch: now and then, start reading back the longest list. */
+    /** Whether the lists are lists of homes, evaluated by the cell kernel (else of particles). */
+    bool hasHomeLists() const {
+        return homes;
+    }
+    /**
+     * Of the particles of the last build of home lists read back (0 before), the share whose atom
+     * is within 64 in memory of the atom of the next particle in cell order: near 1 where the atoms
+     * are numbered in spatial order (as OpenMM reorders those of a System with a cutoff), near 0
+     * for a random numbering.
+     */
+    double getNearFraction() const {
+        return nearFraction;
+    }
+    /** After the pair kernel's launch: now and then, start reading back the longest list (and the near fraction). */
     void finishLaunch();
     /** The cells were rebinned for something else: the next evaluation rebuilds. */
     void invalidate() {
@@ -92,7 +110,7 @@ public:
     OpenMM::CudaArray& getEntries() {
         return entries;
     }
-    /** The true length of each list (more than the capacity: evaluated from the cells). */
+    /** The true length of each list, a particle's or a work item's (more than the capacity: evaluated from the cells). */
     OpenMM::CudaArray& getCounts() {
         return listCount;
     }
@@ -103,12 +121,14 @@ public:
 private:
     /** Allocate the entries for this capacity (false, with the lists off, where memory runs out). */
     bool allocate(int newCapacity);
+    /** The mean length of a list for this list cutoff, at the group's mean density in the current box. */
+    double expectedCount(double cutoff) const;
     OpenMM::CudaContext& cu;
     CudaCoordinationLauncher& launcher;
     CudaCoordinationCells& cells;
-    int numParticles, lanes, capacity = 0, stamp = 0, evaluations = 0;
-    bool enabled = true, alwaysRebuild = false, stale = true, unusable = false, reading = false;
-    double skin = -1, dmax = -1, listCutoff2 = 0;
+    int numParticles, lanes, capacity = 0, stamp = 0, evaluations = 0, allocatedLists = 0;
+    bool enabled = true, homes = false, alwaysRebuild = false, stale = true, unusable = false, reading = false;
+    double skin = -1, dmax = -1, listCutoff2 = 0, nearFraction = 0;
     float listCutoff2Float = 0;
     OpenMM::Vec3 box[3];
     CudaCoordinationCells::Grid grid;

@@ -187,13 +187,12 @@ bool CudaCoordinationCells::searchGrid(double cutoff, const double width[3]) {
     return found;
 }
 
-void CudaCoordinationCells::launch(CUfunction kernel, void** arguments, long long threads, int blockSize) {
-    launcher.launch(kernel, arguments, (threads+blockSize-1)/blockSize, blockSize);
+void CudaCoordinationCells::launch(CUfunction kernel, void** arguments, long long threads, int blockSize, bool capped) {
+    long long blocks = (threads+blockSize-1)/blockSize;
+    launcher.launch(kernel, arguments, (capped ? min(blocks, (long long) cu.getNumThreadBlocks()) : blocks), blockSize);
 }
 
-void CudaCoordinationCells::bin(CUfunction assignKernel, CUfunction scanKernel, CUfunction offsetKernel, CUfunction scatterKernel,
-        CudaArray& groupAtoms, CUdeviceptr rebuildStamp, int stamp) {
-    int numBins = grid.numCells*(oneGroup ? 1 : 2), numScanBlocks = (numBins+ScanChunk-1)/ScanChunk;
+void CudaCoordinationCells::initializeArrays() {
     int positionSize = (cu.getUseDoublePrecision() ? sizeof(double4) : sizeof(float4));
     if (!wrapped.isInitialized()) {
         wrapped.initialize(cu, numBinned, positionSize, "coordinationCellWrapped");
@@ -202,9 +201,15 @@ void CudaCoordinationCells::bin(CUfunction assignKernel, CUfunction scanKernel, 
         sortedAtom.initialize<int>(cu, numBinned, "coordinationCellAtoms");
         cellOf.initialize<int>(cu, numBinned, "coordinationCellOf");
         cellRank.initialize<int>(cu, numBinned, "coordinationCellRank");
-        workCounter.initialize<unsigned int>(cu, 2, "coordinationCellCounters");
+        workCounter.initialize<unsigned int>(cu, 3, "coordinationCellCounters");
         cu.clearBuffer(workCounter);
     }
+}
+
+void CudaCoordinationCells::bin(CUfunction assignKernel, CUfunction scanKernel, CUfunction offsetKernel, CUfunction scatterKernel,
+        CudaArray& groupAtoms, CUdeviceptr rebuildStamp, int stamp) {
+    int numBins = grid.numCells*(oneGroup ? 1 : 2), numScanBlocks = (numBins+ScanChunk-1)/ScanChunk;
+    initializeArrays();
     if (!cellCount.isInitialized() || cellCount.getSize() < numBins) {
         // The scan clears the counts it reads; fresh ones start cleared.
         if (cellCount.isInitialized()) {
@@ -228,16 +233,19 @@ void CudaCoordinationCells::bin(CUfunction assignKernel, CUfunction scanKernel, 
             &cellRank.getDevicePointer(), &wrapped.getDevicePointer(), &numBins, &cellStart.getDevicePointer(), &blocksDone,
             &workCounter.getDevicePointer(), &rebuildStamp, &stamp};
     // Few cells: the assignment's last block scans them (in blocks of 1024 threads), which saves two launches.
-    launch(assignKernel, assignArgs, numBinned, numScanBlocks == 1 ? 1024 : BinBlockSize);
+    // Where the lists decide (rebuildStamp), most evaluations bin nothing: the grid-stride kernels
+    // then take fewer blocks, which return sooner.
+    bool capped = (rebuildStamp != 0);
+    launch(assignKernel, assignArgs, numBinned, numScanBlocks == 1 ? 1024 : BinBlockSize, capped);
     if (numScanBlocks > 1) {
         void* scanArgs[] = {&cellCount.getDevicePointer(), &cellStart.getDevicePointer(), &numBins, &blockOffset.getDevicePointer(),
                 &blocksDone, &workCounter.getDevicePointer(), &rebuildStamp, &stamp};
         launch(scanKernel, scanArgs, numScanBlocks*1024LL, 1024);
         void* offsetArgs[] = {&cellStart.getDevicePointer(), &numBins, &blockOffset.getDevicePointer(), &rebuildStamp, &stamp};
-        launch(offsetKernel, offsetArgs, numBins, BinBlockSize);
+        launch(offsetKernel, offsetArgs, numBins, BinBlockSize, capped);
     }
     void* scatterArgs[] = {&cellOf.getDevicePointer(), &cellRank.getDevicePointer(), &cellStart.getDevicePointer(),
             &wrapped.getDevicePointer(), &groupAtoms.getDevicePointer(), &numBinned, &sortedPos.getDevicePointer(),
             &sortedSlot.getDevicePointer(), &sortedAtom.getDevicePointer(), &rebuildStamp, &stamp};
-    launch(scatterKernel, scatterArgs, numBinned, BinBlockSize);
+    launch(scatterKernel, scatterArgs, numBinned, BinBlockSize, capped);
 }

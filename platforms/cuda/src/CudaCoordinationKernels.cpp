@@ -212,6 +212,9 @@ void CudaCalcCoordinationForceKernel::copyParametersToContext(ContextImpl& conte
 }
 
 void CudaCalcCoordinationForceKernel::updateGroupAtoms() {
+    // Lists of homes keep the atoms of the last build (sortedAtom): build them anew.
+    if (neighborList)
+        neighborList->invalidate();
     int numAtoms = cu.getNumAtoms();
     void* invertArgs[] = {&cu.getAtomIndexArray().getDevicePointer(), &inverseAtomIndex.getDevicePointer(), &numAtoms};
     cu.executeKernel(invertKernel, invertArgs, numAtoms);
@@ -278,13 +281,17 @@ void CudaCalcCoordinationForceKernel::launchCoordination(int flags) {
     int tile = CudaCoordinationProgram::TileSize;
     bool useList = (neighborList && neighborList->prepare(dmax, checkListKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel,
             scatterCellsKernel, groupAtoms));
-    bool useCells = (!useList && binCells(dmax));
-    // The cell kernel's forces for a large group: its gradient, by sorted index, then applyChainRule() with dE/dcv = 1.
-    bool sortedForces = (useCells && (flags & DirectForces) && sortedGradient);
+    // Lists of homes are the cell kernel's: prepare() launched the check and the binning.
+    bool homeLists = (useList && neighborList->hasHomeLists());
+    bool useCells = (homeLists || (!useList && binCells(dmax)));
+    // The cell kernel's forces for a large group: its gradient, by sorted index, then applyChainRule() with dE/dcv = 1;
+    // with home lists, only while the atoms are not in spatial order (the lists measure it at each build).
+    bool spatialAtoms = (homeLists && getenv("COORDINATION_SORTED_GRADIENT") == NULL && neighborList->getNearFraction() > 0.5);
+    bool sortedForces = (useCells && (flags & DirectForces) && sortedGradient && !spatialAtoms);
     int cellFlags = (sortedForces ? (flags & ~DirectForces) | Gradient : flags);
     CUdeviceptr sortedSlots = (useCells ? cells->getSortedSlots().getDevicePointer() : 0);
     vector<void*> args;
-    if (useList)
+    if (useList && !homeLists)
         args = listArguments(params, flags);
     else if (useCells) {
         args = {&cells->getSortedPositions().getDevicePointer(), &sortedSlots, &cells->getSortedAtoms().getDevicePointer(),
@@ -292,6 +299,8 @@ void CudaCalcCoordinationForceKernel::launchCoordination(int flags) {
                 &cells->getGrid(), params, cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(),
                 cu.getPeriodicBoxVecZPointer(), &cellFlags, &cu.getLongForceBuffer().getDevicePointer(), &gradient.getDevicePointer(),
                 &numSlots};
+        vector<void*> lists = homeListArguments(homeLists);
+        args.insert(args.end(), lists.begin(), lists.end());
     }
     else if (mode == CoordinationForce::PairList) {
         args = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &numL, params,
@@ -313,19 +322,31 @@ void CudaCalcCoordinationForceKernel::launchCoordination(int flags) {
     if (chainRule)
         for (auto& table : tables)
             args.push_back(&table->getDevicePointer());
-    if (useList) {
+    if (useList && !homeLists)
         launcher->launch(listKernel, args.data(), min((numL*(long long) listLanes+ListBlockSize-1)/ListBlockSize,
                 (long long) residentListBlocks), ListBlockSize);
-        neighborList->finishLaunch();
-    }
     else if (useCells)
         launcher->launch(cellsKernel, args.data(), min(((long long) cells->getNumItems()*32+tile-1)/tile, (long long) maxBlocks), tile);
     else if (mode == CoordinationForce::PairList)
         launcher->launch(pairsKernel, args.data(), min((numL+tile-1)/tile, maxBlocks), tile);
     else
         launcher->launch(tilesKernel, args.data(), getNumTileBlocks(sChunk, residentTileBlocks), tileThreads);
+    if (useList)
+        neighborList->finishLaunch();
     if (flags & Gradient || sortedForces)
         launchChainRule(flags & Gradient ? flags : DirectForces, sortedSlots);
+}
+
+vector<void*> CudaCalcCoordinationForceKernel::homeListArguments(bool homeLists) {
+    if (!homeLists)
+        return {&noPointer, &noStamp, &noPointer, &noPointer, &noPointer, &noPointer, &noPointer, &noPointer, &noPointer, &noPointer,
+                &noPointer, &noStamp, (cu.getUseDoublePrecision() ? (void*) &noCutoffDouble : (void*) &noCutoffFloat)};
+    CudaCoordinationNeighborList& list = *neighborList;
+    return {&list.getRebuildStamp().getDevicePointer(), (void*) &list.getStamp(), &cu.getPosq().getDevicePointer(),
+            &groupAtoms.getDevicePointer(), &list.getListPositions().getDevicePointer(), &list.getReferencePositions().getDevicePointer(),
+            &list.getShifts().getDevicePointer(), &list.getSlots().getDevicePointer(), &list.getEntries().getDevicePointer(),
+            &list.getCounts().getDevicePointer(), &list.getMaxCount().getDevicePointer(), (void*) &list.getCapacity(),
+            list.getListCutoff2()};
 }
 
 vector<void*> CudaCalcCoordinationForceKernel::listArguments(void* params, int& flags) {

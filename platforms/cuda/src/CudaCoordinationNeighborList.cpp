@@ -15,8 +15,9 @@ using namespace std;
 static const int MaxParticles = 1 << 27;
 // A particle may move by this share of the skin before the lists are stale (the rest is margin for rounding).
 static const double HalfSkinShare = 0.49;
-// By default the lists serve groups up to this size. Larger groups wait on the lists' scattered
-// loads of neighbour positions, where the cell kernel's shared batches are faster.
+// By default lists of particles serve groups up to this size, lists of homes larger ones: the
+// lists of particles wait on their scattered loads of neighbour positions, where the cell
+// kernel's shared batches are faster.
 static const int MaxDefaultParticles = 50000;
 // Evaluations between reads of the longest list (besides after every forced rebuild).
 static const int ReadInterval = 64;
@@ -29,10 +30,13 @@ static string environment(const char* name) {
 
 CudaCoordinationNeighborList::CudaCoordinationNeighborList(CudaContext& cu, CudaCoordinationLauncher& launcher,
         CudaCoordinationCells& cells, int numParticles) : cu(cu), launcher(launcher), cells(cells), numParticles(numParticles) {
-    string mode = environment("COORDINATION_NEIGHBOR_LIST");
+    string mode = environment("COORDINATION_NEIGHBOR_LIST"), kind = environment("COORDINATION_LIST_KIND");
     if (mode != "" && mode != "0" && mode != "1" && mode != "always")
         throw OpenMMException("CoordinationForce: the environment variable COORDINATION_NEIGHBOR_LIST must be 0, 1 or always, not '"+mode+"'");
-    enabled = (mode != "0" && numParticles > 1 && numParticles < MaxParticles && (mode != "" || numParticles <= MaxDefaultParticles));
+    if (kind != "" && kind != "particles" && kind != "homes")
+        throw OpenMMException("CoordinationForce: the environment variable COORDINATION_LIST_KIND must be particles or homes, not '"+kind+"'");
+    homes = (kind == "homes" || (kind == "" && numParticles > MaxDefaultParticles));
+    enabled = (mode != "0" && numParticles > 1 && numParticles < MaxParticles);
     alwaysRebuild = (mode == "always");
     lanes = chooseLanes(cu, numParticles);
     memset(&grid, 0, sizeof(grid));
@@ -65,6 +69,8 @@ int CudaCoordinationNeighborList::chooseLanes(CudaContext& cu, int numParticles)
 
 bool CudaCoordinationNeighborList::allocate(int newCapacity) {
     newCapacity = ((newCapacity+lanes-1)/lanes)*lanes;
+    // A list a particle, or a list a work item of the cell kernel.
+    int numLists = (homes ? (int) cells.getNumItems() : numParticles);
     try {
         if (!rebuildStamp.isInitialized()) {
             int positionSize = (cu.getUseDoublePrecision() ? sizeof(double4) : sizeof(float4));
@@ -74,17 +80,20 @@ bool CudaCoordinationNeighborList::allocate(int newCapacity) {
             refPos.initialize(cu, numParticles, positionSize, "coordinationListReference");
             listShift.initialize(cu, numParticles, positionSize, "coordinationListShifts");
             listSlot.initialize<int>(cu, numParticles, "coordinationListSlots");
-            listCount.initialize<int>(cu, numParticles, "coordinationListCounts");
             maxCount.initialize<unsigned int>(cu, 1, "coordinationListMaxCount");
             cu.clearBuffer(maxCount);
-            if (cuMemHostAlloc((void**) &pinnedMaxCount, sizeof(unsigned int), 0) != CUDA_SUCCESS ||
+            if (cuMemHostAlloc((void**) &pinnedMaxCount, 2*sizeof(unsigned int), 0) != CUDA_SUCCESS ||
                     cuEventCreate(&readEvent, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
                 throw OpenMMException("CoordinationForce: pinned memory or an event for the neighbour lists");
         }
-        size_t size = numParticles*(size_t) newCapacity;
+        if (!listCount.isInitialized())
+            listCount.initialize<int>(cu, numLists, "coordinationListCounts");
+        else if (listCount.getSize() < numLists)
+            listCount.resize(numLists);
+        size_t size = numLists*(size_t) newCapacity;
         if (!entries.isInitialized())
             entries.initialize<unsigned int>(cu, size, "coordinationListEntries");
-        else
+        else if (entries.getSize() != size)
             entries.resize(size);
     }
     catch (OpenMMException& error) {
@@ -93,7 +102,18 @@ bool CudaCoordinationNeighborList::allocate(int newCapacity) {
         return false;
     }
     capacity = newCapacity;
+    allocatedLists = numLists;
     return true;
+}
+
+double CudaCoordinationNeighborList::expectedCount(double cutoff) const {
+    double density = numParticles/(box[0][0]*box[1][1]*box[2][2]);
+    if (!homes)
+        return density*4*M_PI/3*cutoff*cutoff*cutoff;
+    // A home of 32 particles taken as a cube; one group visits half of the space around it.
+    double side = cbrt(32/density), homes = ceil(numParticles/32.0);
+    double volume = side*side*side+6*side*side*cutoff+3*M_PI*side*cutoff*cutoff+4*M_PI/3*cutoff*cutoff*cutoff;
+    return homes*(0.5*density*volume+3)/cells.getNumItems();
 }
 
 bool CudaCoordinationNeighborList::prepare(double dmax, CUfunction checkKernel, CUfunction assignKernel, CUfunction scanKernel,
@@ -129,22 +149,27 @@ bool CudaCoordinationNeighborList::prepare(double dmax, CUfunction checkKernel, 
     // The longest list read back since: more than the capacity asks for more room.
     if (reading && cuEventQuery(readEvent) == CUDA_SUCCESS) {
         reading = false;
+        nearFraction = (homes ? pinnedMaxCount[1]/(double) numParticles : 0.0);
         if (*pinnedMaxCount > (unsigned int) capacity) {
             if (!allocate((int) (*pinnedMaxCount*1.2)+32))
                 return false;
             stale = true;
         }
     }
-    if (capacity == 0) {
-        // Room for the expected count at the group's mean density and six standard deviations.
-        double expected = numParticles/(box[0][0]*box[1][1]*box[2][2])*4*M_PI/3*cutoff*cutoff*cutoff;
-        if (!allocate((int) min(expected+6*sqrt(expected)+32, (double) numParticles)))
-            return false;
-    }
     if (memcmp(&cells.getGrid(), &grid, sizeof(grid)) != 0) {
         grid = cells.getGrid();
         stale = true;
     }
+    if (capacity == 0 || (homes && cells.getNumItems() != allocatedLists)) {
+        // Room for the expected count at the group's mean density and six standard deviations
+        // (the lists of homes: half as much again).
+        double expected = expectedCount(cutoff);
+        double wanted = (homes ? 1.5*expected+64 : min(expected+6*sqrt(expected)+32, (double) numParticles));
+        if (!allocate((int) max(wanted, (double) capacity)))
+            return false;
+        stale = true;
+    }
+    cells.initializeArrays();
     stamp = (stamp+1) & 0x3fffffff;
     int force = (stale || alwaysRebuild ? 1 : 0);
     double halfSkin2 = pow(HalfSkinShare*skin, 2);
@@ -152,7 +177,7 @@ bool CudaCoordinationNeighborList::prepare(double dmax, CUfunction checkKernel, 
     void* halfSkinArg = (cu.getUseDoublePrecision() ? (void*) &halfSkin2 : (void*) &halfSkin2Float);
     void* checkArgs[] = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &listSlot.getDevicePointer(),
             &listShift.getDevicePointer(), &refPos.getDevicePointer(), &listPos.getDevicePointer(), &numParticles, halfSkinArg,
-            &force, &stamp, &rebuildStamp.getDevicePointer()};
+            &force, &stamp, &rebuildStamp.getDevicePointer(), &cells.getWorkCounter().getDevicePointer()};
     int blockSize = 256;
     launcher.launch(checkKernel, checkArgs, (force ? 1 : min((numParticles+blockSize-1)/blockSize, cu.getNumThreadBlocks())), blockSize);
     cells.bin(assignKernel, scanKernel, offsetKernel, scatterKernel, groupAtoms, rebuildStamp.getDevicePointer(), stamp);
@@ -168,6 +193,9 @@ bool CudaCoordinationNeighborList::prepare(double dmax, CUfunction checkKernel, 
 void CudaCoordinationNeighborList::finishLaunch() {
     if (!reading && evaluations%ReadInterval == 0) {
         cuMemcpyDtoHAsync(pinnedMaxCount, maxCount.getDevicePointer(), sizeof(unsigned int), cu.getCurrentStream());
+        if (homes)
+            cuMemcpyDtoHAsync(pinnedMaxCount+1, cells.getWorkCounter().getDevicePointer()+2*sizeof(unsigned int), sizeof(unsigned int),
+                    cu.getCurrentStream());
         cuEventRecord(readEvent, cu.getCurrentStream());
         reading = true;
     }

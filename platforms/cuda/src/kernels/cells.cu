@@ -40,6 +40,17 @@ typedef struct {
 #define REAL_AS_CELL(w) __float_as_int(w)
 #endif
 
+/**
+ * An entry of a list (neighbors.cu): the sorted index of a particle in LIST_INDEX_BITS, and above
+ * them the code of the periodic image to use (IMAGE_CODE: 0 to 26; HOME_CODE for a particle of a
+ * home's own cells, unshifted, that pairs only with L particles of lower index).
+ */
+#define LIST_INDEX_BITS 27
+#define LIST_INDEX_MASK ((1u << LIST_INDEX_BITS)-1)
+#define IMAGE_CODE(wx, wy, wz) (((wz)+1)*9+((wy)+1)*3+(wx)+1)
+#define HOME_CODE 27
+#define HOME_HEADER 3
+
 /** Wrap a position into the box and return the index of its cell. */
 inline DEVICE int findCell(real4* pos, const CellGrid& grid, real4 invBoxSize, real4 vecX, real4 vecY, real4 vecZ) {
     real4 p = *pos;
@@ -115,6 +126,8 @@ inline DEVICE int scanChunk(int* in, int* out, int first, int count, int carry, 
 
 /**
  * Find every group particle's cell and its rank within the cell; keep the wrapped position.
+ * Clears workCounter[2], where a build of home lists counts the neighbours in cell order whose
+ * atoms are close in memory (computeCoordinationCells).
  * Where the bins fit in one scan chunk (numBins <= SCAN_CHUNK; then blocks of 1024 threads), the
  * last block to finish turns the counts into starts (as scanCellBlocks would) and clears the
  * counter of work items.
@@ -127,6 +140,8 @@ KERNEL void assignCells(const real4* RESTRICT posq, const int* RESTRICT groupAto
     DEPENDENT_KERNEL_START
     if (isBinningSkipped(rebuildStamp, stamp))
         return;
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        workCounter[2] = 0;
     for (int slot = blockIdx.x*blockDim.x+threadIdx.x; slot < numBinned; slot += blockDim.x*gridDim.x) {
         real4 p = posq[groupAtoms[slot]];
         int cell = findCell(&p, grid, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
@@ -225,7 +240,9 @@ inline DEVICE void beginCellLane(LaneParticles<1>& l, int index, int slot, bool 
  * places further, so that a rotation reads place first+step without wrapping: with
  * CELL_HALF_BATCHES, particle k of half h = k/16 at 32*h+k%16 and 16 further, else k and k+32),
  * and the particles' sorted indices (place k); count of them filled, and whether any is from the
- * home run (a diagonal batch of one group).
+ * home run (a diagonal batch of one group). Where record is not NULL, a home list is being built:
+ * every particle the filter keeps is also written there as a list entry (recorded places used of
+ * recordCapacity; see visitCellHome).
  */
 typedef struct {
     real4* pos;
@@ -233,11 +250,13 @@ typedef struct {
     int* index;
     int count;
     bool diagonal;
+    unsigned int* record;
+    int recorded, recordCapacity;
 } CellBatch;
 
 /** The shared memory of the batches of a block's warps (blockDim.x == TILE), and this warp's batch in it. */
 #define CELL_BATCH_MEMORY __shared__ real4 cellBatchPos[2*TILE]; __shared__ int cellBatchKey[2*TILE], cellBatchIndex[TILE];
-#define WARP_CELL_BATCH {cellBatchPos+64*(threadIdx.x/32), cellBatchKey+64*(threadIdx.x/32), cellBatchIndex+32*(threadIdx.x/32), 0, false}
+#define WARP_CELL_BATCH {cellBatchPos+64*(threadIdx.x/32), cellBatchKey+64*(threadIdx.x/32), cellBatchIndex+32*(threadIdx.x/32), 0, false, NULL, 0, 0}
 
 /**
  * The L particles a lane of the cell coordination kernel holds: two with CELL_HALF_BATCHES, where
@@ -286,13 +305,32 @@ inline DEVICE void flushCellBatch(CellBatch& b, int count, Visitor& visitor) {
 }
 
 /**
- * Load the sorted S particles [first, end) 32 at a time, shifted by shift, keep those within the
- * filter distance of the L bounding box [lo, hi] (ballot and compaction), and hand every full
- * batch of 32 to the visitor. With one group, the particles of the home run (home) pair only with
- * L particles of lower sorted index: their key is their sorted index, that of the others INT_MAX.
+ * Whether p is within sqrt(filter2) of any of the warp's L positions (pl, one a lane; a lane
+ * without an L particle of the home holds a position of the home's row or group, which may only
+ * keep more).
+ */
+inline DEVICE bool nearWarpParticle(real4 p, real4 pl, real filter2) {
+    bool near = false;
+    for (int i = 0; i < 32; i++) {
+        const real dx = p.x-__shfl_sync(0xffffffff, pl.x, i), dy = p.y-__shfl_sync(0xffffffff, pl.y, i);
+        const real dz = p.z-__shfl_sync(0xffffffff, pl.z, i);
+        near |= (dx*dx+dy*dy+dz*dz <= filter2);
+    }
+    return near;
+}
+
+/**
+ * Load the sorted S particles [first, end) 32 at a time, shifted by shift (of image code), keep
+ * those within the filter distance of the L bounding box [lo, hi] (and, where a home list is
+ * being built, of one of the L particles: pl, the lane's; nearWarpParticle keeps about a quarter
+ * fewer than the box alone at water's density, for every evaluation that reads the list, but
+ * costs more than it saves where the filter runs at every evaluation), compact them (ballot) and
+ * hand every full batch of 32 to the visitor. With one group, the particles of the home run
+ * (home) pair only with L particles of lower sorted index: their key is their sorted index, that
+ * of the others INT_MAX.
  */
 template <class Visitor>
-inline DEVICE void filterCellRange(int first, int end, real3 shift, bool home, real3 lo, real3 hi, real filter2,
+inline DEVICE void filterCellRange(int first, int end, real3 shift, int code, bool home, real3 lo, real3 hi, real4 pl, real filter2,
         const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot, const int* RESTRICT groupOriginal, CellBatch& b,
         Visitor& visitor) {
     const int lane = threadIdx.x%32;
@@ -317,10 +355,18 @@ inline DEVICE void filterCellRange(int first, int end, real3 shift, bool home, r
             real dz = max(max(lo.z-p.z, p.z-hi.z), (real) 0);
             keep = (dx*dx+dy*dy+dz*dz <= filter2);
         }
+        if (b.record != NULL && __any_sync(0xffffffff, keep))
+            keep &= nearWarpParticle(p, pl, filter2);
         const unsigned int kept = __ballot_sync(0xffffffff, keep);
         if (kept == 0)
             continue;
-        int slot = b.count+__popc(kept & ((1u << lane)-1));
+        const int before = __popc(kept & ((1u << lane)-1));
+        if (b.record != NULL) {
+            if (keep && b.recorded+before < b.recordCapacity)
+                b.record[b.recorded+before] = k | ((unsigned int) (home ? HOME_CODE : code) << LIST_INDEX_BITS);
+            b.recorded += __popc(kept);
+        }
+        int slot = b.count+before;
 #ifdef ONE_GROUP
         const int key = (home ? k : 0x7fffffff);
 #else
@@ -362,6 +408,12 @@ inline DEVICE real3 cellRangeShift(int wx, int wy, int wz, real4 vecX, real4 vec
     return make_real3((wy*vecY.x+wz*vecZ.x)+wx*vecX.x, wy*vecY.y+wz*vecZ.y, wz*vecZ.z);
 }
 
+/** The periodic shift of an image code (IMAGE_CODE; HOME_CODE: none), for a table of all of them. */
+inline DEVICE real4 imageShift(int code, real4 vecX, real4 vecY, real4 vecZ) {
+    const real3 shift = (code == HOME_CODE ? make_real3(0, 0, 0) : cellRangeShift(code%3-1, (code/3)%3-1, code/9-1, vecX, vecY, vecZ));
+    return make_real4(shift.x, shift.y, shift.z, 0);
+}
+
 /**
  * The cells [xFirst, xLast] of cell row (y, z) of the grid whose cells start at cellBase, all
  * three unwrapped (within one box of the grid), split where they wrap around the box:
@@ -385,11 +437,11 @@ inline DEVICE void visitRowRanges(int y, int z, int xFirst, int xLast, int cellB
 /**
  * The S cells of one row (oy, oz) around home run [hx0, hx1] of cell row (hy, hz): the unwrapped
  * x cells [xFirst, xLast] (in the home row of one group, the cells after the run), each range
- * filtered into the batch with its periodic shift.
+ * filtered into the batch with its periodic shift (lo, hi: the L bounding box; pl: the lane's L position).
  */
 template <class Visitor>
 inline DEVICE void visitCellRow(int row, int hx0, int hx1, int hy, int hz, const CellGrid& grid, const int* RESTRICT cellStart,
-        real3 lo, real3 hi, real filter2, const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot,
+        real3 lo, real3 hi, real4 pl, real filter2, const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot,
         const int* RESTRICT groupOriginal, real4 vecX, real4 vecY, real4 vecZ, CellBatch& batch, Visitor& visitor) {
     const int width = 2*grid.ry+1;
 #ifdef ONE_GROUP
@@ -401,7 +453,8 @@ inline DEVICE void visitCellRow(int row, int hx0, int hx1, int hy, int hz, const
 #endif
     const int oz = offset/width-grid.rz, oy = offset%width-grid.ry;
     auto filterRange = [&] (int first, int end, int wx, int wy, int wz) {
-        filterCellRange(first, end, cellRangeShift(wx, wy, wz, vecX, vecY, vecZ), false, lo, hi, filter2, sortedPos, sortedSlot,
+        filterCellRange(first, end, cellRangeShift(wx, wy, wz, vecX, vecY, vecZ), IMAGE_CODE(wx, wy, wz), false, lo, hi, pl, filter2,
+                sortedPos, sortedSlot,
                 groupOriginal, batch, visitor);
     };
     visitRowRanges(hy+oy, hz+oz, (homeRow ? hx1+1 : hx0-grid.rx), hx1+grid.rx, grid.sBase, grid, cellStart, filterRange);
@@ -412,7 +465,9 @@ inline DEVICE void visitCellRow(int row, int hx0, int hx1, int hy, int hz, const
  * valid where the lane holds one), all in row (hy, hz) within cells [hx0, hx1], the first of them
  * at sorted index homeFirst (visitor.beginL/endL), against the S particles of rows
  * [firstRow, endRow) that lie within the cutoff of their bounding box, in batches of 32
- * (visitor.batch). batch holds the warp's shared slots.
+ * (visitor.batch). batch holds the warp's shared slots. Where it builds a home list (record), the
+ * home takes HOME_HEADER places (the sorted index of lane 0's L particle, the lanes that hold
+ * one, the number of entries that follow) and then its entries (visitHomeList reads them).
  */
 template <class Visitor>
 inline DEVICE void visitCellHome(int homeFirst, int hx0, int hx1, int hy, int hz, int firstRow, int endRow, int l, int lSlot,
@@ -426,16 +481,24 @@ inline DEVICE void visitCellHome(int homeFirst, int hx0, int hx1, int hy, int hz
     visitor.beginL(l, lSlot, valid, pl);
     batch.count = 0;
     batch.diagonal = false;
+    const int header = batch.recorded;
+    batch.recorded += (batch.record != NULL ? HOME_HEADER : 0);
 #ifdef ONE_GROUP
     if (firstRow == 0)
-        filterCellRange(homeFirst, cellStart[grid.lBase+(hz*grid.ny+hy)*grid.nx+hx1+1], make_real3(0, 0, 0), true, lo, hi,
-                filter*filter, sortedPos, sortedSlot, groupOriginal, batch, visitor);
+        filterCellRange(homeFirst, cellStart[grid.lBase+(hz*grid.ny+hy)*grid.nx+hx1+1], make_real3(0, 0, 0), HOME_CODE, true, lo, hi,
+                pl, filter*filter, sortedPos, sortedSlot, groupOriginal, batch, visitor);
 #endif
     for (int row = firstRow; row < endRow; row++)
-        visitCellRow(row, hx0, hx1, hy, hz, grid, cellStart, lo, hi, filter*filter, sortedPos, sortedSlot, groupOriginal,
+        visitCellRow(row, hx0, hx1, hy, hz, grid, cellStart, lo, hi, pl, filter*filter, sortedPos, sortedSlot, groupOriginal,
                 vecX, vecY, vecZ, batch, visitor);
     if (batch.count > 0)
         flushCellBatch(batch, batch.count, visitor);
+    const unsigned int lanes = __ballot_sync(0xffffffff, valid);
+    if (batch.record != NULL && threadIdx.x%32 == 0 && batch.recorded <= batch.recordCapacity) {
+        batch.record[header] = l;
+        batch.record[header+1] = lanes;
+        batch.record[header+2] = batch.recorded-header-HOME_HEADER;
+    }
     visitor.endL(l, valid);
 }
 
@@ -447,7 +510,7 @@ inline DEVICE void visitCellHome(int homeFirst, int hx0, int hx1, int hy, int hz
 template <class Visitor>
 inline DEVICE void visitCellItem(int item, const CellGrid& grid, real cutoff2, const int* RESTRICT cellStart,
         const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot, const int* RESTRICT groupOriginal, real4 vecX,
-        real4 vecY, real4 vecZ, CellBatch batch, Visitor& visitor) {
+        real4 vecY, real4 vecZ, CellBatch& batch, Visitor& visitor) {
     const int lane = threadIdx.x%32;
     const int home = item/grid.itemsPerRun, firstRow = (item-home*grid.itemsPerRun)*grid.rowsPerItem;
     const int endRow = min(firstRow+grid.rowsPerItem, grid.rowsPerRun);
@@ -497,6 +560,64 @@ inline DEVICE void visitCellItem(int item, const CellGrid& grid, real cutoff2, c
         visitCellHome(homeFirst, hx0, hx1, hy, hz, firstRow, endRow, l, lSlot, valid, pl, grid, cutoff2, cellStart, sortedPos,
                 sortedSlot, groupOriginal, vecX, vecY, vecZ, batch, visitor);
     }
+}
+
+/**
+ * One work item from the home list that visitCellItem recorded for it (record, recorded places):
+ * each home's L particles (sorted indices from its header's first on, the lanes its header names)
+ * against the S particles of its entries, at their current positions pos (in the sorted order of
+ * the build) shifted by shifts[code] (imageShift of every code), in batches of 32
+ * (visitor.batch). No filter: the list holds every particle that was within the list cutoff
+ * (dmax + skin) of the home's bounding box at the build, so while no particle has moved more than
+ * half the skin, every pair within dmax is among them.
+ */
+template <class Visitor>
+inline DEVICE void visitHomeList(const unsigned int* RESTRICT record, int recorded, const real4* RESTRICT pos, const real4* shifts,
+        CellBatch& batch, Visitor& visitor) {
+    const int lane = threadIdx.x%32;
+    for (int c = 0; c < recorded; ) {
+        const int first = record[c], end = c+HOME_HEADER+record[c+2];
+        const bool valid = (record[c+1] >> lane) & 1;
+        visitor.beginL(first+lane, -1, valid, pos[valid ? first+lane : first]);
+        // Two batches ahead the entries, one ahead their positions, so that the loads wait less.
+        c += HOME_HEADER;
+        unsigned int entry = (c+lane < end ? record[c+lane] : 0);
+        real4 p = pos[entry & LIST_INDEX_MASK];
+        unsigned int nextEntry = (c+32+lane < end ? record[c+32+lane] : 0);
+        for (; c < end; c += 32) {
+            const real4 nextP = pos[nextEntry & LIST_INDEX_MASK];
+            const unsigned int laterEntry = (c+64+lane < end ? record[c+64+lane] : 0);
+            const int index = entry & LIST_INDEX_MASK, code = entry >> LIST_INDEX_BITS;
+            const bool home = (code == HOME_CODE && c+lane < end);
+            if (c+lane < end) {
+                const real4 shift = shifts[code];
+                storeInBatch(batch, lane, make_real4(p.x+shift.x, p.y+shift.y, p.z+shift.z, p.w), (home ? index : 0x7fffffff), index);
+            }
+            batch.diagonal = __any_sync(0xffffffff, home);
+            flushCellBatch(batch, min(32, end-c), visitor);
+            entry = nextEntry;
+            p = nextP;
+            nextEntry = laterEntry;
+        }
+        c = end;
+        visitor.endL(first+lane, valid);
+    }
+}
+
+/**
+ * At a build of lists (neighbors.cu), what checkNeighborList needs of sorted particle k of this
+ * evaluation's binning: its slot, the shift that wrapped it into the box (its cell in w), and its
+ * position, as the current and as the reference one.
+ */
+inline DEVICE void recordListParticle(int k, const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot,
+        const real4* RESTRICT posq, const int* RESTRICT groupAtoms, real4* RESTRICT listPos, real4* RESTRICT refPos,
+        real4* RESTRICT listShift, int* RESTRICT listSlot) {
+    const int slot = sortedSlot[k];
+    const real4 p = sortedPos[k], raw = posq[groupAtoms[slot]];
+    listSlot[k] = slot;
+    listShift[k] = make_real4(p.x-raw.x, p.y-raw.y, p.z-raw.z, p.w);
+    listPos[k] = p;
+    refPos[k] = p;
 }
 
 /** The next work item for this warp, from the counter that the binning clears. */

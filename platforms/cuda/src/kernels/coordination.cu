@@ -519,15 +519,54 @@ struct CellCoordination {
     }
 };
 
-/** Every work item of the cell lists, one warp each. */
+/**
+ * The home lists of the cell kernel (one group, kernels/neighbors.cu's checks): none (every
+ * evaluation filters the cells), REBUILD (this evaluation's binning is new: each item's list is
+ * recorded while it is evaluated, with the list cutoff) or KEEP (each item is evaluated from its
+ * list at the current positions pos; an item whose list outgrew the capacity is filtered from the
+ * cells of the last build, at pos). entries: capacity places an item; count: the places each item used.
+ */
+#define HOME_LISTS_NONE 0
+// Atoms whose indices differ by less than this are close in memory (CudaCoordinationNeighborList::getNearFraction).
+#define NEAR_ATOMS 64
+#define HOME_LISTS_REBUILD 1
+#define HOME_LISTS_KEEP 2
+typedef struct {
+    int state, capacity;
+    unsigned int* entries;
+    int* count;
+    real cutoff2;
+    const real4* pos;
+    const real4* shifts;
+} HomeLists;
+
+/** Every work item of the cell lists, one warp each (from its home list where lists keeps one). */
 template <bool GRADIENT>
 inline DEVICE mixed computeCellItems(CellCoordination<GRADIENT> visitor, const CellGrid& grid, const int* RESTRICT cellStart,
-        unsigned int* RESTRICT workCounter, CellBatch batch) {
+        unsigned int* RESTRICT workCounter, CellBatch batch, const HomeLists& lists, unsigned int* RESTRICT maxCount) {
     const int numItems = countCellItems(grid);
+    int largest = 0;
     visitor.cvSum = 0;
-    for (int item = nextCellItem(workCounter); item < numItems; item = nextCellItem(workCounter))
-        visitCellItem(item, grid, visitor.params.dmax2, cellStart, visitor.sortedPos, visitor.sortedSlot, visitor.groupOriginal,
+    for (int item = nextCellItem(workCounter); item < numItems; item = nextCellItem(workCounter)) {
+        unsigned int* record = lists.entries+(size_t) item*lists.capacity;
+        const int recorded = (lists.state == HOME_LISTS_KEEP ? lists.count[item] : 0);
+        if (lists.state == HOME_LISTS_KEEP && recorded <= lists.capacity) {
+            visitHomeList(record, recorded, lists.pos, lists.shifts, batch, visitor);
+            continue;
+        }
+        batch.record = (lists.state == HOME_LISTS_REBUILD ? record : NULL);
+        batch.recorded = 0;
+        batch.recordCapacity = lists.capacity;
+        visitCellItem(item, grid, (lists.state == HOME_LISTS_NONE ? visitor.params.dmax2 : lists.cutoff2), cellStart,
+                (lists.state == HOME_LISTS_KEEP ? lists.pos : visitor.sortedPos), visitor.sortedSlot, visitor.groupOriginal,
                 visitor.box.vecX, visitor.box.vecY, visitor.box.vecZ, batch, visitor);
+        if (batch.record != NULL && threadIdx.x%32 == 0) {
+            lists.count[item] = batch.recorded;
+            largest = max(largest, batch.recorded);
+        }
+    }
+    if (lists.state == HOME_LISTS_REBUILD && threadIdx.x%32 == 0)
+        atomicMax(maxCount, (unsigned int) largest);
     return visitor.cvSum;
 }
 
@@ -541,29 +580,55 @@ inline DEVICE mixed computeCellItems(CellCoordination<GRADIENT> visitor, const C
 
 /**
  * The CV over the pairs of neighbouring cells (a finite cutoff in a periodic box). With GRADIENT,
- * the gradient goes to gradient[] by sorted index.
+ * the gradient goes to gradient[] by sorted index. With home lists (rebuildStamp not NULL: one
+ * group, CudaCoordinationNeighborList), the lists are rebuilt where *rebuildStamp == stamp, and the
+ * arrays that checkNeighborList reads (listSlot, listShift, refPos, listPos) recorded from this
+ * evaluation's binning; otherwise the lists are evaluated at listPos.
  */
 KERNEL CELL_LAUNCH_BOUNDS void computeCoordinationCells(const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot,
         const int* RESTRICT sortedAtom, const int* RESTRICT cellStart, unsigned int* RESTRICT workCounter,
         const int* RESTRICT groupOriginal, CellGrid grid, PairParams params, real4 periodicBoxVecX, real4 periodicBoxVecY,
         real4 periodicBoxVecZ, int flags, unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient, int numSlots,
-        mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial, unsigned int* RESTRICT counter, double* RESTRICT cvState,
-        const double* RESTRICT globals ENERGY_TABLE_PARAMETERS) {
+        const int* RESTRICT rebuildStamp, int stamp, const real4* RESTRICT posq, const int* RESTRICT groupAtoms,
+        real4* RESTRICT listPos, real4* RESTRICT refPos, real4* RESTRICT listShift, int* RESTRICT listSlot,
+        unsigned int* RESTRICT listEntries, int* RESTRICT listCount, unsigned int* RESTRICT maxCount, int capacity,
+        real listCutoff2, mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial, unsigned int* RESTRICT counter,
+        double* RESTRICT cvState, const double* RESTRICT globals ENERGY_TABLE_PARAMETERS) {
     CELL_BATCH_MEMORY
+    __shared__ real4 shifts[HOME_CODE+1];
     DEPENDENT_KERNEL_START
     const CellBatch batch = WARP_CELL_BATCH;
     const real4 unused = make_real4(0, 0, 0, 0);
     const PeriodicBox box = {unused, unused, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, 0};
+    HomeLists lists = {HOME_LISTS_NONE, capacity, listEntries, listCount, listCutoff2, listPos, shifts};
+    if (rebuildStamp != NULL) {
+        lists.state = (*rebuildStamp == stamp ? HOME_LISTS_REBUILD : HOME_LISTS_KEEP);
+        if (threadIdx.x <= HOME_CODE)
+            shifts[threadIdx.x] = imageShift(threadIdx.x, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
+        __syncthreads();
+    }
+    if (lists.state == HOME_LISTS_REBUILD) {
+        // And how many particles have their atom close in memory to that of the next in cell
+        // order (the host reads it back: if most do, forces straight to the atoms are cheaper).
+        int near = 0;
+        for (int k = blockIdx.x*blockDim.x+threadIdx.x; k < numSlots; k += blockDim.x*gridDim.x) {
+            recordListParticle(k, sortedPos, sortedSlot, posq, groupAtoms, listPos, refPos, listShift, listSlot);
+            near += (k+1 < numSlots && abs(sortedAtom[k+1]-sortedAtom[k]) < NEAR_ATOMS);
+        }
+        near = __reduce_add_sync(0xffffffff, near);
+        if (threadIdx.x%32 == 0 && near > 0)
+            atomicAdd(&workCounter[2], (unsigned int) near);
+    }
     mixed cvSum;
     if (flags & (FLAG_DIRECT_FORCES | FLAG_GRADIENT)) {
         CellCoordination<true> visitor = {sortedPos, sortedSlot, sortedAtom, groupOriginal, params, box, flags, numSlots, forceBuffer,
                 gradient};
-        cvSum = computeCellItems(visitor, grid, cellStart, workCounter, batch);
+        cvSum = computeCellItems(visitor, grid, cellStart, workCounter, batch, lists, maxCount);
     }
     else {
         CellCoordination<false> visitor = {sortedPos, sortedSlot, sortedAtom, groupOriginal, params, box, flags, numSlots, forceBuffer,
                 gradient};
-        cvSum = computeCellItems(visitor, grid, cellStart, workCounter, batch);
+        cvSum = computeCellItems(visitor, grid, cellStart, workCounter, batch, lists, maxCount);
     }
     finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvState, globals ENERGY_TABLE_ARGUMENTS);
 }

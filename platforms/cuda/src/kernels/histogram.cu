@@ -140,7 +140,7 @@ KERNEL void histogramCells(const real4* RESTRICT sortedPos, const int* RESTRICT 
         sCounts[bin] = 0;
     __syncthreads();
     const int numItems = countCellItems(grid);
-    const CellBatch batch = WARP_CELL_BATCH;
+    CellBatch batch = WARP_CELL_BATCH;
     CellHistogram visitor = {groupOriginal, maxDistance2, invBinWidth, numBins, sCounts, counts};
     for (int item = nextCellItem(workCounter); item < numItems; item = nextCellItem(workCounter))
         visitCellItem(item, grid, maxDistance2, cellStart, sortedPos, sortedSlot, groupOriginal, periodicBoxVecX, periodicBoxVecY,

@@ -20,15 +20,7 @@
  * grows the capacity (maxCount).
  */
 
-#define LIST_INDEX_BITS 27
-#define LIST_INDEX_MASK ((1u << LIST_INDEX_BITS)-1)
-
-/** The image code of a periodic shift (cellRangeShift) and the shift of a code. */
-#define IMAGE_CODE(wx, wy, wz) (((wz)+1)*9+((wy)+1)*3+(wx)+1)
-inline DEVICE real4 imageShift(int code, real4 vecX, real4 vecY, real4 vecZ) {
-    const real3 shift = cellRangeShift(code%3-1, (code/3)%3-1, code/9-1, vecX, vecY, vecZ);
-    return make_real4(shift.x, shift.y, shift.z, 0);
-}
+// Entries: LIST_INDEX_BITS, IMAGE_CODE and imageShift in cells.cu.
 
 /** Where entry c of list particle k is stored. */
 inline DEVICE size_t listPlace(int k, int c, int numParticles) {
@@ -50,12 +42,15 @@ inline DEVICE real listLaneSum(real v, unsigned int mask) {
 /**
  * The current positions in list order, each with its cell of the last build in w, and whether
  * the lists must be rebuilt: a particle moved further than sqrt(halfSkin2) from where it was at
- * the last build (or its position is not finite), or the host asks (force).
+ * the last build (or its position is not finite), or the host asks (force). Clears the counter of
+ * the cell kernel's work items (which the binning clears too, where it runs).
  */
 KERNEL void checkNeighborList(const real4* RESTRICT posq, const int* RESTRICT groupAtoms, const int* RESTRICT listSlot,
         const real4* RESTRICT listShift, const real4* RESTRICT refPos, real4* RESTRICT listPos, int numParticles, real halfSkin2,
-        int force, int stamp, int* RESTRICT rebuildStamp) {
+        int force, int stamp, int* RESTRICT rebuildStamp, unsigned int* RESTRICT workCounter) {
     DEPENDENT_KERNEL_START
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        *workCounter = 0;
     if (force) {
         if (blockIdx.x == 0 && threadIdx.x == 0)
             *rebuildStamp = stamp;
@@ -178,11 +173,7 @@ inline DEVICE mixed computeListParticles(bool rebuild, const real4* RESTRICT pos
             visitNeighborCells(k, sums.pi, sortedPos, cellStart, grid, shifts, builder);
             count = builder.count;
             if (t == 0) {
-                const real4 p = sums.pi, raw = posq[groupAtoms[slot]];
-                listSlot[k] = slot;
-                listShift[k] = make_real4(p.x-raw.x, p.y-raw.y, p.z-raw.z, p.w);
-                listPos[k] = p;
-                refPos[k] = p;
+                recordListParticle(k, sortedPos, sortedSlot, posq, groupAtoms, listPos, refPos, listShift, listSlot);
                 listCount[k] = count;
                 largest = max(largest, count);
             }
