@@ -326,6 +326,25 @@ def step_time(force, positions, platform, precision, steps, repeats, edge=None, 
     return seconds
 
 
+class environment:
+    """Environment variables set for the duration of a with block (the CUDA kernel's switches are
+    read when a Context is created), then restored."""
+
+    def __init__(self, **variables):
+        self.variables = variables
+
+    def __enter__(self):
+        self.saved = {name: os.environ.get(name) for name in self.variables}
+        os.environ.update(self.variables)
+
+    def __exit__(self, *exception):
+        for name, value in self.saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def check_against_peer(name, ours, peer):
     """Raise unless our (seconds, value, forces) agree with the peer's; return the differences."""
     relative = abs(ours[1] - peer[1]) / abs(peer[1])
@@ -421,8 +440,16 @@ def bench_cutoff(platform, precision, quick):
                                  # A step without the force: what remains of a step when the evaluation is taken away.
                                  ('empty', mm.CustomExternalForce('0'))):
                 times[label, energyOnly] = step_time(force, positions, platform, precision, steps, 3, edge, energyOnly)
+        # Our lists of homes (the default from 50,001 particles) are built once in a frozen box: the
+        # same step with them rebuilt at every evaluation, and with no lists (the cell kernel filters
+        # the cells at every evaluation, as before the lists of homes).
+        for label, mode in (('rebuilt', 'always'), ('no lists', '0')):
+            with environment(COORDINATION_NEIGHBOR_LIST=mode):
+                times[label, False] = step_time(rational_cv(group, None, dmax, periodic=True), positions, platform, precision,
+                                                steps, 3, edge)
         pairs = pairs_within(positions, edge, dmax, platform, precision)
         oursStep, peerStep, emptyStep = times['ours', False], times['peer', False], times['empty', False]
+        rebuilt, noLists = times['rebuilt', False] - emptyStep, times['no lists', False] - emptyStep
         oursEnergy, peerEnergy = (times[label, True] - times['empty', True] for label in ('ours', 'peer'))
         rows.append({'section': 'cutoff', 'case': name, 'atoms': n, 'density_per_nm3': density, 'dmax': dmax, 'numbering': order,
                      'pairs_within_dmax': pairs,
@@ -434,6 +461,8 @@ def bench_cutoff(platform, precision, quick):
                      'speedup_per_evaluation': (peerStep - emptyStep) / (oursStep - emptyStep),
                      'energy_only_ms_per_evaluation': 1000 * oursEnergy, 'peer_energy_only_ms_per_evaluation': 1000 * peerEnergy,
                      'energy_only_speedup': peerEnergy / oursEnergy,
+                     'rebuilt_ms_per_evaluation': 1000 * rebuilt, 'no_lists_ms_per_evaluation': 1000 * noLists,
+                     'ms_per_evaluation_rebuilt_every_10': 1000 * ((oursStep - emptyStep) * 9 + rebuilt) / 10,
                      'value_relative_difference': relative, 'force_relative_difference': forceError,
                      'note': 'ms: getState(Energy) for both (the protocol of the peer figure 1.55 ms for 1M; OpenMM\'s '
                              'Context::getState computes the forces along with the energy, and adds the kinetic energy, all '
@@ -444,6 +473,10 @@ def bench_cutoff(platform, precision, quick):
                              'alone (no forces, no kinetic energy), less that step without the force; '
                              'numbering: random, or spatial (a Z-order curve, as OpenMM reorders the atoms of a System '
                              'with a cutoff nonbonded force); '
+                             'rebuilt_ms_per_evaluation: ours with its neighbour lists rebuilt at every evaluation '
+                             '(COORDINATION_NEIGHBOR_LIST=always; frozen, the lists are otherwise built once), '
+                             'ms_per_evaluation_rebuilt_every_10: one rebuild in ten evaluations (in MD the lists are '
+                             'rebuilt when a particle has moved 0.049 nm); no_lists_ms_per_evaluation: lists off; '
                              'pairs within dmax counted by our histogram, checked against N(N-1)/2*4/3*pi*dmax^3/V; '
                              'peer: CustomNonbondedForce, CutoffPeriodic %g nm' % (steps, dmax)})
     return rows
@@ -613,7 +646,8 @@ def print_table(rows):
         keys = [k for k in ('ms_per_step', 'overhead_percent', 'toggled_overhead_percent', 'ms', 'peer_ms', 'pairs_per_s', 'peer_pairs_per_s',
                             'speedup_vs_peer', 'pairs_per_s_ratio_vs_peer', 'ms_in_step', 'peer_ms_in_step',
                             'speedup_in_step', 'ms_per_evaluation', 'peer_ms_per_evaluation', 'energy_only_ms_per_evaluation',
-                            'peer_energy_only_ms_per_evaluation', 'us_per_evaluation', 'plain_replica_spread_percent') if k in row]
+                            'peer_energy_only_ms_per_evaluation', 'rebuilt_ms_per_evaluation', 'ms_per_evaluation_rebuilt_every_10',
+                            'no_lists_ms_per_evaluation', 'us_per_evaluation', 'plain_replica_spread_percent') if k in row]
         values = '  '.join('%s=%.4g' % (k, row[k]) for k in keys)
         print('%-11s %-75s %s' % (row['section'], row['case'][:75], values), flush=True)
 

@@ -156,3 +156,16 @@ def test_energy_only_step_time():
     seconds = benchmark.step_time(force, positions, mm.Platform.getPlatformByName('Reference'), 'mixed', 4, 1, edge,
                                   energyOnly=True)
     assert seconds > 0
+
+
+def test_environment_restores_variables(monkeypatch):
+    """The benchmark's environment block sets the CUDA switches for the Contexts created inside it,
+    then restores what was there (a value, or nothing)."""
+    benchmark = import_benchmark()
+    monkeypatch.setenv('COORDINATION_NEIGHBOR_LIST', '1')
+    monkeypatch.delenv('COORDINATION_LIST_KIND', raising=False)
+    with benchmark.environment(COORDINATION_NEIGHBOR_LIST='always', COORDINATION_LIST_KIND='homes'):
+        assert os.environ['COORDINATION_NEIGHBOR_LIST'] == 'always'
+        assert os.environ['COORDINATION_LIST_KIND'] == 'homes'
+    assert os.environ['COORDINATION_NEIGHBOR_LIST'] == '1'
+    assert 'COORDINATION_LIST_KIND' not in os.environ
