@@ -18,6 +18,10 @@
  * read consecutive words. A particle with more neighbours than the capacity keeps the true count
  * and is evaluated from the cells of the last build instead (correct, only slower), and the host
  * grows the capacity (maxCount).
+ *
+ * Large groups keep lists of homes instead, with the same check and binning: the cell kernel
+ * (computeCoordinationCells in coordination.cu, visitHomeList in cells.cu) takes the place of
+ * computeCoordinationList, and a list belongs to a work item of the cells, not to a particle.
  */
 
 // Entries: LIST_INDEX_BITS, IMAGE_CODE and imageShift in cells.cu.
