@@ -85,7 +85,10 @@ private:
     bool searchGrid(double cutoff, const double width[3]);
     /** The expected time, in steps of one warp, of binning and visiting the pairs with a grid. */
     double cellCost(const Grid& g, const double width[3], double cutoff) const;
-    /** Launch a kernel with one thread per work unit (through the launcher); capped: at most OpenMM's number of blocks, for grid-stride kernels. */
+    /**
+     * Launch a kernel with one thread per work unit (through the launcher); capped: at most
+     * OpenMM's number of blocks, for grid-stride kernels.
+     */
     void launch(CUfunction kernel, void** arguments, long long threads, int blockSize, bool capped = false);
     /** The cells that one block of scanCellBlocks scans (SCAN_CHUNK in cells.cu). */
     static const int ScanChunk = 4096;

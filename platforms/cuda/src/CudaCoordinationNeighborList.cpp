@@ -34,7 +34,8 @@ CudaCoordinationNeighborList::CudaCoordinationNeighborList(CudaContext& cu, Cuda
     if (mode != "" && mode != "0" && mode != "1" && mode != "always")
         throw OpenMMException("CoordinationForce: the environment variable COORDINATION_NEIGHBOR_LIST must be 0, 1 or always, not '"+mode+"'");
     if (kind != "" && kind != "particles" && kind != "homes")
-        throw OpenMMException("CoordinationForce: the environment variable COORDINATION_LIST_KIND must be particles or homes, not '"+kind+"'");
+        throw OpenMMException("CoordinationForce: the environment variable COORDINATION_LIST_KIND must be particles or homes, not '"+
+                kind+"'");
     homes = (kind == "homes" || (kind == "" && numParticles > MaxDefaultParticles));
     enabled = (mode != "0" && numParticles > 1 && numParticles < MaxParticles);
     alwaysRebuild = (mode == "always");

@@ -256,7 +256,8 @@ typedef struct {
 
 /** The shared memory of the batches of a block's warps (blockDim.x == TILE), and this warp's batch in it. */
 #define CELL_BATCH_MEMORY __shared__ real4 cellBatchPos[2*TILE]; __shared__ int cellBatchKey[2*TILE], cellBatchIndex[TILE];
-#define WARP_CELL_BATCH {cellBatchPos+64*(threadIdx.x/32), cellBatchKey+64*(threadIdx.x/32), cellBatchIndex+32*(threadIdx.x/32), 0, false, NULL, 0, 0}
+#define WARP_CELL_BATCH {cellBatchPos+64*(threadIdx.x/32), cellBatchKey+64*(threadIdx.x/32), cellBatchIndex+32*(threadIdx.x/32), \
+        0, false, NULL, 0, 0}
 
 /**
  * The L particles a lane of the cell coordination kernel holds: two with CELL_HALF_BATCHES, where
