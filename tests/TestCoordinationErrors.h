@@ -2,6 +2,7 @@
 
 #include "CoordinationTestUtilities.h"
 #include "openmm/TabulatedFunction.h"
+#include <memory>
 
 void testSetterErrors() {
     // Groups: repeated or negative indices, empty groups, pair lists of different lengths.
@@ -50,6 +51,20 @@ void testSetterErrors() {
     // Index checks of the accessors.
     ASSERT_COORDINATION_ERROR(force.getGlobalParameterName(0));
     ASSERT_COORDINATION_ERROR(force.getTabulatedFunction(0));
+    // An energy expression that does not parse is refused at once; a table may come later.
+    ASSERT_COORDINATION_ERROR_NAMING(force.setEnergyExpression("cv*"), "cv*");
+    ASSERT_COORDINATION_ERROR_NAMING(force.setEnergyExpression("0.5*(cv-1"), "parse");
+    ASSERT_COORDINATION_ERROR(force.setEnergyExpression("bias(cv, 2)"));
+    ASSERT_EQUAL("cv", force.getEnergyExpression());
+    force.setEnergyExpression("bias(cv)+min(cv, 2)+k*later(cv)");
+    ASSERT_EQUAL("bias(cv)+min(cv, 2)+k*later(cv)", force.getEnergyExpression());
+    // Global parameters need finite defaults.
+    ASSERT_COORDINATION_ERROR_NAMING(force.addGlobalParameter("k", NAN), "k");
+    ASSERT_COORDINATION_ERROR_NAMING(force.addGlobalParameter("k", -INFINITY), "-inf");
+    ASSERT_EQUAL(0, force.getNumGlobalParameters());
+    force.addGlobalParameter("k", 1e300);
+    ASSERT_COORDINATION_ERROR_NAMING(force.setGlobalParameterDefaultValue(0, INFINITY), "inf");
+    ASSERT_EQUAL(1e300, force.getGlobalParameterDefaultValue(0));
 }
 
 /** Create a Context for a force on six particles (the checks that need the System happen here). */
@@ -78,10 +93,7 @@ void testContextErrors() {
     inverted->setDMax(0.3);
     inverted->setD0(0.4);
     ASSERT_COORDINATION_ERROR(createContext(inverted));
-    // Energy expressions that do not parse or use unknown variables.
-    CoordinationForce* unparsable = new CoordinationForce({0, 1, 2});
-    unparsable->setEnergyExpression("cv*(");
-    ASSERT_COORDINATION_ERROR(createContext(unparsable));
+    // Energy expressions that use unknown variables (one that does not parse is refused by the setter).
     CoordinationForce* unknown = new CoordinationForce({0, 1, 2});
     unknown->addGlobalParameter("k", 1.0);
     unknown->setEnergyExpression("k*cv*q");
@@ -89,6 +101,15 @@ void testContextErrors() {
     CoordinationForce* missingTable = new CoordinationForce({0, 1, 2});
     missingTable->setEnergyExpression("bias(cv)");
     ASSERT_COORDINATION_ERROR(createContext(missingTable));
+    // Tables with a range or values that are not finite (OpenMM itself accepts them).
+    CoordinationForce* infiniteMax = new CoordinationForce({0, 1, 2});
+    infiniteMax->addTabulatedFunction("bias", new Continuous1DFunction({0.0, 1.0, 2.0}, 0.0, INFINITY));
+    infiniteMax->setEnergyExpression("bias(cv)");
+    ASSERT_COORDINATION_ERROR_NAMING(createContext(infiniteMax), "inf");
+    CoordinationForce* infiniteValue = new CoordinationForce({0, 1, 2});
+    infiniteValue->addTabulatedFunction("bias", new Continuous1DFunction({0.0, INFINITY, 2.0}, 0.0, 3.0));
+    infiniteValue->setEnergyExpression("bias(cv)");
+    ASSERT_COORDINATION_ERROR_NAMING(createContext(infiniteValue), "index 1");
 }
 
 void testRuntimeErrors() {
@@ -109,6 +130,10 @@ void testRuntimeErrors() {
     ASSERT_COORDINATION_ERROR(force->getPairHistogram(context, 10, NAN));
     ASSERT_COORDINATION_ERROR(force->accumulatePairHistogram(context, 0, 1.0));
     ASSERT_COORDINATION_ERROR(force->accumulatePairHistogram(context, 10, 0.0));
+    // Histograms too large to allocate are refused before anything is allocated.
+    ASSERT_COORDINATION_ERROR_NAMING(force->getPairHistogram(context, 1000000000, 1.0), "1000000000");
+    ASSERT_COORDINATION_ERROR_NAMING(force->getPairHistogram(context, CoordinationForce::MaxHistogramBins+1, 1.0), "MaxHistogramBins");
+    ASSERT_COORDINATION_ERROR_NAMING(force->accumulatePairHistogram(context, 1000000000, 1.0), "1000000000");
     ASSERT_EQUAL(0, force->getNumAccumulatedFrames(context));
     // A NaN position of a particle in a group gives an error, not a NaN force.
     positions[4] = Vec3(NAN, 0, 0);
@@ -125,8 +150,65 @@ void testRuntimeErrors() {
     ASSERT(isfinite(context.getState(State::Energy).getPotentialEnergy()));
 }
 
+/** A Context for a force on the six modePositions() particles. */
+static Context* createContextAt(CoordinationForce* force, System& system, VerletIntegrator& integrator) {
+    for (int i = 0; i < 6; i++)
+        system.addParticle(1.0);
+    system.addForce(force);
+    Context* context = new Context(system, integrator, platform, properties);
+    context->setPositions(modePositions());
+    return context;
+}
+
+void testNonFiniteEnergy() {
+    // A global parameter set to NaN in the Context.
+    System system;
+    VerletIntegrator integrator(0.001);
+    CoordinationForce* force = new CoordinationForce({0, 1, 2}, {3, 4});
+    force->addGlobalParameter("k", 2.0);
+    force->setEnergyExpression("k*cv");
+    unique_ptr<Context> context(createContextAt(force, system, integrator));
+    double cv = force->getCollectiveVariableValue(*context);
+    ASSERT_EQUAL_TOL(2*cv, context->getState(State::Energy).getPotentialEnergy(), tolerance);
+    context->setParameter("k", NAN);
+    ASSERT_COORDINATION_ERROR_NAMING(context->getState(State::Energy), "k = nan");
+    ASSERT_COORDINATION_ERROR_NAMING(context->getState(State::Forces), "k*cv");
+    ASSERT_COORDINATION_ERROR(integrator.step(1));
+    context->setParameter("k", 3.0);
+    ASSERT_EQUAL_TOL(3*cv, context->getState(State::Energy).getPotentialEnergy(), tolerance);
+    // A finite default whose energy overflows.
+    System system2;
+    VerletIntegrator integrator2(0.001);
+    CoordinationForce* huge = new CoordinationForce({0, 1, 2}, {3, 4});
+    huge->addGlobalParameter("k", 1e300);
+    huge->setEnergyExpression("k^2*cv");
+    unique_ptr<Context> context2(createContextAt(huge, system2, integrator2));
+    ASSERT_COORDINATION_ERROR_NAMING(context2->getState(State::Energy), "k = 1e+300");
+    ASSERT_EQUAL_TOL(cv, huge->getCollectiveVariableValue(*context2), tolerance);
+    // A table updated to an infinite value.
+    System system3;
+    VerletIntegrator integrator3(0.001);
+    CoordinationForce* biased = new CoordinationForce({0, 1, 2}, {3, 4});
+    biased->addTabulatedFunction("bias", new Continuous1DFunction({1.0, 1.0, 1.0}, 0.0, 10.0));
+    biased->setEnergyExpression("bias(cv)");
+    unique_ptr<Context> context3(createContextAt(biased, system3, integrator3));
+    ASSERT_EQUAL_TOL(1.0, context3->getState(State::Energy).getPotentialEnergy(), tolerance);
+    dynamic_cast<Continuous1DFunction&>(biased->getTabulatedFunction(0)).setFunctionParameters({1.0, INFINITY, 1.0}, 0.0, 10.0);
+    ASSERT_COORDINATION_ERROR_NAMING(biased->updateParametersInContext(*context3), "bias");
+    // A switching function that is not finite at some distance gives an error, not a NaN CV.
+    System system4;
+    VerletIntegrator integrator4(0.001);
+    CoordinationForce* custom = new CoordinationForce({0, 1, 2}, {3, 4});
+    custom->setSwitchingFunction(CoordinationForce::Custom);
+    custom->setCustomExpression("log(x-2)");
+    unique_ptr<Context> context4(createContextAt(custom, system4, integrator4));
+    ASSERT_COORDINATION_ERROR_NAMING(custom->getCollectiveVariableValue(*context4), "collective variable");
+    ASSERT_COORDINATION_ERROR_NAMING(context4->getState(State::Energy), "collective variable");
+}
+
 void runErrorTests() {
     RUN_TEST(testSetterErrors);
     RUN_TEST(testContextErrors);
     RUN_TEST(testRuntimeErrors);
+    RUN_TEST(testNonFiniteEnergy);
 }

@@ -29,7 +29,9 @@ class CoordinationForceImpl;
  * The force's energy (kJ/mol) is the CV itself unless an energy expression E(cv) is given,
  * for example "0.5*k*(cv-cv0)^2" with global parameters k and cv0 (which become Context
  * parameters) or "bias(cv)" with a Continuous1DFunction table named "bias". The forces are
- * -dE/dcv times dcv/dx. On a GPU the whole chain stays on the device.
+ * -dE/dcv times dcv/dx. On a GPU the whole chain stays on the device. An energy or dE/dcv that
+ * is not finite (a NaN global parameter, say) is an OpenMMException when the energy or forces
+ * are read, as is a position that is not finite.
  *
  * Python example, PLUMED's `COORDINATION GROUPA=a GROUPB=b R_0=0.3 NN=6 MM=12`:
  *
@@ -61,6 +63,11 @@ public:
         Cosinus = 6,  /**< (cos(pi x) + 1)/2 for x <= 1, 0 beyond */
         Custom = 7    /**< any Lepton expression of x */
     };
+    /**
+     * The largest number of bins a pair histogram may have (10^7, 80 MB of counts): larger
+     * requests are refused before anything is allocated, on the host or on a GPU.
+     */
+    static const int MaxHistogramBins = 10000000;
     /**
      * Create a force in one-group mode: every unordered pair of the group, each once.
      *
@@ -158,7 +165,11 @@ public:
 
     /** Get the expression of cv that gives the energy in kJ/mol. The default is "cv". */
     const std::string& getEnergyExpression() const;
-    /** Set the expression of cv that gives the energy in kJ/mol, in Lepton syntax. */
+    /**
+     * Set the expression of cv that gives the energy in kJ/mol, in Lepton syntax. An expression
+     * that does not parse is refused at once; its variables and tabulated functions are
+     * checked against the global parameters and tables when a Context is created.
+     */
     void setEnergyExpression(const std::string& expression);
     /** Get the number of global parameters the energy expression may use. */
     int getNumGlobalParameters() const;
@@ -166,7 +177,7 @@ public:
      * Add a global parameter the energy expression may use. It becomes a Context parameter.
      *
      * @param name          the parameter's name
-     * @param defaultValue  its value in new Contexts
+     * @param defaultValue  its value in new Contexts (must be finite)
      * @return the index of the parameter
      */
     int addGlobalParameter(const std::string& name, double defaultValue);
@@ -176,13 +187,15 @@ public:
     void setGlobalParameterName(int index, const std::string& name);
     /** Get the default value of a global parameter. */
     double getGlobalParameterDefaultValue(int index) const;
-    /** Set the default value of a global parameter. */
+    /** Set the default value of a global parameter (must be finite). */
     void setGlobalParameterDefaultValue(int index, double defaultValue);
     /** Get the number of tabulated functions the energy expression may use. */
     int getNumTabulatedFunctions() const;
     /**
      * Add a tabulated function of one variable the energy expression may use, for example
-     * a metadynamics bias. It must be a Continuous1DFunction. The force takes ownership.
+     * a metadynamics bias. It must be a Continuous1DFunction. The force takes ownership. Its
+     * range must be finite with min < max and its values finite, which is checked when a
+     * Context is created or updated.
      *
      * @param name      the name the expression calls it by
      * @param function  the table
@@ -207,14 +220,17 @@ public:
      * Context. Changing the groups or the periodic flag requires reinitializing the Context.
      */
     void updateParametersInContext(OpenMM::Context& context);
-    /** Get the value of the collective variable (not the energy) at a Context's positions. */
+    /**
+     * Get the value of the collective variable (not the energy) at a Context's positions.
+     * Throws OpenMMException if a position or the result is not finite.
+     */
     double getCollectiveVariableValue(OpenMM::Context& context) const;
     /**
      * Count the force's pairs by distance at a Context's current positions: counts[k] is the
      * number of pairs with k*dr <= r < (k+1)*dr, dr = maxDistance/numBins.
      *
      * @param context      the Context
-     * @param numBins      the number of bins (positive)
+     * @param numBins      the number of bins (positive, at most MaxHistogramBins)
      * @param maxDistance  the upper edge of the last bin in nm (positive)
      */
     std::vector<long long> getPairHistogram(OpenMM::Context& context, int numBins, double maxDistance) const;

@@ -222,6 +222,7 @@ const string& CoordinationForce::getEnergyExpression() const {
 }
 
 void CoordinationForce::setEnergyExpression(const string& expression) {
+    CoordinationForceImpl::parseEnergyExpressionSyntax(expression);
     energyExpression = expression;
 }
 
@@ -230,6 +231,7 @@ int CoordinationForce::getNumGlobalParameters() const {
 }
 
 int CoordinationForce::addGlobalParameter(const string& name, double defaultValue) {
+    require(isfinite(defaultValue), "global parameter \""+name+"\" needs a finite default value, got", defaultValue);
     globalParameters.push_back(GlobalParameterInfo(name, defaultValue));
     return globalParameters.size()-1;
 }
@@ -255,6 +257,7 @@ double CoordinationForce::getGlobalParameterDefaultValue(int index) const {
 
 void CoordinationForce::setGlobalParameterDefaultValue(int index, double defaultValue) {
     checkIndex(index, globalParameters.size(), "global parameter");
+    require(isfinite(defaultValue), "global parameter \""+globalParameters[index].name+"\" needs a finite default value, got", defaultValue);
     globalParameters[index].defaultValue = defaultValue;
 }
 

@@ -7,6 +7,7 @@
 #include "lepton/Parser.h"
 #include <cmath>
 #include <memory>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -31,6 +32,29 @@ public:
         return new PlaceholderFunction();
     }
 };
+
+/** Parse an expression, turning Lepton's error into one that names the force. */
+Lepton::ParsedExpression parse(const string& expression, const map<string, Lepton::CustomFunction*>& functions) {
+    try {
+        return Lepton::Parser::parse(expression, functions);
+    }
+    catch (const exception& e) {
+        throw OpenMMException("CoordinationForce: energy expression does not parse: \""+expression+"\": "+e.what());
+    }
+}
+
+/** Whether Lepton itself defines a function of this name (of one, two or three arguments). */
+bool isLeptonFunction(const string& name) {
+    for (const char* arguments : {"(0)", "(0,0)", "(0,0,0)"}) {
+        try {
+            Lepton::Parser::parse(name+arguments);
+            return true;
+        }
+        catch (const exception&) {
+        }
+    }
+    return false;
+}
 }
 
 CoordinationForceImpl::CoordinationForceImpl(const CoordinationForce& owner) : owner(owner), frames(0),
@@ -57,18 +81,62 @@ void CoordinationForceImpl::validate(const CoordinationForce& force, const Syste
     for (int i = 0; i < force.getNumTabulatedFunctions(); i++)
         placeholders[force.getTabulatedFunctionName(i)] = &placeholder;
     parseEnergyExpression(force, placeholders);
+    checkTabulatedFunctions(force);
+}
+
+void CoordinationForceImpl::checkTabulatedFunctions(const CoordinationForce& force) {
+    for (int i = 0; i < force.getNumTabulatedFunctions(); i++) {
+        stringstream msg;
+        msg << "CoordinationForce: tabulated function \"" << force.getTabulatedFunctionName(i) << "\"";
+        const Continuous1DFunction* table = dynamic_cast<const Continuous1DFunction*>(&force.getTabulatedFunction(i));
+        if (table == NULL)
+            throw OpenMMException(msg.str()+" is not a Continuous1DFunction");
+        vector<double> values;
+        double min, max;
+        table->getFunctionParameters(values, min, max);
+        if (!isfinite(min) || !isfinite(max) || !(min < max)) {
+            msg << " needs a finite range with min < max, got min " << min << " and max " << max;
+            throw OpenMMException(msg.str());
+        }
+        if (values.size() < 2) {
+            msg << " needs at least 2 values, got " << values.size();
+            throw OpenMMException(msg.str());
+        }
+        for (int k = 0; k < values.size(); k++)
+            if (!isfinite(values[k])) {
+                msg << " has a value that is not finite at index " << k << ": " << values[k];
+                throw OpenMMException(msg.str());
+            }
+    }
+}
+
+string CoordinationForceImpl::nonFiniteEnergyMessage(const string& expression, const map<string, double>& variables,
+        double energy, double dEdcv) {
+    stringstream msg;
+    msg << "CoordinationForce: the energy expression \"" << expression << "\" gives a non-finite energy or force (energy "
+        << energy << ", dE/dcv " << dEdcv << ") at cv = ";
+    auto cv = variables.find("cv");
+    if (cv != variables.end())
+        msg << cv->second;
+    else
+        msg << "?";
+    for (auto& variable : variables)
+        if (variable.first != "cv")
+            msg << ", " << variable.first << " = " << variable.second;
+    return msg.str();
+}
+
+string CoordinationForceImpl::nonFiniteCollectiveVariableMessage(double cv) {
+    stringstream msg;
+    msg << "CoordinationForce: the collective variable is not finite: " << cv
+        << " (the switching function or the periodic box gives values that are not finite)";
+    return msg.str();
 }
 
 Lepton::ParsedExpression CoordinationForceImpl::parseEnergyExpression(const CoordinationForce& force,
         const map<string, Lepton::CustomFunction*>& functions) {
     const string& expression = force.getEnergyExpression();
-    Lepton::ParsedExpression parsed;
-    try {
-        parsed = Lepton::Parser::parse(expression, functions).optimize();
-    }
-    catch (const exception& e) {
-        throw OpenMMException("CoordinationForce: energy expression does not parse: \""+expression+"\": "+e.what());
-    }
+    Lepton::ParsedExpression parsed = parse(expression, functions).optimize();
     set<string> allowed = {"cv"};
     for (int i = 0; i < force.getNumGlobalParameters(); i++)
         allowed.insert(force.getGlobalParameterName(i));
@@ -76,6 +144,17 @@ Lepton::ParsedExpression CoordinationForceImpl::parseEnergyExpression(const Coor
         if (allowed.count(variable) == 0)
             throw OpenMMException("CoordinationForce: energy expression \""+expression+"\" uses an unknown variable: "+variable);
     return parsed;
+}
+
+Lepton::ParsedExpression CoordinationForceImpl::parseEnergyExpressionSyntax(const string& expression) {
+    // A call is a name (anything up to an operator, a parenthesis, a comma or a space) before "(".
+    static const regex call("([^-+*/^(),\\s]+)\\s*\\(");
+    PlaceholderFunction placeholder;
+    map<string, Lepton::CustomFunction*> placeholders;
+    for (sregex_iterator match(expression.begin(), expression.end(), call), end; match != end; ++match)
+        if (!isLeptonFunction((*match)[1]))
+            placeholders[(*match)[1]] = &placeholder;
+    return parse(expression, placeholders);
 }
 
 bool CoordinationForceImpl::isEnergyTheCV(const CoordinationForce& force) {
@@ -118,12 +197,18 @@ void CoordinationForceImpl::updateParametersInContext(ContextImpl& context) {
 }
 
 double CoordinationForceImpl::computeCollectiveVariable(ContextImpl& context) {
-    return kernel.getAs<CalcCoordinationForceKernel>().computeCollectiveVariable(context);
+    double cv = kernel.getAs<CalcCoordinationForceKernel>().computeCollectiveVariable(context);
+    if (!isfinite(cv))
+        throw OpenMMException(nonFiniteCollectiveVariableMessage(cv));
+    return cv;
 }
 
 void CoordinationForceImpl::checkHistogramArguments(int numBins, double maxDistance) {
     if (numBins <= 0)
         throw OpenMMException("CoordinationForce: numBins must be positive, got "+to_string(numBins));
+    if (numBins > CoordinationForce::MaxHistogramBins)
+        throw OpenMMException("CoordinationForce: numBins must be at most MaxHistogramBins = "
+            +to_string(CoordinationForce::MaxHistogramBins)+", got "+to_string(numBins));
     if (!(maxDistance > 0) || !isfinite(maxDistance)) {
         stringstream msg;
         msg << "CoordinationForce: maxDistance must be positive and finite, got " << maxDistance;

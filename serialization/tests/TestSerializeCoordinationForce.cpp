@@ -1,5 +1,6 @@
 /* Round trip of every CoordinationForce field through XmlSerializer. */
 #include "CoordinationForce.h"
+#include "internal/CoordinationForceImpl.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/Platform.h"
 #include "openmm/System.h"
@@ -8,6 +9,7 @@
 #include "openmm/serialization/XmlSerializer.h"
 #include <cmath>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 using namespace CoordinationPlugin;
@@ -170,6 +172,53 @@ void testUnknownVersion() {
     ASSERT(thrown);
 }
 
+/** The XML of a force with one global parameter and one table, with one piece of it replaced. */
+static string editedXml(const string& from, const string& to) {
+    CoordinationForce force({0, 1, 2});
+    force.addGlobalParameter("k", 2.0);
+    force.addTabulatedFunction("bias", new Continuous1DFunction({0.0, 1.0, 2.0}, 0.0, 4.0));
+    force.setEnergyExpression("k*bias(cv)");
+    stringstream buffer;
+    XmlSerializer::serialize<CoordinationForce>(&force, "Force", buffer);
+    string xml = buffer.str();
+    size_t position = xml.find(from);
+    ASSERT(position != string::npos);
+    return xml.replace(position, from.size(), to);
+}
+
+/** Assert that f throws an OpenMMException naming CoordinationForce and the given text. */
+template <class F>
+static void expectError(F f, const string& text) {
+    try {
+        f();
+    }
+    catch (const OpenMMException& e) {
+        string message = e.what();
+        if (message.find("CoordinationForce") == string::npos || message.find(text) == string::npos)
+            throw OpenMMException("the error \""+message+"\" does not name "+text);
+        return;
+    }
+    throw OpenMMException("no error naming "+text);
+}
+
+void testValuesThatAreNotFinite() {
+    // Refused while reading: an energy expression that does not parse, a default that is not finite.
+    stringstream unparsable(editedXml("energyExpression=\"k*bias(cv)\"", "energyExpression=\"cv*\""));
+    expectError([&] () { delete XmlSerializer::deserialize<CoordinationForce>(unparsable); }, "energy expression does not parse: \"cv*\"");
+    stringstream notANumber(editedXml("default=\"2\"", "default=\"nan\""));
+    expectError([&] () { delete XmlSerializer::deserialize<CoordinationForce>(notANumber); }, "\"k\" needs a finite default value, got nan");
+    // OpenMM reads a table with an infinite max or value; the force refuses it when a Context is created.
+    System system;
+    for (int i = 0; i < 3; i++)
+        system.addParticle(1.0);
+    for (auto edit : {make_pair(string("max=\"4\""), string("max=\"inf\"")),
+                      make_pair(string("<Value v=\"1\"/>"), string("<Value v=\"-inf\"/>"))}) {
+        stringstream xml(editedXml(edit.first, edit.second));
+        unique_ptr<CoordinationForce> force(XmlSerializer::deserialize<CoordinationForce>(xml));
+        expectError([&] () { CoordinationForceImpl::validate(*force, system); }, "\"bias\"");
+    }
+}
+
 int main() {
     try {
         testEveryField();
@@ -177,6 +226,7 @@ int main() {
         testSwitchingTypes();
         testCloneAsForce();
         testUnknownVersion();
+        testValuesThatAreNotFinite();
     }
     catch (const exception& e) {
         cout << "exception: " << e.what() << endl;

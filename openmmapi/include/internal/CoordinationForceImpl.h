@@ -53,7 +53,8 @@ public:
     void resetPairHistogram(OpenMM::ContextImpl& context);
     /**
      * Check everything about a force that needs the System: particle indices, the switching
-     * parameters taken together, the energy expression. Throws OpenMMException.
+     * parameters taken together, the energy expression, the tabulated functions (finite
+     * values, finite min < max). Throws OpenMMException.
      */
     static void validate(const CoordinationForce& force, const OpenMM::System& system);
     /**
@@ -65,10 +66,31 @@ public:
      */
     static Lepton::ParsedExpression parseEnergyExpression(const CoordinationForce& force,
             const std::map<std::string, Lepton::CustomFunction*>& functions);
+    /**
+     * Parse an energy expression on its own, before the force's tables are known: every call
+     * of a function Lepton does not define stands for a one-argument table. Throws
+     * OpenMMException if the expression does not parse.
+     */
+    static Lepton::ParsedExpression parseEnergyExpressionSyntax(const std::string& expression);
     /** Whether the energy expression is just the CV (the default), so that no chain rule is needed. */
     static bool isEnergyTheCV(const CoordinationForce& force);
+    /**
+     * The message of the OpenMMException a platform throws when the energy expression gives a
+     * non-finite energy or dE/dcv (or forces that overflow): it names the expression and the
+     * values of its variables. Every platform builds its message here.
+     *
+     * @param expression  the energy expression
+     * @param variables   the values of cv and of the global parameters, by name
+     * @param energy      the energy the expression gave
+     * @param dEdcv       the derivative the expression gave
+     */
+    static std::string nonFiniteEnergyMessage(const std::string& expression, const std::map<std::string, double>& variables,
+            double energy, double dEdcv);
+    /** The message of the OpenMMException thrown when the collective variable is not finite. */
+    static std::string nonFiniteCollectiveVariableMessage(double cv);
 private:
     static void checkHistogramArguments(int numBins, double maxDistance);
+    static void checkTabulatedFunctions(const CoordinationForce& force);
     const CoordinationForce& owner;
     OpenMM::Kernel kernel;
     int frames, histogramBins;

@@ -45,6 +45,7 @@ private:
     OpenMM::Vec3 box[3];
     double halfMinWidth;
     std::unique_ptr<CoordinationSwitching> switching;
+    std::string energyExpression;
     Lepton::ExpressionProgram energy, energyDerivative;
     std::map<std::string, double> energyVariables;
     std::vector<std::string> parameterNames;

@@ -51,6 +51,7 @@ void ReferenceCalcCoordinationForceKernel::setParameters(const CoordinationForce
     for (int i = 0; i < force.getNumTabulatedFunctions(); i++)
         functions[force.getTabulatedFunctionName(i)] = createReferenceTabulatedFunction(force.getTabulatedFunction(i));
     Lepton::ParsedExpression parsed = CoordinationForceImpl::parseEnergyExpression(force, functions);
+    energyExpression = force.getEnergyExpression();
     energy = parsed.createProgram();
     energyDerivative = parsed.differentiate("cv").optimize().createProgram();
     for (auto& function : functions)
@@ -133,16 +134,26 @@ double ReferenceCalcCoordinationForceKernel::execute(ContextImpl& context, bool 
     if (includeForces)
         gradient.resize(pos.size());
     double cv = computeCV(pos, includeForces ? &gradient : NULL);
+    if (!isfinite(cv))
+        throw OpenMMException(CoordinationForceImpl::nonFiniteCollectiveVariableMessage(cv));
     for (const string& name : parameterNames)
         energyVariables[name] = context.getParameter(name);
     energyVariables["cv"] = cv;
+    double energyValue = energy.evaluate(energyVariables);
+    double dEdcv = energyDerivative.evaluate(energyVariables);
+    bool finite = (isfinite(energyValue) && isfinite(dEdcv));
+    for (int i = 0; finite && i < gradient.size(); i++) {
+        Vec3 force = gradient[i]*dEdcv;
+        finite = (isfinite(force[0]) && isfinite(force[1]) && isfinite(force[2]));
+    }
+    if (!finite)
+        throw OpenMMException(CoordinationForceImpl::nonFiniteEnergyMessage(energyExpression, energyVariables, energyValue, dEdcv));
     if (includeForces) {
-        double dEdcv = energyDerivative.evaluate(energyVariables);
         vector<Vec3>& forces = *getData(context).forces;
         for (int i = 0; i < forces.size(); i++)
             forces[i] -= gradient[i]*dEdcv;
     }
-    return energy.evaluate(energyVariables);
+    return energyValue;
 }
 
 double ReferenceCalcCoordinationForceKernel::computeCollectiveVariable(ContextImpl& context) {
