@@ -15,6 +15,38 @@ from openmmcoordination import _config
 
 __version__ = _config.__version__
 
+
+def _openmm_series(version):
+    """(major, minor) of an OpenMM version string such as '8.2', '8.6.1' or '8.4.0.dev-4768436'."""
+    parts = str(version).split('.')
+    try:
+        return int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def _openmm_mismatch(built, running, location='?'):
+    """The error message when the plugin was compiled against another OpenMM series than the
+    running one (OpenMM's C++ API is only stable within a minor series), else None."""
+    if _openmm_series(built) is None or _openmm_series(built) == _openmm_series(running):
+        return None
+    return ('openmmcoordination was compiled against OpenMM %s, but OpenMM %s is running (%s). Its '
+            'plugin libraries use OpenMM\'s C++ API, which changes between OpenMM versions: rebuild it '
+            'against this OpenMM, from the source folder: `pip install --force-reinstall --no-deps '
+            '--no-cache-dir .` (a binary wheel must match: pip install "openmm==%s.*"). Set '
+            'OPENMM_COORDINATION_SKIP_VERSION_CHECK=1 to import it anyway, at your own risk.'
+            % (built, running, location, '.'.join(str(n) for n in _openmm_series(built))))
+
+
+_mismatch = _openmm_mismatch(getattr(_config, 'openmm_version', None), _openmm.Platform.getOpenMMVersion(),
+                             _os.path.dirname(_openmm.__file__))
+if _mismatch and not _os.environ.get('OPENMM_COORDINATION_SKIP_VERSION_CHECK'):
+    raise ImportError(_mismatch)
+
+#: The OpenMM version the plugin was compiled against (the running one is
+#: openmm.Platform.getOpenMMVersion(); they share the minor series, checked on import).
+openmm_build_version = getattr(_config, 'openmm_version', None)
+
 #: Messages of the plugin libraries that could not be loaded (for example the CUDA plugin
 #: on a machine without CUDA). OpenMM's own list is openmm.Platform.getPluginLoadFailures().
 plugin_load_failures = []
