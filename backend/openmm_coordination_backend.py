@@ -204,14 +204,16 @@ def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     found = _target()
-    name = _skbuild.build_wheel(wheel_directory, _config_settings(config_settings, found), metadata_directory)
+    # Not metadata_directory: scikit-build-core would find our METADATA differs from its own; the
+    # rewrite below makes the wheel's the same as the prepared one.
+    name = _skbuild.build_wheel(wheel_directory, _config_settings(config_settings, found), None)
     _rewrite_wheel(os.path.join(wheel_directory, name), found)
     return name
 
 
 def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
     found = _target()
-    name = _skbuild.build_editable(wheel_directory, _config_settings(config_settings, found), metadata_directory)
+    name = _skbuild.build_editable(wheel_directory, _config_settings(config_settings, found), None)
     _rewrite_wheel(os.path.join(wheel_directory, name), found)
     return name
 
