@@ -35,6 +35,8 @@ from scikit_build_core import build as _skbuild
 OPENMM_MIN = (8, 2)
 OPENMM_NEWEST = (8, 6)
 OPENMM_DEFAULT_REQUIREMENT = 'openmm>=%d.%d,<%d.%d' % (OPENMM_NEWEST + (OPENMM_NEWEST[0], OPENMM_NEWEST[1] + 1))
+# SWIG for the newest series (OpenMM 8.4 and later: SWIG 4.4 and 4.5, one type-table layout).
+DEFAULT_SWIG_REQUIREMENT = 'swig>=4.4,<5'
 # openmm-cuda-13 exists from OpenMM 8.4 on; older series have openmm-cuda-12 only.
 FIRST_CUDA_13 = (8, 4)
 
@@ -106,6 +108,23 @@ def _target():
     return found
 
 
+def _swig_requirement(found):
+    """SWIG as OpenMM's own Python wrappers were generated with: the module shares SWIG's type table
+    with openmm's, which has another layout from SWIG 4.4 on (swig_runtime_data5; OpenMM 8.2 and 8.3
+    on PyPI used 4.2 and 4.3, 8.4 used 4.4, 8.6 4.5). The same minor series is the safe choice."""
+    version = None
+    if found and found.get('site'):
+        try:
+            with open(os.path.join(found['site'], 'openmm', 'openmm.py')) as f:
+                version = re.search(r'^# Version (\d+)\.(\d+)', f.read(4000), re.M)
+        except OSError:
+            pass
+    if version:
+        major, minor = int(version.group(1)), int(version.group(2))
+        return 'swig>=%d.%d,<%d.%d' % (major, minor, major, minor + 1)
+    return DEFAULT_SWIG_REQUIREMENT
+
+
 def _series(version):
     match = re.match(r'(\d+)\.(\d+)', version or '')
     return (int(match.group(1)), int(match.group(2))) if match else None
@@ -173,18 +192,19 @@ def _rewrite_wheel(path, found):
 
 # ---- PEP 517 hooks ----
 
+def _extra_requires():
+    found = installed_openmm()
+    if found is None and not os.environ.get('OPENMM_DIR'):
+        return [OPENMM_DEFAULT_REQUIREMENT, DEFAULT_SWIG_REQUIREMENT]
+    return [_swig_requirement(found)]
+
+
 def get_requires_for_build_wheel(config_settings=None):
-    requires = list(_skbuild.get_requires_for_build_wheel(config_settings))
-    if installed_openmm() is None and not os.environ.get('OPENMM_DIR'):
-        requires.append(OPENMM_DEFAULT_REQUIREMENT)
-    return requires
+    return list(_skbuild.get_requires_for_build_wheel(config_settings)) + _extra_requires()
 
 
 def get_requires_for_build_editable(config_settings=None):
-    requires = list(_skbuild.get_requires_for_build_editable(config_settings))
-    if installed_openmm() is None and not os.environ.get('OPENMM_DIR'):
-        requires.append(OPENMM_DEFAULT_REQUIREMENT)
-    return requires
+    return list(_skbuild.get_requires_for_build_editable(config_settings)) + _extra_requires()
 
 
 def get_requires_for_build_sdist(config_settings=None):
