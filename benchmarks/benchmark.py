@@ -17,7 +17,8 @@ million atoms with a periodic cutoff, cell lists, against CustomNonbondedForce w
 per evaluation with forces and with the energy alone, particles numbered at random or in spatial
 order), latency (a small CV inside a step),
 histogram (pair histograms against CuPy), metadynamics (GPU-resident metadynamics against
-openmm.app.Metadynamics).
+openmm.app.Metadynamics), coldstart (what the force adds to a first Context, cold and warm, in every
+precision: cold_start.py).
 """
 
 import argparse
@@ -656,24 +657,29 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--platform', default='CUDA')
     parser.add_argument('--precision', default='mixed', choices=['single', 'mixed', 'double'])
-    parser.add_argument('--sections', default='md,throughput,cutoff,latency,histogram,metadynamics')
+    parser.add_argument('--sections', default='md,throughput,cutoff,latency,histogram,metadynamics,coldstart')
     parser.add_argument('--quick', action='store_true', help='tiny sizes, for a smoke test')
     parser.add_argument('--json', help='write the results here')
     args = parser.parse_args()
     platform = mm.Platform.getPlatformByName(args.platform)
     info = describe(platform, args.precision)
+    info['date'] = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
+    info['command'] = ' '.join(['python', 'benchmarks/benchmark.py'] + sys.argv[1:])
     print(json.dumps(info), flush=True)
     sections = {'md': bench_md, 'throughput': bench_throughput, 'cutoff': bench_cutoff, 'latency': bench_small_latency,
                 'histogram': bench_histogram}
     rows = []
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     for name in args.sections.split(','):
         if name == 'metadynamics':
-            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
             try:
                 import bench_metadynamics
             except ImportError:
                 continue
             new = bench_metadynamics.run(platform=args.platform, precision=args.precision, quick=args.quick)
+        elif name == 'coldstart':
+            import cold_start
+            new = cold_start.run(platform=args.platform, quick=args.quick)
         else:
             new = sections[name](platform, args.precision, args.quick)
         print_table(new)

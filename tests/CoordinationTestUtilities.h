@@ -18,6 +18,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <cstdio>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -238,7 +239,10 @@ static double handCV(const vector<pair<int, int> >& pairs, const vector<Vec3>& p
     return cv;
 }
 
-/** Comma-separated parts of test names to run (all tests if empty); a test main may set it. */
+/**
+ * Comma-separated parts of test names to run (all tests if empty), or "shard:k/n" for every n-th
+ * test from the k-th (0 <= k < n, in the order they run); a test main may set it.
+ */
 static std::string& testFilter() {
     static std::string filter;
     return filter;
@@ -247,6 +251,11 @@ static std::string& testFilter() {
 static bool testSelected(const std::string& name) {
     if (testFilter().empty())
         return true;
+    int shard, shards;
+    if (sscanf(testFilter().c_str(), "shard:%d/%d", &shard, &shards) == 2) {
+        static int index = 0;
+        return (index++)%shards == shard;
+    }
     std::stringstream parts(testFilter());
     std::string part;
     while (std::getline(parts, part, ','))

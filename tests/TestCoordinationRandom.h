@@ -230,15 +230,36 @@ private:
     string name;
 };
 
+/** Overlapping random groups of some particles in a triclinic box of a size, a restraint on the CV, against Reference. */
+static void compareTwoGroupTiles(int numParticles, const vector<Vec3>& positions, double boxSize) {
+    OpenMM_SFMT::SFMT sfmt;
+    OpenMM_SFMT::init_gen_rand(4, sfmt);
+    System system;
+    for (int i = 0; i < numParticles; i++)
+        system.addParticle(1.0);
+    CoordinationForce* force = randomForce(CoordinationForce::TwoGroups, numParticles, 0, sfmt);
+    force->setR0(0.25);
+    force->setN(5);
+    force->setM(10);
+    force->setUsesPeriodicBoundaryConditions(true);
+    force->setEnergyExpression("0.5*k*(cv-cv0)^2");
+    force->addGlobalParameter("k", 0.01);
+    force->addGlobalParameter("cv0", 20.0);
+    system.addForce(force);
+    Vec3 box[3];
+    setBox(TriclinicBox, boxSize, box);
+    compareWithReference(system, *force, positions, box, 1.5);
+}
+
 void testTileShapesAgainstReference() {
-    // GPU tile kernels may hold 1, 2 or 4 L particles a thread (chosen by the number of pairs;
+    // GPU tile kernels may hold 1 or 2 L particles a thread (chosen by the number of pairs;
     // forced here through COORDINATION_L_PER_THREAD, which other platforms ignore): one group
     // without a box (three chunks of L, the last one partial), and overlapping groups in a
     // triclinic box with a restraint on the CV, against Reference. Two groups this small get S
-    // chunks, and batches, of 16 on GPUs; COORDINATION_MIN_S_CHUNK=32 keeps batches of 32.
+    // chunks, and batches, of 16 on GPUs; two groups of 4,096 fill the GPU with S chunks of 32.
     const int numParticles = 600;
     vector<Vec3> positions = randomPositions(numParticles, 4.0, 31);
-    for (string lPerThread : {"1", "2", "4"}) {
+    for (string lPerThread : {"1", "2"}) {
         ScopedEnvironment environment("COORDINATION_L_PER_THREAD", lPerThread);
         {
             System system;
@@ -252,27 +273,9 @@ void testTileShapesAgainstReference() {
             system.addForce(force);
             compareWithReference(system, *force, positions, NULL, 2.0);
         }
-        for (string minSChunk : {"16", "32"}) {
-            ScopedEnvironment chunks("COORDINATION_MIN_S_CHUNK", minSChunk);
-            OpenMM_SFMT::SFMT sfmt;
-            OpenMM_SFMT::init_gen_rand(4, sfmt);
-            System system;
-            for (int i = 0; i < numParticles; i++)
-                system.addParticle(1.0);
-            CoordinationForce* force = randomForce(CoordinationForce::TwoGroups, numParticles, 0, sfmt);
-            force->setR0(0.25);
-            force->setN(5);
-            force->setM(10);
-            force->setUsesPeriodicBoundaryConditions(true);
-            force->setEnergyExpression("0.5*k*(cv-cv0)^2");
-            force->addGlobalParameter("k", 0.01);
-            force->addGlobalParameter("cv0", 20.0);
-            system.addForce(force);
-            Vec3 box[3];
-            setBox(TriclinicBox, 2.5, box);
-            compareWithReference(system, *force, positions, box, 1.5);
-        }
+        compareTwoGroupTiles(numParticles, positions, 2.5);
     }
+    compareTwoGroupTiles(8192, randomPositions(8192, 8.0, 32), 8.0);
 }
 
 void testMolecularDynamicsAgainstReference() {

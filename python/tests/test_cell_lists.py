@@ -224,7 +224,7 @@ def test_forces_through_sorted_gradient(platform_config, rng, monkeypatch, sorte
 
 
 @pytest.mark.parametrize('name, value, allowed', [('COORDINATION_SORTED_GRADIENT', 'yes', '0 or 1'),
-                                                   ('COORDINATION_MIN_S_CHUNK', '8', '16 or 32'),
+                                                   ('COORDINATION_L_PER_THREAD', '4', '1 or 2'),
                                                    ('COORDINATION_LIST_KIND', 'cells', 'particles or homes')])
 def test_switches_reject_other_values(platform_config, rng, monkeypatch, name, value, allowed):
     """The CUDA kernel's switches for tests and benchmarks with another value (the gradient by

@@ -35,6 +35,10 @@ public:
     std::map<std::string, double> getDefaultParameters();
     /** The kernel this force uses. */
     std::vector<std::string> getKernelNames();
+    /** The platform's kernel of this force in this Context (for platform tests). */
+    OpenMM::Kernel& getKernel() {
+        return kernel;
+    }
     /** Copy changed parameters into the kernel; the pairs must not change. */
     void updateParametersInContext(OpenMM::ContextImpl& context);
     /** Compute the collective variable at the current positions. */

@@ -28,8 +28,11 @@ public:
      * @param numA      the particles of group A (the first slots)
      * @param numB      the particles of group B (the next slots; 0 with one group)
      * @param lIsA      whether group A is the long side L whose cells are the home cells
+     * @param forcedGrid a grid {rx, ry, rz, runLength} to use instead of the cost model's choice
+     *                   (CudaCoordinationTuning::cellGrid; rx = 0 for none)
      */
-    CudaCoordinationCells(OpenMM::CudaContext& cu, CudaCoordinationLauncher& launcher, bool oneGroup, int numA, int numB, bool lIsA);
+    CudaCoordinationCells(OpenMM::CudaContext& cu, CudaCoordinationLauncher& launcher, bool oneGroup, int numA, int numB, bool lIsA,
+            const int forcedGrid[4]);
     /**
      * Choose a grid for a cutoff in the Context's current box. Returns false where all pairs are
      * needed (cutoff infinite or beyond half the box) or expected to be faster.
@@ -97,9 +100,9 @@ private:
     bool oneGroup, lIsA;
     int numA, numB, numL, numS, numBinned, busyWarps;
     Grid grid;
-    // What the last search was for (box widths, cutoff, forced grid), and whether it found a grid.
+    // What the last search was for (box widths, cutoff), and whether it found a grid.
     double searchWidth[3] = {0, 0, 0}, searchCutoff = -1;
-    std::string searchForced;
+    int forced[4];
     bool searchFound = false;
     OpenMM::CudaArray cellCount, cellStart, blockOffset, workCounter, cellOf, cellRank, wrapped, sortedPos, sortedSlot, sortedAtom;
 };

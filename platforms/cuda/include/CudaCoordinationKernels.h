@@ -5,6 +5,8 @@
 #include "CudaCoordinationCells.h"
 #include "CudaCoordinationLaunch.h"
 #include "CudaCoordinationNeighborList.h"
+#include "CudaCoordinationProgram.h"
+#include "CudaCoordinationTuning.h"
 #include "openmm/cuda/CudaArray.h"
 #include "openmm/cuda/CudaContext.h"
 #include <map>
@@ -19,7 +21,7 @@ namespace CoordinationPlugin {
  * pairs, the CV sum, the energy expression and the forces stay on the GPU, and nothing is
  * copied between host and device during a step.
  */
-class CudaCalcCoordinationForceKernel : public CalcCoordinationForceKernel {
+class OPENMM_EXPORT_COORDINATION CudaCalcCoordinationForceKernel : public CalcCoordinationForceKernel {
 public:
     CudaCalcCoordinationForceKernel(std::string name, const OpenMM::Platform& platform, OpenMM::CudaContext& cu);
     void initialize(const OpenMM::System& system, const CoordinationForce& force);
@@ -32,6 +34,13 @@ public:
     void clearPairHistogram(OpenMM::ContextImpl& context);
     /** Recompute where each group particle sits after OpenMM reorders atoms (on the GPU). */
     void updateGroupAtoms();
+    /**
+     * The code path of the last evaluation, for tests of the tuning switches: the pair kernel
+     * ("kernel=tiles", "pairs", "cells" or "lists") and its shape (L particles a thread and S
+     * chunk of the tiles; lists of homes and forces by sorted index in the cells; lanes of the
+     * lists; the cell grid's reach and run length; the lists' skin and when they are rebuilt).
+     */
+    std::string describeLastEvaluation() const;
 private:
     class ReorderListener;
     /** Runtime values of the switching function and pair geometry, in the device's precision. */
@@ -40,6 +49,10 @@ private:
         T invR0, d0, dmax2, scale, shift, a, b, c, imageSearch2;
     };
     void setParameters(const CoordinationForce& force);
+    /** The kernel families (CudaCoordinationProgram::Kernels) this force's configuration uses. */
+    int expectedKernels() const;
+    /** Compile, in one module, the kernel families of these that are not compiled yet. */
+    void requireKernels(int kernels);
     void setImageSearchDistance();
     void uploadGlobals(OpenMM::ContextImpl& context);
     void launchCoordination(int flags);
@@ -57,7 +70,7 @@ private:
     /**
      * Whether the cell kernel's forces go through the gradient buffer by sorted index and
      * applyChainRule() (a launch more, fewer scattered atomics: faster for large groups), rather
-     * than straight to the atoms. COORDINATION_SORTED_GRADIENT=0 or 1 overrides the choice.
+     * than straight to the atoms. CudaCoordinationTuning::sortedGradient can force either.
      */
     bool useSortedGradient() const;
     /** Whether to use the cell lists for this cutoff in the current box; if so, bin the particles. */
@@ -69,13 +82,20 @@ private:
     /** Read that record back and throw if there was one (only where results are read anyway). */
     void throwIfPositionsInvalid();
     OpenMM::CudaContext& cu;
+    /** The tuning switches, read once when the Context creates the kernel. */
+    CudaCoordinationTuning tuning;
     CoordinationForce::Mode mode;
     std::vector<int> groupA, groupB;
     bool periodic, chainRule, sortedGradient;
-    int numL, numS, offsetL, offsetS, sChunk, numSlots, maxBlocks, lPerThread, tileThreads, residentTileBlocks, listLanes, residentListBlocks;
+    int numL, numS, offsetL, offsetS, sChunk, numSlots, maxBlocks, lPerThread, tileThreads, listLanes;
+    int residentTileBlocks = 1, residentListBlocks = 1;
     double dmax;
-    std::string source;
-    std::map<std::string, std::string> defines;
+    /** The program of the current configuration, and the kernel families compiled from it. */
+    std::unique_ptr<CudaCoordinationProgram> program;
+    int compiledKernels = 0;
+    /** The pair kernel of the last evaluation (a CudaCoordinationProgram::Kernels bit) and its options. */
+    int lastPath = 0;
+    bool lastHomeLists = false, lastSortedForces = false;
     CUfunction tilesKernel, pairsKernel, applyKernel, histogramTilesKernel, histogramPairsKernel, invertKernel, updateKernel, checkKernel;
     CUfunction cellsKernel, histogramCellsKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel, scatterCellsKernel;
     CUfunction checkListKernel, listKernel;

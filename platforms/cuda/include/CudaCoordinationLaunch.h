@@ -9,8 +9,7 @@ namespace CoordinationPlugin {
  * Launches the plugin's kernels of one evaluation as programmatic dependent launches (sm_90 and
  * later): each may start while the kernel before it finishes, and waits for that kernel's
  * results (DEPENDENT_KERNEL_START in kernels/pairs.cu) before it reads anything. Where the GPU
- * or driver refuses such a launch, it and every later one are plain launches; so are all where
- * the environment variable COORDINATION_DEPENDENT_LAUNCH is 0.
+ * or driver refuses such a launch (before sm_90), it and every later one are plain launches.
  */
 class CudaCoordinationLauncher {
 public:

@@ -2,6 +2,7 @@
 #define CUDA_COORDINATION_NEIGHBOR_LIST_H_
 
 #include "CudaCoordinationCells.h"
+#include "CudaCoordinationTuning.h"
 #include "CudaCoordinationLaunch.h"
 #include "openmm/cuda/CudaArray.h"
 #include "openmm/cuda/CudaContext.h"
@@ -22,10 +23,9 @@ namespace CoordinationPlugin {
  * (computeCoordinationCells) records, for each home of up to 32 particles, the particles its
  * filter kept within dmax + skin, and evaluates those lists without filtering or binning until the
  * lists are stale; a list a work item of the cells, about (home + dmax + skin)^3 / 2 times the
- * density times 4 bytes a home. COORDINATION_LIST_KIND=particles or homes forces the kind.
- * COORDINATION_NEIGHBOR_LIST=0 turns the lists off (the cell kernel filters and evaluates every
- * pair each time), =1 on for any size, =always rebuilds them at every evaluation (to measure a
- * rebuild); COORDINATION_NEIGHBOR_SKIN sets the skin in nm (default a tenth of dmax).
+ * density times 4 bytes a home. The tuning switches (CudaCoordinationTuning) can force the kind,
+ * turn the lists off (the cell kernel then filters and evaluates every pair each time), rebuild
+ * them at every evaluation (to measure a rebuild), and set the skin (default a tenth of dmax).
  */
 class CudaCoordinationNeighborList {
 public:
@@ -34,15 +34,16 @@ public:
      * @param launcher    launches the kernels
      * @param cells       the cell lists the lists are built from
      * @param numParticles the particles of the group
+     * @param tuning      the switches that force a kind, a mode, lanes or a skin
      */
     CudaCoordinationNeighborList(OpenMM::CudaContext& cu, CudaCoordinationLauncher& launcher, CudaCoordinationCells& cells,
-            int numParticles);
+            int numParticles, const CudaCoordinationTuning& tuning);
     ~CudaCoordinationNeighborList();
     /**
      * The lanes that share a particle in computeCoordinationList (LIST_LANES): enough for the
-     * GPU to hold many warps however few particles there are (COORDINATION_LIST_LANES overrides).
+     * GPU to hold many warps however few particles there are, unless the tuning forces a number.
      */
-    static int chooseLanes(OpenMM::CudaContext& cu, int numParticles);
+    static int chooseLanes(OpenMM::CudaContext& cu, int numParticles, const CudaCoordinationTuning& tuning);
     /**
      * Whether the lists serve this cutoff in the Context's current box (the cells have a grid for
      * dmax + skin, and the lists fit in memory). If so, launch checkNeighborList and the binning,
@@ -51,6 +52,18 @@ public:
      */
     bool prepare(double dmax, CUfunction checkKernel, CUfunction assignKernel, CUfunction scanKernel, CUfunction offsetKernel,
             CUfunction scatterKernel, OpenMM::CudaArray& groupAtoms);
+    /** Whether the lists may serve at all (not turned off, and their memory could be allocated). */
+    bool isEnabled() const {
+        return enabled;
+    }
+    /** The skin of the lists in nm (negative before the first prepare()). */
+    double getSkin() const {
+        return skin;
+    }
+    /** Whether the lists are rebuilt at every evaluation (a tuning switch). */
+    bool rebuildsAlways() const {
+        return alwaysRebuild;
+    }
     /** Whether the lists are lists of homes, evaluated by the cell kernel (else of particles). */
     bool hasHomeLists() const {
         return homes;
@@ -128,7 +141,7 @@ private:
     CudaCoordinationCells& cells;
     int numParticles, lanes, capacity = 0, stamp = 0, evaluations = 0, allocatedLists = 0;
     bool enabled = true, homes = false, alwaysRebuild = false, stale = true, unusable = false, reading = false;
-    double skin = -1, dmax = -1, listCutoff2 = 0, nearFraction = 0;
+    double forcedSkin, skin = -1, dmax = -1, listCutoff2 = 0, nearFraction = 0;
     float listCutoff2Float = 0;
     OpenMM::Vec3 box[3];
     CudaCoordinationCells::Grid grid;

@@ -6,6 +6,7 @@
 #include "openmm/common/ComputeContext.h"
 #include <map>
 #include <string>
+#include <vector>
 
 namespace CoordinationPlugin {
 
@@ -21,11 +22,28 @@ public:
     /** The particles on each side of a tile; the threads of a block, except in the coordination tile kernel. */
     static const int TileSize = 256;
     /**
+     * The families of kernels a module may hold (a bit each; COMPILE_... in the sources). A Context
+     * compiles those its force's configuration uses, the others (histograms, the tiles where
+     * the box turns out too small for cells) only when first needed.
+     */
+    enum Kernels {
+        CoreKernels = 1,            ///< applyChainRule, invertAtomIndex, updateGroupAtoms, checkPositions
+        TileKernels = 2,            ///< computeCoordinationTiles: all pairs
+        PairKernels = 4,            ///< computeCoordinationPairs: a pair list
+        CellKernels = 8,            ///< computeCoordinationCells: cell lists and lists of homes
+        BinningKernels = 16,        ///< assignCells, scanCellBlocks, addCellOffsets, scatterCells
+        ListKernels = 32,           ///< checkNeighborList, computeCoordinationList
+        HistogramKernels = 64,      ///< histogramTiles, histogramPairs
+        HistogramCellKernels = 128, ///< histogramCells
+        AllKernels = 255
+    };
+    /** The names of the kernels of some families (a combination of Kernels). */
+    static std::vector<std::string> getKernelNames(int kernels);
+    /**
      * The L particles each thread of the coordination tile kernel should hold (its blocks have
      * TileSize/lPerThread threads): 2 where the all-pairs work (4M pairs or more) fills the GPU
      * (two per thread halve the cost of passing S gradients through the warp), 1 for less (each
-     * warp's chain of pairs is then shorter). The environment variable COORDINATION_L_PER_THREAD
-     * (1, 2 or 4) overrides the choice, for benchmarking.
+     * warp's chain of pairs is then shorter). CudaCoordinationTuning::lPerThread can force it.
      */
     static int chooseLPerThread(const CoordinationForce& force);
     /**
@@ -39,6 +57,8 @@ public:
      */
     CudaCoordinationProgram(const CoordinationForce& force, OpenMM::ComputeContext& cc, int lPerThread, int listLanes = 1,
             int sBatch = 32);
+    /** The defines of a module holding some families of kernels (a combination of Kernels). */
+    std::map<std::string, std::string> getDefines(int kernels) const;
     /** Whether two-group mode has particles in both groups (pairs of a particle with itself are skipped). */
     static bool groupsOverlap(const CoordinationForce& force);
     std::string source;

@@ -22,7 +22,9 @@ static const double BinCost = 0.7, CellCost = 0.2, LaunchCost = 100;
 static const int BusyWarps = 16, BinBlockSize = 256;
 
 CudaCoordinationCells::CudaCoordinationCells(CudaContext& cu, CudaCoordinationLauncher& launcher, bool oneGroup, int numA, int numB,
-        bool lIsA) : cu(cu), launcher(launcher), oneGroup(oneGroup), lIsA(lIsA), numA(numA), numB(numB) {
+        bool lIsA, const int forcedGrid[4]) : cu(cu), launcher(launcher), oneGroup(oneGroup), lIsA(lIsA), numA(numA), numB(numB) {
+    for (int k = 0; k < 4; k++)
+        forced[k] = forcedGrid[k];
     numL = (oneGroup ? numA : (lIsA ? numA : numB));
     numS = (oneGroup ? numA : (lIsA ? numB : numA));
     numBinned = numA+numB;
@@ -93,9 +95,7 @@ bool CudaCoordinationCells::chooseGrid(double cutoff) {
     double width[3] = {volume/sqrt(bc.dot(bc)), volume/sqrt(ca.dot(ca)), volume/sqrt(ab.dot(ab))};
     // The search takes a millisecond: it runs again only when the cutoff changed or a width moved
     // by more than 3% since (a barostat's steps keep the grid, with its reach checked).
-    const char* forcedGrid = getenv("COORDINATION_CELL_GRID");
-    string forcedText = (forcedGrid == NULL ? "" : forcedGrid);
-    bool similar = (cutoff == searchCutoff && forcedText == searchForced);
+    bool similar = (cutoff == searchCutoff);
     for (int k = 0; k < 3; k++)
         similar &= (fabs(width[k]-searchWidth[k]) < 0.03*searchWidth[k]);
     if (similar) {
@@ -109,7 +109,6 @@ bool CudaCoordinationCells::chooseGrid(double cutoff) {
             return true;
     }
     searchCutoff = cutoff;
-    searchForced = forcedText;
     for (int k = 0; k < 3; k++)
         searchWidth[k] = width[k];
     searchFound = searchGrid(cutoff, width);
@@ -125,11 +124,7 @@ bool CudaCoordinationCells::searchGrid(double cutoff, const double width[3]) {
     double bestCost = allPairs;
     bool found = false;
     long long maxCells = 4*(long long) numBinned+64;
-    // COORDINATION_CELL_GRID="rx,ry,rz,runLength" forces a grid (for benchmarking grids and
-    // testing); runLength 0 asks for chunks.
-    int forced[4] = {0, 0, 0, -1};
-    if (!searchForced.empty())
-        sscanf(searchForced.c_str(), "%d,%d,%d,%d", &forced[0], &forced[1], &forced[2], &forced[3]);
+    // A forced grid (CudaCoordinationTuning::cellGrid) is the only candidate; runLength 0 asks for chunks.
     for (int rx = 1; rx <= 4; rx++)
         for (int ry = 1; ry <= 3; ry++)
             for (int rz = 1; rz <= 3; rz++) {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 using namespace CoordinationPlugin;
 using namespace OpenMM;
@@ -27,17 +28,8 @@ static const int SortedGradientMinParticles = 500000;
 // The smallest S chunk of the tile kernel for two groups, which halves its chunks while they would
 // leave the GPU half idle. Chunks of 16 make batches of 16 S particles (each half of a warp meets
 // all of them): for 100 x 7,900 pairs (H100, in MD steps of the water box, by Nsight Compute) the
-// tile kernel took 8.3 against 9.2 us with batches of 32. COORDINATION_MIN_S_CHUNK (16 or 32)
-// overrides it, for tests.
-static int minSChunk() {
-    const char* value = getenv("COORDINATION_MIN_S_CHUNK");
-    if (value == NULL)
-        return 16;
-    if (string(value) != "16" && string(value) != "32")
-        throw OpenMMException("CoordinationForce: the environment variable COORDINATION_MIN_S_CHUNK must be 16 or 32, not '"+
-                string(value)+"'");
-    return atoi(value);
-}
+// tile kernel took 8.3 against 9.2 us with batches of 32.
+static const int MinSChunk = 16;
 
 class CudaCalcCoordinationForceKernel::ReorderListener : public ComputeContext::ReorderListener {
 public:
@@ -56,6 +48,7 @@ CudaCalcCoordinationForceKernel::CudaCalcCoordinationForceKernel(string name, co
 
 void CudaCalcCoordinationForceKernel::initialize(const System& system, const CoordinationForce& force) {
     ContextSelector selector(cu);
+    tuning = CudaCoordinationTuning::fromEnvironment();
     mode = force.getMode();
     groupA = force.getGroupA();
     groupB = force.getGroupB();
@@ -83,12 +76,11 @@ void CudaCalcCoordinationForceKernel::initialize(const System& system, const Coo
     maxBlocks = cu.getNumThreadBlocks();
     // Smaller chunks of the short group when there are too few tiles to fill the GPU.
     int tile = CudaCoordinationProgram::TileSize;
-    lPerThread = CudaCoordinationProgram::chooseLPerThread(force);
+    lPerThread = (tuning.lPerThread > 0 ? tuning.lPerThread : CudaCoordinationProgram::chooseLPerThread(force));
     tileThreads = tile/lPerThread;
     sChunk = tile;
-    const int smallestSChunk = minSChunk();
     if (mode != CoordinationForce::OneGroup)
-        while (sChunk > smallestSChunk &&
+        while (sChunk > MinSChunk &&
                 ((numL+tile-1)/tile)*((numS+sChunk-1)/sChunk)*(long long) tileThreads < maxBlocks*(long long) tile/2)
             sChunk /= 2;
     groupOriginal.initialize<int>(cu, numSlots, "coordinationGroupOriginal");
@@ -109,53 +101,16 @@ void CudaCalcCoordinationForceKernel::initialize(const System& system, const Coo
     cu.addReorderListener(new ReorderListener(*this));
     launcher.reset(new CudaCoordinationLauncher(cu));
     if (periodic && mode != CoordinationForce::PairList)
-        cells.reset(new CudaCoordinationCells(cu, *launcher, mode == CoordinationForce::OneGroup, nA, nB, offsetL == 0));
+        cells.reset(new CudaCoordinationCells(cu, *launcher, mode == CoordinationForce::OneGroup, nA, nB, offsetL == 0, tuning.cellGrid));
     listLanes = 1;
     if (cells && mode == CoordinationForce::OneGroup && isfinite(force.getDMax())) {
-        neighborList.reset(new CudaCoordinationNeighborList(cu, *launcher, *cells, nA));
-        listLanes = CudaCoordinationNeighborList::chooseLanes(cu, nA);
+        neighborList.reset(new CudaCoordinationNeighborList(cu, *launcher, *cells, nA, tuning));
+        listLanes = CudaCoordinationNeighborList::chooseLanes(cu, nA, tuning);
     }
     setParameters(force);
 }
 
 void CudaCalcCoordinationForceKernel::setParameters(const CoordinationForce& force) {
-    // Compile only when the code path changed.
-
-    CudaCoordinationProgram program(force, cu, lPerThread, listLanes, min(sChunk, 32));
-    if (program.source != source || program.defines != defines) {
-        CUmodule module = cu.createModule(program.source, program.defines);
-        tilesKernel = cu.getKernel(module, "computeCoordinationTiles");
-        pairsKernel = cu.getKernel(module, "computeCoordinationPairs");
-        applyKernel = cu.getKernel(module, "applyChainRule");
-        histogramTilesKernel = cu.getKernel(module, "histogramTiles");
-        histogramPairsKernel = cu.getKernel(module, "histogramPairs");
-        invertKernel = cu.getKernel(module, "invertAtomIndex");
-        updateKernel = cu.getKernel(module, "updateGroupAtoms");
-        checkKernel = cu.getKernel(module, "checkPositions");
-        cellsKernel = cu.getKernel(module, "computeCoordinationCells");
-        histogramCellsKernel = cu.getKernel(module, "histogramCells");
-        assignCellsKernel = cu.getKernel(module, "assignCells");
-        scanCellsKernel = cu.getKernel(module, "scanCellBlocks");
-        offsetCellsKernel = cu.getKernel(module, "addCellOffsets");
-        scatterCellsKernel = cu.getKernel(module, "scatterCells");
-        checkListKernel = cu.getKernel(module, "checkNeighborList");
-        listKernel = cu.getKernel(module, "computeCoordinationList");
-        // The tile kernel walks its tiles in a fixed order: as many blocks as run at once, so
-        // that no block starts its share after the others have finished theirs. Its blocks
-        // need little cache: shared memory may take all it can, so that registers alone limit them.
-        int perMultiprocessor = 0, multiprocessors = 0;
-        cuFuncSetAttribute(tilesKernel, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, CU_SHAREDMEM_CARVEOUT_MAX_SHARED);
-        cuOccupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, tilesKernel, tileThreads, 0);
-        cuDeviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu.getDevice());
-        residentTileBlocks = max(1, perMultiprocessor*multiprocessors);
-        cuOccupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, listKernel, ListBlockSize, 0);
-        residentListBlocks = max(1, perMultiprocessor*multiprocessors);
-        if (max(residentTileBlocks, residentListBlocks) > cvPartial.getSize())
-            cvPartial.resize(max(residentTileBlocks, residentListBlocks));
-        source = program.source;
-        defines = program.defines;
-    }
-
     // Values that are kernel arguments.
 
     CoordinationSwitching switching(force);
@@ -169,6 +124,16 @@ void CudaCalcCoordinationForceKernel::setParameters(const CoordinationForce& for
     paramsDouble.b = force.getB();
     paramsDouble.c = switching.getSmapConstant();
     paramsDouble.imageSearch2 = numeric_limits<double>::infinity();
+
+    // Compile only when the code path changed: the kernels this configuration uses now, the others
+    // (histograms, tiles where the box is too small for cells) when first needed.
+
+    CudaCoordinationProgram changed(force, cu, lPerThread, listLanes, min(sChunk, 32));
+    if (!program || changed.source != program->source || changed.defines != program->defines) {
+        program.reset(new CudaCoordinationProgram(changed));
+        compiledKernels = 0;
+        requireKernels(expectedKernels());
+    }
 
     // The energy expression: its global parameters and tables.
 
@@ -260,17 +225,60 @@ int CudaCalcCoordinationForceKernel::getNumTileBlocks(int chunk, int maxTileBloc
     return (int) max(1LL, min(numTiles, (long long) maxTileBlocks));
 }
 
+int CudaCalcCoordinationForceKernel::expectedKernels() const {
+    typedef CudaCoordinationProgram P;
+    if (mode == CoordinationForce::PairList)
+        return P::CoreKernels | P::PairKernels;
+    if (!cells || !isfinite(dmax))
+        return P::CoreKernels | P::TileKernels;
+    bool lists = (neighborList && neighborList->isEnabled());
+    if (lists && !neighborList->hasHomeLists())
+        return P::CoreKernels | P::BinningKernels | P::ListKernels;
+    return P::CoreKernels | P::BinningKernels | P::CellKernels | (lists ? P::ListKernels : 0);
+}
+
+void CudaCalcCoordinationForceKernel::requireKernels(int kernels) {
+    int missing = kernels & ~compiledKernels;
+    if (missing == 0)
+        return;
+    CUmodule module = cu.createModule(program->source, program->getDefines(missing));
+    map<string, CUfunction*> slots = {{"computeCoordinationTiles", &tilesKernel}, {"computeCoordinationPairs", &pairsKernel},
+            {"applyChainRule", &applyKernel}, {"histogramTiles", &histogramTilesKernel}, {"histogramPairs", &histogramPairsKernel},
+            {"invertAtomIndex", &invertKernel}, {"updateGroupAtoms", &updateKernel}, {"checkPositions", &checkKernel},
+            {"computeCoordinationCells", &cellsKernel}, {"histogramCells", &histogramCellsKernel}, {"assignCells", &assignCellsKernel},
+            {"scanCellBlocks", &scanCellsKernel}, {"addCellOffsets", &offsetCellsKernel}, {"scatterCells", &scatterCellsKernel},
+            {"checkNeighborList", &checkListKernel}, {"computeCoordinationList", &listKernel}};
+    for (const string& name : CudaCoordinationProgram::getKernelNames(missing))
+        *slots.at(name) = cu.getKernel(module, name);
+    compiledKernels |= missing;
+    // The tile and list kernels walk their work in a fixed order: as many blocks as run at once,
+    // so that no block starts its share after the others have finished theirs. The tile kernel's
+    // blocks need little cache: shared memory may take all it can, so that registers alone limit them.
+    int perMultiprocessor = 0, multiprocessors = 0;
+    cuDeviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu.getDevice());
+    if (missing & CudaCoordinationProgram::TileKernels) {
+        cuFuncSetAttribute(tilesKernel, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, CU_SHAREDMEM_CARVEOUT_MAX_SHARED);
+        cuOccupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, tilesKernel, tileThreads, 0);
+        residentTileBlocks = max(1, perMultiprocessor*multiprocessors);
+    }
+    if (missing & CudaCoordinationProgram::ListKernels) {
+        cuOccupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, listKernel, ListBlockSize, 0);
+        residentListBlocks = max(1, perMultiprocessor*multiprocessors);
+    }
+    if (max(residentTileBlocks, residentListBlocks) > cvPartial.getSize())
+        cvPartial.resize(max(residentTileBlocks, residentListBlocks));
+}
+
 bool CudaCalcCoordinationForceKernel::useSortedGradient() const {
-    const char* value = getenv("COORDINATION_SORTED_GRADIENT");
-    if (value != NULL && string(value) != "0" && string(value) != "1")
-        throw OpenMMException("CoordinationForce: the environment variable COORDINATION_SORTED_GRADIENT must be 0 or 1, not '"+
-                string(value)+"'");
-    return (value != NULL ? string(value) == "1" : cells->getNumBinned() >= SortedGradientMinParticles);
+    if (tuning.sortedGradient >= 0)
+        return tuning.sortedGradient == 1;
+    return cells->getNumBinned() >= SortedGradientMinParticles;
 }
 
 bool CudaCalcCoordinationForceKernel::binCells(double cutoff) {
     if (!cells || !cells->chooseGrid(cutoff))
         return false;
+    requireKernels(CudaCoordinationProgram::BinningKernels);
     cells->bin(assignCellsKernel, scanCellsKernel, offsetCellsKernel, scatterCellsKernel, groupAtoms);
     return true;
 }
@@ -279,6 +287,8 @@ void CudaCalcCoordinationForceKernel::launchCoordination(int flags) {
     setImageSearchDistance();
     void* params = (cu.getUseDoublePrecision() ? (void*) &paramsDouble : (void*) &paramsFloat);
     int tile = CudaCoordinationProgram::TileSize;
+    if (neighborList && neighborList->isEnabled())
+        requireKernels(CudaCoordinationProgram::ListKernels | CudaCoordinationProgram::BinningKernels);
     bool useList = (neighborList && neighborList->prepare(dmax, checkListKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel,
             scatterCellsKernel, groupAtoms));
     // Lists of homes are the cell kernel's: prepare() launched the check and the binning.
@@ -286,7 +296,7 @@ void CudaCalcCoordinationForceKernel::launchCoordination(int flags) {
     bool useCells = (homeLists || (!useList && binCells(dmax)));
     // The cell kernel's forces for a large group: its gradient, by sorted index, then applyChainRule() with dE/dcv = 1;
     // with home lists, only while the atoms are not in spatial order (the lists measure it at each build).
-    bool spatialAtoms = (homeLists && getenv("COORDINATION_SORTED_GRADIENT") == NULL && neighborList->getNearFraction() > 0.5);
+    bool spatialAtoms = (homeLists && tuning.sortedGradient < 0 && neighborList->getNearFraction() > 0.5);
     bool sortedForces = (useCells && (flags & DirectForces) && sortedGradient && !spatialAtoms);
     int cellFlags = (sortedForces ? (flags & ~DirectForces) | Gradient : flags);
     CUdeviceptr sortedSlots = (useCells ? cells->getSortedSlots().getDevicePointer() : 0);
@@ -322,6 +332,12 @@ void CudaCalcCoordinationForceKernel::launchCoordination(int flags) {
     if (chainRule)
         for (auto& table : tables)
             args.push_back(&table->getDevicePointer());
+    typedef CudaCoordinationProgram P;
+    lastPath = (useList && !homeLists ? P::ListKernels : useCells ? P::CellKernels : mode == CoordinationForce::PairList ?
+            P::PairKernels : P::TileKernels);
+    lastHomeLists = homeLists;
+    lastSortedForces = sortedForces;
+    requireKernels(lastPath);
     if (useList && !homeLists)
         launcher->launch(listKernel, args.data(), min((numL*(long long) listLanes+ListBlockSize-1)/ListBlockSize,
                 (long long) residentListBlocks), ListBlockSize);
@@ -444,15 +460,18 @@ void CudaCalcCoordinationForceKernel::launchHistogram(CudaArray& counts, int num
                 &cells->getGrid(),
                 cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &numBins, maxArg,
                 binArg, &counts.getDevicePointer()};
+        requireKernels(CudaCoordinationProgram::HistogramCellKernels);
         cu.executeKernel(histogramCellsKernel, args, (int) min((long long) cells->getNumItems()*32, (long long) maxBlocks*tile), tile);
     }
     else if (mode == CoordinationForce::PairList) {
+        requireKernels(CudaCoordinationProgram::HistogramKernels);
         void* args[] = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &numL, imageSearch,
                 cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(), cu.getPeriodicBoxVecXPointer(),
                 cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &numBins, maxArg, binArg, &counts.getDevicePointer()};
         cu.executeKernel(histogramPairsKernel, args, numL, tile);
     }
     else {
+        requireKernels(CudaCoordinationProgram::HistogramKernels);
         void* args[] = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &groupOriginal.getDevicePointer(),
                 &numL, &numS, &offsetL, &offsetS, imageSearch, cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(),
                 cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &numBins, maxArg,
@@ -503,4 +522,24 @@ void CudaCalcCoordinationForceKernel::clearPairHistogram(ContextImpl& context) {
     ContextSelector selector(cu);
     if (histogram.isInitialized())
         cu.clearBuffer(histogram);
+}
+
+string CudaCalcCoordinationForceKernel::describeLastEvaluation() const {
+    typedef CudaCoordinationProgram P;
+    stringstream text;
+    text << "kernel=" << (lastPath == P::TileKernels ? "tiles" : lastPath == P::PairKernels ? "pairs" : lastPath == P::CellKernels ?
+            "cells" : lastPath == P::ListKernels ? "lists" : "none");
+    if (lastPath == P::TileKernels)
+        text << " lPerThread=" << lPerThread << " sChunk=" << sChunk;
+    if (lastPath == P::CellKernels)
+        text << " homeLists=" << lastHomeLists << " sortedForces=" << lastSortedForces;
+    if (lastPath == P::ListKernels)
+        text << " lanes=" << listLanes;
+    if (lastPath == P::CellKernels || lastPath == P::ListKernels) {
+        const CudaCoordinationCells::Grid& grid = cells->getGrid();
+        text << " grid=" << grid.rx << "," << grid.ry << "," << grid.rz << "," << grid.runLength;
+    }
+    if (neighborList && (lastPath == P::ListKernels || lastHomeLists))
+        text << " skin=" << neighborList->getSkin() << " rebuilds=" << (neighborList->rebuildsAlways() ? "always" : "when stale");
+    return text.str();
 }

@@ -1,7 +1,6 @@
 #include "CudaCoordinationLaunch.h"
 #include "openmm/OpenMMException.h"
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
 using namespace CoordinationPlugin;
@@ -9,10 +8,6 @@ using namespace OpenMM;
 using namespace std;
 
 CudaCoordinationLauncher::CudaCoordinationLauncher(CudaContext& cu) : cu(cu), dependentLaunchFailed(false) {
-    // COORDINATION_DEPENDENT_LAUNCH=0 makes every launch a plain one (for benchmarking).
-    const char* value = getenv("COORDINATION_DEPENDENT_LAUNCH");
-    if (value != NULL && string(value) == "0")
-        dependentLaunchFailed = true;
 }
 
 void CudaCoordinationLauncher::launch(CUfunction kernel, void** arguments, long long blocks, int blockSize) {

@@ -22,24 +22,14 @@ static const int MaxDefaultParticles = 50000;
 // Evaluations between reads of the longest list (besides after every forced rebuild).
 static const int ReadInterval = 64;
 
-/** An environment variable as text ("" where unset). */
-static string environment(const char* name) {
-    const char* value = getenv(name);
-    return (value == NULL ? "" : value);
-}
-
 CudaCoordinationNeighborList::CudaCoordinationNeighborList(CudaContext& cu, CudaCoordinationLauncher& launcher,
-        CudaCoordinationCells& cells, int numParticles) : cu(cu), launcher(launcher), cells(cells), numParticles(numParticles) {
-    string mode = environment("COORDINATION_NEIGHBOR_LIST"), kind = environment("COORDINATION_LIST_KIND");
-    if (mode != "" && mode != "0" && mode != "1" && mode != "always")
-        throw OpenMMException("CoordinationForce: the environment variable COORDINATION_NEIGHBOR_LIST must be 0, 1 or always, not '"+mode+"'");
-    if (kind != "" && kind != "particles" && kind != "homes")
-        throw OpenMMException("CoordinationForce: the environment variable COORDINATION_LIST_KIND must be particles or homes, not '"+
-                kind+"'");
-    homes = (kind == "homes" || (kind == "" && numParticles > MaxDefaultParticles));
-    enabled = (mode != "0" && numParticles > 1 && numParticles < MaxParticles);
-    alwaysRebuild = (mode == "always");
-    lanes = chooseLanes(cu, numParticles);
+        CudaCoordinationCells& cells, int numParticles, const CudaCoordinationTuning& tuning) : cu(cu), launcher(launcher),
+        cells(cells), numParticles(numParticles), forcedSkin(tuning.neighborSkin) {
+    homes = (tuning.listKind == CudaCoordinationTuning::KindHomes ||
+            (tuning.listKind == CudaCoordinationTuning::KindDefault && numParticles > MaxDefaultParticles));
+    enabled = (tuning.neighborList != CudaCoordinationTuning::ListsOff && numParticles > 1 && numParticles < MaxParticles);
+    alwaysRebuild = (tuning.neighborList == CudaCoordinationTuning::ListsAlwaysRebuilt);
+    lanes = chooseLanes(cu, numParticles, tuning);
     memset(&grid, 0, sizeof(grid));
 }
 
@@ -51,14 +41,9 @@ CudaCoordinationNeighborList::~CudaCoordinationNeighborList() {
         cuMemFreeHost(pinnedMaxCount);
 }
 
-int CudaCoordinationNeighborList::chooseLanes(CudaContext& cu, int numParticles) {
-    string forced = environment("COORDINATION_LIST_LANES");
-    if (forced != "") {
-        int value = atoi(forced.c_str());
-        if (value < 1 || value > 32 || (value & (value-1)) != 0)
-            throw OpenMMException("CoordinationForce: the environment variable COORDINATION_LIST_LANES must be 1, 2, 4, 8, 16 or 32, not '"+forced+"'");
-        return value;
-    }
+int CudaCoordinationNeighborList::chooseLanes(CudaContext& cu, int numParticles, const CudaCoordinationTuning& tuning) {
+    if (tuning.listLanes > 0)
+        return tuning.listLanes;
     // About 512 threads a multiprocessor.
     int multiprocessors;
     cuDeviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu.getDevice());
@@ -122,10 +107,7 @@ bool CudaCoordinationNeighborList::prepare(double dmax, CUfunction checkKernel, 
     if (!enabled || !isfinite(dmax) || dmax <= 0)
         return false;
     if (dmax != this->dmax) {
-        string value = environment("COORDINATION_NEIGHBOR_SKIN");
-        skin = (value == "" ? 0.1*dmax : atof(value.c_str()));
-        if (!(skin >= 0))
-            throw OpenMMException("CoordinationForce: the environment variable COORDINATION_NEIGHBOR_SKIN must be a distance >= 0 in nm, not '"+value+"'");
+        skin = (forcedSkin >= 0 ? forcedSkin : 0.1*dmax);
         this->dmax = dmax;
         stale = true;
         unusable = false;

@@ -6,7 +6,6 @@
 #include "lepton/Operation.h"
 #include "lepton/Parser.h"
 #include "openmm/OpenMMException.h"
-#include <cstdlib>
 #include <cmath>
 #include <set>
 #include <vector>
@@ -25,14 +24,39 @@ bool CudaCoordinationProgram::groupsOverlap(const CoordinationForce& force) {
     return false;
 }
 
+/** Each family of kernels: its bit, the define that compiles it, and its kernels. */
+static const struct {
+    int bit;
+    const char* define;
+    vector<string> names;
+} families[] = {
+    {CudaCoordinationProgram::CoreKernels, "COMPILE_CORE", {"applyChainRule", "invertAtomIndex", "updateGroupAtoms", "checkPositions"}},
+    {CudaCoordinationProgram::TileKernels, "COMPILE_TILES", {"computeCoordinationTiles"}},
+    {CudaCoordinationProgram::PairKernels, "COMPILE_PAIRS", {"computeCoordinationPairs"}},
+    {CudaCoordinationProgram::CellKernels, "COMPILE_CELLS", {"computeCoordinationCells"}},
+    {CudaCoordinationProgram::BinningKernels, "COMPILE_BINNING", {"assignCells", "scanCellBlocks", "addCellOffsets", "scatterCells"}},
+    {CudaCoordinationProgram::ListKernels, "COMPILE_LISTS", {"checkNeighborList", "computeCoordinationList"}},
+    {CudaCoordinationProgram::HistogramKernels, "COMPILE_HISTOGRAM", {"histogramTiles", "histogramPairs"}},
+    {CudaCoordinationProgram::HistogramCellKernels, "COMPILE_HISTOGRAM_CELLS", {"histogramCells"}}
+};
+
+vector<string> CudaCoordinationProgram::getKernelNames(int kernels) {
+    vector<string> names;
+    for (auto& family : families)
+        if (kernels & family.bit)
+            names.insert(names.end(), family.names.begin(), family.names.end());
+    return names;
+}
+
+map<string, string> CudaCoordinationProgram::getDefines(int kernels) const {
+    map<string, string> result = defines;
+    for (auto& family : families)
+        if (kernels & family.bit)
+            result[family.define] = "";
+    return result;
+}
+
 int CudaCoordinationProgram::chooseLPerThread(const CoordinationForce& force) {
-    const char* value = getenv("COORDINATION_L_PER_THREAD");
-    if (value != NULL) {
-        string text = value;
-        if (text != "1" && text != "2" && text != "4")
-            throw OpenMMException("CoordinationForce: the environment variable COORDINATION_L_PER_THREAD must be 1, 2 or 4, not '"+text+"'");
-        return stoi(text);
-    }
     double nA = force.getGroupA().size(), nB = force.getGroupB().size();
     double pairs = (force.getMode() == CoordinationForce::OneGroup ? 0.5*nA*nA : nA*nB);
     return (pairs >= (1 << 22) ? 2 : 1);

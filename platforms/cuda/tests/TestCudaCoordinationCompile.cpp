@@ -19,6 +19,7 @@
 #include <nvrtc.h>
 #include <cmath>
 #include <cstdlib>
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -142,8 +143,11 @@ static string prelude(const string& precision, bool triclinic) {
     return src.str();
 }
 
+// Where to write each program (a path prefix, the first command-line argument), to inspect it with nvcc -Xptxas -v.
+static string dumpPrefix;
+
 static void compile(const CoordinationForce& force, const string& precision, bool triclinic, const string& label, int lPerThread = 1,
-        int listLanes = 1, int sBatch = 32) {
+        int listLanes = 1, int sBatch = 32, int kernels = CudaCoordinationProgram::AllKernels) {
     System system;
     for (int i = 0; i < 40; i++)
         system.addParticle(1.0);
@@ -151,16 +155,15 @@ static void compile(const CoordinationForce& force, const string& precision, boo
     CudaCoordinationProgram program(force, context, lPerThread, listLanes, sBatch);
     stringstream src;
     src << prelude(precision, triclinic);
-    for (auto& define : program.defines) {
+    for (auto& define : program.getDefines(kernels)) {
         src << "#define " << define.first;
         if (!define.second.empty())
             src << " " << define.second;
         src << "\n";
     }
     src << "\n" << program.source << "\n";
-    // COORDINATION_DUMP_SOURCE=prefix writes each program, to inspect it with nvcc -Xptxas -v.
-    if (getenv("COORDINATION_DUMP_SOURCE") != NULL)
-        ofstream(string(getenv("COORDINATION_DUMP_SOURCE"))+label+"-"+precision+".cu") << src.str();
+    if (!dumpPrefix.empty())
+        ofstream(dumpPrefix+label+"-"+precision+".cu") << src.str();
     nvrtcProgram nvrtc;
     if (nvrtcCreateProgram(&nvrtc, src.str().c_str(), NULL, 0, NULL, NULL) != NVRTC_SUCCESS)
         throw OpenMMException("nvrtcCreateProgram failed");
@@ -180,17 +183,21 @@ static void compile(const CoordinationForce& force, const string& precision, boo
     nvrtcDestroyProgram(&nvrtc);
     if (result != NVRTC_SUCCESS)
         throw OpenMMException("NVRTC failed for "+label+" ("+precision+"):\n"+log);
-    for (string kernel : {"computeCoordinationTiles", "computeCoordinationPairs", "applyChainRule", "histogramTiles",
-            "histogramPairs", "invertAtomIndex", "updateGroupAtoms", "checkPositions", "computeCoordinationCells", "histogramCells",
-            "assignCells", "scanCellBlocks", "addCellOffsets", "scatterCells", "checkNeighborList", "computeCoordinationList"})
-        if (ptx.find(".entry "+kernel) == string::npos)
-            throw OpenMMException("The PTX for "+label+" ("+precision+") lacks the kernel "+kernel);
+    // The families asked for are there, and no others.
+    for (string kernel : CudaCoordinationProgram::getKernelNames(CudaCoordinationProgram::AllKernels)) {
+        vector<string> wanted = CudaCoordinationProgram::getKernelNames(kernels);
+        bool isWanted = (find(wanted.begin(), wanted.end(), kernel) != wanted.end());
+        if ((ptx.find(".entry "+kernel+"(") != string::npos) != isWanted)
+            throw OpenMMException("The PTX for "+label+" ("+precision+") "+(isWanted ? "lacks" : "has")+" the kernel "+kernel);
+    }
     cout << "  compiled " << label << " (" << precision << ", " << lPerThread << " L a thread, " << listLanes << " list lanes, S batches of "
             << sBatch << ")" << endl;
 }
 
-int main() {
+int main(int argc, char* argv[]) {
     try {
+        if (argc > 1)
+            dumpPrefix = argv[1];
         vector<int> a = {0, 1, 2, 3, 4, 5}, b = {5, 6, 7, 8, 9, 10};
         int count = 0;
         for (string precision : {"single", "mixed", "double"}) {
@@ -232,8 +239,16 @@ int main() {
             energyOnly.setEnergyExpression("k*max(0, cv-upper)^2");
             energyOnly.addGlobalParameter("k", 1.0);
             energyOnly.addGlobalParameter("upper", 3.0);
-            compile(energyOnly, precision, false, "flat-bottom restraint", 4);
+            compile(energyOnly, precision, false, "flat-bottom restraint", 2);
             count += 3;
+        }
+        // Each family of kernels alone, as a Context compiles them (here one group in a periodic box).
+        CoordinationForce cells(a);
+        cells.setDMax(1.0);
+        cells.setUsesPeriodicBoundaryConditions(true);
+        for (int family = 1; family < CudaCoordinationProgram::AllKernels; family *= 2) {
+            compile(cells, "mixed", false, "kernel family "+to_string(family), 1, 1, 32, family);
+            count++;
         }
         cout << count << " programs compiled" << endl;
     }

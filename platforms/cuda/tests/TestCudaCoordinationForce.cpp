@@ -4,6 +4,7 @@
 #include "ReferenceCoordinationKernelFactory.h"
 #include "openmm/cuda/CudaPlatform.h"
 #include "../../../tests/TestCoordinationForce.h"
+#include "TestCudaCoordinationTuning.h"
 
 /** The CUDA platform; a test binary loads no plugins, so register it if needed. */
 static Platform& cudaPlatform() {
@@ -32,6 +33,7 @@ int main(int argc, char* argv[]) {
         registerCoordinationCudaKernelFactories();
         cout << "CUDA, " << precision << " precision" << endl;
         runCoordinationTests();
+        runCudaTuningTests();
     }
     catch (const exception& e) {
         cout << "exception: " << e.what() << endl;

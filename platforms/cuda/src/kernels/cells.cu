@@ -124,6 +124,7 @@ inline DEVICE int scanChunk(int* in, int* out, int first, int count, int carry, 
     return carry+total;
 }
 
+#ifdef COMPILE_BINNING
 /**
  * Find every group particle's cell and its rank within the cell; keep the wrapped position.
  * Clears workCounter[2], where a build of home lists counts the neighbours in cell order whose
@@ -211,6 +212,7 @@ KERNEL void scatterCells(const int* RESTRICT cellOf, const int* RESTRICT cellRan
         sortedAtom[k] = groupAtoms[slot];
     }
 }
+#endif
 
 /** The key of sorted particle k (slot: its slot) for PAIR_WANTED: its original index when groups overlap, else k. */
 inline DEVICE int cellKey(int k, int slot, const int* RESTRICT groupOriginal) {

@@ -370,6 +370,7 @@ inline DEVICE mixed computeTile(int a, int b, bool diagonal, int sChunk, const r
     return cvSum;
 }
 
+#ifdef COMPILE_TILES
 /** The CV over all pairs of one group or of two groups, tile by tile. */
 KERNEL void computeCoordinationTiles(const real4* RESTRICT posq, const int* RESTRICT groupAtoms,
         const int* RESTRICT groupOriginal, int numL, int numS, int offsetL, int offsetS, int sChunk, PairParams params,
@@ -400,6 +401,7 @@ KERNEL void computeCoordinationTiles(const real4* RESTRICT posq, const int* REST
     }
     finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvState, globals ENERGY_TABLE_ARGUMENTS);
 }
+#endif
 
 #ifdef CELL_HALF_BATCHES
 /**
@@ -578,6 +580,7 @@ inline DEVICE mixed computeCellItems(CellCoordination<GRADIENT> visitor, const C
 #define CELL_LAUNCH_BOUNDS
 #endif
 
+#ifdef COMPILE_CELLS
 /**
  * The CV over the pairs of neighbouring cells (a finite cutoff in a periodic box). With GRADIENT,
  * the gradient goes to gradient[] by sorted index. With home lists (rebuildStamp not NULL: one
@@ -632,7 +635,9 @@ KERNEL CELL_LAUNCH_BOUNDS void computeCoordinationCells(const real4* RESTRICT so
     }
     finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvState, globals ENERGY_TABLE_ARGUMENTS);
 }
+#endif
 
+#ifdef COMPILE_PAIRS
 /** The CV over a list of pairs (groupAtoms[k], groupAtoms[numPairs+k]). */
 KERNEL void computeCoordinationPairs(const real4* RESTRICT posq, const int* RESTRICT groupAtoms, int numPairs,
         PairParams params, real4 periodicBoxSize, real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY,
@@ -657,7 +662,9 @@ KERNEL void computeCoordinationPairs(const real4* RESTRICT posq, const int* REST
     }
     finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvState, globals ENERGY_TABLE_ARGUMENTS);
 }
+#endif
 
+#ifdef COMPILE_CORE
 /**
  * Add -dE/dcv times the accumulated gradient to the forces, and clear the gradient. Entry k of
  * the gradient belongs to slot k, or with entrySlot (the cell kernel's sorted order) to slot
@@ -731,3 +738,4 @@ KERNEL void checkPositions(const real4* RESTRICT posq, const int* RESTRICT group
             atomicMin(firstInvalid, k);
     }
 }
+#endif

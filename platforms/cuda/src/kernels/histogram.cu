@@ -34,6 +34,7 @@ inline DEVICE void flushCounts(T* sCounts, int numBins, bool shared, unsigned lo
     __syncthreads();
 }
 
+#ifdef COMPILE_HISTOGRAM
 KERNEL void histogramTiles(const real4* RESTRICT posq, const int* RESTRICT groupAtoms, const int* RESTRICT groupOriginal,
         int numL, int numS, int offsetL, int offsetS, real imageSearch2, real4 periodicBoxSize, real4 invPeriodicBoxSize,
         real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ, int numBins, real maxDistance2, real invBinWidth,
@@ -99,6 +100,7 @@ KERNEL void histogramPairs(const real4* RESTRICT posq, const int* RESTRICT group
     }
     flushCounts(sCounts, numBins, numBins <= MAX_SHARED_BINS, counts);
 }
+#endif
 
 /** The pairs a cell-list work item visits (visitCellItem), counted into 64-bit shared counters. */
 struct CellHistogram {
@@ -130,6 +132,7 @@ struct CellHistogram {
     }
 };
 
+#ifdef COMPILE_HISTOGRAM_CELLS
 /** The histogram over the pairs of neighbouring cells (maxDistance below half the box). */
 KERNEL void histogramCells(const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot, const int* RESTRICT cellStart,
         unsigned int* RESTRICT workCounter, const int* RESTRICT groupOriginal, CellGrid grid, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ,
@@ -147,3 +150,4 @@ KERNEL void histogramCells(const real4* RESTRICT sortedPos, const int* RESTRICT 
                 periodicBoxVecZ, batch, visitor);
     flushCounts(sCounts, numBins, numBins <= MAX_SHARED_BINS_64, counts);
 }
+#endif

@@ -43,6 +43,7 @@ inline DEVICE real listLaneSum(real v, unsigned int mask) {
     return v;
 }
 
+#ifdef COMPILE_LISTS
 /**
  * The current positions in list order, each with its cell of the last build in w, and whether
  * the lists must be rebuilt: a particle moved further than sqrt(halfSkin2) from where it was at
@@ -72,6 +73,7 @@ KERNEL void checkNeighborList(const real4* RESTRICT posq, const int* RESTRICT gr
     if (__any_sync(0xffffffff, moved) && threadIdx.x%32 == 0)
         *rebuildStamp = stamp;
 }
+#endif
 
 /**
  * The particles of the cells around list particle k (position pk, with its cell in w) at
@@ -215,6 +217,7 @@ inline DEVICE mixed computeListParticles(bool rebuild, const real4* RESTRICT pos
     return cvSum;
 }
 
+#ifdef COMPILE_LISTS
 /** The CV of one group over its neighbour lists (computeListParticles), then finishBlock as every pair kernel. */
 KERNEL void computeCoordinationList(const int* RESTRICT rebuildStamp, int stamp, const real4* RESTRICT posq,
         const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot, const int* RESTRICT cellStart, CellGrid grid,
@@ -241,3 +244,4 @@ KERNEL void computeCoordinationList(const int* RESTRICT rebuildStamp, int stamp,
                 gradient, numSlots);
     finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvState, globals ENERGY_TABLE_ARGUMENTS);
 }
+#endif

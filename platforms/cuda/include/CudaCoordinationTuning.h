@@ -1,0 +1,54 @@
+#ifndef CUDA_COORDINATION_TUNING_H_
+#define CUDA_COORDINATION_TUNING_H_
+
+#include "internal/windowsExportCoordination.h"
+#include <string>
+
+namespace CoordinationPlugin {
+
+/**
+ * The tuning switches of the CUDA kernels, in one place. Each forces a code path that the kernels
+ * otherwise choose by themselves from the force and the system; they exist for tests and
+ * benchmarks, and a simulation needs none of them. They are read from the environment once, when
+ * a Context creates the kernel (CudaCalcCoordinationForceKernel::initialize()), never during an
+ * evaluation. An invalid value throws an OpenMMException naming the variable and the value.
+ *
+ * | Variable                     | Values            | What it forces (default in brackets)                                  |
+ * |------------------------------|-------------------|-----------------------------------------------------------------------|
+ * | COORDINATION_L_PER_THREAD    | 1, 2              | L particles a thread of the all-pairs tile kernel [2 from 4M pairs]    |
+ * | COORDINATION_SORTED_GRADIENT | 0, 1              | cell kernel forces straight to the atoms (0) or by sorted index (1)    |
+ * |                              |                   | [by sorted index from 500,000 particles, unless home lists find the    |
+ * |                              |                   | atoms in spatial order]                                                |
+ * | COORDINATION_NEIGHBOR_LIST   | 0, 1, always      | neighbour lists for one group with a finite dmax: off, on [on],        |
+ * |                              |                   | rebuilt at every evaluation                                            |
+ * | COORDINATION_LIST_KIND       | particles, homes  | the kind of neighbour list [particles up to 50,000, homes above]       |
+ * | COORDINATION_LIST_LANES      | 1, 2, 4, ..., 32  | lanes sharing a particle in the list kernel [about 512 threads an SM]  |
+ * | COORDINATION_NEIGHBOR_SKIN   | a distance >= 0   | the lists' skin in nm [dmax/10]                                        |
+ * | COORDINATION_CELL_GRID       | rx,ry,rz,run      | a cell grid of that reach and run length (0: chunks) [cost model]      |
+ */
+struct OPENMM_EXPORT_COORDINATION CudaCoordinationTuning {
+    enum ListMode {ListsDefault, ListsOff, ListsAlwaysRebuilt};
+    enum ListKind {KindDefault, KindParticles, KindHomes};
+    /** L particles a thread of the tile kernel; 0 lets the kernel choose. */
+    int lPerThread = 0;
+    /** -1 lets the kernel choose; 0 forces forces straight to the atoms, 1 the gradient by sorted index. */
+    int sortedGradient = -1;
+    ListMode neighborList = ListsDefault;
+    ListKind listKind = KindDefault;
+    /** Lanes sharing a particle in the neighbour-list kernel; 0 lets the lists choose. */
+    int listLanes = 0;
+    /** The neighbour lists' skin in nm; negative lets the lists choose (dmax/10). */
+    double neighborSkin = -1;
+    /** A forced cell grid {rx, ry, rz, runLength}; rx = 0 lets the cost model choose. */
+    int cellGrid[4] = {0, 0, 0, -1};
+    /**
+     * Read the switches from the environment (see the table above).
+     *
+     * @throws OpenMMException for a value outside a variable's range
+     */
+    static CudaCoordinationTuning fromEnvironment();
+};
+
+} // namespace CoordinationPlugin
+
+#endif /*CUDA_COORDINATION_TUNING_H_*/

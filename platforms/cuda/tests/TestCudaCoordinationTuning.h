@@ -1,0 +1,123 @@
+/* Tests of the CUDA tuning switches (CudaCoordinationTuning), included by the CUDA test main after
+ * the shared test body: each switch changes the path the kernel takes (as
+ * CudaCalcCoordinationForceKernel::describeLastEvaluation() reports it) and keeps energy, forces,
+ * CV and histogram equal to Reference (compareWithReference() of the shared body); a value
+ * outside a switch's range is an OpenMMException naming the variable and the value. */
+#include "CudaCoordinationKernels.h"
+#include "internal/CoordinationForceImpl.h"
+#include "openmm/internal/ContextImpl.h"
+
+/** Reaches a force's implementation in a Context (Force::getImplInContext() is protected). */
+struct ForceImplAccess : public CoordinationForce {
+    static CoordinationForceImpl& get(const CoordinationForce& force, Context& context) {
+        ForceImpl& (Force::*getImpl)(Context&) const = &ForceImplAccess::getImplInContext;
+        return dynamic_cast<CoordinationForceImpl&>((force.*getImpl)(context));
+    }
+};
+
+/** The path the CUDA kernel of a force took in a Context's last evaluation. */
+static string describeLastEvaluation(const CoordinationForce& force, Context& context) {
+    return ForceImplAccess::get(force, context).getKernel().getAs<CudaCalcCoordinationForceKernel>().describeLastEvaluation();
+}
+
+/**
+ * Evaluate the force in a periodic box of side 4 nm (or none) with the switch set (value "" for
+ * unset), check the result against Reference, and return the path the kernel took.
+ */
+static string pathWith(const string& variable, const string& value, System& system, CoordinationForce& force,
+        const vector<Vec3>& positions, bool periodic) {
+    Vec3 box[3] = {Vec3(4, 0, 0), Vec3(0, 4, 0), Vec3(0, 0, 4)};
+    ScopedEnvironment environment(variable, value);
+    if (value.empty())
+        unsetenv(variable.c_str());
+    compareWithReference(system, force, positions, periodic ? box : NULL, 1.2);
+    if (periodic)
+        system.setDefaultPeriodicBoxVectors(box[0], box[1], box[2]);
+    VerletIntegrator integrator(0.001);
+    Context context(system, integrator, platform, properties);
+    context.setPositions(positions);
+    context.getState(State::Energy | State::Forces);
+    return describeLastEvaluation(force, context);
+}
+
+/** Assert that a path has a part ("key=value"). */
+static void assertPathHas(const string& path, const string& part) {
+    if ((" "+path+" ").find(" "+part+" ") == string::npos)
+        throw OpenMMException("The path '"+path+"' lacks '"+part+"'");
+}
+
+/** The path with the switch differs from the default, has the part the switch forces, and agrees with Reference. */
+static void assertSwitchChangesPath(const string& variable, const string& value, const string& part, System& system,
+        CoordinationForce& force, const vector<Vec3>& positions, bool periodic) {
+    string unset = pathWith(variable, "", system, force, positions, periodic);
+    string set = pathWith(variable, value, system, force, positions, periodic);
+    cout << "    " << variable << ": '" << unset << "' -> '" << set << "'" << endl;
+    assertPathHas(set, part);
+    ASSERT(set != unset);
+}
+
+void testTuningSwitchesChangeThePath() {
+    const int numParticles = 2000;
+    vector<Vec3> positions = randomPositions(numParticles, 4.0, 41);
+    vector<int> all, half;
+    for (int i = 0; i < numParticles; i++) {
+        all.push_back(i);
+        if (i < numParticles/2)
+            half.push_back(i);
+    }
+    System system;
+    for (int i = 0; i < numParticles; i++)
+        system.addParticle(1.0);
+    // All pairs without a box: the tile kernel.
+    CoordinationForce* tiles = new CoordinationForce(half);
+    tiles->setR0(0.3);
+    system.addForce(tiles);
+    assertSwitchChangesPath("COORDINATION_L_PER_THREAD", "2", "lPerThread=2", system, *tiles, positions, false);
+    system.removeForce(0);
+    // One group with a cutoff in a box: neighbour lists of particles by default.
+    CoordinationForce* lists = new CoordinationForce(all);
+    lists->setR0(0.3);
+    lists->setDMax(1.0);
+    lists->setUsesPeriodicBoundaryConditions(true);
+    lists->setEnergyExpression("0.5*k*(cv-cv0)^2");
+    lists->addGlobalParameter("k", 0.001);
+    lists->addGlobalParameter("cv0", 100.0);
+    system.addForce(lists);
+    assertSwitchChangesPath("COORDINATION_NEIGHBOR_LIST", "0", "kernel=cells", system, *lists, positions, true);
+    assertSwitchChangesPath("COORDINATION_NEIGHBOR_LIST", "always", "rebuilds=always", system, *lists, positions, true);
+    assertSwitchChangesPath("COORDINATION_LIST_KIND", "homes", "homeLists=1", system, *lists, positions, true);
+    assertSwitchChangesPath("COORDINATION_LIST_LANES", "1", "lanes=1", system, *lists, positions, true);
+    assertSwitchChangesPath("COORDINATION_NEIGHBOR_SKIN", "0.2", "skin=0.2", system, *lists, positions, true);
+    string grid = pathWith("COORDINATION_CELL_GRID", "", system, *lists, positions, true);
+    string forced = (grid.find("grid=2,2,2,0") == string::npos ? "2,2,2,0" : "1,1,1,1");
+    assertSwitchChangesPath("COORDINATION_CELL_GRID", forced, "grid="+forced, system, *lists, positions, true);
+    system.removeForce(0);
+    // Two groups with a cutoff in a box: the cell kernel, forces straight to the atoms below 500,000 particles.
+    CoordinationForce* cells = new CoordinationForce(half, vector<int>(all.begin()+numParticles/2, all.end()));
+    cells->setR0(0.3);
+    cells->setDMax(1.0);
+    cells->setUsesPeriodicBoundaryConditions(true);
+    system.addForce(cells);
+    assertSwitchChangesPath("COORDINATION_SORTED_GRADIENT", "1", "sortedForces=1", system, *cells, positions, true);
+}
+
+void testTuningSwitchErrors() {
+    System system;
+    for (int i = 0; i < 3; i++)
+        system.addParticle(1.0);
+    system.addForce(new CoordinationForce({0, 1, 2}));
+    vector<pair<string, string> > invalid = {{"COORDINATION_L_PER_THREAD", "4"}, {"COORDINATION_SORTED_GRADIENT", "yes"},
+            {"COORDINATION_NEIGHBOR_LIST", "2"}, {"COORDINATION_LIST_KIND", "cells"}, {"COORDINATION_LIST_LANES", "3"},
+            {"COORDINATION_NEIGHBOR_SKIN", "-1"}, {"COORDINATION_CELL_GRID", "1,1"}};
+    for (auto& setting : invalid) {
+        ScopedEnvironment environment(setting.first, setting.second);
+        VerletIntegrator integrator(0.001);
+        ASSERT_COORDINATION_ERROR_NAMING(Context(system, integrator, platform, properties), setting.first+" must be");
+        ASSERT_COORDINATION_ERROR_NAMING(Context(system, integrator, platform, properties), "'"+setting.second+"'");
+    }
+}
+
+void runCudaTuningTests() {
+    RUN_TEST(testTuningSwitchesChangeThePath);
+    RUN_TEST(testTuningSwitchErrors);
+}
