@@ -37,23 +37,54 @@ namespace std {
 }
 
 %pythoncode %{
+import operator as _operator
 import numpy as _np
+import openmm as _openmm
 from openmm import unit as _unit
 
-def _particleList(group):
-    """Accept any sequence of integers (lists, tuples, NumPy arrays, ranges)."""
-    return [int(i) for i in group]
+def _particleList(group, name):
+    """The particle indices of a group as a list of ints. Accepts any sequence of integers (lists,
+    tuples, ranges, NumPy integer arrays of any width); anything else, floats and bools included,
+    raises TypeError naming the argument, and an index beyond a C++ int raises OpenMMException."""
+    try:
+        items = list(group)
+    except TypeError:
+        raise TypeError('CoordinationForce: %s must be a sequence of integer particle indices, got %r (%s)'
+                        % (name, group, type(group).__name__)) from None
+    indices = []
+    for position, item in enumerate(items):
+        try:
+            if isinstance(item, (bool, _np.bool_)):
+                raise TypeError
+            index = _operator.index(item)
+        except TypeError:
+            raise TypeError('CoordinationForce: %s has a particle index that is not an integer at position %d: %r (%s)'
+                            % (name, position, item, type(item).__name__)) from None
+        if not -2**31 <= index < 2**31:
+            raise _openmm.OpenMMException('CoordinationForce: %s has an invalid particle index at position %d: %d'
+                                          % (name, position, index))
+        indices.append(index)
+    return indices
+
+def _pairListFlag(flag):
+    """The pairList argument: a bool (Python or NumPy), nothing else."""
+    if not isinstance(flag, (bool, _np.bool_)):
+        raise TypeError('CoordinationForce: pairList must be a bool, got %r (%s)' % (flag, type(flag).__name__))
+    return bool(flag)
 %}
 
 %pythonprepend CoordinationPlugin::CoordinationForce::CoordinationForce %{
-    args = tuple(_particleList(a) if i < 2 else a for i, a in enumerate(args))
+    names = ('group',) if len(args) == 1 else ('groupA', 'groupB')
+    args = tuple(_particleList(a, names[i]) if i < len(names) else _pairListFlag(a) if i == 2 else a
+                 for i, a in enumerate(args))
 %}
 %pythonprepend CoordinationPlugin::CoordinationForce::setGroup %{
-    group = _particleList(group)
+    group = _particleList(group, 'group')
 %}
 %pythonprepend CoordinationPlugin::CoordinationForce::setGroups %{
-    groupA = _particleList(groupA)
-    groupB = _particleList(groupB)
+    groupA = _particleList(groupA, 'groupA')
+    groupB = _particleList(groupB, 'groupB')
+    pairList = _pairListFlag(pairList)
 %}
 %pythonappend CoordinationPlugin::CoordinationForce::getGroupA %{
     val = list(val)

@@ -71,6 +71,55 @@ def test_pair_list_pairing_a_particle_with_itself():
     raises(lambda: CoordinationForce([0, 1], [2, 1], True), 'itself', 'position 1', '1')
 
 
+@pytest.mark.parametrize('bad,shown', [(0.5, '0.5 (float)'), (3.0, '3.0 (float)'), (np.float64(2.0), '(float64)'),
+                                       (np.float32(1.0), '(float32)'), (True, 'True (bool)'), (np.True_, '(bool)'),
+                                       ('2', "'2' (str)"), (None, 'None'), ([1], '[1] (list)')])
+@pytest.mark.parametrize('call,name', [
+    (lambda bad: CoordinationForce([0, bad]), 'group'),
+    (lambda bad: CoordinationForce([bad, 0], [1, 2]), 'groupA'),
+    (lambda bad: CoordinationForce([0, 1], [2, bad], True), 'groupB'),
+    (lambda bad: CoordinationForce([0, 1]).setGroup([2, bad]), 'group'),
+    (lambda bad: CoordinationForce([0, 1]).setGroups([0, 1], [2, bad]), 'groupB'),
+    (lambda bad: CoordinationForce([0, 1]).setGroups([bad, 1], [2, 3], True), 'groupA')])
+def test_indices_that_are_not_integers(call, name, bad, shown):
+    # floats used to be truncated silently: CoordinationForce([0.5, 1.2]) gave the group [0, 1]
+    with pytest.raises(TypeError) as info:
+        call(bad)
+    message = str(info.value)
+    for word in ('CoordinationForce', name + ' has a particle index that is not an integer', shown):
+        assert word in message, 'missing %r in %r' % (word, message)
+
+
+@pytest.mark.parametrize('group', [np.array([0.0, 1.0]), 7, 'ab', None])
+def test_groups_that_are_not_sequences_of_integers(group):
+    with pytest.raises(TypeError, match='CoordinationForce: group'):
+        CoordinationForce(group)
+    force = CoordinationForce([4, 5])
+    with pytest.raises(TypeError, match='CoordinationForce: groupA'):
+        force.setGroups(group, [1])
+    assert force.getGroupA() == [4, 5] and force.getMode() == CoordinationForce.OneGroup
+
+
+@pytest.mark.parametrize('dtype', [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64])
+def test_integer_arrays_of_any_width(dtype):
+    force = CoordinationForce(np.array([3, 0, 2], dtype=dtype), np.array([1, 4, 5], dtype=dtype), np.True_)
+    assert force.getGroupA() == [3, 0, 2] and force.getGroupB() == [1, 4, 5]
+    assert force.getMode() == CoordinationForce.PairList
+    force.setGroup(np.arange(4, dtype=dtype))
+    assert force.getGroupA() == [0, 1, 2, 3] and force.getNumPairs() == 6
+
+
+def test_index_beyond_a_cpp_int():
+    raises(lambda: CoordinationForce([0, 2**40]), 'group', 'invalid particle index', 'position 1', str(2**40))
+    raises(lambda: CoordinationForce([0, 1], [-2**33]), 'groupB', str(-2**33))
+
+
+@pytest.mark.parametrize('flag', [1, 0.5, 'yes', None])
+def test_pair_list_flag_must_be_a_bool(flag):
+    with pytest.raises(TypeError, match='CoordinationForce: pairList must be a bool'):
+        CoordinationForce([0, 1], [2, 3], flag)
+
+
 # ----- switching parameters -----
 
 @pytest.mark.parametrize('value', [0.0, -0.2, math.inf, math.nan])
@@ -142,16 +191,34 @@ def test_energy_expression_with_unknown_variable():
     raises(lambda: context_for(force), 'energy expression', 'unknown variable', 'cv0')
 
 
-def test_energy_expression_that_does_not_parse():
+@pytest.mark.parametrize('expression', ['cv^', 'cv*', '0.5*(cv-1', 'bias(cv, 2)'])
+def test_energy_expression_that_does_not_parse_is_refused_at_once(expression):
     force = CoordinationForce([0, 1])
-    force.setEnergyExpression('cv^')
-    raises(lambda: context_for(force), 'energy expression', 'parse', 'cv^')
+    raises(lambda: force.setEnergyExpression(expression), 'energy expression', 'parse', expression)
+    assert force.getEnergyExpression() == 'cv'
+
+
+def test_energy_expression_may_name_its_table_before_the_table_exists():
+    force = CoordinationForce([0, 1])
+    force.setEnergyExpression('bias(cv)+min(cv, 2)')
+    force.addTabulatedFunction('bias', openmm.Continuous1DFunction([1.0, 1.0, 1.0], 0.0, 5.0))
+    assert force.getEnergyExpression() == 'bias(cv)+min(cv, 2)'
 
 
 def test_energy_expression_with_unknown_function():
     force = CoordinationForce([0, 1])
     force.setEnergyExpression('bias(cv)')
     raises(lambda: context_for(force), 'energy expression', 'bias')
+
+
+@pytest.mark.parametrize('value', [math.nan, math.inf, -math.inf])
+def test_global_parameter_default_must_be_finite(value):
+    force = CoordinationForce([0, 1])
+    raises(lambda: force.addGlobalParameter('k', value), 'global parameter', 'k', 'finite', '%g' % value)
+    assert force.getNumGlobalParameters() == 0
+    force.addGlobalParameter('k', 1e300)
+    raises(lambda: force.setGlobalParameterDefaultValue(0, value), 'k', '%g' % value)
+    assert force.getGlobalParameterDefaultValue(0) == 1e300
 
 
 def test_tabulated_function_must_be_1d():
@@ -171,6 +238,23 @@ def test_histogram_arguments(bins, rmax, words):
     context.setPositions(np.eye(3))
     raises(lambda: force.getPairHistogram(context, bins, rmax), *words)
     raises(lambda: force.accumulatePairHistogram(context, bins, rmax), *words)
+
+
+@pytest.mark.parametrize('bins', [10**9, 2**31 - 1, CoordinationForce.MaxHistogramBins + 1])
+def test_histogram_too_large_to_allocate(platform_config, bins):
+    # 10**9 bins used to allocate 8 GB (and as much GPU memory on CUDA) and return it
+    force = CoordinationForce([0, 1, 2])
+    system = make_system(3)
+    system.addForce(force)
+    context = platform_config.context(system)
+    context.setPositions(np.eye(3))
+    limit = 'MaxHistogramBins = %d' % CoordinationForce.MaxHistogramBins
+    raises(lambda: force.getPairHistogram(context, bins, 1.0), 'numBins', limit, str(bins))
+    raises(lambda: force.accumulatePairHistogram(context, bins, 1.0), 'numBins', limit, str(bins))
+    assert force.getNumAccumulatedFrames(context) == 0
+    assert len(force.getAccumulatedPairHistogram(context)) == 0
+    counts = force.getPairHistogram(context, 1000, 2.0)
+    assert counts.sum() == 3 and counts[int(math.sqrt(2) / 0.002)] == 3
 
 
 def test_accumulating_with_other_bins_needs_a_reset():
@@ -204,3 +288,90 @@ def test_errors_are_openmm_exceptions_not_bare_exceptions():
     except Exception as error:
         assert isinstance(error, openmm.OpenMMException)
         assert re.search(r'r0.*-1', str(error))
+
+
+# ----- values that are not finite, reaching the energy -----
+
+def five_particle_context(platform_config, force):
+    system = make_system(5)
+    system.addForce(force)
+    context = platform_config.context(system)
+    context.setPositions(np.array([[0, 0, 0], [0.21, 0.05, -0.1], [0.1, 0.3, 0.12], [-0.3, 0.4, 0.5], [0.5, -0.2, 0.3]]))
+    return context
+
+
+def energy(context):
+    return context.getState(getEnergy=True).getPotentialEnergy().value_in_unit(openmm.unit.kilojoule_per_mole)
+
+
+def test_global_parameter_set_to_nan_in_the_context(platform_config):
+    force = CoordinationForce([0, 1, 2], [3, 4])
+    force.addGlobalParameter('k', 2.0)
+    force.setEnergyExpression('0.5*k*(cv-4)^2')
+    context = five_particle_context(platform_config, force)
+    cv = force.getCollectiveVariableValue(context)
+    assert energy(context) == pytest.approx((cv - 4)**2, rel=platform_config.value_rtol)
+    context.setParameter('k', math.nan)
+    raises(lambda: energy(context), 'energy expression', '"0.5*k*(cv-4)^2"', 'non-finite', 'k = nan', 'cv = ')
+    raises(lambda: context.getState(getForces=True), 'k = nan')
+    assert force.getCollectiveVariableValue(context) == pytest.approx(cv, rel=platform_config.value_rtol)
+    context.setParameter('k', 4.0)
+    assert energy(context) == pytest.approx(2 * (cv - 4)**2, rel=platform_config.value_rtol)
+
+
+def system_xml(edit=None, expression='k*bias(cv)', default=2.0):
+    """The XML of a five-particle System holding a force with a parameter and a table, edited."""
+    force = CoordinationForce([0, 1, 2], [3, 4])
+    force.addGlobalParameter('k', default)
+    force.addTabulatedFunction('bias', openmm.Continuous1DFunction([0.0, 1.0, 2.0, 3.0], 0.0, 6.0))
+    force.setEnergyExpression(expression)
+    system = make_system(5)
+    system.addForce(force)
+    xml = openmm.XmlSerializer.serialize(system)
+    if edit is not None:
+        assert edit[0] in xml
+        xml = xml.replace(edit[0], edit[1], 1)
+    return xml
+
+
+@pytest.mark.parametrize('edit,words', [(('max="6"', 'max="inf"'), ('max inf',)),
+                                        (('min="0"', 'min="nan"'), ('min nan',)),
+                                        (('<Value v="1"/>', '<Value v="inf"/>'), ('index 1', 'inf')),
+                                        (('<Value v="2"/>', '<Value v="nan"/>'), ('index 2', 'nan'))])
+def test_table_that_is_not_finite_read_from_xml(platform_config, edit, words):
+    system = openmm.XmlSerializer.deserialize(system_xml(edit))
+    raises(lambda: platform_config.context(system), 'tabulated function "bias"', *words)
+
+
+def test_table_updated_to_a_value_that_is_not_finite(platform_config):
+    force = CoordinationForce([0, 1, 2], [3, 4])
+    force.addTabulatedFunction('bias', openmm.Continuous1DFunction([1.0, 1.0, 1.0], 0.0, 10.0))
+    force.setEnergyExpression('bias(cv)')
+    context = five_particle_context(platform_config, force)
+    assert energy(context) == pytest.approx(1.0, rel=platform_config.table_value_rtol)
+    force.getTabulatedFunction(0).setFunctionParameters([1.0, math.inf, 1.0], 0.0, 10.0)
+    raises(lambda: force.updateParametersInContext(context), 'tabulated function "bias"', 'index 1', 'inf')
+
+
+def test_global_parameter_default_of_1e300_read_from_xml(platform_config):
+    system = openmm.XmlSerializer.deserialize(system_xml(('default="2"', 'default="1e300"'), expression='k^2*cv'))
+    context = platform_config.context(system)
+    context.setPositions(np.array([[0, 0, 0], [0.21, 0.05, -0.1], [0.1, 0.3, 0.12], [-0.3, 0.4, 0.5], [0.5, -0.2, 0.3]]))
+    raises(lambda: energy(context), '"k^2*cv"', 'energy inf', 'k = 1e+300')
+    context.setParameter('k', 3.0)
+    cv = CoordinationForce([0, 1, 2], [3, 4])
+    assert energy(context) == pytest.approx(9 * cv.getCollectiveVariableValue(five_particle_context(platform_config, cv)),
+                                            rel=platform_config.table_value_rtol)
+
+
+def test_global_parameter_default_that_is_not_finite_in_xml():
+    raises(lambda: openmm.XmlSerializer.deserialize(system_xml(('default="2"', 'default="nan"'))), '"k"', 'finite', 'nan')
+
+
+def test_collective_variable_that_is_not_finite(platform_config):
+    force = CoordinationForce([0, 1, 2], [3, 4])
+    force.setSwitchingFunction(CoordinationForce.Custom)
+    force.setCustomExpression('log(x-2)')    # NaN for r < 2 r0
+    context = five_particle_context(platform_config, force)
+    raises(lambda: force.getCollectiveVariableValue(context), 'collective variable is not finite', 'nan')
+    raises(lambda: energy(context), 'not finite')
