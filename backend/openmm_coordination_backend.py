@@ -28,7 +28,15 @@ import sys
 import sysconfig
 import zipfile
 
-from scikit_build_core import build as _skbuild
+
+class _ScikitBuildCore:
+    """scikit_build_core.build, imported on first use (the detection above works without it)."""
+    def __getattr__(self, name):
+        from scikit_build_core import build
+        return getattr(build, name)
+
+
+_skbuild = _ScikitBuildCore()
 
 # The supported OpenMM range, in one place for the build (CMakeLists.txt checks it too). A build
 # with no OpenMM installed fetches the newest supported series.
