@@ -126,6 +126,13 @@ namespace CoordinationPlugin {
 CoordinationForce* _cloneForce(const CoordinationForce& force) {
     return OpenMM::XmlSerializer::clone<CoordinationForce>(force);
 }
+/**
+ * The CoordinationForce a Force of a System is (the System keeps it), or None: system.getForce()
+ * of a System read from XML gives a plain Force (the fuzzer of python/tests uses this).
+ */
+CoordinationForce* _castForce(OpenMM::Force& force) {
+    return dynamic_cast<CoordinationForce*>(&force);
+}
 }
 %}
 

@@ -25,6 +25,9 @@ void testSetterErrors() {
     ASSERT_COORDINATION_ERROR(force.setN(0));
     ASSERT_COORDINATION_ERROR_NAMING(force.setN(-6), "-6");
     ASSERT_COORDINATION_ERROR_NAMING(force.setM(-1), "m");
+    // Exponents so large that one evaluation would take seconds (a loop of n + m terms near x = 1).
+    ASSERT_COORDINATION_ERROR_NAMING(force.setN(2147483647), "2147483647");
+    ASSERT_COORDINATION_ERROR_NAMING(force.setM(CoordinationForce::MaxExponent+1), "MaxExponent");
     ASSERT_COORDINATION_ERROR(force.setM(6));
     force.setM(8);
     ASSERT_COORDINATION_ERROR(force.setN(8));

@@ -69,6 +69,11 @@ public:
      */
     static const int MaxHistogramBins = 10000000;
     /**
+     * The largest exponent n or m of Rational (1000): near x = 1 each evaluation sums n + m
+     * terms, and x^n overflows beyond it anyway.
+     */
+    static const int MaxExponent = 1000;
+    /**
      * Create a force in one-group mode: every unordered pair of the group, each once.
      *
      * @param group   the particle indices
@@ -113,11 +118,11 @@ public:
     void setD0(double d0);
     /** Get the exponent n of Rational. */
     int getN() const;
-    /** Set the exponent n of Rational (must be positive). Default 6. */
+    /** Set the exponent n of Rational (positive, at most MaxExponent). Default 6. */
     void setN(int n);
     /** Get the exponent m of Rational as set (0 means 2n). */
     int getM() const;
-    /** Set the exponent m of Rational: 0 means 2n (the default); otherwise positive and != n. */
+    /** Set the exponent m of Rational: 0 means 2n (the default); otherwise positive, != n and at most MaxExponent. */
     void setM(int m);
     /** Get the exponent a of Smap. */
     double getA() const;
@@ -155,7 +160,8 @@ public:
      */
     void setStretch(bool stretch);
     /**
-     * Evaluate the switching function, as configured, at a distance.
+     * Evaluate the switching function, as configured, at a distance. Throws OpenMMException if
+     * r or the result is not finite.
      *
      * @param r          the distance in nm
      * @param[out] dsdr  the derivative ds/dr in 1/nm

@@ -133,6 +133,7 @@ int CoordinationForce::getN() const {
 
 void CoordinationForce::setN(int n) {
     require(n > 0, "n must be positive, got", n);
+    require(n <= MaxExponent, "n must be at most MaxExponent = "+to_string(MaxExponent)+", got", n);
     require(n != m, "n must differ from m, got n = m =", n);
     this->n = n;
 }
@@ -143,6 +144,7 @@ int CoordinationForce::getM() const {
 
 void CoordinationForce::setM(int m) {
     require(m >= 0, "m must be non-negative (0 means 2n), got", m);
+    require(m <= MaxExponent, "m must be at most MaxExponent = "+to_string(MaxExponent)+", got", m);
     require(m != n, "m must differ from n, got m = n =", m);
     this->m = m;
 }
@@ -214,7 +216,14 @@ void CoordinationForce::setStretch(bool stretch) {
 }
 
 double CoordinationForce::evaluateSwitchingFunction(double r, double& dsdr) const {
-    return CoordinationSwitching(*this).evaluate(r, dsdr);
+    require(isfinite(r), "evaluateSwitchingFunction needs a finite distance r, got", r);
+    double s = CoordinationSwitching(*this).evaluate(r, dsdr);
+    if (!isfinite(s) || !isfinite(dsdr)) {
+        stringstream msg;
+        msg << "CoordinationForce: the switching function is not finite at r = " << r << ": s = " << s << ", ds/dr = " << dsdr;
+        throw OpenMMException(msg.str());
+    }
+    return s;
 }
 
 const string& CoordinationForce::getEnergyExpression() const {

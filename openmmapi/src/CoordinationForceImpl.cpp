@@ -126,10 +126,14 @@ string CoordinationForceImpl::nonFiniteEnergyMessage(const string& expression, c
     return msg.str();
 }
 
-string CoordinationForceImpl::nonFiniteCollectiveVariableMessage(double cv) {
+string CoordinationForceImpl::nonFiniteCollectiveVariableMessage(double cv, int particle) {
     stringstream msg;
-    msg << "CoordinationForce: the collective variable is not finite: " << cv
-        << " (the switching function or the periodic box gives values that are not finite)";
+    if (particle < 0)
+        msg << "CoordinationForce: the collective variable is not finite: " << cv;
+    else
+        msg << "CoordinationForce: the derivative of the collective variable (" << cv
+            << ") with respect to the position of particle " << particle << " is not finite";
+    msg << " (the switching function or the periodic box gives values that are not finite)";
     return msg.str();
 }
 

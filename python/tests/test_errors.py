@@ -132,6 +132,29 @@ def test_n_must_be_positive(value):
     raises(lambda: CoordinationForce([0, 1]).setN(value), 'n must be positive', str(value))
 
 
+@pytest.mark.parametrize('setter', ['setN', 'setM'])
+def test_exponents_must_be_at_most_max_exponent(setter):
+    # n = 2**31 - 1 used to be accepted, and each evaluation near x = 1 then took seconds
+    force = CoordinationForce([0, 1])
+    for value in (2**31 - 1, CoordinationForce.MaxExponent + 1):
+        raises(lambda: getattr(force, setter)(value), setter[-1].lower(), 'MaxExponent = 1000', str(value))
+    getattr(force, setter)(CoordinationForce.MaxExponent)
+    assert getattr(force, 'get' + setter[-1])() == CoordinationForce.MaxExponent
+
+
+@pytest.mark.parametrize('r', [math.nan, math.inf])
+def test_switching_function_at_a_distance_that_is_not_finite(r):
+    raises(lambda: CoordinationForce([0, 1]).evaluateSwitchingFunction(r), 'evaluateSwitchingFunction', 'r', '%g' % r)
+
+
+def test_switching_function_that_is_not_finite():
+    force = CoordinationForce([0, 1])
+    force.setSwitchingFunction(CoordinationForce.Custom)
+    force.setCustomExpression('log(x-2)')
+    raises(lambda: force.evaluateSwitchingFunction(0.3), 'switching function is not finite', 'r = 0.3', 'nan')
+    assert force.evaluateSwitchingFunction(0.9)[0] == pytest.approx(0.0)
+
+
 def test_m_must_be_non_negative_and_differ_from_n():
     raises(lambda: CoordinationForce([0, 1]).setM(-1), 'm must be non-negative', '-1')
     raises(lambda: CoordinationForce([0, 1]).setM(6), 'm', 'n', '6')
@@ -362,6 +385,12 @@ def test_global_parameter_default_of_1e300_read_from_xml(platform_config):
     cv = CoordinationForce([0, 1, 2], [3, 4])
     assert energy(context) == pytest.approx(9 * cv.getCollectiveVariableValue(five_particle_context(platform_config, cv)),
                                             rel=platform_config.table_value_rtol)
+
+
+@pytest.mark.parametrize('mode', ['3', '-1'])
+def test_unknown_mode_in_xml(mode):
+    # mode 3 used to be read as two groups
+    raises(lambda: openmm.XmlSerializer.deserialize(system_xml(('mode="1"', 'mode="%s"' % mode))), 'mode', mode)
 
 
 def test_global_parameter_default_that_is_not_finite_in_xml():

@@ -64,7 +64,10 @@ void* CoordinationForceProxy::deserialize(const SerializationNode& node) const {
     if (fileVersion != version)
         throw OpenMMException("CoordinationForce: unsupported serialization version "+to_string(fileVersion));
     unique_ptr<CoordinationForce> force(new CoordinationForce());
-    CoordinationForce::Mode mode = (CoordinationForce::Mode) node.getIntProperty("mode");
+    int modeValue = node.getIntProperty("mode");
+    if (modeValue < CoordinationForce::OneGroup || modeValue > CoordinationForce::PairList)
+        throw OpenMMException("CoordinationForce: mode is not a known mode: "+to_string(modeValue));
+    CoordinationForce::Mode mode = (CoordinationForce::Mode) modeValue;
     vector<int> groupA = readGroup(node, "GroupA"), groupB = readGroup(node, "GroupB");
     if (mode == CoordinationForce::OneGroup && !groupA.empty())
         force->setGroup(groupA);

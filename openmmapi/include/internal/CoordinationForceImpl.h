@@ -90,8 +90,11 @@ public:
      */
     static std::string nonFiniteEnergyMessage(const std::string& expression, const std::map<std::string, double>& variables,
             double energy, double dEdcv);
-    /** The message of the OpenMMException thrown when the collective variable is not finite. */
-    static std::string nonFiniteCollectiveVariableMessage(double cv);
+    /**
+     * The message of the OpenMMException thrown when the collective variable is not finite or,
+     * if particle is not -1, when its derivative with respect to that particle's position is not.
+     */
+    static std::string nonFiniteCollectiveVariableMessage(double cv, int particle = -1);
 private:
     static void checkHistogramArguments(int numBins, double maxDistance);
     static void checkTabulatedFunctions(const CoordinationForce& force);

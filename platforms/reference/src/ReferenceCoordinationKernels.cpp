@@ -136,6 +136,9 @@ double ReferenceCalcCoordinationForceKernel::execute(ContextImpl& context, bool 
     double cv = computeCV(pos, includeForces ? &gradient : NULL);
     if (!isfinite(cv))
         throw OpenMMException(CoordinationForceImpl::nonFiniteCollectiveVariableMessage(cv));
+    for (int i = 0; i < gradient.size(); i++)
+        if (!(isfinite(gradient[i][0]) && isfinite(gradient[i][1]) && isfinite(gradient[i][2])))
+            throw OpenMMException(CoordinationForceImpl::nonFiniteCollectiveVariableMessage(cv, i));
     for (const string& name : parameterNames)
         energyVariables[name] = context.getParameter(name);
     energyVariables["cv"] = cv;
