@@ -63,7 +63,6 @@ mkdir -p "$OUT"
     --exclude 'libOpenMMDrude*.so' --exclude 'libOpenMMRPMD*.so' \
     --exclude 'libcuda.so*' --exclude 'libnvrtc*.so*' --exclude 'libcudart.so*' --exclude 'libcufft*.so*'
 WHEEL=$(ls "$WORK"/repaired/openmm_coordination-*.whl)
-"$WORK/venv/bin/auditwheel" show "$WHEEL"
 
 # Checks: what it carries, what it leaves out, what it requires.
 "$VPY" - "$WHEEL" "$CUDA" <<'EOF'
