@@ -10,19 +10,24 @@
 #   sanitize  compute-sanitizer memcheck and racecheck on the CUDA tests
 #   coldstart benchmarks/cold_start.py: what the force adds to a first Context, per precision
 #   bench     benchmarks/benchmark.py (BENCH_ARGS adds options, e.g. "--sections md")
-# OpenMM's compiled-kernel cache lives in .kernel-cache/ (KERNEL_CACHE overrides) and is packed
-# into $OUT/kernel-cache.tgz at the end: unpack it into .kernel-cache/ and carry that folder to
-# the next call, and the tests compile nothing they compiled before. Each test stage stops after
-# STAGE_TIMEOUT seconds (default 480) so that the summary and the cache still come back.
-# Logs and JSON go to $OUT (default ./gpu-out). Ends with a summary of pass counts and times.
+# OpenMM's compiled-kernel cache (OPENMM_CACHE_DIR) is unpacked at the start from the parts
+# .kernel-cache/part-* where they exist, and packed at the end into $OUT/kernel-cache.part-*
+# (15 MB each): copy those into .kernel-cache/ and carry that folder to the next call, and the
+# tests compile nothing they compiled before. Each test stage stops after STAGE_TIMEOUT seconds
+# (default 480; pytest is interrupted so that it still reports) so that the summary and the
+# cache still come back. Logs and JSON go to $OUT (default ./gpu-out), packed into logs.tgz.
+# Ends with a summary of pass counts and times.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 stages=${*:-ctest pytest}
 STAGE_TIMEOUT=${STAGE_TIMEOUT:-480}
-export OPENMM_CACHE_DIR=${KERNEL_CACHE:-$PWD/.kernel-cache}
+export OPENMM_CACHE_DIR=/tmp/openmm-kernel-cache
 mkdir -p "$OPENMM_CACHE_DIR"
+if ls .kernel-cache/part-* > /dev/null 2>&1; then
+    cat .kernel-cache/part-* | tar xzf - -C "$OPENMM_CACHE_DIR"
+fi
 SECONDS=0
 summary="$OUT/summary.txt"
 : > "$summary"
@@ -84,7 +89,7 @@ print('python CUDA smoke test: CV', f.getCollectiveVariableValue(c), 'energy', c
 " 2>&1 | tee -a "$summary"
     start=$SECONDS
     # The image's auto-loaded pytest plugins (jax, torch, ...) are not needed and can interfere.
-    PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 COORDINATION_REQUIRE_PLATFORMS=CUDA timeout $STAGE_TIMEOUT python3 -X faulthandler -m pytest \
+    PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 COORDINATION_REQUIRE_PLATFORMS=CUDA timeout -s INT -k 30 $STAGE_TIMEOUT python3 -X faulthandler -m pytest \
         ${PYTEST_FILES:-python/tests} -q -k "CUDA" -p no:cacheprovider -p xdist.plugin -n ${PYTEST_WORKERS:-$(( $(nproc) > 9 ? $(nproc)-7 : 2 ))} \
         -rfE --tb=short --junitxml="$OUT/pytest-cuda.xml" > "$OUT/pytest.log" 2>&1
     note "pytest: exit $?, $((SECONDS-start)) s"
@@ -138,7 +143,9 @@ if [[ " $stages " == *" bench "* ]]; then
             ${BENCH_ARGS:-} 2>&1 | tee "$OUT/benchmark-$precision.log"
     done
 fi
-tar czf "$OUT/kernel-cache.tgz" -C "$OPENMM_CACHE_DIR" . && note "kernel cache: $(ls "$OPENMM_CACHE_DIR" | wc -l) modules, $(du -sh "$OUT/kernel-cache.tgz" | cut -f1) packed"
+tar czf - -C "$OPENMM_CACHE_DIR" . | split -b 15000000 - "$OUT/kernel-cache.part-"
+note "kernel cache: $(ls "$OPENMM_CACHE_DIR" | wc -l) modules, $(cat "$OUT"/kernel-cache.part-* | wc -c) bytes packed"
 note "total: $SECONDS s"
+(cd "$OUT" && tar czf logs.tgz --exclude 'kernel-cache.part-*' --exclude summary.txt --exclude logs.tgz --remove-files * 2>/dev/null)
 echo "=== summary"
 cat "$summary"

@@ -256,7 +256,7 @@ void testTileShapesAgainstReference() {
     // forced here through COORDINATION_L_PER_THREAD, which other platforms ignore): one group
     // without a box (three chunks of L, the last one partial), and overlapping groups in a
     // triclinic box with a restraint on the CV, against Reference. Two groups this small get S
-    // chunks, and batches, of 16 on GPUs; two groups of 4,096 fill the GPU with S chunks of 32.
+    // chunks, and batches, of 16 on GPUs; two groups of 3,000 fill the GPU with S chunks of 32.
     const int numParticles = 600;
     vector<Vec3> positions = randomPositions(numParticles, 4.0, 31);
     for (string lPerThread : {"1", "2"}) {
@@ -275,7 +275,7 @@ void testTileShapesAgainstReference() {
         }
         compareTwoGroupTiles(numParticles, positions, 2.5);
     }
-    compareTwoGroupTiles(8192, randomPositions(8192, 8.0, 32), 8.0);
+    compareTwoGroupTiles(5000, randomPositions(5000, 6.8, 32), 6.8);
 }
 
 void testMolecularDynamicsAgainstReference() {

@@ -81,6 +81,12 @@ private:
     void checkPositions();
     /** Read that record back and throw if there was one (only where results are read anyway). */
     void throwIfPositionsInvalid();
+    /**
+     * Throw if an evaluation since the last such check gave an energy or dE/dcv that is not
+     * finite (checkEnergy() in kernels/coordination.cu made it zero there); only where the
+     * energy is read anyway, since this waits for the GPU.
+     */
+    void throwIfEnergyInvalid();
     OpenMM::CudaContext& cu;
     /** The tuning switches, read once when the Context creates the kernel. */
     CudaCoordinationTuning tuning;
@@ -90,6 +96,7 @@ private:
     int numL, numS, offsetL, offsetS, sChunk, numSlots, maxBlocks, lPerThread, tileThreads, listLanes;
     int residentTileBlocks = 1, residentListBlocks = 1;
     double dmax;
+    std::string energyExpression;
     /** The program of the current configuration, and the kernel families compiled from it. */
     std::unique_ptr<CudaCoordinationProgram> program;
     int compiledKernels = 0;

@@ -92,8 +92,8 @@ void CudaCalcCoordinationForceKernel::initialize(const System& system, const Coo
     cvPartial.initialize<double>(cu, maxBlocks, "coordinationPartialSums");
     counter.initialize<unsigned int>(cu, 1, "coordinationCounter");
     counter.upload(vector<unsigned int>(1, 0));
-    cvState.initialize<double>(cu, 2, "coordinationState");
-    cvState.upload(vector<double>(2, 0.0));
+    cvState.initialize<double>(cu, 6, "coordinationState");
+    cvState.upload(vector<double>(6, 0.0));
     cvSums.initialize<double>(cu, 2, "coordinationSums");
     cvSums.upload(vector<double>(2, 0.0));
     invalidSlot.initialize<int>(cu, 1, "coordinationInvalidSlot");
@@ -138,6 +138,7 @@ void CudaCalcCoordinationForceKernel::setParameters(const CoordinationForce& for
     // The energy expression: its global parameters and tables.
 
     chainRule = !CoordinationForceImpl::isEnergyTheCV(force);
+    energyExpression = force.getEnergyExpression();
     // The cell kernel of a large group adds its gradient there too.
     sortedGradient = (cells && useSortedGradient());
     int gradientSize = (chainRule || sortedGradient ? 3*numSlots : 1);
@@ -407,6 +408,22 @@ void CudaCalcCoordinationForceKernel::throwIfPositionsInvalid() {
     throw OpenMMException("CoordinationForce: the position of particle "+to_string(particle)+" is not finite (NaN or infinity)");
 }
 
+void CudaCalcCoordinationForceKernel::throwIfEnergyInvalid() {
+    vector<double> state;
+    cvState.download(state);
+    if (state[2] == 0)
+        return;
+    double cv = state[3], energy = state[4], dEdcv = state[5];
+    state[2] = 0;
+    cvState.upload(state);
+    if (!chainRule || !isfinite(cv))
+        throw OpenMMException(CoordinationForceImpl::nonFiniteCollectiveVariableMessage(cv));
+    map<string, double> variables = {{"cv", cv}};
+    for (int i = 0; i < globalNames.size(); i++)
+        variables[globalNames[i]] = globalValues[i];
+    throw OpenMMException(CoordinationForceImpl::nonFiniteEnergyMessage(energyExpression, variables, energy, dEdcv));
+}
+
 double CudaCalcCoordinationForceKernel::execute(ContextImpl& context, bool includeForces, bool includeEnergy) {
     ContextSelector selector(cu);
     int flags;
@@ -425,8 +442,10 @@ double CudaCalcCoordinationForceKernel::execute(ContextImpl& context, bool inclu
     if (includeEnergy)
         checkPositions();
     launchCoordination(flags);
-    if (includeEnergy)
+    if (includeEnergy) {
         throwIfPositionsInvalid();
+        throwIfEnergyInvalid();
+    }
     return 0.0;
 }
 

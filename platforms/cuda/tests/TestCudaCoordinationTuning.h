@@ -92,7 +92,9 @@ void testTuningSwitchesChangeThePath() {
     string forced = (grid.find("grid=2,2,2,0") == string::npos ? "2,2,2,0" : "1,1,1,1");
     assertSwitchChangesPath("COORDINATION_CELL_GRID", forced, "grid="+forced, system, *lists, positions, true);
     system.removeForce(0);
-    // Two groups with a cutoff in a box: the cell kernel, forces straight to the atoms below 500,000 particles.
+    // Two groups with a cutoff in a box, on a grid of cells (here the tiles would be cheaper): forces
+    // straight to the atoms below 500,000 particles.
+    ScopedEnvironment grid("COORDINATION_CELL_GRID", "1,1,1,1");
     CoordinationForce* cells = new CoordinationForce(half, vector<int>(all.begin()+numParticles/2, all.end()));
     cells->setR0(0.3);
     cells->setDMax(1.0);

@@ -4,7 +4,8 @@
  *   GRADIENT         add ds/dx to the fixed-point gradient buffer, for applyChainRule()
  *   BLOCK_ENERGY     add each block's sum of s to the energy buffer (the energy is the CV)
  *   REDUCE           the last block to finish sums the blocks' values into cvState[0] and,
- *                    with USE_ENERGY_EXPRESSION, stores dE/dcv in cvState[1]
+ *                    with USE_ENERGY_EXPRESSION, stores dE/dcv in cvState[1] (cvState[2..5]:
+ *                    the first energy that was not finite, checkEnergy())
  *   ACCUMULATE       each block adds its sum of s to one double (with GRADIENT: applyChainRule()
  *                    takes the CV from there, without a last block's reduction in between)
  *   EXPRESSION_ENERGY  the last block (or, with ACCUMULATE, applyChainRule()) adds E(cv) to the
@@ -60,6 +61,24 @@ inline DEVICE void addGradient(real3 g, int slot, int atom, int flags, unsigned 
     }
 }
 
+/**
+ * Where an energy or dE/dcv is not finite (a NaN global parameter, an overflow, a CV that is not
+ * finite), record the first such one in cvState[2..5] (a flag, the CV, E, dE/dcv) for the host's
+ * error at the next read of the energy, and make both zero, so that nothing that is not finite
+ * reaches the energy or the forces.
+ */
+inline DEVICE void checkEnergy(double cv, double* energy, double* derivative, double* RESTRICT cvState) {
+    if (isfinite(*energy) && isfinite(*derivative))
+        return;
+    if (atomicCAS((unsigned long long*) &cvState[2], 0ULL, (unsigned long long) __double_as_longlong(1.0)) == 0ULL) {
+        cvState[3] = cv;
+        cvState[4] = *energy;
+        cvState[5] = *derivative;
+    }
+    *energy = 0;
+    *derivative = 0;
+}
+
 #ifdef USE_ENERGY_EXPRESSION
 /** The energy expression E(cv) and dE/dcv, from the global parameters and the tables. */
 inline DEVICE void evaluateEnergy(double cv, double* energy, double* derivative, const double* RESTRICT globals
@@ -83,8 +102,11 @@ inline DEVICE void finishBlock(mixed cvSum, int flags, mixed* RESTRICT energyBuf
     if (!(flags & (FLAG_BLOCK_ENERGY | FLAG_REDUCE | FLAG_ACCUMULATE)))
         return;
     mixed total = blockSum(cvSum, scratch);
-    if (threadIdx.x == 0 && (flags & FLAG_BLOCK_ENERGY))
-        atomicAdd(&energyBuffer[blockIdx.x], total);
+    if (threadIdx.x == 0 && (flags & FLAG_BLOCK_ENERGY)) {
+        double energy = total, derivative = 1;
+        checkEnergy(total, &energy, &derivative, cvState);
+        atomicAdd(&energyBuffer[blockIdx.x], (mixed) energy);
+    }
     if (threadIdx.x == 0 && (flags & FLAG_ACCUMULATE))
         atomicAdd(cvPartial, (double) total);
     if (!(flags & FLAG_REDUCE))
@@ -103,8 +125,10 @@ inline DEVICE void finishBlock(mixed cvSum, int flags, mixed* RESTRICT energyBuf
         double E, dEdcv;
         evaluateEnergy(sum, &E, &dEdcv, globals ENERGY_TABLE_ARGUMENTS);
         cvState[1] = dEdcv;
-        if (flags & FLAG_EXPRESSION_ENERGY)
+        if (flags & FLAG_EXPRESSION_ENERGY) {
+            checkEnergy(sum, &E, &dEdcv, cvState);
             atomicAdd(&energyBuffer[0], (mixed) E);
+        }
 #endif
     }
 }
@@ -689,6 +713,7 @@ KERNEL void applyChainRule(const int* RESTRICT groupAtoms, const int* RESTRICT e
         const double cv = *cvSum;
         double E, dEdcv;
         evaluateEnergy(cv, &E, &dEdcv, globals ENERGY_TABLE_ARGUMENTS);
+        checkEnergy(cv, &E, &dEdcv, cvState);
         derivative = dEdcv;
         if (blockIdx.x == 0) {
             cvState[0] = cv;
