@@ -94,7 +94,7 @@ void testTuningSwitchesChangeThePath() {
     system.removeForce(0);
     // Two groups with a cutoff in a box, on a grid of cells (here the tiles would be cheaper): forces
     // straight to the atoms below 500,000 particles.
-    ScopedEnvironment grid("COORDINATION_CELL_GRID", "1,1,1,1");
+    ScopedEnvironment forcedGrid("COORDINATION_CELL_GRID", "1,1,1,1");
     CoordinationForce* cells = new CoordinationForce(half, vector<int>(all.begin()+numParticles/2, all.end()));
     cells->setR0(0.3);
     cells->setDMax(1.0);
