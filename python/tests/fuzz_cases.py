@@ -96,15 +96,16 @@ def check_finite(what, value):
         raise Silent('%s is not finite without an exception: %r' % (what, value if array.size < 5 else array.ravel()[:5]))
 
 
-def check_histogram(counts, numBins, force):
+def check_histogram(counts, numBins, numPairs):
     counts = np.asarray(counts)
-    if len(counts) != numBins or np.any(counts < 0) or counts.sum() > force.getNumPairs():
+    if len(counts) != numBins or np.any(counts < 0) or counts.sum() > numPairs:
         raise Silent('impossible histogram: %d bins for %d, sum %d of %d pairs'
-                     % (len(counts), numBins, counts.sum(), force.getNumPairs()))
+                     % (len(counts), numBins, counts.sum(), numPairs))
 
 
 def read_everything(rng, force, context, numParticles):
     """Read each result a user can read, in a random order, checking each."""
+    numPairs = force.getNumPairs()   # the Context's pairs: later changes of the groups do not reach it
     for _ in range(rng.randrange(1, 6)):
         what = rng.choice(['state', 'cv', 'histogram', 'accumulate', 'step', 'parameter', 'update'])
         try:
@@ -118,15 +119,16 @@ def read_everything(rng, force, context, numParticles):
                 numBins = rng.choice([1, 10, 200, 5000, 0, -1, MAX_BINS + 1, 10**9, 2**31 - 1, 2**31, 2.5, '10', None,
                                       np.int64(50)] + ([MAX_BINS] if rng.random() < 0.02 else []))
                 maxDistance = rng.choice([1.0, 0.5, 3.0, 1e-300, 1e300, 0.0, -1.0, math.nan, math.inf, '1'])
+                frames = 1
                 if what == 'histogram':
                     counts = force.getPairHistogram(context, numBins, maxDistance)
                 else:
                     force.accumulatePairHistogram(context, numBins, maxDistance)
                     counts = force.getAccumulatedPairHistogram(context)
-                    numBins = len(counts)
+                    frames = force.getNumAccumulatedFrames(context)
                 if isinstance(numBins, (int, np.integer)) and numBins > MAX_BINS:
                     raise Silent('a histogram of %d bins was allocated' % numBins)
-                check_histogram(counts, int(numBins), force)
+                check_histogram(counts, int(numBins), frames * numPairs)
             elif what == 'step':
                 context.getIntegrator().step(1)
             elif what == 'parameter' and force.getNumGlobalParameters() > 0:
@@ -249,32 +251,50 @@ def base_system(rng):
     return openmm.XmlSerializer.serialize(system)
 
 
+def element_end(lines, start):
+    """The line after the element that starts at line start (an opening or a self-closing tag)."""
+    opening = re.match(r'(\s*)<(\w+)\b[^>]*(?<!/)>$', lines[start])
+    if not opening:
+        return start + 1
+    closing = opening.group(1) + '</' + opening.group(2) + '>'
+    return next((k + 1 for k in range(start, len(lines)) if lines[k] == closing), len(lines))
+
+
+def close_open_elements(lines):
+    """The closing tags of the elements still open at the end of lines, innermost first."""
+    stack = []
+    for line in lines:
+        tag = re.match(r'(\s*)<(/?)(\w+)\b[^>]*?(/?)>$', line)
+        if tag and tag.group(2):
+            stack.pop()
+        elif tag and not tag.group(4):
+            stack.append(tag.group(1) + '</' + tag.group(3) + '>')
+    return stack[::-1]
+
+
 def mutate(rng, xml):
-    """One to three mutations: a number or attribute replaced, an element cut or duplicated, the
-    document truncated."""
+    """One to three mutations of a well-formed document that leave it well formed: a number or
+    attribute value replaced; an element cut or duplicated; the document truncated after an
+    element, its open elements closed. (A document cut inside or just after a tag makes OpenMM's
+    own XML reader read past its end, with or without this plugin, as valgrind shows.)"""
     for _ in range(rng.randrange(1, 4)):
         lines = xml.split('\n')
+        tags = [k for k, line in enumerate(lines) if re.match(r'\s*<\w', line) and k > 1]
         values = list(re.finditer(r'="([^"]*)"', xml))
         roll = rng.random()
-        if not values:
-            break
-        if roll < 0.45:
+        if roll < 0.45 and values:
             match = rng.choice(values)
             numeric = re.fullmatch(r'[-+.\deE]+', match.group(1)) is not None
             new = rng.choice(NUMBERS if numeric or rng.random() < 0.3 else EXPRESSIONS)
             xml = xml[:match.start(1)] + new + xml[match.end(1):]
-        elif roll < 0.75:
-            start = rng.randrange(len(lines))
-            end = start + 1
-            opening = re.match(r'(\s*)<(\w+)[^/]*>$', lines[start])
-            if opening:   # the whole element, up to its closing tag
-                closing = opening.group(1) + '</' + opening.group(2) + '>'
-                end = next((k + 1 for k in range(start, len(lines)) if lines[k] == closing), len(lines))
-            block = lines[start:end]
-            lines[start:end] = block * 2 if rng.random() < 0.5 else []
+        elif roll < 0.75 and tags:
+            start = rng.choice(tags)
+            end = element_end(lines, start)
+            lines[start:end] = lines[start:end] * 2 if rng.random() < 0.5 else []
             xml = '\n'.join(lines)
-        else:
-            xml = xml[:rng.randrange(len(xml))]
+        elif tags:
+            kept = lines[:element_end(lines, rng.choice(tags))]
+            xml = '\n'.join(kept + close_open_elements(kept)) + '\n'
     return xml
 
 
