@@ -153,15 +153,19 @@ void testRuntimeErrors() {
     ASSERT(isfinite(context.getState(State::Energy).getPotentialEnergy()));
 }
 
-/** A Context for a force on the six modePositions() particles. */
-static Context* createContextAt(CoordinationForce* force, System& system, VerletIntegrator& integrator) {
-    for (int i = 0; i < 6; i++)
-        system.addParticle(1.0);
-    system.addForce(force);
-    Context* context = new Context(system, integrator, platform, properties);
-    context->setPositions(modePositions());
-    return context;
-}
+/** A force in a Context of its own, on the six modePositions() particles. */
+struct ForceInContext {
+    System system;
+    VerletIntegrator integrator;
+    unique_ptr<Context> context;
+    explicit ForceInContext(CoordinationForce* force) : integrator(0.001) {
+        for (int i = 0; i < 6; i++)
+            system.addParticle(1.0);
+        system.addForce(force);
+        context.reset(new Context(system, integrator, platform, properties));
+        context->setPositions(modePositions());
+    }
+};
 
 /** f throws an OpenMMException naming text, or else the Context's next energy read does. */
 static void assertErrorNowOrAtEnergy(const function<void()>& f, Context& context, const string& text) {
@@ -178,12 +182,11 @@ static void assertErrorNowOrAtEnergy(const function<void()>& f, Context& context
 
 void testNonFiniteEnergy() {
     // A global parameter set to NaN in the Context.
-    System system;
-    VerletIntegrator integrator(0.001);
     CoordinationForce* force = new CoordinationForce({0, 1, 2}, {3, 4});
     force->addGlobalParameter("k", 2.0);
     force->setEnergyExpression("k*cv");
-    unique_ptr<Context> context(createContextAt(force, system, integrator));
+    ForceInContext withK(force);
+    Context* context = withK.context.get();
     double cv = force->getCollectiveVariableValue(*context);
     ASSERT_EQUAL_TOL(2*cv, context->getState(State::Energy).getPotentialEnergy(), tolerance);
     context->setParameter("k", NAN);
@@ -191,37 +194,31 @@ void testNonFiniteEnergy() {
     // Forces alone, and a step: the error comes at once (Reference), or with the next energy
     // read (a GPU, which reads nothing back during a step and adds no force meanwhile).
     assertErrorNowOrAtEnergy([&] () { context->getState(State::Forces); }, *context, "k*cv");
-    assertErrorNowOrAtEnergy([&] () { integrator.step(1); }, *context, "k = nan");
+    assertErrorNowOrAtEnergy([&] () { withK.integrator.step(1); }, *context, "k = nan");
     context->setParameter("k", 3.0);
     ASSERT_EQUAL_TOL(3*cv, context->getState(State::Energy).getPotentialEnergy(), tolerance);
     // A finite default whose energy overflows.
-    System system2;
-    VerletIntegrator integrator2(0.001);
     CoordinationForce* huge = new CoordinationForce({0, 1, 2}, {3, 4});
     huge->addGlobalParameter("k", 1e300);
     huge->setEnergyExpression("k^2*cv");
-    unique_ptr<Context> context2(createContextAt(huge, system2, integrator2));
-    ASSERT_COORDINATION_ERROR_NAMING(context2->getState(State::Energy), "k = 1e+300");
-    ASSERT_EQUAL_TOL(cv, huge->getCollectiveVariableValue(*context2), tolerance);
+    ForceInContext withHugeK(huge);
+    ASSERT_COORDINATION_ERROR_NAMING(withHugeK.context->getState(State::Energy), "k = 1e+300");
+    ASSERT_EQUAL_TOL(cv, huge->getCollectiveVariableValue(*withHugeK.context), tolerance);
     // A table updated to an infinite value.
-    System system3;
-    VerletIntegrator integrator3(0.001);
     CoordinationForce* biased = new CoordinationForce({0, 1, 2}, {3, 4});
     biased->addTabulatedFunction("bias", new Continuous1DFunction({1.0, 1.0, 1.0}, 0.0, 10.0));
     biased->setEnergyExpression("bias(cv)");
-    unique_ptr<Context> context3(createContextAt(biased, system3, integrator3));
-    ASSERT_EQUAL_TOL(1.0, context3->getState(State::Energy).getPotentialEnergy(), tolerance);
+    ForceInContext withTable(biased);
+    ASSERT_EQUAL_TOL(1.0, withTable.context->getState(State::Energy).getPotentialEnergy(), tolerance);
     dynamic_cast<Continuous1DFunction&>(biased->getTabulatedFunction(0)).setFunctionParameters({1.0, INFINITY, 1.0}, 0.0, 10.0);
-    ASSERT_COORDINATION_ERROR_NAMING(biased->updateParametersInContext(*context3), "bias");
+    ASSERT_COORDINATION_ERROR_NAMING(biased->updateParametersInContext(*withTable.context), "bias");
     // A switching function that is not finite at some distance gives an error, not a NaN CV.
-    System system4;
-    VerletIntegrator integrator4(0.001);
     CoordinationForce* custom = new CoordinationForce({0, 1, 2}, {3, 4});
     custom->setSwitchingFunction(CoordinationForce::Custom);
     custom->setCustomExpression("log(x-2)");
-    unique_ptr<Context> context4(createContextAt(custom, system4, integrator4));
-    ASSERT_COORDINATION_ERROR_NAMING(custom->getCollectiveVariableValue(*context4), "collective variable");
-    ASSERT_COORDINATION_ERROR_NAMING(context4->getState(State::Energy), "collective variable");
+    ForceInContext withLog(custom);
+    ASSERT_COORDINATION_ERROR_NAMING(custom->getCollectiveVariableValue(*withLog.context), "collective variable");
+    ASSERT_COORDINATION_ERROR_NAMING(withLog.context->getState(State::Energy), "collective variable");
 }
 
 void runErrorTests() {
