@@ -11,7 +11,7 @@
 #   coldstart benchmarks/cold_start.py: what the force adds to a first Context, per precision
 #   bench     benchmarks/benchmark.py (BENCH_ARGS adds options, e.g. "--sections md")
 # OpenMM's compiled-kernel cache (OPENMM_CACHE_DIR) is unpacked at the start from the parts
-# .kernel-cache/part-* where they exist, and packed at the end into $OUT/kernel-cache.part-*
+# .kernel-cache/kernel-cache.part-* where they exist, and packed at the end into $OUT/kernel-cache.part-*
 # (15 MB each): copy those into .kernel-cache/ and carry that folder to the next call, and the
 # tests compile nothing they compiled before. Each test stage stops after STAGE_TIMEOUT seconds
 # (default 480; pytest is interrupted so that it still reports) so that the summary and the
@@ -25,8 +25,8 @@ stages=${*:-ctest pytest}
 STAGE_TIMEOUT=${STAGE_TIMEOUT:-480}
 export OPENMM_CACHE_DIR=/tmp/openmm-kernel-cache
 mkdir -p "$OPENMM_CACHE_DIR"
-if ls .kernel-cache/part-* > /dev/null 2>&1; then
-    cat .kernel-cache/part-* | tar xzf - -C "$OPENMM_CACHE_DIR"
+if ls .kernel-cache/kernel-cache.part-* > /dev/null 2>&1; then
+    cat .kernel-cache/kernel-cache.part-* | tar xzf - -C "$OPENMM_CACHE_DIR"
 fi
 SECONDS=0
 summary="$OUT/summary.txt"
