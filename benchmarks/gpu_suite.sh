@@ -72,6 +72,17 @@ note "build: ok"
 python3 -c "import openmmcoordination as oc; print('openmmcoordination', oc.__version__, oc.plugin_load_failures)"
 
 note "kernel cache: $(ls "$OPENMM_CACHE_DIR" | wc -l) modules at the start; build took $SECONDS s"
+# The tests run in many processes at once. Without CUDA MPS the GPU time-slices between their
+# contexts, and each of the tests' many small reads waits its turn; with MPS their kernels share
+# the GPU (GPU_SUITE_MPS=0 leaves it off). The daemon ends with the script.
+if [ "${GPU_SUITE_MPS:-1}" = 1 ] && command -v nvidia-cuda-mps-control > /dev/null; then
+    export CUDA_MPS_PIPE_DIRECTORY=/tmp/coordination-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/coordination-mps-log
+    mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
+    if nvidia-cuda-mps-control -d; then
+        trap 'echo quit | nvidia-cuda-mps-control' EXIT
+        note "CUDA MPS: on"
+    fi
+fi
 if [[ " $stages " == *" ctest "* ]]; then
     # The two shards of each precision and the compile test at once, beside pytest.
     (cd build-gpu && timeout $STAGE_TIMEOUT ctest --output-on-failure --timeout $STAGE_TIMEOUT -j ${CTEST_JOBS:-7}) > "$OUT/ctest.log" 2>&1 &
