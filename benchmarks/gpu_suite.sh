@@ -145,6 +145,8 @@ if [[ " $stages " == *" sanitize "* ]]; then
 fi
 
 if [[ " $stages " == *" coldstart "* ]]; then
+    # Timed without MPS, as a user's Context starts.
+    [ -n "${CUDA_MPS_PIPE_DIRECTORY:-}" ] && { echo quit | nvidia-cuda-mps-control; sleep 2; unset CUDA_MPS_PIPE_DIRECTORY; trap - EXIT; }
     python3 benchmarks/cold_start.py --json "$OUT/coldstart.json" 2>&1 | tee "$OUT/coldstart.log" | tee -a "$summary"
 fi
 
