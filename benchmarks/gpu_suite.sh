@@ -72,10 +72,11 @@ note "build: ok"
 python3 -c "import openmmcoordination as oc; print('openmmcoordination', oc.__version__, oc.plugin_load_failures)"
 
 note "kernel cache: $(ls "$OPENMM_CACHE_DIR" | wc -l) modules at the start; build took $SECONDS s"
-# The tests run in many processes at once. Without CUDA MPS the GPU time-slices between their
-# contexts, and each of the tests' many small reads waits its turn; with MPS their kernels share
-# the GPU (GPU_SUITE_MPS=0 leaves it off). The daemon ends with the script.
-if [ "${GPU_SUITE_MPS:-1}" = 1 ] && command -v nvidia-cuda-mps-control > /dev/null; then
+# The tests run in many processes at once, and the GPU time-slices between their contexts, so
+# each of the tests' many small reads waits its turn. GPU_SUITE_MPS=1 runs them under CUDA MPS
+# instead; on the H100 machine that made several processes fail to create a Context ("No
+# compatible CUDA device is available"), so it is off by default. The daemon ends with the script.
+if [ "${GPU_SUITE_MPS:-0}" = 1 ] && command -v nvidia-cuda-mps-control > /dev/null; then
     export CUDA_MPS_PIPE_DIRECTORY=/tmp/coordination-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/coordination-mps-log
     mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
     if nvidia-cuda-mps-control -d; then
