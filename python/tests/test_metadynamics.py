@@ -17,6 +17,10 @@ from openmmcoordination.metadynamics import BiasVariable, Metadynamics
 from gr_helpers import (TOY_PARTNERS, run_toy_metadynamics, toy_cv, toy_exact_free_energy, toy_system)
 
 
+# OpenMM 8.2's Reference platform keeps a cached Gaussian random number across a reseed (fixed in
+# 8.3), so two runs with one seed differ after any earlier simulation in the process.
+@pytest.mark.skipif(tuple(int(v) for v in openmm.__version__.split('.')[:2]) < (8, 3),
+                    reason='OpenMM < 8.3 does not reproduce a seeded run within one process')
 def test_same_seed_same_hills():
     """Same seed, short run: both deposit the same hills at the same CVs (until chaos separates the
     trajectories, which takes far longer than this)."""
