@@ -82,7 +82,7 @@ def test_pair_list_pairing_a_particle_with_itself():
     (lambda bad: CoordinationForce([0, 1]).setGroups([0, 1], [2, bad]), 'groupB'),
     (lambda bad: CoordinationForce([0, 1]).setGroups([bad, 1], [2, 3], True), 'groupA')])
 def test_indices_that_are_not_integers(call, name, bad, shown):
-    # floats used to be truncated silently: CoordinationForce([0.5, 1.2]) gave the group [0, 1]
+    # a float must not be truncated to a valid index (0.5 would silently become particle 0)
     with pytest.raises(TypeError) as info:
         call(bad)
     message = str(info.value)
@@ -134,7 +134,7 @@ def test_n_must_be_positive(value):
 
 @pytest.mark.parametrize('setter', ['setN', 'setM'])
 def test_exponents_must_be_at_most_max_exponent(setter):
-    # n = 2**31 - 1 used to be accepted, and each evaluation near x = 1 then took seconds
+    # Rational near x = 1 sums n + m terms per pair: n = 2**31 - 1 would take seconds per evaluation
     force = CoordinationForce([0, 1])
     for value in (2**31 - 1, CoordinationForce.MaxExponent + 1):
         raises(lambda: getattr(force, setter)(value), setter[-1].lower(), 'MaxExponent = 1000', str(value))
@@ -265,7 +265,7 @@ def test_histogram_arguments(bins, rmax, words):
 
 @pytest.mark.parametrize('bins', [10**9, 2**31 - 1, CoordinationForce.MaxHistogramBins + 1])
 def test_histogram_too_large_to_allocate(platform_config, bins):
-    # 10**9 bins used to allocate 8 GB (and as much GPU memory on CUDA) and return it
+    # refused before anything is allocated: 10**9 bins would be 8 GB of counts (on the GPU too on CUDA)
     force = CoordinationForce([0, 1, 2])
     system = make_system(3)
     system.addForce(force)
@@ -396,7 +396,7 @@ def test_global_parameter_default_of_1e300_read_from_xml(platform_config):
 
 @pytest.mark.parametrize('mode', ['3', '-1'])
 def test_unknown_mode_in_xml(mode):
-    # mode 3 used to be read as two groups
+    # only 0, 1 and 2 are modes: anything else must not be read as one of them
     raises(lambda: openmm.XmlSerializer.deserialize(system_xml(('mode="1"', 'mode="%s"' % mode))), 'mode', mode)
 
 
