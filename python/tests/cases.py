@@ -157,5 +157,3 @@ def natural_spline(x, y):
 
     return f, df
 
-
-INFINITY = math.inf

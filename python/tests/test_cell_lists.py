@@ -228,8 +228,8 @@ def test_forces_through_sorted_gradient(platform_config, rng, monkeypatch, sorte
                                                    ('COORDINATION_LIST_KIND', 'cells', 'particles or homes')])
 def test_switches_reject_other_values(platform_config, rng, monkeypatch, name, value, allowed):
     """The CUDA kernel's switches for tests and benchmarks with another value (the gradient by
-    sorted index, the smallest S chunk of the tile kernel, the kind of lists): an OpenMMException naming the variable
-    and the value on CUDA, ignored elsewhere."""
+    sorted index, L particles a thread of the tile kernel, the kind of lists): an OpenMMException
+    naming the variable and the value on CUDA, ignored elsewhere."""
     monkeypatch.setenv(name, value)
     case = random_case(rng, 'one', 'RATIONAL', 0.6, BOXES['rectangular'], 100)
     if platform_config.name == 'CUDA':

@@ -27,7 +27,6 @@ def two_particle_context(config, force, r, num_particles=2):
 def test_rational_at_x_equal_1(platform_config, n, m):
     force = CoordinationForce([0, 1])
     force.setR0(0.25)
-    force.setM(0)
     force.setN(n)
     force.setM(m)
     force.setDMax(math.inf)

@@ -63,7 +63,6 @@ def test_rational_at_x_exactly_1(n, m):
         force = CoordinationForce([0, 1])
         force.setR0(r0)
         force.setD0(d0)
-        force.setM(0)
         force.setN(n)
         force.setM(m)
         force.setDMax(math.inf)
