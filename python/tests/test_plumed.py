@@ -89,23 +89,18 @@ def test_plumed_regtest_switching_functions(name):
     assert np.all(np.abs(dsdr - expected_dsdr) <= 5.01e-7*r + 1e-12), (definition, dsdr)
 
 
+def mirror_of(settings):
+    """The mirror's SWITCH={...} for the plugin settings of a REGTEST entry (n, m and stretch are
+    PLUMED's NN, MM and NOSTRETCH)."""
+    keywords = {{'n': 'nn', 'm': 'mm'}.get(key, key): value for key, value in settings.items()
+                if key not in ('type', 'stretch')}
+    return plumed.PlumedSwitch.switch(settings['type'], nostretch=not settings.get('stretch', True), **keywords)
+
+
 def test_plumed_mirror_reproduces_the_regtest():
     """The mirror of PLUMED's algorithm is checked against PLUMED's own output too."""
-    mirrors = {
-        'cosinus': plumed.PlumedSwitch.switch('COSINUS', r0=2.6),
-        'exp': plumed.PlumedSwitch.switch('EXP', r0=0.8, d0=0.5, dmax=2.6),
-        'gaussian': plumed.PlumedSwitch.switch('GAUSSIAN', r0=1.0, d0=0.3, dmax=2.6),
-        'fastrational': plumed.PlumedSwitch.switch('RATIONAL', r0=1.3, nn=6, mm=10, dmax=2.6),
-        'fastrational_NNeq2MM': plumed.PlumedSwitch.switch('RATIONAL', r0=1.3, dmax=2.6),
-        'rational': plumed.PlumedSwitch.switch('RATIONAL', r0=1.3, nn=5, mm=11, dmax=2.6),
-        'rational_nostretch': plumed.PlumedSwitch.switch('RATIONAL', r0=1.3, nn=5, mm=11, dmax=2.6, nostretch=True),
-        'rational_NNeq2MM': plumed.PlumedSwitch.switch('RATIONAL', r0=1.3, nn=5, dmax=2.6),
-        'tanh': plumed.PlumedSwitch.switch('TANH', r0=1.3, dmax=2.6),
-        'smap': plumed.PlumedSwitch.switch('SMAP', r0=1.3, a=3, b=2, dmax=2.6),
-        'cubic': plumed.PlumedSwitch.switch('CUBIC', d0=0.6, dmax=2.6),
-    }
-    for name, sw in mirrors.items():
-        _, _, values, dfunc = REGTEST[name]
+    for name, (_, settings, values, dfunc) in sorted(REGTEST.items()):
+        sw = mirror_of(settings)
         for r, v, d in zip(REGTEST_POINTS, values, dfunc):
             s, df = sw.calculate(r)
             assert abs(s - v) <= 5.01e-7 and abs(df - d) <= 5.01e-7, (name, r)
