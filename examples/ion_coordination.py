@@ -34,6 +34,7 @@ from openmmcoordination.reporters import CollectiveVariableReporter, PairDistrib
 SETTINGS = {'gpu': dict(box=3.0, equil=10000, gr=50000, metad=500000, frequency=250),
             'cpu': dict(box=2.2, equil=1000, gr=5000, metad=15000, frequency=250),
             'quick': dict(box=2.0, equil=100, gr=400, metad=1200, frequency=100)}
+TEMPERATURE = 300*unit.kelvin
 
 
 def parseArguments(argv=None):
@@ -56,24 +57,9 @@ def parseArguments(argv=None):
     return parser.parse_args(argv)
 
 
-def choosePlatform(name):
-    """The named platform, or for 'auto' CUDA if the coordination plugin runs there, else CPU."""
-    if name != 'auto':
-        return openmm.Platform.getPlatformByName(name)
-    names = [openmm.Platform.getPlatform(i).getName() for i in range(openmm.Platform.getNumPlatforms())]
-    for candidate in ['CUDA', 'CPU', 'Reference']:
-        if candidate not in names:
-            continue
-        system = openmm.System()
-        system.addParticle(1.0)
-        system.addParticle(1.0)
-        system.addForce(oc.CoordinationForce([0], [1]))
-        try:
-            openmm.Context(system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName(candidate))
-            return openmm.Platform.getPlatformByName(candidate)
-        except Exception:
-            continue
-    raise RuntimeError('No platform runs the CoordinationForce; see openmm.Platform.getPluginLoadFailures()')
+def ionLabel(ion):
+    """'Na+' or 'Cl-'."""
+    return 'Na+' if ion == 'Na' else 'Cl-'
 
 
 def buildSystem(ion, box):
@@ -92,7 +78,7 @@ def buildSystem(ion, box):
     return modeller, system, ionIndex, oxygens
 
 
-def runWithProgress(label, advance, steps, simulation, chunks=10, extra=None):
+def runWithProgress(label, advance, steps, chunks=10, extra=None):
     """Run ``advance(n)`` in chunks, printing progress and speed."""
     done = 0
     start = time.time()
@@ -109,9 +95,96 @@ def runWithProgress(label, advance, steps, simulation, chunks=10, extra=None):
         print(line, flush=True)
 
 
+def equilibrate(args, settings, platform):
+    """Step 1: the system, a force that only observes the ion-oxygen pairs (energy 0, left out of the
+    integration), a minimized and equilibrated Simulation. Returns (simulation, observer, ion, oxygens)."""
+    modeller, system, ion, oxygens = buildSystem(args.ion, settings['box'])
+    print('%s in %d TIP3P waters, box %.2f nm, %d atoms' % (ionLabel(args.ion), len(oxygens), settings['box'],
+                                                           system.getNumParticles()))
+    integrator = openmm.LangevinMiddleIntegrator(TEMPERATURE, 1/unit.picosecond, 0.002*unit.picoseconds)
+    integrator.setRandomNumberSeed(args.seed)
+    observer = addHistogramForce(system, ion, oxygens, integrator=integrator, periodic=True)
+    simulation = app.Simulation(modeller.topology, system, integrator, platform)
+    simulation.context.setPositions(modeller.positions)
+    simulation.minimizeEnergy(maxIterations=500)
+    simulation.context.setVelocitiesToTemperature(TEMPERATURE, args.seed)
+    runWithProgress('equilibration', simulation.step, settings['equil'], chunks=2)
+    return simulation, observer, ion, oxygens
+
+
+def measurePairDistribution(simulation, observer, settings, output):
+    """Step 2: g(r) from a live run, the histogram accumulated on the platform every 20 steps; writes
+    gr.csv and returns the PairDistribution."""
+    maxDistance = min(1.0, 0.5*settings['box'])
+    reporter = PairDistributionReporter(os.path.join(output, 'gr.csv'), 20, observer, numBins=100,
+                                        maxDistance=maxDistance)
+    simulation.reporters.append(reporter)
+    runWithProgress('g(r)', simulation.step, settings['gr'], chunks=5)
+    simulation.reporters.remove(reporter)
+    gr = reporter.writeFile()
+    r0 = gr.firstMinimum()
+    print('g(r) from %d frames: first peak at %.3f nm, first minimum at %.3f nm, n(r) there %.2f'
+          % (gr.numFrames, gr.firstPeak(), r0, gr.coordinationAt(r0)), flush=True)
+    return gr
+
+
+def coordinationNumber(gr, ion, oxygens, nn):
+    """Step 3: the coordination number with r0 at the first minimum of g(r) (RATIONAL, n = nn, m = 2n,
+    PLUMED's default dmax), and a bias grid of its mean over the g(r) run +- 3. Returns (cv, low, high)."""
+    r0 = gr.firstMinimum()
+    cv = oc.CoordinationForce(ion, oxygens)
+    cv.setR0(r0)
+    cv.setN(nn)
+    cv.setUsesPeriodicBoundaryConditions(True)
+    expected = float(np.sum(gr.counts*np.array([cv.evaluateSwitchingFunction(x)[0] for x in gr.r])))/gr.numFrames
+    low, high = max(0.0, np.floor(expected) - 3.0), np.ceil(expected) + 3.0
+    print('coordination number: r0 = %.3f nm, n = %d, m = %d, dmax = %.3f nm; mean over the g(r) run %.2f; bias grid [%g, %g]'
+          % (r0, cv.getN(), 2*cv.getN(), cv.getDMax().value_in_unit(unit.nanometer), expected, low, high), flush=True)
+    return cv, low, high
+
+
+def runMetadynamics(simulation, cv, low, high, args, settings, output):
+    """Step 4: well-tempered metadynamics, the bias in the force's own table; writes cv.csv and
+    fes.csv. Returns (meta, the CollectiveVariableReporter, grid, free energy with its minimum at 0)."""
+    variable = BiasVariable(cv, low, high, args.width, gridWidth=int(round((high - low)/0.02)) + 1)
+    meta = Metadynamics(simulation.system, [variable], TEMPERATURE, args.bias_factor, args.height*unit.kilojoules_per_mole,
+                        settings['frequency'])
+    simulation.context.reinitialize(preserveState=True)
+    cvReporter = CollectiveVariableReporter(os.path.join(output, 'cv.csv'), 50, meta.force)
+    simulation.reporters.append(cvReporter)
+
+    def progress():
+        lastHeight = meta.getHillHeights()[-1].value_in_unit(unit.kilojoules_per_mole) if len(meta.getHillCenters()) else 0.0
+        return 'cv %.2f  hills %d  last height %.3f kJ/mol' % (meta.getCollectiveVariables(simulation)[0],
+                                                               len(meta.getHillCenters()), lastHeight)
+    runWithProgress('metadynamics', lambda n: meta.step(simulation, n), settings['metad'], chunks=10, extra=progress)
+    cvReporter.close()
+    grid = meta.getCollectiveVariableGrid()
+    fes = meta.getFreeEnergy().value_in_unit(unit.kilojoules_per_mole)
+    fes -= fes.min()
+    np.savetxt(os.path.join(output, 'fes.csv'), np.column_stack([grid, fes]), delimiter=',',
+               header='cv,free_energy_kJ_per_mol', comments='')
+    return meta, cvReporter, grid, fes
+
+
+def writePictures(gr, cv, meta, cvReporter, grid, fes, ion, settings, output):
+    """Step 5: gr.png, cv.png and fes.png."""
+    from openmmcoordination.plots import plotCollectiveVariable, plotFreeEnergy, plotPairDistribution
+    label = ionLabel(ion)
+    plotPairDistribution(gr, cv, path=os.path.join(output, 'gr.png'),
+                         title='%s-O(water) g(r), %d frames, with the switching function of the CV' % (label, gr.numFrames))
+    plotCollectiveVariable(cvReporter.times, cvReporter.values, path=os.path.join(output, 'cv.png'),
+                           names=['%s-O coordination' % label], title='%s-O coordination number during metadynamics' % label)
+    visited = (cvReporter.values.min(), cvReporter.values.max())
+    plotFreeEnergy(grid, fes, path=os.path.join(output, 'fes.png'), sampled=visited,
+                   label='well-tempered metadynamics, %d hills' % len(meta.getHillCenters()),
+                   xlabel='%s-O coordination number' % label,
+                   title='free energy of the %s-O coordination number (%g ps)' % (label, settings['metad']*0.002))
+
+
 def main(argv=None):
     args = parseArguments(argv)
-    platform = choosePlatform(args.platform)
+    platform = oc.bestPlatform() if args.platform == 'auto' else openmm.Platform.getPlatformByName(args.platform)
     kind = 'quick' if args.quick else ('gpu' if platform.getName() in ('CUDA', 'OpenCL', 'HIP') else 'cpu')
     settings = dict(SETTINGS[kind])
     for key, value in [('box', args.box), ('equil', args.equil_steps), ('gr', args.gr_steps), ('metad', args.metad_steps),
@@ -122,73 +195,11 @@ def main(argv=None):
     print('openmm-coordination %s, OpenMM %s, platform %s, settings %s: %s' % (
         oc.__version__, openmm.__version__, platform.getName(), kind, settings), flush=True)
 
-    # 1. The system, and a force that only observes the ion-oxygen pairs (energy 0, left out of the integration).
-    modeller, system, ion, oxygens = buildSystem(args.ion, settings['box'])
-    print('%s+ in %d TIP3P waters, box %.2f nm, %d atoms' % (args.ion, len(oxygens), settings['box'],
-                                                              system.getNumParticles()) if args.ion == 'Na' else
-          '%s- in %d TIP3P waters, box %.2f nm, %d atoms' % (args.ion, len(oxygens), settings['box'], system.getNumParticles()))
-    temperature = 300*unit.kelvin
-    integrator = openmm.LangevinMiddleIntegrator(temperature, 1/unit.picosecond, 0.002*unit.picoseconds)
-    integrator.setRandomNumberSeed(args.seed)
-    observer = addHistogramForce(system, ion, oxygens, integrator=integrator, periodic=True)
-    simulation = app.Simulation(modeller.topology, system, integrator, platform)
-    simulation.context.setPositions(modeller.positions)
-    simulation.minimizeEnergy(maxIterations=500)
-    simulation.context.setVelocitiesToTemperature(temperature, args.seed)
-    runWithProgress('equilibration', simulation.step, settings['equil'], simulation, chunks=2)
-
-    # 2. g(r) from a live run: the histogram is accumulated on the platform every 20 steps.
-    maxDistance = min(1.0, 0.5*settings['box'])
-    grReporter = PairDistributionReporter(os.path.join(args.output, 'gr.csv'), 20, observer, numBins=100,
-                                          maxDistance=maxDistance)
-    simulation.reporters.append(grReporter)
-    runWithProgress('g(r)', simulation.step, settings['gr'], simulation, chunks=5)
-    simulation.reporters.remove(grReporter)
-    gr = grReporter.writeFile()
-    r0 = gr.firstMinimum()
-    print('g(r) from %d frames: first peak at %.3f nm, first minimum at %.3f nm, n(r) there %.2f'
-          % (gr.numFrames, gr.firstPeak(), r0, gr.coordinationAt(r0)), flush=True)
-
-    # 3. The coordination number with r0 at the first minimum (RATIONAL, n = 12, m = 24, PLUMED's default dmax).
-    cv = oc.CoordinationForce(ion, oxygens)
-    cv.setR0(r0)
-    cv.setN(args.nn)
-    cv.setUsesPeriodicBoundaryConditions(True)
-    expected = float(np.sum(gr.counts*np.array([cv.evaluateSwitchingFunction(x)[0] for x in gr.r])))/gr.numFrames
-    low, high = max(0.0, np.floor(expected) - 3.0), np.ceil(expected) + 3.0
-    print('coordination number: r0 = %.3f nm, n = %d, m = %d, dmax = %.3f nm; mean over the g(r) run %.2f; bias grid [%g, %g]'
-          % (r0, cv.getN(), 2*cv.getN(), cv.getDMax().value_in_unit(unit.nanometer), expected, low, high), flush=True)
-
-    # 4. Well-tempered metadynamics, the bias in the force's own table.
-    variable = BiasVariable(cv, low, high, args.width, gridWidth=int(round((high - low)/0.02)) + 1)
-    meta = Metadynamics(system, [variable], temperature, args.bias_factor, args.height*unit.kilojoules_per_mole,
-                        settings['frequency'])
-    simulation.context.reinitialize(preserveState=True)
-    cvReporter = CollectiveVariableReporter(os.path.join(args.output, 'cv.csv'), 50, meta.force)
-    simulation.reporters.append(cvReporter)
-    runWithProgress('metadynamics', lambda n: meta.step(simulation, n), settings['metad'], simulation, chunks=10,
-                    extra=lambda: 'cv %.2f  hills %d  last height %.3f kJ/mol' % (
-                        meta.getCollectiveVariables(simulation)[0], len(meta.getHillCenters()),
-                        meta.getHillHeights()[-1].value_in_unit(unit.kilojoules_per_mole) if len(meta.getHillCenters()) else 0.0))
-    cvReporter.close()
-    grid = meta.getCollectiveVariableGrid()
-    fes = meta.getFreeEnergy().value_in_unit(unit.kilojoules_per_mole)
-    fes -= fes.min()
-    np.savetxt(os.path.join(args.output, 'fes.csv'), np.column_stack([grid, fes]), delimiter=',',
-               header='cv,free_energy_kJ_per_mol', comments='')
-
-    # 5. Pictures.
-    from openmmcoordination.plots import plotCollectiveVariable, plotFreeEnergy, plotPairDistribution
-    ionLabel = 'Na+' if args.ion == 'Na' else 'Cl-'
-    plotPairDistribution(gr, cv, path=os.path.join(args.output, 'gr.png'),
-                         title='%s-O(water) g(r), %d frames, with the switching function of the CV' % (ionLabel, gr.numFrames))
-    plotCollectiveVariable(cvReporter.times, cvReporter.values, path=os.path.join(args.output, 'cv.png'),
-                           names=['%s-O coordination' % ionLabel], title='%s-O coordination number during metadynamics' % ionLabel)
-    visited = (cvReporter.values.min(), cvReporter.values.max())
-    plotFreeEnergy(grid, fes, path=os.path.join(args.output, 'fes.png'), sampled=visited,
-                   label='well-tempered metadynamics, %d hills' % len(meta.getHillCenters()),
-                   xlabel='%s-O coordination number' % ionLabel,
-                   title='free energy of the %s-O coordination number (%g ps)' % (ionLabel, settings['metad']*0.002))
+    simulation, observer, ion, oxygens = equilibrate(args, settings, platform)
+    gr = measurePairDistribution(simulation, observer, settings, args.output)
+    cv, low, high = coordinationNumber(gr, ion, oxygens, args.nn)
+    meta, cvReporter, grid, fes = runMetadynamics(simulation, cv, low, high, args, settings, args.output)
+    writePictures(gr, cv, meta, cvReporter, grid, fes, args.ion, settings, args.output)
     print('wrote %s' % ', '.join(os.path.join(args.output, name) for name in
                                  ['gr.png', 'cv.png', 'fes.png', 'gr.csv', 'cv.csv', 'fes.csv']), flush=True)
     return 0
