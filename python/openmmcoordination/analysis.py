@@ -15,7 +15,7 @@ import numpy as np
 import openmm
 from openmm import unit
 
-from openmmcoordination.gr import pairDistributionFromCounts
+from openmmcoordination.gr import _value, pairDistributionFromCounts
 
 __all__ = ['TrajectoryAnalysis', 'analyzeTrajectory', 'bestPlatform', 'makeForce', 'selectAtoms', 'loadUniverse']
 
@@ -193,29 +193,10 @@ def analyzeTrajectory(topology, trajectory=None, groupA=None, groupB=None, pairL
     elif isinstance(platform, str):
         platform = openmm.Platform.getPlatformByName(platform)
     context = openmm.Context(system, openmm.VerletIntegrator(0.001), platform)
-    if progress is None:
-        progress = len(frames) >= 100
-    iterator = frames
-    if progress:
-        from tqdm.auto import tqdm
-        iterator = tqdm(frames, total=len(frames), desc='frames', unit='frame')
-    indices, times, values = [], [], []
-    boxSum = np.zeros((3, 3))
-    maxDistance = maxDistance.value_in_unit(unit.nanometer) if unit.is_quantity(maxDistance) else float(maxDistance)
-    for ts in iterator:
-        if periodic:
-            box = _boxVectors(ts.dimensions)
-            context.setPeriodicBoxVectors(*box)
-            boxSum += np.array([[v[0], v[1], v[2]] for v in box])
-        context.setPositions(ts.positions[atoms].astype(np.float64)/10.0)
-        if computeGr:
-            force.accumulatePairHistogram(context, int(numBins), maxDistance)
-        if computeCV:
-            values.append(force.getCollectiveVariableValue(context))
-        indices.append(ts.frame)
-        times.append(ts.time)
-    if not indices:
-        raise ValueError('analyzeTrajectory: no frame in the range given')
+    maxDistance = float(_value(maxDistance))
+    histogram = (int(numBins), maxDistance) if computeGr else None
+    indices, times, values, boxSum = _evaluateFrames(context, force, frames, atoms, periodic, histogram, computeCV,
+                                                     len(frames) >= 100 if progress is None else progress)
     gr = None
     if computeGr:
         counts = force.getAccumulatedPairHistogram(context)
@@ -225,3 +206,29 @@ def analyzeTrajectory(topology, trajectory=None, groupA=None, groupB=None, pairL
     return TrajectoryAnalysis(gr, np.array(indices), np.array(times, dtype=float),
                               np.array(values) if computeCV else None, force, atoms, platform.getName(), system)
 
+
+def _evaluateFrames(context, force, frames, atoms, periodic, histogram, computeCV, progress):
+    """Set each frame's box and positions (of the trajectory atoms ``atoms``) in the Context, add its
+    pair histogram (``histogram`` is (numBins, maxDistance), or None for none) and read its CV.
+    Returns (frame indices, times in ps, CV values, the sum of the box vectors in nm)."""
+    iterator = frames
+    if progress:
+        from tqdm.auto import tqdm
+        iterator = tqdm(frames, total=len(frames), desc='frames', unit='frame')
+    indices, times, values = [], [], []
+    boxSum = np.zeros((3, 3))
+    for ts in iterator:
+        if periodic:
+            box = _boxVectors(ts.dimensions)
+            context.setPeriodicBoxVectors(*box)
+            boxSum += np.array([[v[0], v[1], v[2]] for v in box])
+        context.setPositions(ts.positions[atoms].astype(np.float64)/10.0)
+        if histogram is not None:
+            force.accumulatePairHistogram(context, *histogram)
+        if computeCV:
+            values.append(force.getCollectiveVariableValue(context))
+        indices.append(ts.frame)
+        times.append(ts.time)
+    if not indices:
+        raise ValueError('analyzeTrajectory: no frame in the range given')
+    return indices, times, values, boxSum

@@ -23,9 +23,37 @@ def _save(figure, path):
     return figure
 
 
-def _switching(force, r):
-    values = [force.evaluateSwitchingFunction(float(x))[0] for x in r]
-    return np.array(values)
+# The background of the labels drawn on the curves.
+_LABEL_BOX = dict(boxstyle='round,pad=0.2', fc='white', ec='none', alpha=0.8)
+
+
+def _drawSwitchingFunction(top, force, upper):
+    """Draw the force's s(r) on a second axis of the g(r) panel, d0 + r0 marked; returns its line."""
+    from openmmcoordination.gr import _value
+    right = top.twinx()
+    rs = np.linspace(0.0, upper, 400)
+    switching = np.array([force.evaluateSwitchingFunction(float(x))[0] for x in rs])
+    line, = right.plot(rs, switching, color='C1', lw=1.4, ls='--', label='switching function s(r)')
+    right.set_ylim(0, 1.05)
+    right.set_ylabel('s(r)', color='C1')
+    r0, d0 = _value(force.getR0()), _value(force.getD0())
+    s0 = force.evaluateSwitchingFunction(d0 + r0)[0]
+    right.plot([d0 + r0], [s0], 'o', color='C1', ms=4)
+    right.annotate('r0 = %.3f nm' % r0 if d0 == 0 else 'd0 + r0 = %.3f nm' % (d0 + r0), (d0 + r0, s0),
+                   textcoords='offset points', xytext=(8, 4), color='C1', fontsize=8, bbox=_LABEL_BOX)
+    return line
+
+
+def _markFirstMinimum(top, bottom, gr, minimum):
+    """Mark a distance (nm) in both panels, with n(r) there in the lower one."""
+    n = gr.coordinationAt(minimum)
+    top.axvline(minimum, color='C3', lw=1.0, ls='-.', label='first minimum of g(r): %.3f nm' % minimum)
+    bottom.axvline(minimum, color='C3', lw=1.0, ls='-.')
+    bottom.plot([minimum], [n], 'o', color='C3', ms=4)
+    bottom.annotate('n(%.3f nm) = %.2f' % (minimum, n), (minimum, n), textcoords='offset points', xytext=(6, 6),
+                    color='C3', fontsize=8, bbox=_LABEL_BOX)
+    if n > 0:
+        bottom.set_ylim(0, 3.0*n)
 
 
 def plotPairDistribution(gr, force=None, firstMinimum=True, path=None, title=None, maxDistance=None):
@@ -66,37 +94,11 @@ def plotPairDistribution(gr, force=None, firstMinimum=True, path=None, title=Non
         if gr.validMax < upper:
             ax.axvspan(gr.validMax, upper, color='0.85', alpha=0.6, lw=0,
                        label='beyond half the shortest box vector' + (' (shells corrected)' if gr.corrected else ''))
-    handles = []
-    if force is not None:
-        right = top.twinx()
-        rs = np.linspace(0.0, upper, 400)
-        line, = right.plot(rs, _switching(force, rs), color='C1', lw=1.4, ls='--', label='switching function s(r)')
-        right.set_ylim(0, 1.05)
-        right.set_ylabel('s(r)', color='C1')
-        r0 = force.getR0()
-        r0 = r0.value_in_unit(r0.unit) if hasattr(r0, 'unit') else r0
-        d0 = force.getD0()
-        d0 = d0.value_in_unit(d0.unit) if hasattr(d0, 'unit') else d0
-        handles.append(line)
-        right.plot([d0 + r0], [force.evaluateSwitchingFunction(d0 + r0)[0]], 'o', color='C1', ms=4)
-        right.annotate('r0 = %.3f nm' % r0 if d0 == 0 else 'd0 + r0 = %.3f nm' % (d0 + r0),
-                       (d0 + r0, force.evaluateSwitchingFunction(d0 + r0)[0]), textcoords='offset points',
-                       xytext=(8, 4), color='C1', fontsize=8,
-                       bbox=dict(boxstyle='round,pad=0.2', fc='white', ec='none', alpha=0.8))
-    minimum = None
+    handles = [] if force is None else [_drawSwitchingFunction(top, force, upper)]
     if firstMinimum is True and not pairList:
-        minimum = gr.firstMinimum()
+        _markFirstMinimum(top, bottom, gr, gr.firstMinimum())
     elif firstMinimum not in (True, False, None):
-        minimum = float(firstMinimum)
-    if minimum is not None:
-        n = gr.coordinationAt(minimum)
-        top.axvline(minimum, color='C3', lw=1.0, ls='-.', label='first minimum of g(r): %.3f nm' % minimum)
-        bottom.axvline(minimum, color='C3', lw=1.0, ls='-.')
-        bottom.plot([minimum], [n], 'o', color='C3', ms=4)
-        bottom.annotate('n(%.3f nm) = %.2f' % (minimum, n), (minimum, n), textcoords='offset points', xytext=(6, 6),
-                        color='C3', fontsize=8, bbox=dict(boxstyle='round,pad=0.2', fc='white', ec='none', alpha=0.8))
-        if n > 0:
-            bottom.set_ylim(0, 3.0*n)
+        _markFirstMinimum(top, bottom, gr, float(firstMinimum))
     lines, labels = top.get_legend_handles_labels()
     top.legend(lines + handles, labels + [h.get_label() for h in handles], loc='upper right', fontsize=8)
     if title is None:
