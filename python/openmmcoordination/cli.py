@@ -70,6 +70,7 @@ def _force(args, groupA=(0,), groupB=(1,)):
 
 
 def _analyze(args):
+    from openmm import unit
     from openmmcoordination.analysis import analyzeTrajectory
     from openmmcoordination.plots import plotCollectiveVariable, plotPairDistribution
     os.makedirs(args.output, exist_ok=True)
@@ -91,10 +92,9 @@ def _analyze(args):
     result.writeCollectiveVariableCSV(path('cv.csv'))
     plotPairDistribution(gr, result.force, path=path('gr.' + args.format))
     plotCollectiveVariable(result.times, result.cv, path=path('cv.' + args.format))
-    force = result.force
+    r0 = result.force.getR0().value_in_unit(unit.nanometer)
     print('%d frames on %s; %s, %d pairs; r0 %.4f nm; mean coordination number %.4f (std %.4f)'
-          % (len(result.frames), result.platform, gr.mode, gr.numPairs, force.getR0().value_in_unit(force.getR0().unit), np.mean(result.cv),
-             np.std(result.cv)))
+          % (len(result.frames), result.platform, gr.mode, gr.numPairs, r0, np.mean(result.cv), np.std(result.cv)))
     print('wrote ' + ', '.join(path(n) for n in ['gr.csv', 'cv.csv', 'gr.' + args.format, 'cv.' + args.format]))
 
 

@@ -93,10 +93,13 @@ def shellVolumes(edges, boxVectors=None, correct=True, numDirections=50000, minF
     return volumes.copy(), inscribed, cellMax
 
 
+# The last result of _cellShellVolumes, by its arguments: the reads of a reporter in a run at
+# constant volume ask for the same bins and box again.
 _shellCache = {}
 
 
 def _cellShellVolumes(edges, full, box, correct, numDirections, minFraction):
+    """shellVolumes() with a box: (volumes, inscribed radius, largest nearest-image distance)."""
     radii, inscribed = _cellRadii(box, _fibonacciSphere(numDirections))
     cellMax = float(radii.max())
     if not correct:

@@ -143,6 +143,7 @@ class CollectiveVariableReporter(object):
 
     @property
     def steps(self):
+        """The steps at which the reports were made."""
         return np.array(self._steps, dtype=np.int64)
 
     @property
