@@ -14,6 +14,7 @@
 #include "openmm/internal/AssertionUtilities.h"
 #include "sfmt/SFMT.h"
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <iostream>
@@ -264,8 +265,15 @@ static bool testSelected(const std::string& name) {
     return false;
 }
 
-/** Run one test function if selected, naming it first so that a failure can be located. */
-#define RUN_TEST(test) do { if (testSelected(#test)) { std::cout << "  " << #test << std::endl; test(); } } while (0)
+/** Run one test function if selected, naming it first so that a failure can be located, and timing it. */
+#define RUN_TEST(test) do { \
+    if (testSelected(#test)) { \
+        std::cout << "  " << #test << std::flush; \
+        auto start = std::chrono::steady_clock::now(); \
+        test(); \
+        std::cout << " (" << std::chrono::duration<double>(std::chrono::steady_clock::now()-start).count() << " s)" << std::endl; \
+    } \
+} while (0)
 
 /** Assert that two sets of forces agree, each vector relative to max(1, its length). */
 static void assertForcesEqual(const vector<Vec3>& expected, const vector<Vec3>& found, double tol) {
