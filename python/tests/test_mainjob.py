@@ -1,5 +1,6 @@
-"""The README's main job (examples/ion_coordination.py) runs in its small setting and writes its
-files; the metadynamics benchmark runs as a smoke test."""
+"""The scripts of the repository run: the README's main job (examples/ion_coordination.py) in its
+small setting, writing its files, and the quickstart example; the benchmarks (bench_metadynamics.py,
+benchmark.py) in their quick settings, and the helpers of benchmark.py that choose what is timed."""
 
 import json
 import os
