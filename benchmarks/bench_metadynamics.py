@@ -9,7 +9,7 @@ Cases (same system, same platform, same process):
 - peer, CustomNonbondedForce: openmm.app Metadynamics with 1/(1+(r/r0)^6) as a CustomNonbondedForce
   with an interaction group and a periodic cutoff (what OpenMM alone offers)
 
-Protocol (../shared/spec/performance.md): warm-up, then the median of 3 repeats of metadynamics
+Protocol: warm-up, then the median of 3 repeats of metadynamics
 step(N >= 1000) (hills included, one every --frequency steps), synchronized by getState(getEnergy)
 at each end. Before timing, the platform's CV is checked against the Reference platform.
 
