@@ -79,6 +79,15 @@ def _openmm_folder(site, library_path):
     return None
 
 
+def _describe(package):
+    """The OpenMM whose Python package is the folder ``package``, as a dict (dir, version,
+    pip_metadata, site)."""
+    site = os.path.dirname(package)
+    version, library_path = _read_version(package)
+    return {'dir': _openmm_folder(site, library_path), 'version': version,
+            'pip_metadata': _has_pip_metadata(site), 'site': site}
+
+
 def installed_openmm(sites=None):
     """The OpenMM of the target environment, as a dict (dir, version, pip_metadata, site), or None."""
     if sites is None:
@@ -86,11 +95,8 @@ def installed_openmm(sites=None):
         sites = [paths['purelib'], paths['platlib']]
     for site in dict.fromkeys(sites):
         package = os.path.join(site, 'openmm')
-        if not os.path.isfile(os.path.join(package, '__init__.py')):
-            continue
-        version, library_path = _read_version(package)
-        return {'dir': _openmm_folder(site, library_path), 'version': version,
-                'pip_metadata': _has_pip_metadata(site), 'site': site}
+        if os.path.isfile(os.path.join(package, '__init__.py')):
+            return _describe(package)
     return None
 
 
@@ -100,11 +106,7 @@ def _build_env_openmm():
     spec = importlib.util.find_spec('openmm')
     if spec is None or not spec.submodule_search_locations:
         return None
-    package = list(spec.submodule_search_locations)[0]
-    site = os.path.dirname(package)
-    version, library_path = _read_version(package)
-    return {'dir': _openmm_folder(site, library_path), 'version': version,
-            'pip_metadata': _has_pip_metadata(site), 'site': site}
+    return _describe(list(spec.submodule_search_locations)[0])
 
 
 def _target():
