@@ -15,6 +15,7 @@
 #include "TestCoordinationErrors.h"
 #include "TestCoordinationRandom.h"
 #include "TestCoordinationCells.h"
+#include "TestCoordinationPairParameters.h"
 
 void runCoordinationTests() {
     runSwitchingTests();
@@ -24,4 +25,5 @@ void runCoordinationTests() {
     runErrorTests();
     runRandomTests();
     runCellTests();
+    runPairParameterTests();
 }

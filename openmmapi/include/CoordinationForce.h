@@ -33,6 +33,11 @@ class CoordinationForceImpl;
  * is not finite (a NaN global parameter, say) is an OpenMMException when the energy or forces
  * are read, as is a position that is not finite.
  *
+ * In pair-list mode each pair k may carry a weight w_k and its own r0_k (setPairs()): then
+ * cv = sum over k of w_k s_k(r_k), PLUMED's CONTACTMAP ... SUM with a SWITCH and a WEIGHT per
+ * contact. With the Q switching function and r0_k the pairs' distances in a native structure,
+ * the CV is the fraction of native contacts of Best, Hummer and Eaton.
+ *
  * Python example, PLUMED's `COORDINATION GROUPA=a GROUPB=b R_0=0.3 NN=6 MM=12`:
  *
  * \verbatim embed:rst:leading-asterisk
@@ -61,7 +66,8 @@ public:
         Cubic = 4,    /**< (y - 1)^2 (1 + 2y), y = (r - d0)/(dmax - d0) */
         Tanh = 5,     /**< 1 - tanh(x) */
         Cosinus = 6,  /**< (cos(pi x) + 1)/2 for x <= 1, 0 beyond */
-        Custom = 7    /**< any Lepton expression of x */
+        Custom = 7,   /**< any Lepton expression of x */
+        Q = 8         /**< 1/(1 + exp(beta (r - lambda r0))): native contacts, r0 the pair's reference distance */
     };
     /**
      * The largest number of bins a pair histogram may have (10^7, 80 MB of counts): larger
@@ -99,8 +105,44 @@ public:
     const std::vector<int>& getGroupB() const;
     /** Switch to one-group mode with the given group (does not affect existing Contexts). */
     void setGroup(const std::vector<int>& group);
-    /** Switch to two-group or pair-list mode with the given groups (does not affect existing Contexts). */
+    /**
+     * Switch to two-group or pair-list mode with the given groups (does not affect existing
+     * Contexts). Clears the per-pair parameters.
+     */
     void setGroups(const std::vector<int>& groupA, const std::vector<int>& groupB, bool pairList = false);
+    /**
+     * Switch to pair-list mode with a weight and a reference distance per pair (does not affect
+     * existing Contexts): cv = sum over k of weights[k] s_k(r_k), where s_k is the force's
+     * switching function with r0 = r0s[k]. PLUMED: CONTACTMAP ATOMS1=a0,b0 SWITCH1={.. R_0=r0s[0]}
+     * WEIGHT1=weights[0] ... SUM. See setPairParameters() for how d0, dmax and stretch apply.
+     *
+     * @param particlesA  the first particle of each pair
+     * @param particlesB  the second particle of each pair (as many as particlesA)
+     * @param weights     the weight of each pair (finite, non-negative), or empty for 1 each
+     * @param r0s         the r0 of each pair in nm (finite, positive), or empty for the force's r0
+     */
+    void setPairs(const std::vector<int>& particlesA, const std::vector<int>& particlesB, const std::vector<double>& weights,
+            const std::vector<double>& r0s);
+    /**
+     * Set the weight and r0 of every pair of a pair list, keeping the pairs. Either vector may
+     * be empty: every weight is then 1, or every pair uses the force's r0. The values can be
+     * changed in a Context with updateParametersInContext(). Each pair's switching function is
+     * the force's with r0 = r0s[k]: d0 stays the force's; the automatic dmax of Rational
+     * follows r0s[k] (d0 + r0s[k]*(1e-5)^(1/(n-m)), PLUMED's short syntax for each pair); a dmax
+     * set with setDMax() is the same distance for every pair, and stretching makes each pair's
+     * s reach 0 there. For Q, r0s[k] is the pair's native distance (PLUMED's REF). Cubic has no
+     * r0 (its length is dmax - d0) and takes no per-pair r0s.
+     *
+     * @param weights  the weight of each pair (finite, non-negative), or empty for 1 each
+     * @param r0s      the r0 of each pair in nm (finite, positive), or empty for the force's r0
+     */
+    void setPairParameters(const std::vector<double>& weights, const std::vector<double>& r0s);
+    /** Get the weight of each pair as set with setPairs() or setPairParameters() (empty: 1 each). */
+    const std::vector<double>& getPairWeights() const;
+    /** Get the r0 of each pair in nm as set with setPairs() or setPairParameters() (empty: the force's r0). */
+    const std::vector<double>& getPairR0s() const;
+    /** Get whether the pairs carry their own weights or r0s. */
+    bool getUsesPairParameters() const;
     /** Get the number of pairs summed over (in two-group mode, pairs of identical indices excluded). */
     long long getNumPairs() const;
 
@@ -132,6 +174,18 @@ public:
     double getB() const;
     /** Set the exponent b of Smap (must be positive). Default 6. */
     void setB(double b);
+    /** Get beta of the Q switching function, in 1/nm. */
+    double getBeta() const;
+    /** Set beta of the Q switching function, in 1/nm (positive and finite). Default 50/nm, PLUMED's. */
+    void setBeta(double beta);
+    /** Get lambda of the Q switching function (dimensionless). */
+    double getLambda() const;
+    /**
+     * Set lambda of the Q switching function (positive and finite): a pair counts as a contact
+     * up to about lambda times its reference distance. Default 1.8 (all-atom; 1.5 for
+     * coarse-grained models).
+     */
+    void setLambda(double lambda);
     /** Get the expression of x used by the Custom switching function. */
     const std::string& getCustomExpression() const;
     /**
@@ -160,14 +214,24 @@ public:
      */
     void setStretch(bool stretch);
     /**
-     * Evaluate the switching function, as configured, at a distance. Throws OpenMMException if
-     * r or the result is not finite.
+     * Evaluate the switching function, as configured with the force's r0 (not weighted), at a
+     * distance. Throws OpenMMException if r or the result is not finite.
      *
      * @param r          the distance in nm
      * @param[out] dsdr  the derivative ds/dr in 1/nm
      * @return s(r)
      */
     double evaluateSwitchingFunction(double r, double& dsdr) const;
+    /**
+     * Evaluate the weighted switching function w_k s_k(r) of one pair of a pair list, with the
+     * pair's weight and r0. Throws OpenMMException if r or the result is not finite.
+     *
+     * @param pair       the index of the pair
+     * @param r          the distance in nm
+     * @param[out] dsdr  the derivative of w_k s_k in 1/nm
+     * @return w_k s_k(r)
+     */
+    double evaluatePairSwitchingFunction(int pair, double r, double& dsdr) const;
 
     /** Get the expression of cv that gives the energy in kJ/mol. The default is "cv". */
     const std::string& getEnergyExpression() const;
@@ -222,7 +286,8 @@ public:
 
     /**
      * Copy every parameter that does not change the pairs (switching function, r0, d0, n, m,
-     * a, b, custom expression, dmax, stretch, energy expression, tabulated functions) into a
+     * a, b, beta, lambda, custom expression, dmax, stretch, per-pair weights and r0s, energy
+     * expression, tabulated functions) into a
      * Context. Changing the groups or the periodic flag requires reinitializing the Context.
      */
     void updateParametersInContext(OpenMM::Context& context);
@@ -262,10 +327,11 @@ private:
     Mode mode;
     std::vector<int> groupA, groupB;
     SwitchingFunction type;
-    double r0, d0, a, b, dmax;
+    double r0, d0, a, b, dmax, beta, lambda;
     int n, m;
     bool defaultDMax, stretch, periodic;
     std::string customExpression, energyExpression;
+    std::vector<double> pairWeights, pairR0s;
     std::vector<GlobalParameterInfo> globalParameters;
     std::vector<FunctionInfo> functions;
 };

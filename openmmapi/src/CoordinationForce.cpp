@@ -40,7 +40,7 @@ static void checkGroup(const vector<int>& group, const string& name, bool unique
 }
 
 CoordinationForce::CoordinationForce(const vector<int>& group) : mode(OneGroup), type(Rational), r0(0.3), d0(0.0),
-        a(6.0), b(6.0), dmax(numeric_limits<double>::infinity()), n(6), m(0), defaultDMax(true), stretch(true),
+        a(6.0), b(6.0), dmax(numeric_limits<double>::infinity()), beta(50.0), lambda(1.8), n(6), m(0), defaultDMax(true), stretch(true),
         periodic(false), customExpression("1/(1+x^6)"), energyExpression("cv") {
     if (!group.empty())
         setGroup(group);
@@ -72,6 +72,8 @@ void CoordinationForce::setGroup(const vector<int>& group) {
     mode = OneGroup;
     groupA = group;
     groupB.clear();
+    pairWeights.clear();
+    pairR0s.clear();
 }
 
 void CoordinationForce::setGroups(const vector<int>& groupA, const vector<int>& groupB, bool pairList) {
@@ -85,6 +87,48 @@ void CoordinationForce::setGroups(const vector<int>& groupA, const vector<int>& 
     mode = (pairList ? PairList : TwoGroups);
     this->groupA = groupA;
     this->groupB = groupB;
+    pairWeights.clear();
+    pairR0s.clear();
+}
+
+/** Check per-pair values: as many as the pairs (or none), each finite and positive (or non-negative). */
+static void checkPairValues(const vector<double>& values, size_t numPairs, const string& name, bool zeroAllowed) {
+    if (values.empty())
+        return;
+    require(values.size() == numPairs, name+" must have one value per pair ("+to_string(numPairs)+" pairs), got", values.size());
+    for (int k = 0; k < values.size(); k++) {
+        string what = name+" must be "+(zeroAllowed ? "non-negative" : "positive")+" and finite: pair "+to_string(k)+" has";
+        require(isfinite(values[k]) && (zeroAllowed ? values[k] >= 0 : values[k] > 0), what, values[k]);
+    }
+}
+
+void CoordinationForce::setPairs(const vector<int>& particlesA, const vector<int>& particlesB, const vector<double>& weights,
+        const vector<double>& r0s) {
+    checkPairValues(weights, particlesA.size(), "weights", true);
+    checkPairValues(r0s, particlesA.size(), "r0s", false);
+    setGroups(particlesA, particlesB, true);
+    pairWeights = weights;
+    pairR0s = r0s;
+}
+
+void CoordinationForce::setPairParameters(const vector<double>& weights, const vector<double>& r0s) {
+    require(mode == PairList || (weights.empty() && r0s.empty()), "per-pair weights and r0s need pair-list mode; the mode is", mode);
+    checkPairValues(weights, groupA.size(), "weights", true);
+    checkPairValues(r0s, groupA.size(), "r0s", false);
+    pairWeights = weights;
+    pairR0s = r0s;
+}
+
+const vector<double>& CoordinationForce::getPairWeights() const {
+    return pairWeights;
+}
+
+const vector<double>& CoordinationForce::getPairR0s() const {
+    return pairR0s;
+}
+
+bool CoordinationForce::getUsesPairParameters() const {
+    return !pairWeights.empty() || !pairR0s.empty();
 }
 
 long long CoordinationForce::getNumPairs() const {
@@ -105,7 +149,7 @@ CoordinationForce::SwitchingFunction CoordinationForce::getSwitchingFunction() c
 }
 
 void CoordinationForce::setSwitchingFunction(SwitchingFunction type) {
-    require(type >= Rational && type <= Custom, "switching function is not a known type:", (int) type);
+    require(type >= Rational && type <= Q, "switching function is not a known type:", (int) type);
     this->type = type;
 }
 
@@ -167,6 +211,24 @@ void CoordinationForce::setB(double b) {
     this->b = b;
 }
 
+double CoordinationForce::getBeta() const {
+    return beta;
+}
+
+void CoordinationForce::setBeta(double beta) {
+    require(beta > 0 && isfinite(beta), "beta (Q) must be positive and finite, got", beta);
+    this->beta = beta;
+}
+
+double CoordinationForce::getLambda() const {
+    return lambda;
+}
+
+void CoordinationForce::setLambda(double lambda) {
+    require(lambda > 0 && isfinite(lambda), "lambda (Q) must be positive and finite, got", lambda);
+    this->lambda = lambda;
+}
+
 const string& CoordinationForce::getCustomExpression() const {
     return customExpression;
 }
@@ -187,9 +249,7 @@ void CoordinationForce::setCustomExpression(const string& expression) {
 double CoordinationForce::getDMax() const {
     if (!defaultDMax)
         return dmax;
-    if (type == Rational)
-        return d0+r0*pow(1e-5, 1.0/(n-(m == 0 ? 2*n : m)));
-    return numeric_limits<double>::infinity();
+    return CoordinationSwitching::defaultDMax(*this, r0);
 }
 
 void CoordinationForce::setDMax(double dmax) {
@@ -221,6 +281,20 @@ double CoordinationForce::evaluateSwitchingFunction(double r, double& dsdr) cons
     if (!isfinite(s) || !isfinite(dsdr)) {
         stringstream msg;
         msg << "CoordinationForce: the switching function is not finite at r = " << r << ": s = " << s << ", ds/dr = " << dsdr;
+        throw OpenMMException(msg.str());
+    }
+    return s;
+}
+
+double CoordinationForce::evaluatePairSwitchingFunction(int pair, double r, double& dsdr) const {
+    require(mode == PairList, "evaluatePairSwitchingFunction needs pair-list mode; the mode is", mode);
+    checkIndex(pair, groupA.size(), "pair");
+    require(isfinite(r), "evaluatePairSwitchingFunction needs a finite distance r, got", r);
+    CoordinationSwitching switching(*this);
+    double s = switching.evaluate(r, switching.forPair(pair), dsdr);
+    if (!isfinite(s) || !isfinite(dsdr)) {
+        stringstream msg;
+        msg << "CoordinationForce: the switching function of pair " << pair << " is not finite at r = " << r << ": s = " << s << ", ds/dr = " << dsdr;
         throw OpenMMException(msg.str());
     }
     return s;

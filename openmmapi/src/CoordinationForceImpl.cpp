@@ -76,6 +76,9 @@ void CoordinationForceImpl::validate(const CoordinationForce& force, const Syste
                 throw OpenMMException(msg.str());
             }
     CoordinationSwitching switching(force);
+    if (switching.hasPairParameters())
+        for (int k = 0; k < force.getGroupA().size(); k++)
+            switching.forPair(k);
     map<string, Lepton::CustomFunction*> placeholders;
     PlaceholderFunction placeholder;
     for (int i = 0; i < force.getNumTabulatedFunctions(); i++)

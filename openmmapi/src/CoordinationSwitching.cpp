@@ -24,9 +24,19 @@ set<string> CoordinationSwitching::getVariables(const Lepton::ParsedExpression& 
     return variables;
 }
 
+double CoordinationSwitching::defaultDMax(const CoordinationForce& force, double r0) {
+    if (force.getSwitchingFunction() == CoordinationForce::Rational) {
+        int n = force.getN(), m = (force.getM() == 0 ? 2*n : force.getM());
+        return force.getD0()+r0*pow(1e-5, 1.0/(n-m));
+    }
+    return numeric_limits<double>::infinity();
+}
+
 CoordinationSwitching::CoordinationSwitching(const CoordinationForce& force) : type(force.getSwitchingFunction()),
-        r0(force.getR0()), d0(force.getD0()), dmax(force.getDMax()), a(force.getA()), b(force.getB()),
-        n(force.getN()), m(force.getM() == 0 ? 2*force.getN() : force.getM()), scale(1.0), shift(0.0) {
+        r0(force.getR0()), d0(force.getD0()), dmax(force.getDMax()), a(force.getA()), b(force.getB()), scale(1.0), shift(0.0),
+        beta(force.getBeta()), lambda(force.getLambda()), n(force.getN()), m(force.getM() == 0 ? 2*force.getN() : force.getM()),
+        stretch(force.getStretch()), automaticDMax(force.getUsesDefaultDMax()), weights(force.getPairWeights()),
+        r0s(force.getPairR0s()) {
     smapC = pow(2.0, a/b)-1.0;
     if (type == CoordinationForce::Cubic) {
         if (isinf(dmax)) {
@@ -34,6 +44,9 @@ CoordinationSwitching::CoordinationSwitching(const CoordinationForce& force) : t
             msg << "CoordinationForce: dmax " << dmax << " must be finite for the Cubic switching function";
             throw OpenMMException(msg.str());
         }
+        if (!r0s.empty())
+            throw OpenMMException("CoordinationForce: the Cubic switching function has no r0 (its length is dmax - d0), so it "
+                    "takes no per-pair r0s; got "+to_string(r0s.size()));
         r0 = dmax-d0;
     }
     if (!(dmax > d0)) {
@@ -46,20 +59,37 @@ CoordinationSwitching::CoordinationSwitching(const CoordinationForce& force) : t
         custom = parsed.createProgram();
         customDerivative = parsed.differentiate("x").optimize().createProgram();
     }
-    if (force.getStretch() && !isinf(dmax)) {
-        double dsdx;
-        double sMax = evaluateUnstretched((dmax-d0)/r0, dsdx);
-        if (!(sMax != 1.0) || !isfinite(sMax)) {
-            stringstream msg;
-            msg << "CoordinationForce: cannot stretch: s(dmax) = " << sMax << " for dmax " << dmax;
-            throw OpenMMException(msg.str());
-        }
-        scale = 1.0/(1.0-sMax);
-        shift = -sMax*scale;
-    }
+    common = makePair(1.0, r0, -1);
+    scale = common.scale;
+    shift = common.shift;
 }
 
-double CoordinationSwitching::evaluateUnstretched(double x, double& dsdx) const {
+CoordinationSwitching::Pair CoordinationSwitching::makePair(double weight, double length, int k) const {
+    Pair pair = {length, dmax, weight, weight, 0.0};
+    // The automatic cutoff of Rational is PLUMED's for each pair's own r0.
+    if (automaticDMax && type == CoordinationForce::Rational)
+        pair.dmax = d0+length*pow(1e-5, 1.0/(n-m));
+    if (stretch && !isinf(pair.dmax)) {
+        double dsdx;
+        double sMax = evaluateUnstretched((pair.dmax-d0)/length, length, dsdx);
+        if (!(sMax != 1.0) || !isfinite(sMax)) {
+            stringstream msg;
+            msg << "CoordinationForce: cannot stretch: s(dmax) = " << sMax << " for dmax " << pair.dmax;
+            if (k >= 0)
+                msg << " (pair " << k << ", r0 " << length << ")";
+            throw OpenMMException(msg.str());
+        }
+        pair.scale = weight/(1.0-sMax);
+        pair.shift = -sMax*pair.scale;
+    }
+    return pair;
+}
+
+CoordinationSwitching::Pair CoordinationSwitching::forPair(int k) const {
+    return makePair(weights.empty() ? 1.0 : weights[k], r0s.empty() ? r0 : r0s[k], k);
+}
+
+double CoordinationSwitching::evaluateUnstretched(double x, double length, double& dsdx) const {
     switch (type) {
         case CoordinationForce::Rational: {
             if (m == 2*n) {
@@ -134,22 +164,30 @@ double CoordinationSwitching::evaluateUnstretched(double x, double& dsdx) const 
             dsdx = customDerivative.evaluate(customVariables);
             return custom.evaluate(customVariables);
         }
+        case CoordinationForce::Q: {
+            // 1/(1 + exp(u)), u = beta (r - lambda r0), from exp(-|u|) so that nothing overflows;
+            // ds/du = -exp(u)/(1 + exp(u))^2, the same for u and -u.
+            double u = beta*(d0+(x-lambda)*length);
+            double e = exp(-fabs(u)), inverse = 1.0/(1.0+e);
+            dsdx = -beta*length*e*inverse*inverse;
+            return (u > 0 ? e*inverse : inverse);
+        }
     }
     throw OpenMMException("CoordinationForce: unknown switching function");
 }
 
-double CoordinationSwitching::evaluate(double r, double& dsdr) const {
-    if (r > dmax) {
+double CoordinationSwitching::evaluate(double r, const Pair& pair, double& dsdr) const {
+    if (r > pair.dmax) {
         dsdr = 0.0;
         return 0.0;
     }
-    double x = (r-d0)/r0;
+    double x = (r-d0)/pair.length;
     if (x <= 0.0) {
         dsdr = 0.0;
-        return 1.0;
+        return pair.weight;
     }
     double dsdx;
-    double s = evaluateUnstretched(x, dsdx);
-    dsdr = dsdx*scale/r0;
-    return s*scale+shift;
+    double s = evaluateUnstretched(x, pair.length, dsdx);
+    dsdr = dsdx*pair.scale/pair.length;
+    return s*pair.scale+pair.shift;
 }

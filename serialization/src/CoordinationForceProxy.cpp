@@ -10,7 +10,9 @@ using namespace CoordinationPlugin;
 using namespace OpenMM;
 using namespace std;
 
-static const int version = 1;
+// Version 2 added the Q switching function (beta, lambda) and the per-pair weights and r0s;
+// version 1 files are still read (with the defaults).
+static const int version = 2;
 
 CoordinationForceProxy::CoordinationForceProxy() : SerializationProxy("CoordinationForce") {
 }
@@ -19,6 +21,19 @@ static void writeGroup(SerializationNode& node, const char* name, const vector<i
     SerializationNode& groupNode = node.createChildNode(name);
     for (int i : group)
         groupNode.createChildNode("Particle").setIntProperty("index", i);
+}
+
+static void writeValues(SerializationNode& node, const char* name, const char* property, const vector<double>& values) {
+    SerializationNode& valuesNode = node.createChildNode(name);
+    for (double v : values)
+        valuesNode.createChildNode("Pair").setDoubleProperty(property, v);
+}
+
+static vector<double> readValues(const SerializationNode& node, const char* name, const char* property) {
+    vector<double> values;
+    for (auto& value : node.getChildNode(name).getChildren())
+        values.push_back(value.getDoubleProperty(property));
+    return values;
 }
 
 static vector<int> readGroup(const SerializationNode& node, const char* name) {
@@ -44,6 +59,10 @@ void CoordinationForceProxy::serialize(const void* object, SerializationNode& no
     node.setDoubleProperty("a", force.getA());
     node.setDoubleProperty("b", force.getB());
     node.setStringProperty("customExpression", force.getCustomExpression());
+    node.setDoubleProperty("beta", force.getBeta());
+    node.setDoubleProperty("lambda", force.getLambda());
+    writeValues(node, "PairWeights", "w", force.getPairWeights());
+    writeValues(node, "PairR0s", "r0", force.getPairR0s());
     node.setBoolProperty("defaultDMax", force.getUsesDefaultDMax());
     node.setBoolProperty("finiteDMax", isfinite(force.getDMax()));
     node.setDoubleProperty("dmax", isfinite(force.getDMax()) ? force.getDMax() : 0.0);
@@ -61,7 +80,7 @@ void CoordinationForceProxy::serialize(const void* object, SerializationNode& no
 
 void* CoordinationForceProxy::deserialize(const SerializationNode& node) const {
     int fileVersion = node.getIntProperty("version");
-    if (fileVersion != version)
+    if (fileVersion < 1 || fileVersion > version)
         throw OpenMMException("CoordinationForce: unsupported serialization version "+to_string(fileVersion));
     unique_ptr<CoordinationForce> force(new CoordinationForce());
     int modeValue = node.getIntProperty("mode");
@@ -84,6 +103,11 @@ void* CoordinationForceProxy::deserialize(const SerializationNode& node) const {
     force->setA(node.getDoubleProperty("a"));
     force->setB(node.getDoubleProperty("b"));
     force->setCustomExpression(node.getStringProperty("customExpression"));
+    if (fileVersion >= 2) {
+        force->setBeta(node.getDoubleProperty("beta"));
+        force->setLambda(node.getDoubleProperty("lambda"));
+        force->setPairParameters(readValues(node, "PairWeights", "w"), readValues(node, "PairR0s", "r0"));
+    }
     if (!node.getBoolProperty("defaultDMax"))
         force->setDMax(node.getBoolProperty("finiteDMax") ? node.getDoubleProperty("dmax") : numeric_limits<double>::infinity());
     force->setStretch(node.getBoolProperty("stretch"));

@@ -30,6 +30,10 @@ static void compare(const CoordinationForce& a, const CoordinationForce& b) {
     ASSERT_EQUAL(a.getA(), b.getA());
     ASSERT_EQUAL(a.getB(), b.getB());
     ASSERT_EQUAL(a.getCustomExpression(), b.getCustomExpression());
+    ASSERT_EQUAL(a.getBeta(), b.getBeta());
+    ASSERT_EQUAL(a.getLambda(), b.getLambda());
+    ASSERT_EQUAL_CONTAINERS(a.getPairWeights(), b.getPairWeights());
+    ASSERT_EQUAL_CONTAINERS(a.getPairR0s(), b.getPairR0s());
     ASSERT_EQUAL(a.getUsesDefaultDMax(), b.getUsesDefaultDMax());
     ASSERT(a.getDMax() == b.getDMax());
     ASSERT_EQUAL(a.getStretch(), b.getStretch());
@@ -63,6 +67,11 @@ static void compare(const CoordinationForce& a, const CoordinationForce& b) {
         }
         ASSERT_EQUAL(sA, b.evaluateSwitchingFunction(r, dsdrB));
         ASSERT_EQUAL(dsdrA, dsdrB);
+        if (a.getMode() == CoordinationForce::PairList)
+            for (int k = 0; k < a.getGroupA().size(); k++) {
+                ASSERT_EQUAL(a.evaluatePairSwitchingFunction(k, r, dsdrA), b.evaluatePairSwitchingFunction(k, r, dsdrB));
+                ASSERT_EQUAL(dsdrA, dsdrB);
+            }
     }
 }
 
@@ -108,7 +117,7 @@ void testModesAndDMax() {
 
 void testSwitchingTypes() {
     // Every type, with its default dmax (automatic for Rational, none for the others) and with a finite one.
-    for (int type = CoordinationForce::Rational; type <= CoordinationForce::Custom; type++) {
+    for (int type = CoordinationForce::Rational; type <= CoordinationForce::Q; type++) {
         CoordinationForce force({0, 2}, {1, 3}, true);
         force.setSwitchingFunction((CoordinationForce::SwitchingFunction) type);
         force.setCustomExpression("1/(1+x^3)");
@@ -126,6 +135,50 @@ void testSwitchingTypes() {
     rational.setM(9);
     rational.setD0(0.02);
     roundTrip(rational);
+}
+
+void testPairParameters() {
+    // Weights and r0s, each alone and together, with Q and its parameters.
+    CoordinationForce force;
+    force.setPairs({0, 3, 5}, {1, 2, 4}, {0.25, 1.5, 0.0}, {0.31, 0.47, 0.3333333333333333});
+    force.setSwitchingFunction(CoordinationForce::Q);
+    force.setBeta(42.5);
+    force.setLambda(1.5);
+    roundTrip(force);
+    force.setPairParameters({}, {0.4, 0.5, 0.6});
+    roundTrip(force);
+    force.setPairParameters({1.0, 2.0, 3.0}, {});
+    force.setSwitchingFunction(CoordinationForce::Rational);
+    force.setDMax(1.2);
+    roundTrip(force);
+}
+
+void testVersion1() {
+    // A force as version 1 of the proxy wrote it: no beta, lambda or per-pair values; it reads
+    // with the defaults (beta 50/nm, lambda 1.8, weight 1 and the force's r0 for every pair).
+    string xml = "<Force a=\"6\" b=\"6\" customExpression=\"1/(1+x^6)\" d0=\"0\" defaultDMax=\"1\" dmax=\"0\" "
+            "energyExpression=\"cv\" finiteDMax=\"0\" forceGroup=\"2\" m=\"0\" mode=\"2\" n=\"6\" name=\"contacts\" "
+            "periodic=\"0\" r0=\".35\" stretch=\"1\" switchingFunction=\"0\" type=\"CoordinationForce\" version=\"1\">"
+            "<GroupA><Particle index=\"0\"/><Particle index=\"2\"/></GroupA>"
+            "<GroupB><Particle index=\"1\"/><Particle index=\"3\"/></GroupB>"
+            "<GlobalParameters/><Functions/></Force>";
+    stringstream buffer(xml);
+    unique_ptr<CoordinationForce> force(XmlSerializer::deserialize<CoordinationForce>(buffer));
+    ASSERT_EQUAL(CoordinationForce::PairList, force->getMode());
+    ASSERT_EQUAL(2, force->getForceGroup());
+    ASSERT_EQUAL(string("contacts"), force->getName());
+    ASSERT_EQUAL_CONTAINERS(vector<int>({0, 2}), force->getGroupA());
+    ASSERT_EQUAL_CONTAINERS(vector<int>({1, 3}), force->getGroupB());
+    ASSERT_EQUAL(0.35, force->getR0());
+    ASSERT_EQUAL(50.0, force->getBeta());
+    ASSERT_EQUAL(1.8, force->getLambda());
+    ASSERT(!force->getUsesPairParameters());
+    ASSERT(force->getPairWeights().empty() && force->getPairR0s().empty());
+    // It writes itself back as the current version.
+    stringstream rewritten;
+    XmlSerializer::serialize<CoordinationForce>(force.get(), "Force", rewritten);
+    ASSERT(rewritten.str().find("version=\"2\"") != string::npos);
+    roundTrip(*force);
 }
 
 void testCloneAsForce() {
@@ -157,7 +210,7 @@ void testUnknownVersion() {
     stringstream buffer;
     XmlSerializer::serialize<CoordinationForce>(&force, "Force", buffer);
     string xml = buffer.str();
-    size_t position = xml.find("version=\"1\"");
+    size_t position = xml.find("version=\"2\"");
     ASSERT(position != string::npos);
     xml.replace(position, 11, "version=\"99\"");
     stringstream modified(xml);
@@ -225,6 +278,8 @@ int main() {
         testModesAndDMax();
         testSwitchingTypes();
         testCloneAsForce();
+        testPairParameters();
+        testVersion1();
         testUnknownVersion();
         testValuesThatAreNotFinite();
     }

@@ -7,17 +7,27 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 #include "internal/windowsExportCoordination.h"
 
 namespace CoordinationPlugin {
 
 /**
  * The switching function of a CoordinationForce in double precision: the single C++ home of
- * its formulas (d0, the eight types, the x = 1 limit of Rational, dmax and stretch). The
- * Reference kernel, the force's evaluateSwitchingFunction() and the automatic dmax use it.
+ * its formulas (d0, the nine types, the x = 1 limit of Rational, dmax and stretch, the weights
+ * and r0s of the pairs of a pair list). The Reference kernel, the force's
+ * evaluateSwitchingFunction() and the automatic dmax use it.
  */
 class OPENMM_EXPORT_COORDINATION CoordinationSwitching {
 public:
+    /**
+     * What the switching function of one pair depends on: its length r0, its cutoff, its
+     * weight w, and the factor and constant that apply the weight and the stretch:
+     * w s_k(r) = scale s(x) + shift for d0 < r <= dmax.
+     */
+    struct Pair {
+        double length, dmax, weight, scale, shift;
+    };
     /**
      * Capture the switching parameters of a force. Throws OpenMMException if they are
      * inconsistent (for example Cubic without dmax).
@@ -32,7 +42,41 @@ public:
      * @param[out] dsdr  ds/dr in 1/nm
      * @return s(r): 1 for r <= d0, 0 for r > dmax, stretched when requested
      */
-    double evaluate(double r, double& dsdr) const;
+    double evaluate(double r, double& dsdr) const {
+        return evaluate(r, common, dsdr);
+    }
+    /**
+     * Evaluate the weighted switching function of one pair.
+     *
+     * @param r          the distance in nm
+     * @param pair       the pair's values (forPair())
+     * @param[out] dsdr  its derivative in 1/nm
+     * @return w s(r)
+     */
+    double evaluate(double r, const Pair& pair, double& dsdr) const;
+    /**
+     * The values of pair k of the force's pair list: its weight and r0 (the force's where it has
+     * none), the cutoff (the automatic one of Rational follows r0) and the stretch at it. Throws
+     * OpenMMException if the pair's function cannot be stretched.
+     */
+    Pair forPair(int k) const;
+    /** Whether the pairs have their own weights or r0s. */
+    bool hasPairParameters() const {
+        return !weights.empty() || !r0s.empty();
+    }
+    /** The values shared by every pair without parameters of its own (weight 1, the force's r0). */
+    const Pair& getCommon() const {
+        return common;
+    }
+    /** The switching function's type. */
+    CoordinationForce::SwitchingFunction getType() const {
+        return type;
+    }
+    /**
+     * The default dmax of a force for a given r0: for Rational, PLUMED's automatic
+     * d0 + r0*(1e-5)^(1/(n-m)); for every other type, infinity.
+     */
+    static double defaultDMax(const CoordinationForce& force, double r0);
     /** The cutoff in nm actually used (infinity if none). */
     double getDMax() const {
         return dmax;
@@ -62,18 +106,24 @@ public:
      * The unstretched s(x) of a type for x > 0.
      *
      * @param x          (r - d0)/r0
+     * @param length     r0 in nm (Q needs it: s = 1/(1 + exp(beta (d0 + x r0 - lambda r0))))
      * @param[out] dsdx  ds/dx
      */
-    double evaluateUnstretched(double x, double& dsdx) const;
+    double evaluateUnstretched(double x, double length, double& dsdx) const;
     /**
      * The names of the variables an expression uses. (Lepton's CompiledExpression is not used
      * anywhere in the plugin: its layout in the OpenMM wheels depends on JIT headers they omit.)
      */
     static std::set<std::string> getVariables(const Lepton::ParsedExpression& expression);
 private:
+    /** The values of a pair with weight w and length r0 (stretched at its cutoff when requested). */
+    Pair makePair(double weight, double length, int k) const;
     CoordinationForce::SwitchingFunction type;
-    double r0, d0, dmax, a, b, smapC, scale, shift;
+    double r0, d0, dmax, a, b, smapC, scale, shift, beta, lambda;
     int n, m;
+    bool stretch, automaticDMax;
+    Pair common;
+    std::vector<double> weights, r0s;
     Lepton::ExpressionProgram custom, customDerivative;
     mutable std::map<std::string, double> customVariables;
 };

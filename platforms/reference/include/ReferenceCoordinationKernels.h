@@ -45,6 +45,8 @@ private:
     OpenMM::Vec3 box[3];
     double halfMinWidth;
     std::unique_ptr<CoordinationSwitching> switching;
+    /** The values of each pair of a pair list with per-pair parameters (empty otherwise). */
+    std::vector<CoordinationSwitching::Pair> pairSwitches;
     std::string energyExpression;
     Lepton::ExpressionProgram energy, energyDerivative;
     std::map<std::string, double> energyVariables;

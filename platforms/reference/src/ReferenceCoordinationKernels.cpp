@@ -47,6 +47,10 @@ void ReferenceCalcCoordinationForceKernel::initialize(const System& system, cons
 
 void ReferenceCalcCoordinationForceKernel::setParameters(const CoordinationForce& force) {
     switching.reset(new CoordinationSwitching(force));
+    pairSwitches.clear();
+    if (switching->hasPairParameters())
+        for (int k = 0; k < groupA.size(); k++)
+            pairSwitches.push_back(switching->forPair(k));
     map<string, Lepton::CustomFunction*> functions;
     for (int i = 0; i < force.getNumTabulatedFunctions(); i++)
         functions[force.getTabulatedFunctionName(i)] = createReferenceTabulatedFunction(force.getTabulatedFunction(i));
@@ -114,10 +118,11 @@ Vec3 ReferenceCalcCoordinationForceKernel::displacement(const vector<Vec3>& pos,
 
 double ReferenceCalcCoordinationForceKernel::computeCV(const vector<Vec3>& pos, vector<Vec3>* gradient) const {
     double cv = 0.0;
+    int k = 0;
     forEachPair([&] (int i, int j) {
         double r, dsdr;
         Vec3 d = displacement(pos, i, j, r);
-        cv += switching->evaluate(r, dsdr);
+        cv += switching->evaluate(r, pairSwitches.empty() ? switching->getCommon() : pairSwitches[k++], dsdr);
         if (gradient != NULL && dsdr != 0.0) {
             Vec3 g = d*(dsdr/r);
             (*gradient)[j] += g;
