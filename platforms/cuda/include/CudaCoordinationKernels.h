@@ -7,6 +7,7 @@
 #include "CudaCoordinationNeighborList.h"
 #include "CudaCoordinationProgram.h"
 #include "CudaCoordinationTuning.h"
+#include "internal/CoordinationSwitching.h"
 #include "openmm/cuda/CudaArray.h"
 #include "openmm/cuda/CudaContext.h"
 #include <map>
@@ -46,9 +47,11 @@ private:
     /** Runtime values of the switching function and pair geometry, in the device's precision. */
     template <class T>
     struct PairParams {
-        T invR0, d0, dmax2, scale, shift, a, b, c, imageSearch2;
+        T invR0, d0, dmax2, scale, shift, a, b, c, imageSearch2, beta, ref;
     };
     void setParameters(const CoordinationForce& force);
+    /** Upload the weight and r0 of each pair of a pair list (PairValues in kernels/switching.cu). */
+    void uploadPairValues(const CoordinationForce& force, const CoordinationSwitching& switching);
     /** The kernel families (CudaCoordinationProgram::Kernels) this force's configuration uses. */
     int expectedKernels() const;
     /** Compile, in one module, the kernel families of these that are not compiled yet. */
@@ -117,6 +120,8 @@ private:
     OpenMM::CudaArray cvSums;
     int sumParity = 0;
     OpenMM::CudaArray histogram, histogramScratch;
+    /** The weight and r0 of each pair of a pair list with parameters of its own (null otherwise). */
+    std::unique_ptr<OpenMM::CudaArray> pairValues;
     std::vector<std::unique_ptr<OpenMM::CudaArray> > tables;
     std::vector<std::string> globalNames;
     std::vector<double> globalValues;

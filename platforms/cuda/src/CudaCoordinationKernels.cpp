@@ -124,6 +124,13 @@ void CudaCalcCoordinationForceKernel::setParameters(const CoordinationForce& for
     paramsDouble.b = force.getB();
     paramsDouble.c = switching.getSmapConstant();
     paramsDouble.imageSearch2 = numeric_limits<double>::infinity();
+    // Q on the device: a length of 1 nm, so x = r - d0, and ref = lambda r0 - d0 (kernels/switching.cu).
+    paramsDouble.beta = force.getBeta();
+    paramsDouble.ref = force.getLambda()*force.getR0()-force.getD0();
+    if (force.getSwitchingFunction() == CoordinationForce::Q)
+        paramsDouble.invR0 = 1.0;
+    if (switching.hasPairParameters())
+        uploadPairValues(force, switching);
 
     // Compile only when the code path changed: the kernels this configuration uses now, the others
     // (histograms, tiles where the box is too small for cells) when first needed.
@@ -168,6 +175,37 @@ void CudaCalcCoordinationForceKernel::setParameters(const CoordinationForce& for
     }
 }
 
+void CudaCalcCoordinationForceKernel::uploadPairValues(const CoordinationForce& force, const CoordinationSwitching& switching) {
+    // Per pair: (w scale, w shift, length, dmax^2) with a cutoff, (w, length) without; the length
+    // is 1/r0, or lambda r0 - d0 for Q. The image search must reach the largest cutoff of a pair.
+    bool cutoff = isfinite(dmax), q = (force.getSwitchingFunction() == CoordinationForce::Q);
+    int width = (cutoff ? 4 : 2);
+    vector<double> values;
+    values.reserve(width*groupA.size());
+    for (int k = 0; k < groupA.size(); k++) {
+        CoordinationSwitching::Pair pair = switching.forPair(k);
+        double length = (q ? force.getLambda()*pair.length-force.getD0() : 1.0/pair.length);
+        if (cutoff) {
+            values.insert(values.end(), {pair.scale, pair.shift, length, pair.dmax*pair.dmax});
+            dmax = max(dmax, pair.dmax);
+        }
+        else
+            values.insert(values.end(), {pair.weight, length});
+    }
+    bool useDouble = cu.getUseDoublePrecision();
+    int elementSize = width*(useDouble ? sizeof(double) : sizeof(float));
+    if (!pairValues || pairValues->getSize() != groupA.size() || pairValues->getElementSize() != elementSize) {
+        pairValues.reset(new CudaArray());
+        pairValues->initialize(cu, groupA.size(), elementSize, "coordinationPairValues");
+    }
+    if (useDouble)
+        pairValues->upload(values.data());
+    else {
+        vector<float> floats(values.begin(), values.end());
+        pairValues->upload(floats.data());
+    }
+}
+
 void CudaCalcCoordinationForceKernel::copyParametersToContext(ContextImpl& context, const CoordinationForce& force) {
     if (force.getMode() != mode || force.getGroupA() != groupA || force.getGroupB() != groupB)
         throw OpenMMException("updateParametersInContext: The groups of the CoordinationForce have changed; reinitialize the Context");
@@ -203,7 +241,7 @@ void CudaCalcCoordinationForceKernel::setImageSearchDistance() {
     }
     PairParams<double>& d = paramsDouble;
     paramsFloat = {(float) d.invR0, (float) d.d0, (float) d.dmax2, (float) d.scale, (float) d.shift, (float) d.a,
-            (float) d.b, (float) d.c, (float) d.imageSearch2};
+            (float) d.b, (float) d.c, (float) d.imageSearch2, (float) d.beta, (float) d.ref};
 }
 
 void CudaCalcCoordinationForceKernel::uploadGlobals(ContextImpl& context) {
@@ -317,7 +355,7 @@ void CudaCalcCoordinationForceKernel::launchCoordination(int flags) {
         args = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &numL, params,
                 cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(), cu.getPeriodicBoxVecXPointer(),
                 cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &flags, &cu.getLongForceBuffer().getDevicePointer(),
-                &gradient.getDevicePointer()};
+                &gradient.getDevicePointer(), (pairValues ? &pairValues->getDevicePointer() : &noPointer)};
     }
     else {
         args = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &groupOriginal.getDevicePointer(), &numL,

@@ -103,6 +103,8 @@ CudaCoordinationProgram::CudaCoordinationProgram(const CoordinationForce& force,
         defines["ONE_GROUP"] = "";
     if (groupsOverlap(force))
         defines["GROUPS_OVERLAP"] = "";
+    if (force.getMode() == CoordinationForce::PairList && force.getUsesPairParameters())
+        defines["PAIR_PARAMETERS"] = "";
 
     // The Custom switching function: s and ds/dx from x, through OpenMM's code generation.
 

@@ -202,7 +202,7 @@ int main(int argc, char* argv[]) {
         int count = 0;
         for (string precision : {"single", "mixed", "double"}) {
             // Every switching type, rotating through the modes, boxes, energies and tile kernels so that each appears.
-            for (int type = CoordinationForce::Rational; type <= CoordinationForce::Custom; type++) {
+            for (int type = CoordinationForce::Rational; type <= CoordinationForce::Q; type++) {
                 CoordinationForce force;
                 if (type%3 == 0)
                     force.setGroup(a);
@@ -241,6 +241,31 @@ int main(int argc, char* argv[]) {
             energyOnly.addGlobalParameter("upper", 3.0);
             compile(energyOnly, precision, false, "flat-bottom restraint", 2);
             count += 3;
+            // Pair lists with weights and r0s of their own (PAIR_PARAMETERS): Q with (w, ref) per pair,
+            // Q with a stretched cutoff, Rational from r^2 with its automatic cutoff, no stretch, Custom.
+            vector<double> weights = {0.5, 1.0, 0.0, 2.0, 1.0, 0.25}, r0s = {0.3, 0.4, 0.35, 0.5, 0.45, 0.33};
+            CoordinationForce q;
+            q.setPairs(a, b, weights, r0s);
+            q.setSwitchingFunction(CoordinationForce::Q);
+            q.setEnergyExpression("0.5*k*(cv-0.8)^2");
+            q.addGlobalParameter("k", 100.0);
+            compile(q, precision, false, "Q per pair");
+            q.setDMax(1.5);
+            q.setUsesPeriodicBoundaryConditions(true);
+            compile(q, precision, true, "Q per pair, stretched cutoff, triclinic");
+            CoordinationForce rational;
+            rational.setPairs(a, b, {}, r0s);
+            compile(rational, precision, false, "Rational per-pair r0 from r^2, automatic cutoff");
+            rational.setD0(0.05);
+            rational.setStretch(false);
+            rational.setPairParameters(weights, {});
+            compile(rational, precision, false, "Rational per-pair weight, d0, no stretch");
+            CoordinationForce custom;
+            custom.setPairs(a, b, weights, r0s);
+            custom.setSwitchingFunction(CoordinationForce::Custom);
+            custom.setCustomExpression("exp(-x^2)");
+            compile(custom, precision, false, "Custom per pair");
+            count += 5;
         }
         // Each family of kernels alone, as a Context compiles them (here one group in a periodic box).
         CoordinationForce cells(a);

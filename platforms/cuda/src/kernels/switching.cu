@@ -1,20 +1,58 @@
 /**
  * The switching function of a CoordinationForce on the GPU: the single device home of its
  * formulas. Compile-time defines fix the code path:
- *   SWITCH_TYPE        0 Rational, 1 Exp, 2 Gaussian, 3 Smap, 4 Cubic, 5 Tanh, 6 Cosinus, 7 Custom
+ *   SWITCH_TYPE        0 Rational, 1 Exp, 2 Gaussian, 3 Smap, 4 Cubic, 5 Tanh, 6 Cosinus, 7 Custom, 8 Q
  *   RATIONAL_N, RATIONAL_M, RATIONAL_SIMPLE (m == 2n), RATIONAL_WINDOW (|x - 1| below which the
  *                      ratio of geometric sums replaces the 0/0-prone formula)
  *   USE_R2_ONLY        Rational with even n and m and d0 = 0: evaluated from r^2, no square root
  *   HAS_DMAX, STRETCH  a finite cutoff, and the shift and scale that make s(dmax) = 0
  *   Custom             code generated from the expression replaces the placeholder below,
  *                      setting s and dsdxValue from x
+ *   PAIR_PARAMETERS    the pairs of a pair list carry their own weights and r0s (PairValues)
  * Values that do not change the code path are kernel arguments (PairParams), so that
- * updateParametersInContext() does not recompile.
+ * updateParametersInContext() does not recompile. Q is evaluated with a length of 1 nm
+ * (invR0 = 1, so x = r - d0) and ref = lambda r0 - d0: s = 1/(1 + exp(beta (x - ref))).
  */
 
 typedef struct {
-    real invR0, d0, dmax2, scale, shift, a, b, c, imageSearch2;
+    real invR0, d0, dmax2, scale, shift, a, b, c, imageSearch2, beta, ref;
 } PairParams;
+
+/**
+ * The values of one pair of a pair list with parameters of its own, weight w and r0 (lengths:
+ * 1/r0, or for Q the ref above). With a cutoff: (w times the stretch scale, w times the stretch
+ * shift, the length value, dmax^2), the stretch taken at the pair's dmax (without stretching,
+ * (w, 0, ...)); without one: (w, the length value).
+ */
+#if defined(PAIR_PARAMETERS) && defined(HAS_DMAX)
+typedef real4 PairValues;
+#else
+typedef real2 PairValues;
+#endif
+
+#ifdef PAIR_PARAMETERS
+/** Put one pair's values into its copy of the parameters; returns the weight still to apply to s and g. */
+inline DEVICE real applyPairValues(PairValues v, PairParams* p) {
+  #ifdef HAS_DMAX
+    const real length = v.z;
+    p->dmax2 = v.w;
+  #else
+    const real length = v.y;
+  #endif
+  #if SWITCH_TYPE == 8
+    p->ref = length;
+  #else
+    p->invR0 = length;
+  #endif
+  #ifdef STRETCH
+    p->scale = v.x;
+    p->shift = v.y;
+    return 1;
+  #else
+    return v.x;
+  #endif
+}
+#endif
 
 /** x^N for a compile-time N >= 0, by repeated squaring. */
 template <int N>
@@ -116,6 +154,13 @@ inline DEVICE real switchX(real x, const PairParams& p, real* dsdx) {
     const real pi = (real) 3.14159265358979323846;
     *dsdx = -0.5f*pi*SIN(pi*x);
     return 0.5f*(COS(pi*x)+1);
+#elif SWITCH_TYPE == 8
+    // 1/(1 + exp(u)) from exp(-|u|), which cannot overflow; ds/du is the same for u and -u.
+    const real u = p.beta*(x-p.ref);
+    const real e = EXP(-fabs(u));
+    const real inverse = RECIP(1+e);
+    *dsdx = -p.beta*e*inverse*inverse;
+    return (u > 0 ? e*inverse : inverse);
 #else
     real s, dsdxValue;
     CUSTOM_SWITCH
