@@ -68,11 +68,13 @@ def png_size(path):
 
 TOY_PARTNERS = 2
 TOY_TEMPERATURE = 300.0
-TOY_POTENTIAL = 'A*((r-rc)^2-w^2)^2/w^4; A=10; rc=0.35; w=0.1'
+TOY_A, TOY_RC, TOY_W = 10.0, 0.35, 0.1   # kJ/mol, nm, nm: wells at rc - w and rc + w, a barrier A at rc
+TOY_POTENTIAL = 'A*((r-rc)^2-w^2)^2/w^4; A=%g; rc=%g; w=%g' % (TOY_A, TOY_RC, TOY_W)
 
 
 def toy_potential(r):
-    return 10.0*((r - 0.35)**2 - 0.01)**2/1e-4
+    """TOY_POTENTIAL in NumPy."""
+    return TOY_A*((r - TOY_RC)**2 - TOY_W**2)**2/TOY_W**4
 
 
 def toy_system():

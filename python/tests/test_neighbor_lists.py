@@ -3,8 +3,8 @@ of the particles within dmax + skin of each particle (skin a tenth of dmax) and 
 on the GPU only when a particle has moved more than half the skin. One Context must then follow
 small moves (lists kept), moves beyond the skin (rebuilt), particles leaving the box, jumps by a
 box vector (OpenMM's reordering makes them), a changed box, lists longer than their first
-capacity (clustered particles), and molecular dynamics past OpenMM's reordering of atoms. Every state is compared with the reference, on every platform; on
-CUDA also with the lists off (COORDINATION_NEIGHBOR_LIST=0), rebuilt at every evaluation
+capacity (clustered particles), and molecular dynamics past OpenMM's reordering of atoms. Every
+state is compared with the reference, on every platform; on CUDA also with the lists off (COORDINATION_NEIGHBOR_LIST=0), rebuilt at every evaluation
 (=always), with one lane a particle instead of several (COORDINATION_LIST_LANES=1), and with the
 lists of homes that larger groups get (COORDINATION_LIST_KIND=homes: on home runs and on chunks,
 kept and rebuilt at every evaluation).

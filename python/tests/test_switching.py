@@ -7,10 +7,17 @@ import math
 import numpy as np
 import pytest
 
+from openmm import unit
+
 from openmmcoordination import CoordinationForce
 
 from cases import CUTOFFS, TYPE_PARAMETERS, make_switching
 from reference_impl import Switching
+
+
+def dmax(force):
+    """The force's dmax in nm."""
+    return force.getDMax().value_in_unit(unit.nanometer)
 
 
 def evaluate(force, r):
@@ -30,29 +37,28 @@ def test_switching_function_matches_numpy(type_name, cutoff):
     s_ref, dsdr_ref = sw(r)
     np.testing.assert_allclose(s, s_ref, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(dsdr, dsdr_ref, rtol=1e-11, atol=1e-12*np.abs(dsdr_ref).max())
-    assert force.getDMax().value_in_unit(force.getDMax().unit) == pytest.approx(sw.cutoff, rel=1e-15) or \
-        (math.isinf(sw.cutoff) and math.isinf(force.getDMax()._value))
+    assert dmax(force) == pytest.approx(sw.cutoff, rel=1e-15) or (math.isinf(sw.cutoff) and math.isinf(dmax(force)))
 
 
 def test_default_dmax_follows_r0_d0_n_m():
     force = CoordinationForce([0, 1])
     assert force.getUsesDefaultDMax()
-    assert force.getDMax()._value == pytest.approx(0.3*1e-5**(1/(6 - 12)), rel=1e-14)
+    assert dmax(force) == pytest.approx(0.3*1e-5**(1/(6 - 12)), rel=1e-14)
     force.setR0(0.5)
     force.setD0(0.1)
     force.setN(8)
     force.setM(14)
-    assert force.getDMax()._value == pytest.approx(0.1 + 0.5*1e-5**(1/(8 - 14)), rel=1e-14)
+    assert dmax(force) == pytest.approx(0.1 + 0.5*1e-5**(1/(8 - 14)), rel=1e-14)
     force.setDMax(1.0)
-    assert not force.getUsesDefaultDMax() and force.getDMax()._value == 1.0
+    assert not force.getUsesDefaultDMax() and dmax(force) == 1.0
     force.setDMax(math.inf)
-    assert math.isinf(force.getDMax()._value)
+    assert math.isinf(dmax(force))
     force.setDefaultDMax()
     assert force.getUsesDefaultDMax()
-    assert force.getDMax()._value == pytest.approx(0.1 + 0.5*1e-5**(1/(8 - 14)), rel=1e-14)
+    assert dmax(force) == pytest.approx(0.1 + 0.5*1e-5**(1/(8 - 14)), rel=1e-14)
     for t in ('Exp', 'Gaussian', 'Smap', 'Tanh', 'Cosinus', 'Custom', 'Cubic'):
         force.setSwitchingFunction(getattr(CoordinationForce, t))
-        assert math.isinf(force.getDMax()._value), t
+        assert math.isinf(dmax(force)), t
 
 
 @pytest.mark.parametrize('n,m', [(6, 10), (5, 9), (8, 6), (4, 7), (6, 12)])
