@@ -66,6 +66,23 @@ def _particleList(group, name):
         indices.append(index)
     return indices
 
+def _pairValues(values, name, unit):
+    """Per-pair weights (unit None) or r0s (unit nm) as a list of floats: None means none (the
+    defaults); accepts sequences, NumPy arrays and, for r0s, openmm.unit quantities of length."""
+    if values is None:
+        return []
+    if _unit.is_quantity(values):
+        if unit is None:
+            raise TypeError('CoordinationForce: %s must be plain numbers, got a quantity in %s' % (name, values.unit))
+        values = values.value_in_unit(unit)
+    try:
+        array = _np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError('CoordinationForce: %s must be a sequence of numbers, got %r' % (name, values)) from None
+    if array.ndim != 1:
+        raise TypeError('CoordinationForce: %s must be one-dimensional, got shape %s' % (name, array.shape))
+    return [float(v) for v in array]
+
 def _pairListFlag(flag):
     """The pairList argument: a bool (Python or NumPy), nothing else."""
     if not isinstance(flag, (bool, _np.bool_)):
@@ -85,6 +102,15 @@ def _pairListFlag(flag):
     groupA = _particleList(groupA, 'groupA')
     groupB = _particleList(groupB, 'groupB')
     pairList = _pairListFlag(pairList)
+%}
+%pythonappend CoordinationPlugin::CoordinationForce::getPairWeights %{
+    val = _np.array(val, dtype=float)
+%}
+%pythonappend CoordinationPlugin::CoordinationForce::getPairR0s %{
+    val = _unit.Quantity(_np.array(val, dtype=float), _unit.nanometer)
+%}
+%pythonappend CoordinationPlugin::CoordinationForce::getBeta %{
+    val = _unit.Quantity(val, 1/_unit.nanometer)
 %}
 %pythonappend CoordinationPlugin::CoordinationForce::getGroupA %{
     val = list(val)
@@ -114,6 +140,52 @@ def _pairListFlag(flag):
 %factory(OpenMM::TabulatedFunction& CoordinationPlugin::CoordinationForce::getTabulatedFunction, OpenMM::Continuous1DFunction);
 %ignore CoordinationPlugin::CoordinationForce::getTabulatedFunction(int) const;
 %apply double& OUTPUT {double& dsdr};
+/* Per-pair values cross as plain lists of floats (the Python layer converts NumPy arrays and
+ * quantities first); OpenMM's own typemap for them needs NumPy's C API, which this module does not set up. */
+%typemap(in) const std::vector<double>& (std::vector<double> values) {
+    PyObject* sequence = PySequence_Fast($input, "CoordinationForce: expected a sequence of numbers");
+    if (sequence == NULL)
+        SWIG_fail;
+    Py_ssize_t size = PySequence_Fast_GET_SIZE(sequence);
+    values.resize(size);
+    for (Py_ssize_t i = 0; i < size; i++) {
+        values[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(sequence, i));
+        if (PyErr_Occurred()) {
+            Py_DECREF(sequence);
+            SWIG_fail;
+        }
+    }
+    Py_DECREF(sequence);
+    $1 = &values;
+}
+%typemap(typecheck, precedence=SWIG_TYPECHECK_DOUBLE_ARRAY) const std::vector<double>& {
+    $1 = PySequence_Check($input) ? 1 : 0;
+}
+%typemap(out) const std::vector<double>& {
+    $result = PyList_New($1->size());
+    for (size_t i = 0; i < $1->size(); i++)
+        PyList_SET_ITEM($result, i, PyFloat_FromDouble((*$1)[i]));
+}
+/* weights and r0s may be left out in Python (None or nothing: the defaults). */
+%feature("shadow") CoordinationPlugin::CoordinationForce::setPairs %{
+    def setPairs(self, particlesA, particlesB, weights=None, r0s=None):
+        """Switch to pair-list mode with a weight and a reference distance r0 per pair (NumPy
+        arrays, sequences; r0s may be a Quantity of length). weights None: 1 each; r0s None: the
+        force's r0. See the C++ documentation of setPairs and setPairParameters."""
+        particlesA = _particleList(particlesA, 'particlesA')
+        particlesB = _particleList(particlesB, 'particlesB')
+        weights = _pairValues(weights, 'weights', None)
+        r0s = _pairValues(r0s, 'r0s', _unit.nanometer)
+        return $action(self, particlesA, particlesB, weights, r0s)
+%}
+%feature("shadow") CoordinationPlugin::CoordinationForce::setPairParameters %{
+    def setPairParameters(self, weights=None, r0s=None):
+        """Set the weight and r0 of every pair of a pair list, keeping the pairs (None: the
+        defaults, 1 and the force's r0). Change them in a Context with updateParametersInContext."""
+        weights = _pairValues(weights, 'weights', None)
+        r0s = _pairValues(r0s, 'r0s', _unit.nanometer)
+        return $action(self, weights, r0s)
+%}
 
 #define OPENMM_EXPORT_COORDINATION
 %include "CoordinationForce.h"

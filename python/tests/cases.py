@@ -23,6 +23,7 @@ TYPE_PARAMETERS = {
     'TANH': dict(r0=0.2),
     'COSINUS': dict(r0=0.6),
     'CUSTOM': dict(r0=0.3, custom=CustomFunction(lambda x: 1/(1 + x**4 + 0.5*x**2), '1/(1+x^4+0.5*x^2)')),
+    'Q': dict(r0=0.25, beta=40.0, lambda_=1.6),
 }
 
 # Cutoff and shift variants: the type's default dmax (RATIONAL: PLUMED's automatic one; others:

@@ -6,10 +6,12 @@ every platform against. Everything is in double precision, distances in nm.
     cv = sum over the pairs (i, j) of s(r_ij),  force on k = -dE/dcv * dcv/dx_k
 
 Main entry points:
-- Switching(...): the switching function s(r) and ds/dr (eight types, d0, dmax, stretch).
+- Switching(...): the switching function s(r) and ds/dr (nine types, d0, dmax, stretch).
 - pairs(mode, groupA, groupB): the (i, j) index arrays of the three modes.
 - displacements(pos, i, j, box): x_j - x_i, exact nearest periodic image by brute force.
 - coordination(pos, switching, i, j, box): the CV and its gradient dcv/dx.
+- pair_coordination(pos, switching, i, j, weights, r0s, box): the same with a weight and an r0
+  per pair (PLUMED's CONTACTMAP ... SUM): each pair's function is `switching` with its own r0.
 - pair_histogram(pos, i, j, box, bins, rmax): exact integer counts.
 """
 
@@ -19,7 +21,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-TYPES = ('RATIONAL', 'EXP', 'GAUSSIAN', 'SMAP', 'CUBIC', 'TANH', 'COSINUS', 'CUSTOM')
+TYPES = ('RATIONAL', 'EXP', 'GAUSSIAN', 'SMAP', 'CUBIC', 'TANH', 'COSINUS', 'CUSTOM', 'Q')
 MODES = ('one', 'two', 'pairs')
 
 
@@ -63,6 +65,8 @@ class Switching:
     every other type: no cutoff); math.inf means no cutoff; a number is the cutoff.
     custom: for CUSTOM, a NumPy callable s(x) (its derivative is taken by complex step unless
     custom_derivative is given).
+    beta (1/nm), lambda_: for Q, s(r) = 1/(1 + exp(beta (r - lambda_ r0))) for r > d0 (PLUMED's
+    Q with REF = r0; no default cutoff).
     """
     type: str = 'RATIONAL'
     r0: float = 0.3
@@ -75,6 +79,8 @@ class Switching:
     stretch: bool = True
     custom: Optional[Callable] = None
     custom_derivative: Optional[Callable] = None
+    beta: float = 50.0
+    lambda_: float = 1.8
     _shift: float = field(default=0.0, init=False, repr=False)
     _scale: float = field(default=1.0, init=False, repr=False)
 
@@ -136,6 +142,13 @@ class Switching:
             inside = x <= 1.0
             s = np.where(inside, 0.5*(np.cos(np.pi*x) + 1.0), 0.0)
             return s, np.where(inside, -0.5*np.pi*np.sin(np.pi*x), 0.0)
+        if t == 'Q':
+            # Written in r; logaddexp keeps 1/(1 + e^u) = exp(-log(1 + e^u)) finite for any u.
+            r = self.d0 + x*self.length
+            u = self.beta*(r - self.lambda_*self.r0)
+            s = np.exp(-np.logaddexp(0.0, u))
+            dsdr = -self.beta*s*np.exp(-np.logaddexp(0.0, -u))
+            return s, dsdr*self.length
         if t == 'CUSTOM':
             s = np.asarray(self.custom(x), dtype=float)*np.ones_like(x)
             if self.custom_derivative is not None:
@@ -176,6 +189,8 @@ class Switching:
         else:
             force.setDMax(self.dmax)
         force.setStretch(self.stretch)
+        force.setBeta(self.beta)
+        force.setLambda(self.lambda_)
         return force
 
 
@@ -264,6 +279,30 @@ def coordination(pos, switching, i, j, box=None):
     np.add.at(grad, j, g)
     np.add.at(grad, i, -g)
     return float(np.sum(s)), grad
+
+
+def pair_coordination(pos, switching, i, j, weights=None, r0s=None, box=None):
+    """The CV sum_k w_k s_k(r_k) and its gradient, where s_k is `switching` with r0 = r0s[k]
+    (its default cutoff, if any, follows r0s[k]; an explicit dmax is the same for every pair and
+    each s_k is stretched there). weights None: 1 each; r0s None: switching.r0 for all."""
+    import dataclasses
+    pos = np.asarray(pos, dtype=float)
+    i, j = np.asarray(i), np.asarray(j)
+    weights = np.ones(len(i)) if weights is None else np.asarray(weights, dtype=float)
+    r0s = np.full(len(i), switching.r0) if r0s is None else np.asarray(r0s, dtype=float)
+    cv, grad = 0.0, np.zeros_like(pos)
+    for r0 in np.unique(r0s):
+        sel = r0s == r0
+        own = dataclasses.replace(switching, r0=float(r0))
+        d = displacements(pos, i[sel], j[sel], box)
+        r = np.sqrt(np.einsum('pi,pi->p', d, d))
+        s, dsdr = own(r)
+        w = weights[sel]
+        cv += float(np.sum(w*s))
+        g = d*(w*dsdr/np.where(r > 0, r, 1.0))[:, None]
+        np.add.at(grad, j[sel], g)
+        np.add.at(grad, i[sel], -g)
+    return cv, grad
 
 
 def energy_and_forces(pos, switching, i, j, box=None, energy=None):

@@ -1,0 +1,183 @@
+"""Per-pair weights and r0s of a pair list (PLUMED's CONTACTMAP ... SUM) and the Q switching
+function, against the NumPy reference (reference_impl.pair_coordination) and finite differences,
+on every platform configuration; units, NumPy, updates, serialization and errors."""
+
+import copy
+import math
+
+import numpy as np
+import pytest
+
+import openmm
+from openmm import unit
+
+from openmmcoordination import CoordinationForce
+
+import reference_impl as ref
+from helpers import assert_close, energy_and_forces, finite_difference_forces, make_system, random_positions, set_state
+
+SWITCHINGS = {
+    'RATIONAL-automatic-dmax': dict(type='RATIONAL'),
+    'Q': dict(type='Q', beta=40.0, lambda_=1.6),
+    'Q-d0-dmax': dict(type='Q', d0=0.05, dmax=0.9),
+    'EXP-dmax-stretch': dict(type='EXP', dmax=0.8),
+    'GAUSSIAN-nostretch': dict(type='GAUSSIAN', dmax=0.8, stretch=False),
+    'SMAP-d0': dict(type='SMAP', d0=0.04, a=4.0, b=2.0),
+}
+
+
+def random_pair_list(rng, num_particles=30, num_pairs=80):
+    a = rng.integers(0, num_particles, num_pairs)
+    b = (a + rng.integers(1, num_particles, num_pairs)) % num_particles
+    return a, b, rng.uniform(0.0, 2.0, num_pairs), rng.uniform(0.2, 0.5, num_pairs)
+
+
+@pytest.mark.parametrize('box_kind', ['none', 'rectangular'])
+@pytest.mark.parametrize('name', sorted(SWITCHINGS))
+def test_values_and_forces(platform_config, rng, name, box_kind):
+    switching = ref.Switching(r0=0.3, **SWITCHINGS[name])
+    box = None if box_kind == 'none' else np.diag([1.7, 1.8, 1.9])
+    a, b, weights, r0s = random_pair_list(rng)
+    positions = random_positions(rng, 30, box, size=1.4)
+    force = switching.configure(CoordinationForce())
+    force.setPairs(a, b, weights, r0s)
+    force.setUsesPeriodicBoundaryConditions(box is not None)
+    system = make_system(30, box)
+    system.addForce(force)
+    context = platform_config.context(system)
+    set_state(context, positions, box)
+    cv, gradient = ref.pair_coordination(positions, switching, a, b, weights, r0s, box)
+    energy, forces = energy_and_forces(context)
+    assert cv > 1.0
+    assert_close(energy, cv, platform_config.value_rtol, 'energy')
+    assert_close(force.getCollectiveVariableValue(context), cv, platform_config.value_rtol, 'cv')
+    assert_close(forces, -gradient, platform_config.force_rtol, 'forces')
+    particles = [int(a[0]), int(b[0]), int(a[5])]
+    numerical = finite_difference_forces(context, positions, particles, platform_config.fd_step, box)
+    assert_close(forces[particles], numerical[particles], platform_config.fd_rtol, 'finite differences')
+
+
+def test_large_pair_list_with_restraint(platform_config, rng):
+    """10,000 pairs, Q, a harmonic restraint through the force's own energy expression."""
+    n = 2000
+    box = np.diag([3.0, 3.0, 3.0])
+    positions = random_positions(rng, n, box)
+    a = rng.integers(0, n, 10000)
+    b = (a + rng.integers(1, n, 10000)) % n
+    r0s = ref.distances(positions, a, b, box)*rng.uniform(0.3, 0.7, len(a))
+    weights = np.full(len(a), 1.0/len(a))
+    force = CoordinationForce()
+    force.setPairs(a, b, weights, r0s)
+    force.setSwitchingFunction(CoordinationForce.Q)
+    force.setUsesPeriodicBoundaryConditions(True)
+    force.setEnergyExpression('0.5*k*(cv-q0)^2')
+    force.addGlobalParameter('k', 5000.0)
+    force.addGlobalParameter('q0', 0.9)
+    system = make_system(n, box)
+    system.addForce(force)
+    context = platform_config.context(system)
+    set_state(context, positions, box)
+    switching = ref.Switching(type='Q', r0=0.3)
+    q, gradient = ref.pair_coordination(positions, switching, a, b, weights, r0s, box)
+    assert 0.05 < q < 0.95
+    energy, forces = energy_and_forces(context)
+    assert_close(force.getCollectiveVariableValue(context), q, platform_config.value_rtol, 'Q')
+    assert_close(energy, 0.5*5000*(q - 0.9)**2, platform_config.value_rtol*100, 'energy')
+    assert_close(forces, -5000*(q - 0.9)*gradient, platform_config.force_rtol*10, 'forces')
+
+
+def test_update_parameters_in_context(platform_config, rng):
+    a, b, weights, r0s = random_pair_list(rng)
+    positions = random_positions(rng, 30)
+    force = CoordinationForce()
+    force.setPairs(a, b, weights, r0s)
+    force.setSwitchingFunction(CoordinationForce.Q)
+    system = make_system(30)
+    system.addForce(force)
+    context = platform_config.context(system)
+    set_state(context, positions)
+    before = force.getCollectiveVariableValue(context)
+    new_weights, new_r0s = rng.uniform(0, 1, len(a)), rng.uniform(0.3, 0.6, len(a))
+    force.setPairParameters(new_weights, new_r0s)
+    force.setBeta(30.0)
+    force.setLambda(1.4)
+    force.updateParametersInContext(context)
+    expected, gradient = ref.pair_coordination(positions, ref.Switching(type='Q', beta=30.0, lambda_=1.4), a, b, new_weights,
+                                               new_r0s)
+    assert not math.isclose(before, expected, rel_tol=1e-3)
+    energy, forces = energy_and_forces(context)
+    assert_close(energy, expected, platform_config.value_rtol, 'energy after the update')
+    assert_close(forces, -gradient, platform_config.force_rtol, 'forces after the update')
+
+
+def test_units_numpy_and_defaults(reference_config):
+    force = CoordinationForce()
+    force.setPairs(np.array([0, 1], dtype=np.int32), np.array([2, 3], dtype=np.int64), None, np.array([3.0, 4.5])*unit.angstrom)
+    assert force.getUsesPairParameters()
+    assert isinstance(force.getPairWeights(), np.ndarray) and len(force.getPairWeights()) == 0
+    r0s = force.getPairR0s()
+    assert unit.is_quantity(r0s)
+    np.testing.assert_allclose(r0s.value_in_unit(unit.nanometer), [0.3, 0.45], rtol=1e-15)
+    force.setPairParameters(weights=[0.25, 0.75])
+    np.testing.assert_array_equal(force.getPairWeights(), [0.25, 0.75])
+    assert len(force.getPairR0s()) == 0
+    force.setBeta(0.4/unit.angstrom)
+    assert force.getBeta() == 4.0/unit.nanometer
+    force.setLambda(1.5)
+    assert force.getLambda() == 1.5
+    assert CoordinationForce.Q == 8
+    force.setSwitchingFunction(CoordinationForce.Q)
+    force.setPairParameters([0.25, 0.75], [0.3, 0.45]*unit.nanometer)
+    s, dsdr = force.evaluatePairSwitchingFunction(1, 0.4)
+    e = math.exp(4.0*(0.4 - 1.5*0.45))
+    assert math.isclose(s, 0.75/(1 + e), rel_tol=1e-14)
+    assert math.isclose(dsdr, -0.75*4.0*e/(1 + e)**2, rel_tol=1e-12)
+    force.setGroups([0, 1], [2, 3], True)
+    assert not force.getUsesPairParameters()
+
+
+def test_serialization_and_copy(reference_config, rng):
+    a, b, weights, r0s = random_pair_list(rng, 10, 12)
+    force = CoordinationForce()
+    force.setPairs(a, b, weights, r0s)
+    force.setSwitchingFunction(CoordinationForce.Q)
+    force.setBeta(42.0)
+    force.setLambda(1.5)
+    xml = openmm.XmlSerializer.serialize(force)
+    assert 'version="2"' in xml
+    assert openmm.XmlSerializer.serialize(openmm.XmlSerializer.deserialize(xml)) == xml
+    for clone in (copy.deepcopy(force), copy.copy(force)):
+        np.testing.assert_array_equal(clone.getPairWeights(), weights)
+        np.testing.assert_array_equal(clone.getPairR0s().value_in_unit(unit.nanometer), r0s)
+        assert clone.getSwitchingFunction() == CoordinationForce.Q
+        assert clone.getBeta() == 42.0/unit.nanometer and clone.getLambda() == 1.5
+
+
+@pytest.mark.parametrize('call, text', [
+    (lambda f: f.setPairParameters([1.0, float('nan'), 1.0]), 'weights must be non-negative and finite: pair 1 has nan'),
+    (lambda f: f.setPairParameters([1.0, -1.0, 1.0]), 'pair 1 has -1'),
+    (lambda f: f.setPairParameters(None, [0.3, 0.3, float('nan')]), 'r0s must be positive and finite: pair 2 has nan'),
+    (lambda f: f.setPairParameters(None, [0.3, -0.3, 0.3]), 'pair 1 has -0.3'),
+    (lambda f: f.setPairParameters([1.0, 1.0]), 'weights must have one value per pair (3 pairs), got 2'),
+    (lambda f: f.setPairParameters(None, [0.3]*4), 'r0s must have one value per pair (3 pairs), got 4'),
+    (lambda f: f.setBeta(0.0), 'beta (Q) must be positive and finite, got 0'),
+    (lambda f: f.setBeta(-5.0), 'beta (Q) must be positive and finite, got -5'),
+    (lambda f: f.setLambda(0.0), 'lambda (Q) must be positive and finite, got 0'),
+    (lambda f: f.setLambda(float('nan')), 'lambda (Q) must be positive and finite, got nan'),
+])
+def test_errors(call, text):
+    force = CoordinationForce([0, 1, 2], [3, 4, 5], True)
+    with pytest.raises(openmm.OpenMMException, match='CoordinationForce') as error:
+        call(force)
+    assert text in str(error.value)
+    assert not force.getUsesPairParameters()
+
+
+def test_type_errors():
+    force = CoordinationForce([0, 1], [2, 3], True)
+    with pytest.raises(TypeError, match='weights must be plain numbers'):
+        force.setPairParameters([1, 1]*unit.nanometer)
+    with pytest.raises(TypeError, match='r0s must be a sequence of numbers'):
+        force.setPairParameters(None, ['a', 'b'])
+    with pytest.raises(openmm.OpenMMException, match='pair-list mode'):
+        CoordinationForce([0, 1], [2, 3]).setPairParameters([1.0]*4)
