@@ -18,7 +18,8 @@ per evaluation with forces and with the energy alone, particles numbered at rand
 order), latency (a small CV inside a step),
 histogram (pair histograms against CuPy), metadynamics (GPU-resident metadynamics against
 openmm.app.Metadynamics), coldstart (what the force adds to a first Context, cold and warm, in every
-precision: cold_start.py).
+precision: cold_start.py), contacts (Q of DHFR's native contacts restrained in MD against a
+CustomBondForce in CustomCVForce: bench_contacts.py).
 """
 
 import argparse
@@ -648,7 +649,7 @@ def print_table(rows):
                             'speedup_vs_peer', 'pairs_per_s_ratio_vs_peer', 'ms_in_step', 'peer_ms_in_step',
                             'speedup_in_step', 'ms_per_evaluation', 'peer_ms_per_evaluation', 'energy_only_ms_per_evaluation',
                             'peer_energy_only_ms_per_evaluation', 'rebuilt_ms_per_evaluation', 'ms_per_evaluation_rebuilt_every_10',
-                            'no_lists_ms_per_evaluation', 'us_per_evaluation', 'plain_replica_spread_percent') if k in row]
+                            'no_lists_ms_per_evaluation', 'us_per_evaluation', 'plain_replica_spread_percent', 'pairs') if k in row]
         values = '  '.join('%s=%.4g' % (k, row[k]) for k in keys)
         print('%-11s %-75s %s' % (row['section'], row['case'][:75], values), flush=True)
 
@@ -657,7 +658,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--platform', default='CUDA')
     parser.add_argument('--precision', default='mixed', choices=['single', 'mixed', 'double'])
-    parser.add_argument('--sections', default='md,throughput,cutoff,latency,histogram,metadynamics,coldstart')
+    parser.add_argument('--sections', default='md,throughput,cutoff,latency,histogram,metadynamics,coldstart,contacts')
     parser.add_argument('--quick', action='store_true', help='tiny sizes, for a smoke test')
     parser.add_argument('--json', help='write the results here')
     args = parser.parse_args()
@@ -680,6 +681,9 @@ def main():
         elif name == 'coldstart':
             import cold_start
             new = cold_start.run(platform=args.platform, quick=args.quick)
+        elif name == 'contacts':
+            import bench_contacts
+            new = bench_contacts.run(platform, args.precision, args.quick)
         else:
             new = sections[name](platform, args.precision, args.quick)
         print_table(new)

@@ -1,0 +1,97 @@
+"""The `contacts` section of benchmark.py: the fraction of native contacts Q of DHFR restrained in
+MD, our CoordinationForce (pair list with per-pair r0 and weight, Q switching, the restraint
+through its own energy expression) against the fastest per-pair peer in OpenMM, a CustomBondForce
+with per-bond w and r0 inside a CustomCVForce, timed side by side in one run (interleaved_md of
+benchmark.py: MD overhead against the plain Contexts, and toggled in the force's own Context).
+
+Cases: Best-Hummer-Eaton's native contacts (heavy atoms, residues more than 3 apart, within
+0.45 nm: 1,942 pairs in DHFR) and a wider native cutoff of 0.65 nm (about 10^4 pairs). The full
+solvated DHFR (23,558 atoms, PME, 2 fs, constraints on bonds to H); --quick: the protein alone
+without cutoff, the first case only, a few steps (a smoke test on the CPU).
+"""
+
+import os
+
+import openmm as mm
+import openmm.app as app
+import openmm.unit as unit
+
+from openmmcoordination.contacts import native_contacts
+
+from benchmark import check_md_values, interleaved_md
+
+PDB = os.environ.get('COORDINATION_DHFR_PDB', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'shared',
+                                                           'data', 'dhfr_23558_atoms.pdb'))
+RESTRAINT = '0.5*kq*(cv-q0)^2'
+KQ = 1000.0     # kJ/mol: a deviation of 0.05 in Q costs 1.25 kJ/mol
+
+
+def dhfr_system(quick):
+    pdb = app.PDBFile(PDB)
+    forcefield = app.ForceField('amber99sb.xml', 'tip3p.xml')
+    if quick:
+        modeller = app.Modeller(pdb.topology, pdb.positions)
+        modeller.deleteWater()
+        system = forcefield.createSystem(modeller.topology, nonbondedMethod=app.NoCutoff, constraints=app.HBonds)
+        return system, modeller.topology, modeller.positions
+    system = forcefield.createSystem(pdb.topology, nonbondedMethod=app.PME, nonbondedCutoff=1.0*unit.nanometer,
+                                     constraints=app.HBonds)
+    return system, pdb.topology, pdb.positions
+
+
+def peer_q(force):
+    """Q of a native-contacts CoordinationForce as a CustomBondForce with per-bond w and r0."""
+    bonds = mm.CustomBondForce('w/(1+exp(beta*(r-lambda*r0)))')
+    bonds.addPerBondParameter('w')
+    bonds.addPerBondParameter('r0')
+    bonds.addGlobalParameter('beta', force.getBeta().value_in_unit(unit.nanometer**-1))
+    bonds.addGlobalParameter('lambda', force.getLambda())
+    r0s = force.getPairR0s().value_in_unit(unit.nanometer)
+    for i, j, w, r0 in zip(force.getGroupA(), force.getGroupB(), force.getPairWeights(), r0s):
+        bonds.addBond(int(i), int(j), [float(w), float(r0)])
+    return bonds
+
+
+def restrained(cv, q0, ours):
+    """The restraint 0.5*kq*(Q-q0)^2: through our force's own energy expression, or the peer in a CustomCVForce."""
+    if ours:
+        cv.setEnergyExpression(RESTRAINT)
+        cv.addGlobalParameter('kq', KQ)
+        cv.addGlobalParameter('q0', q0)
+        return cv
+    restraint = mm.CustomCVForce(RESTRAINT)
+    restraint.addGlobalParameter('kq', KQ)
+    restraint.addGlobalParameter('q0', q0)
+    restraint.addCollectiveVariable('cv', cv)
+    return restraint
+
+
+def run(platform, precision, quick):
+    system, topology, positions = dhfr_system(quick)
+    steps, repeats, replicas = (20, 2, 1) if quick else (2000, 7, 3)
+    cutoffs = [0.45] if quick else [0.45, 0.65]
+    rows = []
+    for cutoff in cutoffs:
+        q = native_contacts(topology, positions, cutoff=cutoff*unit.nanometer)
+        pairs = q.getNumPairs()
+        name = 'Q of DHFR, %d native contacts (cutoff %.2f nm)' % (pairs, cutoff)
+        q0 = check_md_values(system, positions, platform, precision, native_contacts(topology, positions,
+                             cutoff=cutoff*unit.nanometer), peer_q(q))
+        peerLabel = 'peer (CustomBondForce with per-bond w, r0 in CustomCVForce)'
+        timings, spread = interleaved_md(system, positions, platform, precision, steps, repeats,
+                                         (('ours (pair list with per-pair r0 and w, own energy expression)', restrained(q, q0, True)),
+                                          (peerLabel, restrained(peer_q(q), q0, False))), replicas)
+        plain = timings['plain'][0]
+        rows.append({'section': 'contacts', 'case': '%s: plain (%d atoms)' % (name, system.getNumParticles()), 'ms_per_step': plain,
+                     'replicas': replicas, 'plain_replica_spread_percent': spread})
+        for label, (ms, relative, toggled) in timings.items():
+            if label == 'plain':
+                continue
+            rows.append({'section': 'contacts', 'case': '%s: %s' % (name, label), 'ms_per_step': ms, 'pairs': pairs,
+                         'overhead_percent': 100*(relative - 1), 'toggled_overhead_percent': 100*(toggled - 1),
+                         'plain_ms_per_step': plain, 'speedup_vs_peer': timings[peerLabel][0]/ms, 'q0': q0, 'kq': KQ,
+                         'note': 'Contexts timed in turn, %d rounds of step(%d); overhead: median over rounds of the time '
+                                 'relative to the plain Contexts of the same round (plain and ours: the mean of %d Contexts '
+                                 'each); toggled overhead: the same Context with and without the force\'s group integrated, '
+                                 'in turn; speedup_vs_peer: the peer\'s ms per step over ours' % (repeats, steps, replicas)})
+    return rows
