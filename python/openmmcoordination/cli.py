@@ -63,10 +63,12 @@ def _parser():
     return parser
 
 
-def _force(args, groupA=(0,), groupB=(1,)):
+def _switchingForce(args):
+    """A CoordinationForce with the switching options of the command line, for drawing its s(r)
+    (with --r0 auto it keeps the default r0, which the caller replaces)."""
     from openmmcoordination.analysis import makeForce
     r0 = None if args.r0 in (None, 'auto') else float(args.r0)
-    return makeForce(list(groupA), list(groupB), False, r0, args.nn, args.mm, args.d0, args.dmax)
+    return makeForce([0], [1], False, r0, args.nn, args.mm, args.d0, args.dmax)
 
 
 def _analyze(args):
@@ -112,7 +114,7 @@ def _plot(args):
     output = args.output or os.path.splitext(args.csv)[0] + '.png'
     if args.kind == 'gr':
         gr = PairDistribution.readCSV(args.csv)
-        force = _force(args) if args.r0 is not None else None
+        force = _switchingForce(args) if args.r0 is not None else None
         if force is not None and args.r0 == 'auto':
             force.setR0(gr.firstMinimum())
         plots.plotPairDistribution(gr, force, path=output, title=args.title)
