@@ -1,0 +1,27 @@
+"""examples/native_contacts.py runs briefly on the CPU and writes Q over time (CSV and PNG)."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip('matplotlib')
+
+from gr_helpers import REPO, png_size  # noqa: E402
+
+
+def test_native_contacts_example(tmp_path):
+    result = subprocess.run([sys.executable, os.path.join('examples', 'native_contacts.py'), '--platform', 'CPU', '--steps', '100',
+                             '--output', str(tmp_path)], capture_output=True, text=True, cwd=REPO, timeout=300,
+                            env=dict(os.environ, MPLBACKEND='Agg'))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert '2489 atoms, 1942 native contacts, platform CPU, 100 steps' in result.stdout
+    rows = np.loadtxt(str(tmp_path/'q.csv'), delimiter=',', skiprows=1)
+    assert rows.shape == (6, 3)
+    np.testing.assert_allclose(rows[:, 0], np.arange(6)*0.04)
+    assert rows[0, 1] > 0.999 and np.all((rows[:, 1] > 0.95) & (rows[:, 1] <= 1.0))
+    assert np.all(rows[:, 2] < rows[:, 1])     # the sharper Q is lower
+    width, height = png_size(tmp_path/'q.png')
+    assert width >= 600 and height >= 400
