@@ -18,7 +18,7 @@ import openmm.unit as unit
 
 from openmmcoordination.contacts import native_contacts
 
-from benchmark import check_md_values, interleaved_md
+from benchmark import check_md_values, interleaved_md, md_rows
 
 PDB = os.environ.get('COORDINATION_DHFR_PDB', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'shared',
                                                            'data', 'dhfr_23558_atoms.pdb'))
@@ -81,17 +81,6 @@ def run(platform, precision, quick):
         timings, spread = interleaved_md(system, positions, platform, precision, steps, repeats,
                                          (('ours (pair list with per-pair r0 and w, own energy expression)', restrained(q, q0, True)),
                                           (peerLabel, restrained(peer_q(q), q0, False))), replicas)
-        plain = timings['plain'][0]
-        rows.append({'section': 'contacts', 'case': '%s: plain (%d atoms)' % (name, system.getNumParticles()), 'ms_per_step': plain,
-                     'replicas': replicas, 'plain_replica_spread_percent': spread})
-        for label, (ms, relative, toggled) in timings.items():
-            if label == 'plain':
-                continue
-            rows.append({'section': 'contacts', 'case': '%s: %s' % (name, label), 'ms_per_step': ms, 'pairs': pairs,
-                         'overhead_percent': 100*(relative - 1), 'toggled_overhead_percent': 100*(toggled - 1),
-                         'plain_ms_per_step': plain, 'speedup_vs_peer': timings[peerLabel][0]/ms, 'q0': q0, 'kq': KQ,
-                         'note': 'Contexts timed in turn, %d rounds of step(%d); overhead: median over rounds of the time '
-                                 'relative to the plain Contexts of the same round (plain and ours: the mean of %d Contexts '
-                                 'each); toggled overhead: the same Context with and without the force\'s group integrated, '
-                                 'in turn; speedup_vs_peer: the peer\'s ms per step over ours' % (repeats, steps, replicas)})
+        rows += md_rows('contacts', name, system.getNumParticles(), timings, spread, peerLabel, dict(pairs=pairs, q0=q0, kq=KQ),
+                        repeats, steps, replicas, 'plain and ours')
     return rows

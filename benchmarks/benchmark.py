@@ -222,19 +222,29 @@ def bench_md(platform, precision, quick):
                                          (('fast path (own energy expression)', fast),
                                           ('compatibility path (ours in CustomCVForce)', compatible), (peerLabel, peerCV)),
                                          replicas)
-        plain = timings['plain'][0]
-        rows.append({'section': 'md', 'case': '%s: plain (%d atoms)' % (name, system.getNumParticles()), 'ms_per_step': plain,
-                     'replicas': replicas, 'plain_replica_spread_percent': spread})
-        for label, (ms, relative, toggled) in timings.items():
-            if label == 'plain':
-                continue
-            rows.append({'section': 'md', 'case': '%s: %s' % (name, label), 'ms_per_step': ms,
-                         'overhead_percent': 100 * (relative - 1), 'toggled_overhead_percent': 100 * (toggled - 1),
-                         'plain_ms_per_step': plain, 'speedup_vs_peer': timings[peerLabel][0] / ms, 'cv0': cv0, 'k': k,
-                         'note': 'Contexts timed in turn, %d rounds of step(%d); overhead: median over rounds of the '
-                                 'time relative to the plain Contexts of the same round (plain and fast path: the mean '
-                                 'of %d Contexts each); toggled overhead: the same Context with and without the '
-                                 'force\'s group integrated, in turn' % (repeats, steps, replicas)})
+        rows += md_rows('md', name, system.getNumParticles(), timings, spread, peerLabel, dict(cv0=cv0, k=k), repeats, steps,
+                        replicas, 'plain and fast path')
+    return rows
+
+
+def md_rows(section, name, numAtoms, timings, spread, peerLabel, extra, repeats, steps, replicas, replicated):
+    """The rows of one case of interleaved_md(): the plain box, then each force with its overhead,
+    toggled overhead and speedup against the peer (the peer's ms per step over the force's)."""
+    plain = timings['plain'][0]
+    rows = [{'section': section, 'case': '%s: plain (%d atoms)' % (name, numAtoms), 'ms_per_step': plain,
+             'replicas': replicas, 'plain_replica_spread_percent': spread}]
+    for label, (ms, relative, toggled) in timings.items():
+        if label == 'plain':
+            continue
+        row = {'section': section, 'case': '%s: %s' % (name, label), 'ms_per_step': ms,
+               'overhead_percent': 100 * (relative - 1), 'toggled_overhead_percent': 100 * (toggled - 1),
+               'plain_ms_per_step': plain, 'speedup_vs_peer': timings[peerLabel][0] / ms}
+        row.update(extra)
+        row['note'] = ('Contexts timed in turn, %d rounds of step(%d); overhead: median over rounds of the '
+                       'time relative to the plain Contexts of the same round (%s: the mean '
+                       'of %d Contexts each); toggled overhead: the same Context with and without the '
+                       'force\'s group integrated, in turn' % (repeats, steps, replicated, replicas))
+        rows.append(row)
     return rows
 
 
