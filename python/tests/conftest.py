@@ -14,6 +14,7 @@ GPU machine.
 Tolerances: stated once, in helpers.PLATFORM_TOLERANCES.
 """
 
+import gc
 import inspect
 import os
 import zlib
@@ -126,6 +127,15 @@ def pytest_pycollect_makeitem(collector, name, obj):
             and not any(c.name == 'CUDA' for c in available_configs()[0])):
         return []
     return None
+
+
+@pytest.fixture(autouse=True)
+def _release_contexts():
+    """Destroy the Contexts a test leaves behind before the next test starts, even those held
+    by reference cycles (a failed assertion's traceback, say): on a GPU each one holds a device
+    context, and many test processes share the device."""
+    yield
+    gc.collect()
 
 
 @pytest.fixture
