@@ -18,9 +18,9 @@ from openmmcoordination.contacts import find_native_contacts, native_contacts
 mda = pytest.importorskip('MDAnalysis')
 from MDAnalysis.analysis.contacts import soft_cut_q  # noqa: E402
 
-PDB = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'shared', 'data', 'dhfr_23558_atoms.pdb')
-if not os.path.exists(PDB):
-    PDB = '/work/shared/data/dhfr_23558_atoms.pdb'
+# The structure: COORDINATION_DHFR_PDB, else shared/data beside the repository's folder.
+PDB = os.environ.get('COORDINATION_DHFR_PDB', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'shared',
+                                                           'data', 'dhfr_23558_atoms.pdb'))
 
 
 @pytest.fixture(scope='module')
