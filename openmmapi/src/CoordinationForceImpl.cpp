@@ -60,13 +60,13 @@ bool isLeptonFunction(const string& name) {
 CoordinationForceImpl::CoordinationForceImpl(const CoordinationForce& owner) : owner(owner), frames(0),
         histogramBins(0), histogramMaxDistance(0.0) {
     forceGroup = owner.getForceGroup();
+    validateForce(owner);
 }
 
 void CoordinationForceImpl::validate(const CoordinationForce& force, const System& system) {
+    validateForce(force);
     const vector<int>* groups[] = {&force.getGroupA(), &force.getGroupB()};
     const char* names[] = {"groupA", "groupB"};
-    if (force.getGroupA().empty())
-        throw OpenMMException("CoordinationForce: groupA is empty: size 0");
     for (int g = 0; g < 2; g++)
         for (int i = 0; i < groups[g]->size(); i++)
             if ((*groups[g])[i] >= system.getNumParticles()) {
@@ -75,6 +75,11 @@ void CoordinationForceImpl::validate(const CoordinationForce& force, const Syste
                     << (*groups[g])[i] << " (the System has " << system.getNumParticles() << " particles)";
                 throw OpenMMException(msg.str());
             }
+}
+
+void CoordinationForceImpl::validateForce(const CoordinationForce& force) {
+    if (force.getGroupA().empty())
+        throw OpenMMException("CoordinationForce: groupA is empty: size 0");
     CoordinationSwitching switching(force);
     if (switching.hasPairParameters())
         for (int k = 0; k < force.getGroupA().size(); k++)

@@ -18,7 +18,12 @@ namespace CoordinationPlugin {
  */
 class OPENMM_EXPORT_COORDINATION CoordinationForceImpl : public OpenMM::ForceImpl {
 public:
-    /** Create the implementation of a force. */
+    /**
+     * Create the implementation of a force, checking it with validateForce(). OpenMM creates
+     * the implementations of a System's forces before the platform allocates anything for a
+     * Context, so a force that is wrong in itself is refused before a GPU context exists.
+     * (OpenMM cannot release what a platform allocated for a Context whose creation fails.)
+     */
     CoordinationForceImpl(const CoordinationForce& owner);
     /** Validate the force against the System and create its kernel. */
     void initialize(OpenMM::ContextImpl& context);
@@ -56,9 +61,15 @@ public:
     /** Clear the running histogram. */
     void resetPairHistogram(OpenMM::ContextImpl& context);
     /**
-     * Check everything about a force that needs the System: particle indices, the switching
-     * parameters taken together, the energy expression, the tabulated functions (finite
-     * values, finite min < max). Throws OpenMMException.
+     * Check everything about a force that does not need the System: a non-empty group, the
+     * switching parameters taken together (per pair where pairs have their own), the energy
+     * expression, the tabulated functions (finite values, finite min < max). Throws
+     * OpenMMException.
+     */
+    static void validateForce(const CoordinationForce& force);
+    /**
+     * Check a force against a System: validateForce() and the particle indices. Throws
+     * OpenMMException.
      */
     static void validate(const CoordinationForce& force, const OpenMM::System& system);
     /**
