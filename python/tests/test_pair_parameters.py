@@ -83,7 +83,16 @@ def test_large_pair_list_with_restraint(platform_config, rng):
     energy, forces = energy_and_forces(context)
     assert_close(force.getCollectiveVariableValue(context), q, platform_config.value_rtol, 'Q')
     assert_close(energy, 0.5*5000*(q - 0.9)**2, platform_config.value_rtol*100, 'energy')
-    assert_close(forces, -5000*(q - 0.9)*gradient, platform_config.force_rtol*10, 'forces')
+    expected = -5000*(q - 0.9)*gradient
+    force_rtol = platform_config.force_rtol*10
+    if platform_config.name == 'CUDA':
+        # On a GPU the chain rule sums dcv/dx in 64-bit fixed point with OpenMM's 2^-32 resolution,
+        # one rounding a pair: times dE/dcv = k (q - q0), that bounds the force error even in double
+        # precision (here each pair's gradient is small, w = 1e-4, and dE/dcv is large).
+        pairs_per_particle = np.bincount(np.concatenate([a, b]), minlength=n).max()
+        rounding = abs(5000*(q - 0.9))*2.0**-32*pairs_per_particle
+        force_rtol = max(force_rtol, 2*rounding/np.abs(expected).max())
+    assert_close(forces, expected, force_rtol, 'forces')
 
 
 def test_update_parameters_in_context(platform_config, rng):
