@@ -8,6 +8,11 @@ Cases: Best-Hummer-Eaton's native contacts (heavy atoms, residues more than 3 ap
 0.45 nm: 1,942 pairs in DHFR) and a wider native cutoff of 0.65 nm (about 10^4 pairs). The full
 solvated DHFR (23,558 atoms, PME, 2 fs, constraints on bonds to H); --quick: the protein alone
 without cutoff, the first case only, a few steps (a smoke test on the CPU).
+
+Per-pair parameters against the plain pair list: the same pairs (10^4 to 10^6 among 10^5
+particles, Q switching, a restraint through the force's own energy expression), once with the
+force's r0 and once with a weight and r0 of their own per pair, timed per step with the force
+alone (step_time of benchmark.py), alternating; the ratio is the cost of the per-pair values.
 """
 
 import os
@@ -18,7 +23,11 @@ import openmm.unit as unit
 
 from openmmcoordination.contacts import native_contacts
 
-from benchmark import check_md_values, interleaved_md, md_rows
+import numpy as np
+
+from openmmcoordination import CoordinationForce
+
+from benchmark import check_md_values, interleaved_md, make_context, md_rows, step_time
 
 PDB = os.environ.get('COORDINATION_DHFR_PDB', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'shared',
                                                            'data', 'dhfr_23558_atoms.pdb'))
@@ -83,4 +92,55 @@ def run(platform, precision, quick):
                                           (peerLabel, restrained(peer_q(q), q0, False))), replicas)
         rows += md_rows('contacts', name, system.getNumParticles(), timings, spread, peerLabel, dict(pairs=pairs, q0=q0, kq=KQ),
                         repeats, steps, replicas, 'plain and ours')
+    return rows + pair_parameter_rows(platform, precision, quick)
+
+
+def pair_list_force(a, b, weights=None, r0s=None):
+    """Q over the pairs (a[k], b[k]) with a restraint, plain (the force's r0) or with per-pair values."""
+    force = CoordinationForce()
+    if weights is None:
+        force.setGroups(a, b, True)
+    else:
+        force.setPairs(a, b, weights, r0s)
+    force.setSwitchingFunction(CoordinationForce.Q)
+    force.setR0(0.3)
+    force.setEnergyExpression('0.5*k*(cv-c0)^2')
+    force.addGlobalParameter('k', 1e-3)
+    force.addGlobalParameter('c0', 0.0)
+    return force
+
+
+def pair_parameter_rows(platform, precision, quick):
+    """Step time of the per-pair path against the plain pair list, the same pairs, alternating."""
+    rng = np.random.default_rng(23)
+    numParticles = 2000 if quick else 100000
+    positions = rng.uniform(0, 10.0*(numParticles/1e5)**(1/3), (numParticles, 3))
+    rows = []
+    for numPairs in ([1000] if quick else [10**4, 10**5, 10**6]):
+        a = rng.integers(0, numParticles, numPairs)
+        b = (a + rng.integers(1, numParticles, numPairs)) % numParticles
+        # With w = 1 and every r0 the force's, the per-pair path must give the plain CV.
+        plain, perPair = pair_list_force(a, b), pair_list_force(a, b, np.ones(numPairs), np.full(numPairs, 0.3))
+        cvs = []
+        for force in (plain, perPair):
+            system = mm.System()
+            for _ in range(numParticles):
+                system.addParticle(1.0)
+            system.addForce(force)
+            context, _ = make_context(system, platform, precision)
+            context.setPositions(positions)
+            cvs.append(force.getCollectiveVariableValue(context))
+            del context
+        if abs(cvs[1] - cvs[0]) > 1e-4*max(1.0, abs(cvs[0])):
+            raise RuntimeError('per-pair CV %g differs from the plain pair list %g' % (cvs[1], cvs[0]))
+        steps, repeats = (5, 2) if quick else (200, 5)
+        times = {'plain': [], 'per-pair': []}
+        for _ in range(3):
+            times['plain'].append(step_time(pair_list_force(a, b), positions, platform, precision, steps, repeats))
+            times['per-pair'].append(step_time(pair_list_force(a, b, rng.uniform(0.5, 1.5, numPairs), rng.uniform(0.25, 0.35, numPairs)),
+                                               positions, platform, precision, steps, repeats))
+        plainMs, perPairMs = 1e3*float(np.median(times['plain'])), 1e3*float(np.median(times['per-pair']))
+        rows.append(dict(section='contacts', case='per-pair w and r0 against the plain pair list, %d pairs' % numPairs,
+                         pairs=numPairs, particles=numParticles, plain_ms_per_step=plainMs, per_pair_ms_per_step=perPairMs,
+                         per_pair_over_plain=perPairMs/plainMs, replicas=3, steps=steps, repeats=repeats))
     return rows
