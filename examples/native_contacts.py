@@ -4,8 +4,8 @@ Q is Best, Hummer and Eaton's: heavy atoms of residues more than 3 apart within 
 starting structure, each pair switched by 1/(1 + exp(beta (r - lambda r0))), beta = 50/nm,
 lambda = 1.8, weights 1/N (openmmcoordination.contacts.native_contacts). The force is a
 CoordinationForce in pair-list mode, evaluated on the Context's platform (on the GPU with CUDA)
-and read with getCollectiveVariableValue. On CUDA the full solvated system (23,558 atoms, PME)
-runs 20 ps; elsewhere the protein alone in vacuum runs 2 ps, so that the CPU is done in about a
+and read with getCollectiveVariableValue. On CUDA the protein, solvated in TIP3P (PME), runs
+20 ps; elsewhere the protein alone in vacuum runs 2 ps, so that the CPU is done in about a
 minute. A second, sharper Q (lambda = 1.2) shows the thermal breathing of the contacts.
 
     python examples/native_contacts.py                     # writes output/native_contacts/q.png and q.csv
@@ -24,12 +24,12 @@ from openmmcoordination.analysis import bestPlatform
 from openmmcoordination.contacts import native_contacts
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_PDB = os.path.join(HERE, '..', '..', 'shared', 'data', 'dhfr_23558_atoms.pdb')
+DEFAULT_PDB = os.path.join(HERE, 'data', 'dhfr_protein.pdb')
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--pdb', default=DEFAULT_PDB, help='the structure (default: DHFR, dhfr_23558_atoms.pdb)')
+    parser.add_argument('--pdb', default=DEFAULT_PDB, help='the structure (default: DHFR without water, examples/data/dhfr_protein.pdb)')
     parser.add_argument('--platform', default='auto', help='CUDA, CPU, Reference or auto (CUDA when it works, else CPU)')
     parser.add_argument('--steps', type=int, help='MD steps of 2 fs (default 10,000 on CUDA, 1,000 otherwise)')
     parser.add_argument('--interval', type=int, default=20, help='steps between Q readings (default 20)')
@@ -43,6 +43,9 @@ def main():
     model = app.Modeller(pdb.topology, pdb.positions)
     forcefield = app.ForceField('amber99sb.xml', 'tip3p.xml')
     if gpu:
+        # Solvated in TIP3P (1 nm of water around the protein) unless the structure has water already.
+        if not any(residue.name == 'HOH' for residue in model.topology.residues()):
+            model.addSolvent(forcefield, model='tip3p', padding=1.0*unit.nanometer)
         system = forcefield.createSystem(model.topology, nonbondedMethod=app.PME, nonbondedCutoff=1.0*unit.nanometer,
                                          constraints=app.HBonds)
     else:

@@ -18,9 +18,9 @@ from openmmcoordination.contacts import find_native_contacts, native_contacts
 mda = pytest.importorskip('MDAnalysis')
 from MDAnalysis.analysis.contacts import soft_cut_q  # noqa: E402
 
-# The structure: COORDINATION_DHFR_PDB, else shared/data beside the repository's folder.
-PDB = os.environ.get('COORDINATION_DHFR_PDB', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'shared',
-                                                           'data', 'dhfr_23558_atoms.pdb'))
+# The structure: DHFR without its water (examples/data), or COORDINATION_DHFR_PDB.
+PDB = os.environ.get('COORDINATION_DHFR_PDB', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'examples',
+                                                           'data', 'dhfr_protein.pdb'))
 
 
 @pytest.fixture(scope='module')
