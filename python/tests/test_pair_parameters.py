@@ -190,3 +190,44 @@ def test_type_errors():
         force.setPairParameters(None, ['a', 'b'])
     with pytest.raises(openmm.OpenMMException, match='pair-list mode'):
         CoordinationForce([0, 1], [2, 3]).setPairParameters([1.0]*4)
+
+
+def test_metadynamics_on_q_with_per_pair_values(platform_config, rng):
+    """GPU-resident metadynamics biases a Q with per-pair weights and r0s: the bias force keeps
+    them, and its energy is the grid's spline at the CV that the original force gives."""
+    from openmm import app
+    from openmmcoordination.metadynamics import BiasVariable, Metadynamics
+    n = 40
+    positions = random_positions(rng, n, size=1.2)
+    a, b, weights, r0s = random_pair_list(rng, n, 60)
+    weights = weights/weights.sum()
+    q = CoordinationForce()
+    q.setPairs(a, b, weights, r0s)
+    q.setSwitchingFunction(CoordinationForce.Q)
+    q.setBeta(30.0)
+    system = make_system(n)
+    trap = openmm.CustomExternalForce('5*((x-0.6)^2+(y-0.6)^2+(z-0.6)^2)')   # keeps the particles together
+    for i in range(n):
+        trap.addParticle(i)
+    system.addForce(trap)
+    meta = Metadynamics(system, [BiasVariable(q, 0.0, 1.0, 0.05, gridWidth=51)], 300*unit.kelvin, 5.0,
+                        1.0*unit.kilojoules_per_mole, 20)
+    bias = meta.force
+    np.testing.assert_array_equal(bias.getPairWeights(), q.getPairWeights())
+    np.testing.assert_array_equal(bias.getPairR0s().value_in_unit(unit.nanometer), q.getPairR0s().value_in_unit(unit.nanometer))
+    assert bias.getSwitchingFunction() == CoordinationForce.Q and bias.getBeta() == q.getBeta()
+    integrator = openmm.LangevinMiddleIntegrator(300, 5.0, 0.001)
+    integrator.setRandomNumberSeed(3)
+    simulation = app.Simulation(None, system, integrator, platform_config.platform(), dict(platform_config.properties))
+    simulation.context.setPositions(positions)
+    meta.step(simulation, 200)
+    assert len(meta.getHillHeights()) == 10
+    state = simulation.context.getState(getPositions=True, getEnergy=True, groups={31})
+    cv = meta.getCollectiveVariables(simulation)[0]
+    xyz = state.getPositions(asNumpy=True).value_in_unit(unit.nanometer)
+    expected_cv = float(np.sum(weights/(1 + np.exp(30.0*(ref.distances(xyz, a, b, None) - 1.8*r0s)))))
+    assert_close(cv, expected_cv, platform_config.value_rtol, 'Q')
+    values, _, _ = bias.getTabulatedFunction(0).getFunctionParameters()
+    energy = state.getPotentialEnergy().value_in_unit(unit.kilojoules_per_mole)
+    assert max(values) > 0.5
+    assert energy == pytest.approx(np.interp(cv, meta.getCollectiveVariableGrid(), values), abs=0.05*max(values))
