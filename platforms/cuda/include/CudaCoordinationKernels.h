@@ -80,16 +80,20 @@ private:
     bool binCells(double cutoff);
     /** Blocks for the tile kernels: one per tile of L chunks and S chunks of the given size, at most maxTileBlocks. */
     int getNumTileBlocks(int chunk, int maxTileBlocks) const;
-    /** Record, on the GPU, the first group particle whose position is not finite. */
+    /** Record, on the GPU, the first group particle whose position is not finite (in cvState). */
     void checkPositions();
-    /** Read that record back and throw if there was one (only where results are read anyway). */
-    void throwIfPositionsInvalid();
     /**
-     * Throw if an evaluation since the last such check gave an energy or dE/dcv that is not
-     * finite (checkEnergy() in kernels/coordination.cu made it zero there); only where the
-     * energy is read anyway, since this waits for the GPU.
+     * Read cvState back, in one download that waits for the GPU (so only where a result is
+     * read anyway), and throw for what it records: a group particle whose position is not
+     * finite, and, if checkEnergy is true, an evaluation since the last such check that gave an
+     * energy or dE/dcv that is not finite (checkEnergy() in kernels/coordination.cu made it
+     * zero there). Clears what it throws for; returns the state (cvState[0] is the CV).
      */
-    void throwIfEnergyInvalid();
+    std::vector<double> readState(bool checkEnergy);
+    /** cvState as it starts, and as readState() leaves what it cleared. */
+    static std::vector<double> initialState();
+    /** The doubles of cvState, and the one whose first bytes hold the first invalid slot (an int). */
+    static const int StateSize = 7, InvalidSlotIndex = 6;
     OpenMM::CudaContext& cu;
     /** The tuning switches, read once when the Context creates the kernel. */
     CudaCoordinationTuning tuning;
@@ -115,7 +119,9 @@ private:
     std::unique_ptr<CudaCoordinationCells> cells;
     /** Verlet lists built from the cells, for one group (null where they cannot apply). */
     std::unique_ptr<CudaCoordinationNeighborList> neighborList;
-    OpenMM::CudaArray groupOriginal, groupAtoms, inverseAtomIndex, gradient, cvPartial, counter, cvState, globals, invalidSlot;
+    OpenMM::CudaArray groupOriginal, groupAtoms, inverseAtomIndex, gradient, cvPartial, counter, cvState, globals;
+    /** Where checkPositions() records the first invalid slot: an int inside cvState. */
+    CUdeviceptr invalidSlot;
     /** Two CV sums (ACCUMULATE), used in turn; sumParity is the one of the next evaluation. */
     OpenMM::CudaArray cvSums;
     int sumParity = 0;

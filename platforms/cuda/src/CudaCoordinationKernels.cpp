@@ -9,6 +9,7 @@
 #include "openmm/internal/ContextImpl.h"
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <sstream>
 
@@ -92,12 +93,13 @@ void CudaCalcCoordinationForceKernel::initialize(const System& system, const Coo
     cvPartial.initialize<double>(cu, maxBlocks, "coordinationPartialSums");
     counter.initialize<unsigned int>(cu, 1, "coordinationCounter");
     counter.upload(vector<unsigned int>(1, 0));
-    cvState.initialize<double>(cu, 6, "coordinationState");
-    cvState.upload(vector<double>(6, 0.0));
+    // cvState: the CV, dE/dcv, the first non-finite energy (a flag, the CV, E, dE/dcv), and the
+    // first invalid slot (an int in the last double), so that one download reads them all.
+    cvState.initialize<double>(cu, StateSize, "coordinationState");
+    cvState.upload(initialState());
+    invalidSlot = cvState.getDevicePointer()+InvalidSlotIndex*sizeof(double);
     cvSums.initialize<double>(cu, 2, "coordinationSums");
     cvSums.upload(vector<double>(2, 0.0));
-    invalidSlot.initialize<int>(cu, 1, "coordinationInvalidSlot");
-    invalidSlot.upload(vector<int>(1, numeric_limits<int>::max()));
     cu.addReorderListener(new ReorderListener(*this));
     launcher.reset(new CudaCoordinationLauncher(cu));
     if (periodic && mode != CoordinationForce::PairList)
@@ -431,29 +433,37 @@ void CudaCalcCoordinationForceKernel::launchChainRule(int flags, CUdeviceptr ent
 }
 
 void CudaCalcCoordinationForceKernel::checkPositions() {
-    void* args[] = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &numSlots, &invalidSlot.getDevicePointer()};
+    void* args[] = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &numSlots, &invalidSlot};
     cu.executeKernel(checkKernel, args, numSlots);
 }
 
-void CudaCalcCoordinationForceKernel::throwIfPositionsInvalid() {
-    // Only where a result is read back anyway: this waits for the GPU.
-    vector<int> slot;
-    invalidSlot.download(slot);
-    if (slot[0] == numeric_limits<int>::max())
-        return;
-    invalidSlot.upload(vector<int>(1, numeric_limits<int>::max()));
-    int particle = (slot[0] < groupA.size() ? groupA[slot[0]] : groupB[slot[0]-groupA.size()]);
-    throw OpenMMException("CoordinationForce: the position of particle "+to_string(particle)+" is not finite (NaN or infinity)");
+vector<double> CudaCalcCoordinationForceKernel::initialState() {
+    vector<double> state(StateSize, 0.0);
+    const int noSlot = numeric_limits<int>::max();
+    memcpy(&state[InvalidSlotIndex], &noSlot, sizeof(int));
+    return state;
 }
 
-void CudaCalcCoordinationForceKernel::throwIfEnergyInvalid() {
+vector<double> CudaCalcCoordinationForceKernel::readState(bool checkEnergy) {
     vector<double> state;
     cvState.download(state);
-    if (state[2] == 0)
-        return;
+    int slot;
+    memcpy(&slot, &state[InvalidSlotIndex], sizeof(int));
+    bool energyInvalid = (checkEnergy && state[2] != 0);
+    if (slot == numeric_limits<int>::max() && !energyInvalid)
+        return state;
+    // Clear the record thrown for (an invalid position first), and keep the other for later.
+    vector<double> cleared = state;
+    if (slot != numeric_limits<int>::max())
+        cleared[InvalidSlotIndex] = initialState()[InvalidSlotIndex];
+    else
+        cleared[2] = 0;
+    cvState.upload(cleared);
+    if (slot != numeric_limits<int>::max()) {
+        int particle = (slot < groupA.size() ? groupA[slot] : groupB[slot-groupA.size()]);
+        throw OpenMMException("CoordinationForce: the position of particle "+to_string(particle)+" is not finite (NaN or infinity)");
+    }
     double cv = state[3], energy = state[4], dEdcv = state[5];
-    state[2] = 0;
-    cvState.upload(state);
     if (!chainRule || !isfinite(cv))
         throw OpenMMException(CoordinationForceImpl::nonFiniteCollectiveVariableMessage(cv));
     map<string, double> variables = {{"cv", cv}};
@@ -480,10 +490,8 @@ double CudaCalcCoordinationForceKernel::execute(ContextImpl& context, bool inclu
     if (includeEnergy)
         checkPositions();
     launchCoordination(flags);
-    if (includeEnergy) {
-        throwIfPositionsInvalid();
-        throwIfEnergyInvalid();
-    }
+    if (includeEnergy)
+        readState(true);
     return 0.0;
 }
 
@@ -493,10 +501,7 @@ double CudaCalcCoordinationForceKernel::computeCollectiveVariable(ContextImpl& c
         uploadGlobals(context);
     checkPositions();
     launchCoordination(Reduce);
-    throwIfPositionsInvalid();
-    vector<double> state;
-    cvState.download(state);
-    return state[0];
+    return readState(false)[0];
 }
 
 void CudaCalcCoordinationForceKernel::launchHistogram(CudaArray& counts, int numBins, double maxDistance) {
@@ -552,7 +557,7 @@ vector<long long> CudaCalcCoordinationForceKernel::computePairHistogram(ContextI
     cu.clearBuffer(histogramScratch);
     checkPositions();
     launchHistogram(histogramScratch, numBins, maxDistance);
-    throwIfPositionsInvalid();
+    readState(false);
     return downloadCounts(histogramScratch);
 }
 
@@ -571,7 +576,7 @@ void CudaCalcCoordinationForceKernel::accumulatePairHistogram(ContextImpl& conte
 
 vector<long long> CudaCalcCoordinationForceKernel::getAccumulatedPairHistogram(ContextImpl& context) {
     ContextSelector selector(cu);
-    throwIfPositionsInvalid();
+    readState(false);
     return downloadCounts(histogram);
 }
 
