@@ -16,7 +16,7 @@ pytest.importorskip('matplotlib')
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, 'benchmarks', 'report.py')
-REAL_MD = os.path.join(ROOT, 'benchmarks', 'results', 'h100-mixed-session14-md.json')
+REAL_MD = os.path.join(ROOT, 'benchmarks', 'results', 'h100-mixed-contacts-md.json')
 
 spec = importlib.util.spec_from_file_location('benchmark_report', SCRIPT)
 report = importlib.util.module_from_spec(spec)
@@ -167,16 +167,21 @@ def test_sections_absent_and_merge(tmp_path):
 
 @pytest.mark.skipif(not os.path.exists(REAL_MD), reason='the results file is not in this tree')
 def test_real_results_file(tmp_path):
-    """The fourteenth-session MD run: the 1 O fast path +2.83% / +1.65% (0.1771 ms against the
-    peer's 0.2124 ms/step), the self case +8.43% / +7.95%, the peer +83.9%."""
+    """The MD and contacts run on the H100 (2026-11-24): the 1 O fast path +0.8% / +1.1% (0.181 ms
+    against the peer's 0.235 ms/step), the self case +10.3% / +7.9% against the peer's +91.1%; Q of
+    11,712 native contacts of DHFR +1.6% / +0.8% against the peer's +24.1%; per-pair values 0.95 to
+    1.05 times the plain pair list."""
     docs = tmp_path / 'docs'
     completed = subprocess.run([sys.executable, SCRIPT, REAL_MD, '--docs', str(docs)], capture_output=True, text=True)
     assert completed.returncode == 0, completed.stderr
     text = (docs / 'performance.md').read_text()
     row = table_row(text, '1 O vs the other O')
-    assert row[1:8] == ['0.173', '0.177', '+2.8% / +1.6%', '0.212', '+23.5% / +31.1%', '1.20x', '+31.5%']
-    assert table_row(text, 'self-coordination of all O (dmax 1 nm)')[3:5] == ['+8.4% / +7.9%', '0.336']
+    assert row[1:8] == ['0.180', '0.181', '+0.8% / +1.1%', '0.235', '+32.0% / +26.2%', '1.30x', '+49.5%']
+    assert table_row(text, 'self-coordination of all O (dmax 1 nm)')[3:5] == ['+10.3% / +7.9%', '0.347']
     assert table_row(text, 'self-coordination of all O (dmax 1 nm)')[-1] == '**no**'
+    q = table_row(text, 'Q of DHFR, 11712 native contacts (cutoff 0.65 nm)')
+    assert q[3:] == ['+1.6% / +0.8%', '0.244', '+24.1% / +25.3%', '1.22x', '<= 3%', 'yes']
+    assert table_row(text, '1,000,000')[3:] == ['1.05', '<= 1.2', 'yes']
     assert '## Self-coordination with a cutoff' not in text
     assert (docs / report.MD_IMAGE).stat().st_size > 10000
     assert not (docs / report.SCALING_IMAGE).exists()
