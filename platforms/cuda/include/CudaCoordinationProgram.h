@@ -63,6 +63,16 @@ public:
     static bool groupsOverlap(const CoordinationForce& force);
     std::string source;
     std::map<std::string, std::string> defines;
+private:
+    /** The defines of the force's configuration: switching type, cutoff, box, mode, launch shape. */
+    void defineConfiguration(const CoordinationForce& force, OpenMM::ComputeContext& cc, int lPerThread, int listLanes, int sBatch);
+    /** The code that sets s and dsdxValue from x for a Custom switching function (else empty). */
+    static std::string customSwitchCode(const CoordinationForce& force, OpenMM::ComputeContext& cc);
+    /**
+     * The code that sets E and dEdcv from cv where the energy is not the CV itself (else empty),
+     * and the defines of its tables as kernel parameters.
+     */
+    std::string energyExpressionCode(const CoordinationForce& force, OpenMM::ComputeContext& cc);
 };
 
 } // namespace CoordinationPlugin

@@ -66,7 +66,17 @@ CudaCoordinationProgram::CudaCoordinationProgram(const CoordinationForce& force,
         int sBatch) {
     if (sBatch != 16 && sBatch != 32)
         throw OpenMMException("CudaCoordinationProgram: sBatch must be 16 or 32, not "+cc.intToString(sBatch));
-    ExpressionUtilities& expressions = cc.getExpressionUtilities();
+    defineConfiguration(force, cc, lPerThread, listLanes, sBatch);
+    map<string, string> replacements;
+    replacements["CUSTOM_SWITCH"] = customSwitchCode(force, cc);
+    replacements["COMPUTE_ENERGY_EXPRESSION"] = energyExpressionCode(force, cc);
+    string all = CudaCoordinationKernelSources::switching+CudaCoordinationKernelSources::pairs+CudaCoordinationKernelSources::cells+
+            CudaCoordinationKernelSources::coordination+CudaCoordinationKernelSources::neighbors+CudaCoordinationKernelSources::histogram;
+    source = cc.replaceStrings(all, replacements);
+}
+
+void CudaCoordinationProgram::defineConfiguration(const CoordinationForce& force, ComputeContext& cc, int lPerThread, int listLanes,
+        int sBatch) {
     CoordinationForce::SwitchingFunction type = force.getSwitchingFunction();
     int n = force.getN(), m = (force.getM() == 0 ? 2*force.getN() : force.getM());
     bool finiteDMax = isfinite(force.getDMax());
@@ -105,24 +115,22 @@ CudaCoordinationProgram::CudaCoordinationProgram(const CoordinationForce& force,
         defines["GROUPS_OVERLAP"] = "";
     if (force.getMode() == CoordinationForce::PairList && force.getUsesPairParameters())
         defines["PAIR_PARAMETERS"] = "";
+}
 
-    // The Custom switching function: s and ds/dx from x, through OpenMM's code generation.
+string CudaCoordinationProgram::customSwitchCode(const CoordinationForce& force, ComputeContext& cc) {
+    if (force.getSwitchingFunction() != CoordinationForce::Custom)
+        return "";
+    Lepton::ParsedExpression s = Lepton::Parser::parse(force.getCustomExpression()).optimize();
+    map<string, Lepton::ParsedExpression> code = {{"s = ", s}, {"dsdxValue = ", s.differentiate("x").optimize()}};
+    map<string, string> variables = {{"x", "x"}};
+    return cc.getExpressionUtilities().createExpressions(code, variables, vector<const TabulatedFunction*>(),
+            vector<pair<string, string> >(), "custom");
+}
 
-    map<string, string> replacements;
-    replacements["CUSTOM_SWITCH"] = "";
-    if (type == CoordinationForce::Custom) {
-        Lepton::ParsedExpression s = Lepton::Parser::parse(force.getCustomExpression()).optimize();
-        map<string, Lepton::ParsedExpression> code = {{"s = ", s}, {"dsdxValue = ", s.differentiate("x").optimize()}};
-        map<string, string> variables = {{"x", "x"}};
-        replacements["CUSTOM_SWITCH"] = expressions.createExpressions(code, variables, vector<const TabulatedFunction*>(),
-                vector<pair<string, string> >(), "custom");
-    }
-
-    // The energy as a function of the CV, with global parameters and tabulated functions.
-
-    string tableParameters, tableArguments;
-    replacements["COMPUTE_ENERGY_EXPRESSION"] = "";
+string CudaCoordinationProgram::energyExpressionCode(const CoordinationForce& force, ComputeContext& cc) {
+    string tableParameters, tableArguments, code;
     if (!CoordinationForceImpl::isEnergyTheCV(force)) {
+        ExpressionUtilities& expressions = cc.getExpressionUtilities();
         defines["USE_ENERGY_EXPRESSION"] = "";
         map<string, Lepton::CustomFunction*> placeholders;
         vector<const TabulatedFunction*> functions;
@@ -140,12 +148,10 @@ CudaCoordinationProgram::CudaCoordinationProgram(const CoordinationForce& force,
         map<string, string> variables = {{"cv", "cv"}};
         for (int i = 0; i < force.getNumGlobalParameters(); i++)
             variables[force.getGlobalParameterName(i)] = "globals["+cc.intToString(i)+"]";
-        map<string, Lepton::ParsedExpression> code = {{"E = ", energy}, {"dEdcv = ", energy.differentiate("cv").optimize()}};
-        replacements["COMPUTE_ENERGY_EXPRESSION"] = expressions.createExpressions(code, variables, functions, functionNames, "energy", "double");
+        map<string, Lepton::ParsedExpression> terms = {{"E = ", energy}, {"dEdcv = ", energy.differentiate("cv").optimize()}};
+        code = expressions.createExpressions(terms, variables, functions, functionNames, "energy", "double");
     }
     defines["ENERGY_TABLE_PARAMETERS"] = tableParameters;
     defines["ENERGY_TABLE_ARGUMENTS"] = tableArguments;
-    string all = CudaCoordinationKernelSources::switching+CudaCoordinationKernelSources::pairs+CudaCoordinationKernelSources::cells+
-            CudaCoordinationKernelSources::coordination+CudaCoordinationKernelSources::neighbors+CudaCoordinationKernelSources::histogram;
-    source = cc.replaceStrings(all, replacements);
+    return code;
 }
