@@ -89,38 +89,41 @@ CoordinationSwitching::Pair CoordinationSwitching::forPair(int k) const {
     return makePair(weights.empty() ? 1.0 : weights[k], r0s.empty() ? r0 : r0s[k], k);
 }
 
+double CoordinationSwitching::evaluateRational(double x, double& dsdx) const {
+    if (m == 2*n) {
+        double xn1 = pow(x, n-1);
+        double s = 1.0/(1.0+xn1*x);
+        dsdx = -n*xn1*s*s;
+        return s;
+    }
+    double delta = x-1.0;
+    if (fabs(delta) < RationalWindow) {
+        // Near x = 1 the direct form cancels (its derivative loses ~eps/delta^2), so use
+        // (1 - x^n)/(1 - x^m) = (1 + x + ... + x^(n-1))/(1 + x + ... + x^(m-1)): sums of
+        // positive terms, exact at x = 1 (n/m, ds/dx = n(n - m)/(2m)) and smooth around it.
+        double num = 0.0, dnum = 0.0, den = 0.0, dden = 0.0;
+        for (int k = n-1; k >= 0; k--) {
+            dnum = dnum*x+num;
+            num = num*x+1.0;
+        }
+        for (int k = m-1; k >= 0; k--) {
+            dden = dden*x+den;
+            den = den*x+1.0;
+        }
+        dsdx = (dnum*den-num*dden)/(den*den);
+        return num/den;
+    }
+    double xn1 = pow(x, n-1), xm1 = pow(x, m-1);
+    double inverseDenominator = 1.0/(1.0-xm1*x);
+    double s = (1.0-xn1*x)*inverseDenominator;
+    dsdx = (-n*xn1+s*m*xm1)*inverseDenominator;
+    return s;
+}
+
 double CoordinationSwitching::evaluateUnstretched(double x, double length, double& dsdx) const {
     switch (type) {
-        case CoordinationForce::Rational: {
-            if (m == 2*n) {
-                double xn1 = pow(x, n-1);
-                double s = 1.0/(1.0+xn1*x);
-                dsdx = -n*xn1*s*s;
-                return s;
-            }
-            double delta = x-1.0;
-            if (fabs(delta) < RationalWindow) {
-                // Near x = 1 the direct form cancels (its derivative loses ~eps/delta^2), so use
-                // (1 - x^n)/(1 - x^m) = (1 + x + ... + x^(n-1))/(1 + x + ... + x^(m-1)): sums of
-                // positive terms, exact at x = 1 (n/m, ds/dx = n(n - m)/(2m)) and smooth around it.
-                double num = 0.0, dnum = 0.0, den = 0.0, dden = 0.0;
-                for (int k = n-1; k >= 0; k--) {
-                    dnum = dnum*x+num;
-                    num = num*x+1.0;
-                }
-                for (int k = m-1; k >= 0; k--) {
-                    dden = dden*x+den;
-                    den = den*x+1.0;
-                }
-                dsdx = (dnum*den-num*dden)/(den*den);
-                return num/den;
-            }
-            double xn1 = pow(x, n-1), xm1 = pow(x, m-1);
-            double inverseDenominator = 1.0/(1.0-xm1*x);
-            double s = (1.0-xn1*x)*inverseDenominator;
-            dsdx = (-n*xn1+s*m*xm1)*inverseDenominator;
-            return s;
-        }
+        case CoordinationForce::Rational:
+            return evaluateRational(x, dsdx);
         case CoordinationForce::Exp: {
             double s = exp(-x);
             dsdx = -s;

@@ -102,6 +102,8 @@ public:
      * of geometric sums instead of (1 - x^n)/(1 - x^m), whose derivative cancels near x = 1.
      */
     static constexpr double RationalWindow = 0.1;
+    /** Rational's s(x) and ds/dx: 1/(1 + x^n) where m = 2n, a ratio of geometric sums near x = 1. */
+    double evaluateRational(double x, double& dsdx) const;
     /**
      * The unstretched s(x) of a type for x > 0.
      *
