@@ -102,10 +102,15 @@ static void checkPairValues(const vector<double>& values, size_t numPairs, const
     }
 }
 
+/** Check the per-pair weights (non-negative) and r0s (positive) of a pair list of numPairs pairs. */
+static void checkPairParameters(const vector<double>& weights, const vector<double>& r0s, size_t numPairs) {
+    checkPairValues(weights, numPairs, "weights", true);
+    checkPairValues(r0s, numPairs, "r0s", false);
+}
+
 void CoordinationForce::setPairs(const vector<int>& particlesA, const vector<int>& particlesB, const vector<double>& weights,
         const vector<double>& r0s) {
-    checkPairValues(weights, particlesA.size(), "weights", true);
-    checkPairValues(r0s, particlesA.size(), "r0s", false);
+    checkPairParameters(weights, r0s, particlesA.size());
     setGroups(particlesA, particlesB, true);
     pairWeights = weights;
     pairR0s = r0s;
@@ -113,8 +118,7 @@ void CoordinationForce::setPairs(const vector<int>& particlesA, const vector<int
 
 void CoordinationForce::setPairParameters(const vector<double>& weights, const vector<double>& r0s) {
     require(mode == PairList || (weights.empty() && r0s.empty()), "per-pair weights and r0s need pair-list mode; the mode is", mode);
-    checkPairValues(weights, groupA.size(), "weights", true);
-    checkPairValues(r0s, groupA.size(), "r0s", false);
+    checkPairParameters(weights, r0s, groupA.size());
     pairWeights = weights;
     pairR0s = r0s;
 }
