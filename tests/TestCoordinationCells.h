@@ -184,7 +184,7 @@ static void compareRandomCells(const Vec3* box, int numParticles, const vector<C
         cellSystem(system, numParticles, box, force);
         vector<Vec3> positions = randomInBox(sfmt, box, numParticles);
         if (cases[c].mode == CoordinationForce::PairList)
-        nearPairs(positions, cases[c].dmax, sfmt);
+            nearPairs(positions, cases[c].dmax, sfmt);
         avoidKinks(*force, positions, box, 64, cases[c].dmax, [&] (int i) { return randomInBox(sfmt, box); });
         compareWithReference(system, *force, positions, box, cases[c].dmax);
     }
