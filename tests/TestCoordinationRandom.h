@@ -159,24 +159,33 @@ static void compareWithReference(System& system, CoordinationForce& force, const
     assertHistogramsEqual(force.getPairHistogram(reference, 64, histogramRange), force.getPairHistogram(context, 64, histogramRange));
 }
 
+/**
+ * Add numParticles particles and a force of overlapping random groups (randomForce, its generator
+ * seeded with seed) to system: periodic, with r0 and a harmonic restraint 0.5*k*(cv-cv0)^2 on the CV.
+ */
+static CoordinationForce* restrainedTwoGroups(System& system, int numParticles, int seed, double r0, double k, double cv0) {
+    OpenMM_SFMT::SFMT sfmt;
+    OpenMM_SFMT::init_gen_rand(seed, sfmt);
+    for (int i = 0; i < numParticles; i++)
+        system.addParticle(1.0);
+    CoordinationForce* force = randomForce(CoordinationForce::TwoGroups, numParticles, 0, sfmt);
+    force->setR0(r0);
+    force->setUsesPeriodicBoundaryConditions(true);
+    force->setEnergyExpression("0.5*k*(cv-cv0)^2");
+    force->addGlobalParameter("k", k);
+    force->addGlobalParameter("cv0", cv0);
+    system.addForce(force);
+    return force;
+}
+
 void testLargeSystemAgainstReference() {
     const int numParticles = 200;
     vector<Vec3> positions = randomPositions(numParticles, 6.0, 21);
     // Two overlapping groups in a triclinic box (half its smallest width 1.63 nm), PLUMED's
     // automatic dmax (about 1.5 nm), a harmonic restraint on the CV.
     {
-        OpenMM_SFMT::SFMT sfmt;
-        OpenMM_SFMT::init_gen_rand(1, sfmt);
         System system;
-        for (int i = 0; i < numParticles; i++)
-            system.addParticle(1.0);
-        CoordinationForce* force = randomForce(CoordinationForce::TwoGroups, numParticles, 0, sfmt);
-        force->setR0(0.22);
-        force->setUsesPeriodicBoundaryConditions(true);
-        force->setEnergyExpression("0.5*k*(cv-cv0)^2");
-        force->addGlobalParameter("k", 0.05);
-        force->addGlobalParameter("cv0", 5.0);
-        system.addForce(force);
+        CoordinationForce* force = restrainedTwoGroups(system, numParticles, 1, 0.22, 0.05, 5.0);
         Vec3 box[3];
         setBox(TriclinicBox, 2.0, box);
         compareWithReference(system, *force, positions, box, 1.6);
@@ -232,20 +241,10 @@ private:
 
 /** Overlapping random groups of some particles in a triclinic box of a size, a restraint on the CV, against Reference. */
 static void compareTwoGroupTiles(int numParticles, const vector<Vec3>& positions, double boxSize) {
-    OpenMM_SFMT::SFMT sfmt;
-    OpenMM_SFMT::init_gen_rand(4, sfmt);
     System system;
-    for (int i = 0; i < numParticles; i++)
-        system.addParticle(1.0);
-    CoordinationForce* force = randomForce(CoordinationForce::TwoGroups, numParticles, 0, sfmt);
-    force->setR0(0.25);
+    CoordinationForce* force = restrainedTwoGroups(system, numParticles, 4, 0.25, 0.01, 20.0);
     force->setN(5);
     force->setM(10);
-    force->setUsesPeriodicBoundaryConditions(true);
-    force->setEnergyExpression("0.5*k*(cv-cv0)^2");
-    force->addGlobalParameter("k", 0.01);
-    force->addGlobalParameter("cv0", 20.0);
-    system.addForce(force);
     Vec3 box[3];
     setBox(TriclinicBox, boxSize, box);
     compareWithReference(system, *force, positions, box, 1.5);
