@@ -19,7 +19,7 @@ import textwrap
 
 DOCS = os.path.dirname(os.path.abspath(__file__))
 HEADER = os.path.join(DOCS, '..', 'openmmapi', 'include', 'CoordinationForce.h')
-MODULES = ['gr', 'reporters', 'analysis', 'metadynamics', 'plots', 'cli']
+MODULES = ['gr', 'reporters', 'analysis', 'metadynamics', 'contacts', 'plots', 'cli']
 
 
 # ---------------------------------------------------------------------------------------------

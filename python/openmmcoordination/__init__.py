@@ -73,9 +73,11 @@ _load_plugins()
 
 from openmmcoordination.coordination import CoordinationForce  # noqa: E402
 
-# The user's side (matplotlib, MDAnalysis and tqdm are imported only when used).
+# The user's side (matplotlib, MDAnalysis and tqdm are imported only when used; native_contacts
+# takes an MDAnalysis Universe without importing MDAnalysis).
 from openmmcoordination.gr import (PairDistribution, PairDistributionAccumulator, addHistogramForce,  # noqa: E402
                                    computePairDistribution, pairDistributionFromCounts)
 from openmmcoordination.reporters import CollectiveVariableReporter, PairDistributionReporter  # noqa: E402
 from openmmcoordination.metadynamics import BiasVariable, Metadynamics  # noqa: E402
 from openmmcoordination.analysis import analyzeTrajectory, bestPlatform  # noqa: E402
+from openmmcoordination.contacts import find_native_contacts, native_contacts  # noqa: E402

@@ -21,6 +21,8 @@ from openmm import unit
 
 from openmmcoordination.coordination import CoordinationForce
 
+__all__ = ['native_contacts', 'find_native_contacts']
+
 #: Residue names taken as protein by the default selection (OpenMM's and AMBER's names).
 PROTEIN_RESIDUES = frozenset((
     'ALA', 'ARG', 'ASN', 'ASP', 'CYS', 'GLN', 'GLU', 'GLY', 'HIS', 'ILE', 'LEU', 'LYS', 'MET', 'PHE', 'PRO',
