@@ -1,9 +1,10 @@
 """Benchmark openmm-coordination side by side with the peers a user has today.
 
 Every row times our force and its peer in the same process, on the same platform, and reports
-the ratio (see ../shared/spec/performance.md for the protocol). Each result is checked against
-the peer before it is timed. Prints a table and writes JSON naming the GPU, OpenMM's version and
-the precision.
+the ratio. Each result (CV or energy, forces) is checked against the peer before it is timed;
+times are medians over repeats after a warm-up; MD Contexts are timed in turn, round after round
+in alternating order, and an overhead is the median over rounds of the ratio to the plain box.
+Prints a table and writes JSON naming the GPU, OpenMM's version and the precision.
 
     python benchmarks/benchmark.py --platform CUDA --precision mixed --json results.json
     python benchmarks/benchmark.py --platform CPU --quick          # a smoke test without a GPU
