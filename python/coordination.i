@@ -209,9 +209,10 @@ def _pairListFlag(flag):
 %ignore CoordinationPlugin::CoordinationBiasForce::getTabulatedFunction(int) const;
 %ignore CoordinationPlugin::CoordinationBiasForce::getCollectiveVariable(int) const;
 %typemap(out) std::vector<double> {
-    $result = PyList_New($1.size());
-    for (size_t i = 0; i < $1.size(); i++)
-        PyList_SET_ITEM($result, i, PyFloat_FromDouble($1[i]));
+    const std::vector<double>& values = $1;
+    $result = PyList_New(values.size());
+    for (size_t i = 0; i < values.size(); i++)
+        PyList_SET_ITEM($result, i, PyFloat_FromDouble(values[i]));
 }
 
 #define OPENMM_EXPORT_COORDINATION
