@@ -8,6 +8,8 @@ using namespace CoordinationPlugin;
 using namespace OpenMM;
 using namespace std;
 
+// Each CV is a CollectiveVariable node holding its name and, in a child node of its own, the
+// CoordinationForce as its proxy writes it (so that the force's own name and the CV's do not clash).
 static const int version = 1;
 
 CoordinationBiasForceProxy::CoordinationBiasForceProxy() : SerializationProxy("CoordinationBiasForce") {
@@ -25,8 +27,8 @@ void CoordinationBiasForceProxy::serialize(const void* object, SerializationNode
                 .setDoubleProperty("default", force.getGlobalParameterDefaultValue(i));
     SerializationNode& variables = node.createChildNode("CollectiveVariables");
     for (int i = 0; i < force.getNumCollectiveVariables(); i++)
-        variables.createChildNode("CollectiveVariable", &force.getCollectiveVariable(i))
-                .setStringProperty("name", force.getCollectiveVariableName(i));
+        variables.createChildNode("CollectiveVariable").setStringProperty("name", force.getCollectiveVariableName(i))
+                .createChildNode("Force", &force.getCollectiveVariable(i));
     SerializationNode& functions = node.createChildNode("Functions");
     for (int i = 0; i < force.getNumTabulatedFunctions(); i++)
         functions.createChildNode("Function", &force.getTabulatedFunction(i)).setStringProperty("name", force.getTabulatedFunctionName(i));
@@ -42,7 +44,7 @@ void* CoordinationBiasForceProxy::deserialize(const SerializationNode& node) con
     for (auto& parameter : node.getChildNode("GlobalParameters").getChildren())
         force->addGlobalParameter(parameter.getStringProperty("name"), parameter.getDoubleProperty("default"));
     for (auto& variable : node.getChildNode("CollectiveVariables").getChildren()) {
-        unique_ptr<CoordinationForce> cv(variable.decodeObject<CoordinationForce>());
+        unique_ptr<CoordinationForce> cv(variable.getChildNode("Force").decodeObject<CoordinationForce>());
         force->addCollectiveVariable(variable.getStringProperty("name"), cv.get());
         cv.release();
     }

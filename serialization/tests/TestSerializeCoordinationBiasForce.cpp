@@ -36,6 +36,7 @@ void testSystemRoundTrip() {
     nw->setPairs({3, 4, 5}, {7, 8, 9}, {1.0, 0.5, 2.0}, {0.3, 0.4, 0.5});
     nw->setSwitchingFunction(CoordinationForce::Q);
     nw->setUsesPeriodicBoundaryConditions(true);
+    nw->setName("water around the ion");
     bias->addCollectiveVariable("c1", c1);
     bias->addCollectiveVariable("nw", nw);
     bias->addTabulatedFunction("bias", new Continuous2DFunction(2, 3, {0.0, 1.0, 2.0, 3.0, 4.0, 5.5}, 0.0, 2.0, -1.0, 4.0));
@@ -56,6 +57,7 @@ void testSystemRoundTrip() {
     ASSERT_EQUAL(2, found->getNumCollectiveVariables());
     ASSERT_EQUAL("nw", found->getCollectiveVariableName(1));
     ASSERT_EQUAL(CoordinationForce::Q, found->getCollectiveVariable(1).getSwitchingFunction());
+    ASSERT_EQUAL("water around the ion", found->getCollectiveVariable(1).getName());
     ASSERT_EQUAL_CONTAINERS(nw->getPairR0s(), found->getCollectiveVariable(1).getPairR0s());
     ASSERT_EQUAL(0.35, found->getCollectiveVariable(0).getR0());
     ASSERT(found->usesPeriodicBoundaryConditions());
