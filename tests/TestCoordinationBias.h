@@ -101,14 +101,15 @@ static void biasPositions(vector<Vec3>& positions, Vec3* box, int boxType) {
         triclinicBox(box);
 }
 
-/** A Context of a System of the 12 particles with the given forces (boxType 0: none, 1: rectangular, 2: triclinic). */
-static Context* biasContext(System& system, const vector<Force*>& forces, const vector<Vec3>& positions, const Vec3* box) {
+/** A Context of a System of the 12 particles with the given forces (the caller's integrator outlives it). */
+static Context* biasContext(System& system, Integrator& integrator, const vector<Force*>& forces, const vector<Vec3>& positions,
+        const Vec3* box) {
     for (int i = 0; i < biasParticles; i++)
         system.addParticle(1.0);
     system.setDefaultPeriodicBoxVectors(box[0], box[1], box[2]);
     for (Force* force : forces)
         system.addForce(force);
-    Context* context = new Context(system, *new VerletIntegrator(0.001), platform, properties);
+    Context* context = new Context(system, integrator, platform, properties);
     context->setPositions(positions);
     return context;
 }
@@ -146,7 +147,8 @@ static void checkBias(CoordinationBiasForce* bias, int first, int count, int box
     Vec3 box[3];
     biasPositions(positions, box, boxType);
     System system;
-    unique_ptr<Context> context(biasContext(system, {bias}, positions, box));
+    VerletIntegrator integrator(0.001);
+    unique_ptr<Context> context(biasContext(system, integrator, {bias}, positions, box));
     vector<double> values(count), dEdc(count);
     vector<vector<Vec3> > gradients(count);
     for (int k = 0; k < count; k++)
@@ -162,7 +164,6 @@ static void checkBias(CoordinationBiasForce* bias, int first, int count, int box
             expectedForces[i] -= gradients[k][i]*dEdc[k];
     assertState(*context, expectedEnergy, expectedForces);
     assertFiniteDifferences(*context, positions, "CoordinationBiasForce with "+to_string(count)+" CVs");
-    delete &context->getIntegrator();
 }
 
 void testBiasTwoHarmonic() {
@@ -261,7 +262,8 @@ void testBiasUpdateParameters() {
     Vec3 box[3];
     biasPositions(positions, box, 1);
     System system;
-    unique_ptr<Context> context(biasContext(system, {bias}, positions, box));
+    VerletIntegrator integrator(0.001);
+    unique_ptr<Context> context(biasContext(system, integrator, {bias}, positions, box));
     vector<Vec3> gradient;
     double c1 = aloneCV(bias->getCollectiveVariable(0), positions, box, gradient);
     double c2 = bias->getCollectiveVariableValues(*context)[1];
@@ -287,7 +289,6 @@ void testBiasUpdateParameters() {
     // Pairs cannot change.
     bias->getCollectiveVariable(0).setGroup({0, 1, 2});
     ASSERT_BIAS_ERROR(bias->updateParametersInContext(*context), "groups");
-    delete &context->getIntegrator();
 }
 
 void testBiasErrors() {
@@ -366,9 +367,9 @@ void testBiasErrors() {
     contextError(twoCVs("t(c1)"), "t");
     // A non-finite energy.
     System system;
-    unique_ptr<Context> context(biasContext(system, {twoCVs("sqrt(c1-1000)")}, positions, box));
+    VerletIntegrator integrator(0.001);
+    unique_ptr<Context> context(biasContext(system, integrator, {twoCVs("sqrt(c1-1000)")}, positions, box));
     ASSERT_BIAS_ERROR(context->getState(State::Energy), "sqrt(c1-1000)");
-    delete &context->getIntegrator();
 }
 
 void runBiasTests() {

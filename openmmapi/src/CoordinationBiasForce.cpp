@@ -24,6 +24,14 @@ set<const CoordinationForce*>& ownedForces() {
 OpenMMException error(const string& what) {
     return OpenMMException("CoordinationBiasForce: "+what);
 }
+
+void checkDefaultValue(const string& name, double defaultValue) {
+    if (!isfinite(defaultValue)) {
+        stringstream msg;
+        msg << "global parameter \"" << name << "\" needs a finite default value, got " << defaultValue;
+        throw error(msg.str());
+    }
+}
 }
 
 CoordinationBiasForce::CoordinationBiasForce(const string& energy) {
@@ -126,11 +134,7 @@ int CoordinationBiasForce::getNumGlobalParameters() const {
 
 int CoordinationBiasForce::addGlobalParameter(const string& name, double defaultValue) {
     checkName(name, "global parameter", -1);
-    if (!isfinite(defaultValue)) {
-        stringstream msg;
-        msg << "global parameter \"" << name << "\" needs a finite default value, got " << defaultValue;
-        throw error(msg.str());
-    }
+    checkDefaultValue(name, defaultValue);
     parameterNames.push_back(name);
     parameterDefaults.push_back(defaultValue);
     return parameterNames.size()-1;
@@ -154,11 +158,7 @@ double CoordinationBiasForce::getGlobalParameterDefaultValue(int index) const {
 
 void CoordinationBiasForce::setGlobalParameterDefaultValue(int index, double defaultValue) {
     checkIndex(index, parameterNames.size(), "global parameter");
-    if (!isfinite(defaultValue)) {
-        stringstream msg;
-        msg << "global parameter \"" << parameterNames[index] << "\" needs a finite default value, got " << defaultValue;
-        throw error(msg.str());
-    }
+    checkDefaultValue(parameterNames[index], defaultValue);
     parameterDefaults[index] = defaultValue;
 }
 
