@@ -3,8 +3,9 @@
 Values and forces against the NumPy reference (reference_impl.bias_energy_and_forces) and
 finite differences, errors, serialization and copies. The CUDA kernel of CoordinationBiasForce
 does not exist yet (a Context with it on CUDA fails with OpenMM's "does not support all required
-kernels" error), so these tests run on every available configuration except CUDA: the
-`bias_config` fixture filters `platform_config`. Remove the filter when the CUDA kernel lands.
+kernels" error), so these tests run on every available configuration except CUDA: `bias_config`
+is `platform_config`'s list without the CUDA configurations (they are not generated, rather than
+skipped). Use `platform_config` instead when the CUDA kernel lands.
 """
 
 import copy
@@ -17,16 +18,17 @@ import openmm
 from openmmcoordination import CoordinationBiasForce, CoordinationForce
 
 import reference_impl as ref
+from conftest import available_configs
 from helpers import assert_close, energy_and_forces, finite_difference_forces, make_system, random_positions, set_state
 
 N = 14
 
 
-@pytest.fixture
-def bias_config(platform_config):
-    if platform_config.name == 'CUDA':
-        pytest.skip('the CUDA kernel of CoordinationBiasForce is to come')
-    return platform_config
+def pytest_generate_tests(metafunc):
+    """Parametrize `bias_config` over the available configurations that are not CUDA."""
+    if 'bias_config' in metafunc.fixturenames:
+        configs = [c for c in available_configs()[0] if c.name != 'CUDA']
+        metafunc.parametrize('bias_config', configs, ids=[c.id for c in configs])
 
 
 def _cvs():
