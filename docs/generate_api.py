@@ -1,9 +1,9 @@
 """Generate the API reference pages from the sources, so they never drift from them:
 
-- docs/api-cpp.md from the Doxygen comments of openmmapi/include/CoordinationForce.h (a small
-  parser of the comment blocks; no Doxygen installation needed);
+- docs/api-cpp.md from the Doxygen comments of openmmapi/include/CoordinationForce.h and
+  CoordinationBiasForce.h (a small parser of the comment blocks; no Doxygen installation needed);
 - docs/api-python.md from the docstrings of the pure-Python modules of openmmcoordination, plus
-  the Python view of CoordinationForce (taken from the same header).
+  the Python view of CoordinationForce and CoordinationBiasForce (taken from the same headers).
 
     python docs/generate_api.py            # rewrite both pages (needs openmmcoordination importable)
     python docs/generate_api.py --check    # exit 1 if a page is out of date (run by the tests)
@@ -19,6 +19,7 @@ import textwrap
 
 DOCS = os.path.dirname(os.path.abspath(__file__))
 HEADER = os.path.join(DOCS, '..', 'openmmapi', 'include', 'CoordinationForce.h')
+BIAS_HEADER = os.path.join(DOCS, '..', 'openmmapi', 'include', 'CoordinationBiasForce.h')
 MODULES = ['gr', 'reporters', 'analysis', 'metadynamics', 'contacts', 'plots', 'cli']
 
 
@@ -50,11 +51,11 @@ def _markdown(text):
     return '\n'.join(out).strip()
 
 
-def parseHeader(path=HEADER):
+def parseHeader(path=HEADER, className='CoordinationForce'):
     """(class comment, [(enum name, comment, [(member, value, comment)])], [(signature, comment)])."""
     with open(path) as f:
         source = f.read()
-    classStart = source.index('class OPENMM_EXPORT_COORDINATION CoordinationForce')
+    classStart = source.index('class OPENMM_EXPORT_COORDINATION %s ' % className)
     classComment = _clean(source[:classStart].rsplit('/**', 1)[1].rsplit('*/', 1)[0].join(['/**', '*/']))
     body = source[classStart:source.index('protected:', classStart)]
     enums, methods = [], []
@@ -85,6 +86,12 @@ def cppPage():
     lines += ['### Methods', '']
     for declaration, comment in methods:
         lines += ['```cpp', declaration, '```', '', _markdown(comment), '']
+    classComment, _, methods = parseHeader(BIAS_HEADER, 'CoordinationBiasForce')
+    lines += ['## class CoordinationBiasForce : public OpenMM::Force', '',
+              '`#include "CoordinationBiasForce.h"`; see [bias-force.md](bias-force.md).', '', _markdown(classComment), '',
+              '### Methods', '']
+    for declaration, comment in methods:
+        lines += ['```cpp', declaration, '```', '', _markdown(comment), '']
     return '\n'.join(lines).rstrip() + '\n'
 
 
@@ -102,6 +109,22 @@ the Doxygen text. What differs in Python:
 - `getPairHistogram()` and `getAccumulatedPairHistogram()` return `int64` NumPy arrays;
 - `getTabulatedFunction(i)` returns the `openmm.Continuous1DFunction`, to change and then `updateParametersInContext(context)`;
 - C++ exceptions arrive as `openmm.OpenMMException`;
+- `copy.copy`/`copy.deepcopy` clone through the serialization proxy.
+
+Methods (C++ signatures):
+
+'''
+
+PYTHON_BIAS_FORCE = '''## openmmcoordination.CoordinationBiasForce
+
+Several CoordinationForce CVs biased by one energy expression (see [bias-force.md](bias-force.md)
+and [api-cpp.md](api-cpp.md)). What differs in Python:
+
+- `addCollectiveVariable(name, force)` and `addTabulatedFunction(name, table)` pass ownership to
+  the bias force (the Python object's `thisown` becomes False); a CoordinationForce that Python
+  does not own (already in a System or another bias force) is refused;
+- `getCollectiveVariableValues(context)` returns a list of floats;
+- `getTabulatedFunction(i)` returns the `openmm.Continuous1DFunction`, `Continuous2DFunction` or `Continuous3DFunction`;
 - `copy.copy`/`copy.deepcopy` clone through the serialization proxy.
 
 Methods (C++ signatures):
@@ -145,6 +168,11 @@ def pythonPage():
              'needed). Distances in nm, times in ps, energies in kJ/mol.', '']
     _, _, methods = parseHeader()
     lines.append(PYTHON_FORCE.rstrip('\n'))
+    lines.append('')
+    lines += ['- `%s`' % declaration.rstrip(';') for declaration, _ in methods]
+    lines.append('')
+    _, _, methods = parseHeader(BIAS_HEADER, 'CoordinationBiasForce')
+    lines.append(PYTHON_BIAS_FORCE.rstrip('\n'))
     lines.append('')
     lines += ['- `%s`' % declaration.rstrip(';') for declaration, _ in methods]
     lines.append('')

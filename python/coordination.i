@@ -13,6 +13,7 @@ namespace std {
 }
 
 %{
+#include "CoordinationBiasForce.h"
 #include "CoordinationForce.h"
 #include "OpenMM.h"
 #include "OpenMMAmoeba.h"
@@ -187,11 +188,40 @@ def _pairListFlag(flag):
         return $action(self, weights, r0s)
 %}
 
+/* CoordinationBiasForce: the CVs and tables it is given become its own (C++ deletes them), as
+ * OpenMM's wrappers do for CustomCVForce.addCollectiveVariable and System.addForce. */
+%pythonprepend CoordinationPlugin::CoordinationBiasForce::addCollectiveVariable %{
+    if not variable.thisown:
+        raise _openmm.OpenMMException('CoordinationBiasForce: collective variable "%s" is not owned by Python '
+                                      '(it already belongs to a System or a CoordinationBiasForce)' % name)
+%}
+%pythonappend CoordinationPlugin::CoordinationBiasForce::addCollectiveVariable %{
+    variable.thisown = 0
+%}
+%pythonappend CoordinationPlugin::CoordinationBiasForce::addTabulatedFunction %{
+    function.thisown = 0
+%}
+%pythonappend CoordinationPlugin::CoordinationBiasForce::getCollectiveVariableValues %{
+    val = [float(v) for v in val]
+%}
+%factory(OpenMM::TabulatedFunction& CoordinationPlugin::CoordinationBiasForce::getTabulatedFunction, OpenMM::Continuous1DFunction,
+         OpenMM::Continuous2DFunction, OpenMM::Continuous3DFunction);
+%ignore CoordinationPlugin::CoordinationBiasForce::getTabulatedFunction(int) const;
+%ignore CoordinationPlugin::CoordinationBiasForce::getCollectiveVariable(int) const;
+%typemap(out) std::vector<double> {
+    const std::vector<double>& values = $1;
+    $result = PyList_New(values.size());
+    for (size_t i = 0; i < values.size(); i++)
+        PyList_SET_ITEM($result, i, PyFloat_FromDouble(values[i]));
+}
+
 #define OPENMM_EXPORT_COORDINATION
 %include "CoordinationForce.h"
+%include "CoordinationBiasForce.h"
 %clear double& dsdr;
 
 %newobject CoordinationPlugin::_cloneForce;
+%newobject CoordinationPlugin::_cloneBiasForce;
 %inline %{
 namespace CoordinationPlugin {
 /** Clone a force through its serialization proxy (copy.copy and copy.deepcopy use this). */
@@ -205,6 +235,10 @@ CoordinationForce* _cloneForce(const CoordinationForce& force) {
 CoordinationForce* _castForce(OpenMM::Force& force) {
     return dynamic_cast<CoordinationForce*>(&force);
 }
+/** Clone a CoordinationBiasForce through its serialization proxy (copy.copy and copy.deepcopy use this). */
+CoordinationBiasForce* _cloneBiasForce(const CoordinationBiasForce& force) {
+    return OpenMM::XmlSerializer::clone<CoordinationBiasForce>(force);
+}
 }
 %}
 
@@ -215,5 +249,15 @@ CoordinationForce* _castForce(OpenMM::Force& force) {
 
     def __deepcopy__(self, memo):
         return _cloneForce(self)
+    %}
+}
+
+%extend CoordinationPlugin::CoordinationBiasForce {
+    %pythoncode %{
+    def __copy__(self):
+        return _cloneBiasForce(self)
+
+    def __deepcopy__(self, memo):
+        return _cloneBiasForce(self)
     %}
 }

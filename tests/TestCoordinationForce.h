@@ -16,6 +16,7 @@
 #include "TestCoordinationRandom.h"
 #include "TestCoordinationCells.h"
 #include "TestCoordinationPairParameters.h"
+#include "TestCoordinationBias.h"
 
 void runCoordinationTests() {
     runSwitchingTests();
@@ -26,4 +27,5 @@ void runCoordinationTests() {
     runRandomTests();
     runCellTests();
     runPairParameterTests();
+    runBiasTests();
 }

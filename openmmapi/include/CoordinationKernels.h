@@ -1,6 +1,7 @@
 #ifndef COORDINATION_KERNELS_H_
 #define COORDINATION_KERNELS_H_
 
+#include "CoordinationBiasForce.h"
 #include "CoordinationForce.h"
 #include "openmm/KernelImpl.h"
 #include "openmm/System.h"
@@ -65,6 +66,40 @@ public:
     virtual std::vector<long long> getAccumulatedPairHistogram(OpenMM::ContextImpl& context) = 0;
     /** Set every count of the running histogram to zero, keeping its size. */
     virtual void clearPairHistogram(OpenMM::ContextImpl& context) = 0;
+};
+
+/**
+ * The kernel that evaluates a CoordinationBiasForce: every CV, the energy expression of them
+ * and the forces by the chain rule. Each platform implements it; one instance belongs to one Context.
+ */
+class CalcCoordinationBiasForceKernel : public OpenMM::KernelImpl {
+public:
+    /** The name platforms register this kernel under. */
+    static std::string Name() {
+        return "CalcCoordinationBiasForce";
+    }
+    CalcCoordinationBiasForceKernel(std::string name, const OpenMM::Platform& platform) : OpenMM::KernelImpl(name, platform) {
+    }
+    /**
+     * Prepare the kernel for a System. The force and its CVs have been validated against the System.
+     *
+     * @param system  the System the force belongs to
+     * @param force   the CoordinationBiasForce
+     */
+    virtual void initialize(const OpenMM::System& system, const CoordinationBiasForce& force) = 0;
+    /**
+     * Add the force's forces to the Context and return its energy.
+     *
+     * @param context        the Context
+     * @param includeForces  whether to add forces
+     * @param includeEnergy  whether the energy is needed
+     * @return the energy in kJ/mol (may be 0 when includeEnergy is false)
+     */
+    virtual double execute(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy) = 0;
+    /** Compute every collective variable at the Context's current positions, in the force's order. */
+    virtual std::vector<double> computeCollectiveVariables(OpenMM::ContextImpl& context) = 0;
+    /** Copy the parameters that do not change the pairs from the force into the Context. */
+    virtual void copyParametersToContext(OpenMM::ContextImpl& context, const CoordinationBiasForce& force) = 0;
 };
 
 } // namespace CoordinationPlugin

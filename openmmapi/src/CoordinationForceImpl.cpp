@@ -19,8 +19,10 @@ namespace {
 /** Stands in for a tabulated function while an expression is checked. */
 class PlaceholderFunction : public Lepton::CustomFunction {
 public:
+    explicit PlaceholderFunction(int numArguments = 1) : numArguments(numArguments) {
+    }
     int getNumArguments() const {
-        return 1;
+        return numArguments;
     }
     double evaluate(const double* arguments) const {
         return 0.0;
@@ -29,17 +31,34 @@ public:
         return 0.0;
     }
     CustomFunction* clone() const {
-        return new PlaceholderFunction();
+        return new PlaceholderFunction(numArguments);
     }
+private:
+    int numArguments;
 };
 
+/** The number of arguments of the call whose "(" is at position open: top-level commas plus one. */
+int countArguments(const string& expression, size_t open) {
+    int depth = 0, commas = 0;
+    for (size_t i = open; i < expression.size(); i++) {
+        if (expression[i] == '(')
+            depth++;
+        else if (expression[i] == ')' && --depth == 0)
+            break;
+        else if (expression[i] == ',' && depth == 1)
+            commas++;
+    }
+    return commas+1;
+}
+
 /** Parse an expression, turning Lepton's error into one that names the force. */
-Lepton::ParsedExpression parse(const string& expression, const map<string, Lepton::CustomFunction*>& functions) {
+Lepton::ParsedExpression parse(const string& expression, const map<string, Lepton::CustomFunction*>& functions,
+        const string& className = "CoordinationForce") {
     try {
         return Lepton::Parser::parse(expression, functions);
     }
     catch (const exception& e) {
-        throw OpenMMException("CoordinationForce: energy expression does not parse: \""+expression+"\": "+e.what());
+        throw OpenMMException(className+": energy expression does not parse: \""+expression+"\": "+e.what());
     }
 }
 
@@ -93,29 +112,56 @@ void CoordinationForceImpl::validateForce(const CoordinationForce& force) {
 }
 
 void CoordinationForceImpl::checkTabulatedFunctions(const CoordinationForce& force) {
-    for (int i = 0; i < force.getNumTabulatedFunctions(); i++) {
-        stringstream msg;
-        msg << "CoordinationForce: tabulated function \"" << force.getTabulatedFunctionName(i) << "\"";
-        const Continuous1DFunction* table = dynamic_cast<const Continuous1DFunction*>(&force.getTabulatedFunction(i));
-        if (table == NULL)
-            throw OpenMMException(msg.str()+" is not a Continuous1DFunction");
-        vector<double> values;
-        double min, max;
+    for (int i = 0; i < force.getNumTabulatedFunctions(); i++)
+        checkTable("CoordinationForce", force.getTabulatedFunctionName(i), force.getTabulatedFunction(i), 1);
+}
+
+void CoordinationForceImpl::checkTable(const string& className, const string& name, const TabulatedFunction& function, int maxDimensions) {
+    stringstream msg;
+    msg << className << ": tabulated function \"" << name << "\"";
+    vector<double> values, mins, maxs;
+    vector<int> sizes;
+    double min, max;
+    if (auto table = dynamic_cast<const Continuous1DFunction*>(&function)) {
         table->getFunctionParameters(values, min, max);
-        if (!isfinite(min) || !isfinite(max) || !(min < max)) {
-            msg << " needs a finite range with min < max, got min " << min << " and max " << max;
-            throw OpenMMException(msg.str());
-        }
-        if (values.size() < 2) {
-            msg << " needs at least 2 values, got " << values.size();
-            throw OpenMMException(msg.str());
-        }
-        for (int k = 0; k < values.size(); k++)
-            if (!isfinite(values[k])) {
-                msg << " has a value that is not finite at index " << k << ": " << values[k];
-                throw OpenMMException(msg.str());
-            }
+        sizes = {(int) values.size()};
+        mins = {min};
+        maxs = {max};
     }
+    else if (auto table = dynamic_cast<const Continuous2DFunction*>(&function); table != NULL && maxDimensions >= 2) {
+        int xsize, ysize;
+        double xmin, xmax, ymin, ymax;
+        table->getFunctionParameters(xsize, ysize, values, xmin, xmax, ymin, ymax);
+        sizes = {xsize, ysize};
+        mins = {xmin, ymin};
+        maxs = {xmax, ymax};
+    }
+    else if (auto table = dynamic_cast<const Continuous3DFunction*>(&function); table != NULL && maxDimensions >= 3) {
+        int xsize, ysize, zsize;
+        double xmin, xmax, ymin, ymax, zmin, zmax;
+        table->getFunctionParameters(xsize, ysize, zsize, values, xmin, xmax, ymin, ymax, zmin, zmax);
+        sizes = {xsize, ysize, zsize};
+        mins = {xmin, ymin, zmin};
+        maxs = {xmax, ymax, zmax};
+    }
+    else
+        throw OpenMMException(msg.str()+(maxDimensions == 1 ? " is not a Continuous1DFunction"
+            : " is not a Continuous1DFunction, Continuous2DFunction or Continuous3DFunction"));
+    for (int d = 0; d < sizes.size(); d++) {
+        if (!isfinite(mins[d]) || !isfinite(maxs[d]) || !(mins[d] < maxs[d])) {
+            msg << " needs a finite range with min < max, got min " << mins[d] << " and max " << maxs[d];
+            throw OpenMMException(msg.str());
+        }
+        if (sizes[d] < 2) {
+            msg << " needs at least 2 values, got " << sizes[d];
+            throw OpenMMException(msg.str());
+        }
+    }
+    for (int k = 0; k < values.size(); k++)
+        if (!isfinite(values[k])) {
+            msg << " has a value that is not finite at index " << k << ": " << values[k];
+            throw OpenMMException(msg.str());
+        }
 }
 
 string CoordinationForceImpl::nonFiniteEnergyMessage(const string& expression, const map<string, double>& variables,
@@ -158,15 +204,29 @@ Lepton::ParsedExpression CoordinationForceImpl::parseEnergyExpression(const Coor
     return parsed;
 }
 
-Lepton::ParsedExpression CoordinationForceImpl::parseEnergyExpressionSyntax(const string& expression) {
+Lepton::ParsedExpression CoordinationForceImpl::parseEnergyExpressionSyntax(const string& expression, const string& className, bool tablesOfSeveralArguments) {
     // A call is a name (anything up to an operator, a parenthesis, a comma or a space) before "(".
     static const regex call("([^-+*/^(),\\s]+)\\s*\\(");
-    PlaceholderFunction placeholder;
-    map<string, Lepton::CustomFunction*> placeholders;
+    vector<unique_ptr<PlaceholderFunction> > placeholders;
+    map<string, Lepton::CustomFunction*> functions;
     for (sregex_iterator match(expression.begin(), expression.end(), call), end; match != end; ++match)
-        if (!isLeptonFunction((*match)[1]))
-            placeholders[(*match)[1]] = &placeholder;
-    return parse(expression, placeholders);
+        if (!isLeptonFunction((*match)[1])) {
+            int numArguments = (tablesOfSeveralArguments ? countArguments(expression, match->position(0)+match->length(0)-1) : 1);
+            placeholders.emplace_back(new PlaceholderFunction(numArguments));
+            functions[(*match)[1]] = placeholders.back().get();
+        }
+    return parse(expression, functions, className);
+}
+
+Lepton::ParsedExpression CoordinationForceImpl::parseWithTables(const string& expression, const map<string, int>& tableArguments,
+        const string& className) {
+    vector<unique_ptr<PlaceholderFunction> > placeholders;
+    map<string, Lepton::CustomFunction*> functions;
+    for (auto& table : tableArguments) {
+        placeholders.emplace_back(new PlaceholderFunction(table.second));
+        functions[table.first] = placeholders.back().get();
+    }
+    return parse(expression, functions, className).optimize();
 }
 
 bool CoordinationForceImpl::isEnergyTheCV(const CoordinationForce& force) {

@@ -353,3 +353,17 @@ def reduced_box(rng, triclinic, size=2.0):
         box[2, 0] = rng.uniform(-0.5, 0.5)*ax
         box[2, 1] = rng.uniform(-0.5, 0.5)*by
     return box
+
+
+def bias_energy_and_forces(pos, cvs, energy, gradient, box=None):
+    """Several CVs biased together (CoordinationBiasForce): cvs is a list of (switching, i, j,
+    weights, r0s) (weights and r0s None for the defaults), energy(values) gives E and
+    gradient(values) every dE/dcv_k. Returns (E, forces -sum_k dE/dcv_k dcv_k/dx, values)."""
+    values, grads = [], []
+    for switching, i, j, weights, r0s in cvs:
+        cv, grad = pair_coordination(pos, switching, i, j, weights, r0s, box)
+        values.append(cv)
+        grads.append(grad)
+    dE = gradient(values)
+    forces = -sum(d*g for d, g in zip(dE, grads))
+    return energy(values), forces, np.array(values)

@@ -1,3 +1,5 @@
+#include "CoordinationBiasForce.h"
+#include "CoordinationBiasForceProxy.h"
 #include "CoordinationForce.h"
 #include "CoordinationForceProxy.h"
 #include "openmm/serialization/SerializationProxy.h"
@@ -8,6 +10,7 @@ using namespace OpenMM;
 /** Register the serialization proxies of the plugin. Runs when the library is loaded. */
 extern "C" OPENMM_EXPORT_COORDINATION void registerCoordinationSerializationProxies() {
     SerializationProxy::registerProxy(typeid(CoordinationForce), new CoordinationForceProxy());
+    SerializationProxy::registerProxy(typeid(CoordinationBiasForce), new CoordinationBiasForceProxy());
 }
 
 namespace {

@@ -83,10 +83,18 @@ public:
             const std::map<std::string, Lepton::CustomFunction*>& functions);
     /**
      * Parse an energy expression on its own, before the force's tables are known: every call
-     * of a function Lepton does not define stands for a one-argument table. Throws
-     * OpenMMException if the expression does not parse.
+     * of a function Lepton does not define stands for a table of one argument (of as many
+     * arguments as the call has, if tablesOfSeveralArguments). Throws OpenMMException, naming
+     * className, if the expression does not parse.
      */
-    static Lepton::ParsedExpression parseEnergyExpressionSyntax(const std::string& expression);
+    static Lepton::ParsedExpression parseEnergyExpressionSyntax(const std::string& expression,
+            const std::string& className = "CoordinationForce", bool tablesOfSeveralArguments = false);
+    /**
+     * Parse an expression whose tables are known by name and number of arguments (placeholders
+     * stand for them), and optimize it. Throws OpenMMException naming className if it does not parse.
+     */
+    static Lepton::ParsedExpression parseWithTables(const std::string& expression, const std::map<std::string, int>& tableArguments,
+            const std::string& className);
     /** Whether the energy expression is just the CV (the default), so that no chain rule is needed. */
     static bool isEnergyTheCV(const CoordinationForce& force);
     /**
@@ -106,6 +114,13 @@ public:
      * if particle is not -1, when its derivative with respect to that particle's position is not.
      */
     static std::string nonFiniteCollectiveVariableMessage(double cv, int particle = -1);
+    /**
+     * Check a tabulated function: a Continuous1DFunction (or, with maxDimensions 2 or 3, a
+     * Continuous2DFunction or Continuous3DFunction) with finite values, at least 2 points and
+     * a finite range min < max along each axis. Throws OpenMMException naming className.
+     */
+    static void checkTable(const std::string& className, const std::string& name, const OpenMM::TabulatedFunction& function,
+            int maxDimensions);
 private:
     static void checkHistogramArguments(int numBins, double maxDistance);
     static void checkTabulatedFunctions(const CoordinationForce& force);

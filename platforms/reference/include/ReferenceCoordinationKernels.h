@@ -2,9 +2,7 @@
 #define REFERENCE_COORDINATION_KERNELS_H_
 
 #include "CoordinationKernels.h"
-#include "internal/CoordinationSwitching.h"
-#include "openmm/Vec3.h"
-#include "lepton/ExpressionProgram.h"
+#include "ReferenceCoordinationCV.h"
 #include <map>
 #include <string>
 #include <memory>
@@ -29,30 +27,31 @@ public:
     std::vector<long long> getAccumulatedPairHistogram(OpenMM::ContextImpl& context);
     void clearPairHistogram(OpenMM::ContextImpl& context);
 private:
-    /** Call f(i, j) for every pair of the force. */
-    template <class F>
-    void forEachPair(F f) const;
-    /** The displacement from particle i to j and its length, nearest image when periodic. */
-    OpenMM::Vec3 displacement(const std::vector<OpenMM::Vec3>& pos, int i, int j, double& r) const;
-    /** Check the groups' positions for NaN and record the box. */
-    void prepare(OpenMM::ContextImpl& context);
-    /** Sum s over the pairs; if gradient is not NULL, add dcv/dx to it. */
-    double computeCV(const std::vector<OpenMM::Vec3>& pos, std::vector<OpenMM::Vec3>* gradient) const;
     void setParameters(const CoordinationForce& force);
-    CoordinationForce::Mode mode;
-    std::vector<int> groupA, groupB;
-    bool periodic, triclinic;
-    OpenMM::Vec3 box[3];
-    double halfMinWidth;
-    std::unique_ptr<CoordinationSwitching> switching;
-    /** The values of each pair of a pair list with per-pair parameters (empty otherwise). */
-    std::vector<CoordinationSwitching::Pair> pairSwitches;
+    std::unique_ptr<ReferenceCoordinationCV> cv;
+    ReferenceCoordinationEnergy energy;
     std::string energyExpression;
-    Lepton::ExpressionProgram energy, energyDerivative;
-    std::map<std::string, double> energyVariables;
-    std::vector<std::string> parameterNames;
     std::vector<long long> histogram;
     double histogramMaxDistance;
+};
+
+/**
+ * The CoordinationBiasForce on the Reference platform (and the CPU platform), in double
+ * precision: each CV by ReferenceCoordinationCV, the chain rule by ReferenceCoordinationEnergy.
+ */
+class ReferenceCalcCoordinationBiasForceKernel : public CalcCoordinationBiasForceKernel {
+public:
+    ReferenceCalcCoordinationBiasForceKernel(std::string name, const OpenMM::Platform& platform) : CalcCoordinationBiasForceKernel(name, platform) {
+    }
+    void initialize(const OpenMM::System& system, const CoordinationBiasForce& force);
+    double execute(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy);
+    std::vector<double> computeCollectiveVariables(OpenMM::ContextImpl& context);
+    void copyParametersToContext(OpenMM::ContextImpl& context, const CoordinationBiasForce& force);
+private:
+    void setParameters(const CoordinationBiasForce& force);
+    std::vector<std::unique_ptr<ReferenceCoordinationCV> > cvs;
+    ReferenceCoordinationEnergy energy;
+    std::string energyExpression;
 };
 
 } // namespace CoordinationPlugin

@@ -13,8 +13,10 @@ extern "C" OPENMM_EXPORT_COORDINATION void registerPlatforms() {
 extern "C" OPENMM_EXPORT_COORDINATION void registerCoordinationReferenceKernelFactories() {
     for (int i = 0; i < Platform::getNumPlatforms(); i++) {
         Platform& platform = Platform::getPlatform(i);
-        if (dynamic_cast<ReferencePlatform*>(&platform) != NULL)
+        if (dynamic_cast<ReferencePlatform*>(&platform) != NULL) {
             platform.registerKernelFactory(CalcCoordinationForceKernel::Name(), new ReferenceCoordinationKernelFactory());
+            platform.registerKernelFactory(CalcCoordinationBiasForceKernel::Name(), new ReferenceCoordinationKernelFactory());
+        }
     }
 }
 
@@ -25,5 +27,7 @@ extern "C" OPENMM_EXPORT_COORDINATION void registerKernelFactories() {
 KernelImpl* ReferenceCoordinationKernelFactory::createKernelImpl(std::string name, const Platform& platform, ContextImpl& context) const {
     if (name == CalcCoordinationForceKernel::Name())
         return new ReferenceCalcCoordinationForceKernel(name, platform);
+    if (name == CalcCoordinationBiasForceKernel::Name())
+        return new ReferenceCalcCoordinationBiasForceKernel(name, platform);
     throw OpenMMException((std::string("Tried to create kernel with illegal kernel name '")+name+"'").c_str());
 }

@@ -1,4 +1,5 @@
 #include "ReferenceCoordinationKernels.h"
+#include "internal/CoordinationBiasForceImpl.h"
 #include "internal/CoordinationForceImpl.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/internal/ContextImpl.h"
@@ -17,166 +18,66 @@ static ReferencePlatform::PlatformData& getData(ContextImpl& context) {
     return *reinterpret_cast<ReferencePlatform::PlatformData*>(context.getPlatformData());
 }
 
-template <class F>
-void ReferenceCalcCoordinationForceKernel::forEachPair(F f) const {
-    if (mode == CoordinationForce::OneGroup) {
-        for (int i = 0; i < groupA.size(); i++)
-            for (int j = i+1; j < groupA.size(); j++)
-                f(groupA[i], groupA[j]);
-    }
-    else if (mode == CoordinationForce::PairList) {
-        for (int k = 0; k < groupA.size(); k++)
-            f(groupA[k], groupB[k]);
-    }
-    else {
-        for (int i : groupA)
-            for (int j : groupB)
-                if (i != j)
-                    f(i, j);
-    }
-}
-
 void ReferenceCalcCoordinationForceKernel::initialize(const System& system, const CoordinationForce& force) {
-    mode = force.getMode();
-    groupA = force.getGroupA();
-    groupB = force.getGroupB();
-    periodic = force.usesPeriodicBoundaryConditions();
+    cv.reset(new ReferenceCoordinationCV(force));
     histogramMaxDistance = 0.0;
     setParameters(force);
 }
 
-void ReferenceCalcCoordinationForceKernel::setParameters(const CoordinationForce& force) {
-    switching.reset(new CoordinationSwitching(force));
-    pairSwitches.clear();
-    if (switching->hasPairParameters())
-        for (int k = 0; k < groupA.size(); k++)
-            pairSwitches.push_back(switching->forPair(k));
+/** Lepton functions for the tables of a force (the caller deletes them). */
+template <class F>
+static map<string, Lepton::CustomFunction*> createFunctions(const F& force) {
     map<string, Lepton::CustomFunction*> functions;
     for (int i = 0; i < force.getNumTabulatedFunctions(); i++)
         functions[force.getTabulatedFunctionName(i)] = createReferenceTabulatedFunction(force.getTabulatedFunction(i));
+    return functions;
+}
+
+template <class F>
+static vector<string> parameterNames(const F& force) {
+    vector<string> names;
+    for (int i = 0; i < force.getNumGlobalParameters(); i++)
+        names.push_back(force.getGlobalParameterName(i));
+    return names;
+}
+
+void ReferenceCalcCoordinationForceKernel::setParameters(const CoordinationForce& force) {
+    cv->setParameters(force);
+    map<string, Lepton::CustomFunction*> functions = createFunctions(force);
     Lepton::ParsedExpression parsed = CoordinationForceImpl::parseEnergyExpression(force, functions);
     energyExpression = force.getEnergyExpression();
-    energy = parsed.createProgram();
-    energyDerivative = parsed.differentiate("cv").optimize().createProgram();
+    energy.set(parsed, {"cv"}, parameterNames(force));
     for (auto& function : functions)
         delete function.second;
-    parameterNames.clear();
-    for (int i = 0; i < force.getNumGlobalParameters(); i++)
-        parameterNames.push_back(force.getGlobalParameterName(i));
 }
 
 void ReferenceCalcCoordinationForceKernel::copyParametersToContext(ContextImpl& context, const CoordinationForce& force) {
-    if (force.getMode() != mode || force.getGroupA() != groupA || force.getGroupB() != groupB)
-        throw OpenMMException("updateParametersInContext: The groups of the CoordinationForce have changed; reinitialize the Context");
-    if (force.usesPeriodicBoundaryConditions() != periodic)
-        throw OpenMMException("updateParametersInContext: The periodic flag of the CoordinationForce has changed; reinitialize the Context");
+    cv->checkPairsUnchanged(force);
     setParameters(force);
 }
 
-void ReferenceCalcCoordinationForceKernel::prepare(ContextImpl& context) {
-    const vector<Vec3>& pos = *getData(context).positions;
-    for (const vector<int>* group : {&groupA, &groupB})
-        for (int i : *group)
-            if (!(isfinite(pos[i][0]) && isfinite(pos[i][1]) && isfinite(pos[i][2])))
-                throw OpenMMException("CoordinationForce: the position of particle "+to_string(i)+" is not finite (NaN or infinity)");
-    if (!periodic)
-        return;
-    const Vec3* vectors = getData(context).periodicBoxVectors;
-    for (int k = 0; k < 3; k++)
-        box[k] = vectors[k];
-    triclinic = (box[1][0] != 0 || box[2][0] != 0 || box[2][1] != 0);
-    double volume = box[0][0]*box[1][1]*box[2][2];
-    Vec3 bc = box[1].cross(box[2]), ca = box[2].cross(box[0]), ab = box[0].cross(box[1]);
-    halfMinWidth = 0.5*volume/max(sqrt(bc.dot(bc)), max(sqrt(ca.dot(ca)), sqrt(ab.dot(ab))));
-}
-
-Vec3 ReferenceCalcCoordinationForceKernel::displacement(const vector<Vec3>& pos, int i, int j, double& r) const {
-    if (!periodic) {
-        Vec3 d = pos[j]-pos[i];
-        r = sqrt(d.dot(d));
-        return d;
-    }
-    Vec3 d = ReferenceForce::getDeltaRPeriodic(pos[i], pos[j], box);
-    double r2 = d.dot(d);
-    if (triclinic && r2 > halfMinWidth*halfMinWidth) {
-        // Beyond half the smallest width the reduced image may not be the nearest: search its neighbors.
-        Vec3 reduced = d;
-        for (int a = -1; a <= 1; a++)
-            for (int b = -1; b <= 1; b++)
-                for (int c = -1; c <= 1; c++) {
-                    Vec3 image = reduced+box[0]*a+box[1]*b+box[2]*c;
-                    double image2 = image.dot(image);
-                    if (image2 < r2) {
-                        r2 = image2;
-                        d = image;
-                    }
-                }
-    }
-    r = sqrt(r2);
-    return d;
-}
-
-double ReferenceCalcCoordinationForceKernel::computeCV(const vector<Vec3>& pos, vector<Vec3>* gradient) const {
-    double cv = 0.0;
-    int k = 0;
-    forEachPair([&] (int i, int j) {
-        double r, dsdr;
-        Vec3 d = displacement(pos, i, j, r);
-        cv += switching->evaluate(r, pairSwitches.empty() ? switching->getCommon() : pairSwitches[k++], dsdr);
-        if (gradient != NULL && dsdr != 0.0) {
-            Vec3 g = d*(dsdr/r);
-            (*gradient)[j] += g;
-            (*gradient)[i] -= g;
-        }
-    });
-    return cv;
-}
-
 double ReferenceCalcCoordinationForceKernel::execute(ContextImpl& context, bool includeForces, bool includeEnergy) {
-    prepare(context);
+    cv->prepare(context);
     const vector<Vec3>& pos = *getData(context).positions;
-    vector<Vec3> gradient;
+    vector<vector<Vec3> > gradient(1);
     if (includeForces)
-        gradient.resize(pos.size());
-    double cv = computeCV(pos, includeForces ? &gradient : NULL);
-    if (!isfinite(cv))
-        throw OpenMMException(CoordinationForceImpl::nonFiniteCollectiveVariableMessage(cv));
-    for (int i = 0; i < gradient.size(); i++)
-        if (!(isfinite(gradient[i][0]) && isfinite(gradient[i][1]) && isfinite(gradient[i][2])))
-            throw OpenMMException(CoordinationForceImpl::nonFiniteCollectiveVariableMessage(cv, i));
-    for (const string& name : parameterNames)
-        energyVariables[name] = context.getParameter(name);
-    energyVariables["cv"] = cv;
-    double energyValue = energy.evaluate(energyVariables);
-    double dEdcv = energyDerivative.evaluate(energyVariables);
-    bool finite = (isfinite(energyValue) && isfinite(dEdcv));
-    for (int i = 0; finite && i < gradient.size(); i++) {
-        Vec3 force = gradient[i]*dEdcv;
-        finite = (isfinite(force[0]) && isfinite(force[1]) && isfinite(force[2]));
-    }
-    if (!finite)
-        throw OpenMMException(CoordinationForceImpl::nonFiniteEnergyMessage(energyExpression, energyVariables, energyValue, dEdcv));
-    if (includeForces) {
-        vector<Vec3>& forces = *getData(context).forces;
-        for (int i = 0; i < forces.size(); i++)
-            forces[i] -= gradient[i]*dEdcv;
-    }
-    return energyValue;
+        gradient[0].resize(pos.size());
+    double value = cv->compute(pos, includeForces ? &gradient[0] : NULL);
+    return energy.apply(context, {value}, gradient, includeForces, [&] (const map<string, double>& variables, double e, const vector<double>& dEdcv) {
+        return CoordinationForceImpl::nonFiniteEnergyMessage(energyExpression, variables, e, dEdcv[0]);
+    });
 }
 
 double ReferenceCalcCoordinationForceKernel::computeCollectiveVariable(ContextImpl& context) {
-    prepare(context);
-    return computeCV(*getData(context).positions, NULL);
+    cv->prepare(context);
+    return cv->compute(*getData(context).positions, NULL);
 }
 
 vector<long long> ReferenceCalcCoordinationForceKernel::computePairHistogram(ContextImpl& context, int numBins, double maxDistance) {
-    prepare(context);
-    const vector<Vec3>& pos = *getData(context).positions;
+    cv->prepare(context);
     vector<long long> counts(numBins, 0);
     double binWidth = maxDistance/numBins;
-    forEachPair([&] (int i, int j) {
-        double r;
-        displacement(pos, i, j, r);
+    cv->forEachDistance(*getData(context).positions, [&] (double r) {
         if (r < maxDistance)
             counts[min(numBins-1, (int) (r/binWidth))]++;
     });
@@ -198,4 +99,63 @@ vector<long long> ReferenceCalcCoordinationForceKernel::getAccumulatedPairHistog
 
 void ReferenceCalcCoordinationForceKernel::clearPairHistogram(ContextImpl& context) {
     fill(histogram.begin(), histogram.end(), 0);
+}
+
+void ReferenceCalcCoordinationBiasForceKernel::initialize(const System& system, const CoordinationBiasForce& force) {
+    cvs.clear();
+    for (int k = 0; k < force.getNumCollectiveVariables(); k++)
+        cvs.emplace_back(new ReferenceCoordinationCV(force.getCollectiveVariable(k)));
+    setParameters(force);
+}
+
+void ReferenceCalcCoordinationBiasForceKernel::setParameters(const CoordinationBiasForce& force) {
+    vector<string> names;
+    for (int k = 0; k < force.getNumCollectiveVariables(); k++) {
+        cvs[k]->setParameters(force.getCollectiveVariable(k));
+        names.push_back(force.getCollectiveVariableName(k));
+    }
+    map<string, Lepton::CustomFunction*> functions = createFunctions(force);
+    try {
+        energy.set(CoordinationBiasForceImpl::parseEnergyExpression(force, functions), names, parameterNames(force));
+    }
+    catch (...) {
+        for (auto& function : functions)
+            delete function.second;
+        throw;
+    }
+    for (auto& function : functions)
+        delete function.second;
+    energyExpression = force.getEnergyExpression();
+}
+
+void ReferenceCalcCoordinationBiasForceKernel::copyParametersToContext(ContextImpl& context, const CoordinationBiasForce& force) {
+    if (force.getNumCollectiveVariables() != cvs.size())
+        throw OpenMMException("updateParametersInContext: The number of collective variables of the CoordinationBiasForce has changed; reinitialize the Context");
+    for (int k = 0; k < cvs.size(); k++)
+        cvs[k]->checkPairsUnchanged(force.getCollectiveVariable(k));
+    setParameters(force);
+}
+
+double ReferenceCalcCoordinationBiasForceKernel::execute(ContextImpl& context, bool includeForces, bool includeEnergy) {
+    const vector<Vec3>& pos = *getData(context).positions;
+    vector<vector<Vec3> > gradients(cvs.size());
+    vector<double> values(cvs.size());
+    for (int k = 0; k < cvs.size(); k++) {
+        cvs[k]->prepare(context);
+        if (includeForces)
+            gradients[k].resize(pos.size());
+        values[k] = cvs[k]->compute(pos, includeForces ? &gradients[k] : NULL);
+    }
+    return energy.apply(context, values, gradients, includeForces, [&] (const map<string, double>& variables, double e, const vector<double>& dEdcv) {
+        return CoordinationBiasForceImpl::nonFiniteEnergyMessage(energyExpression, variables, e, dEdcv);
+    });
+}
+
+vector<double> ReferenceCalcCoordinationBiasForceKernel::computeCollectiveVariables(ContextImpl& context) {
+    vector<double> values;
+    for (auto& cv : cvs) {
+        cv->prepare(context);
+        values.push_back(cv->compute(*getData(context).positions, NULL));
+    }
+    return values;
 }

@@ -1,0 +1,163 @@
+#ifndef OPENMM_COORDINATION_BIAS_FORCE_H_
+#define OPENMM_COORDINATION_BIAS_FORCE_H_
+
+#include "CoordinationForce.h"
+#include "openmm/Context.h"
+#include "openmm/Force.h"
+#include "openmm/TabulatedFunction.h"
+#include "internal/windowsExportCoordination.h"
+#include <string>
+#include <vector>
+
+namespace CoordinationPlugin {
+
+class CoordinationBiasForceImpl;
+
+/**
+ * An energy (kJ/mol) that is a function of several coordination numbers, shaped like OpenMM's
+ * CustomCVForce but restricted to CoordinationForce collective variables:
+ *
+ *     E = f(c1, c2, ...),   forces = -sum over k of dE/dc_k * dc_k/dx,
+ *
+ * where each c_k is the value of a CoordinationForce added with addCollectiveVariable() (its
+ * own groups, mode, switching function, dmax and per-pair parameters), and f is an expression
+ * in Lepton syntax of the CV names, of global parameters (which become Context parameters) and
+ * of tabulated functions (Continuous1DFunction, Continuous2DFunction, Continuous3DFunction).
+ * The CVs may share particles; they must all use periodic boundary conditions or all not, and
+ * their own energy expressions must be the default "cv".
+ *
+ * PLUMED equivalent: several COORDINATION lines and a bias with ARG=c1,c2,... (RESTRAINT,
+ * MATHEVAL + BIASVALUE).
+ *
+ * Platforms: Reference and CPU; the CUDA kernel is to come (until then, creating a Context
+ * with this force on CUDA fails with OpenMM's error that the platform does not support all
+ * required kernels).
+ *
+ * Python example, a harmonic restraint on two coordination numbers:
+ *
+ * \verbatim embed:rst:leading-asterisk
+ * .. code-block:: python
+ *
+ *     bias = CoordinationBiasForce('0.5*k*(c1-a)^2 + 0.5*k*(c2-b)^2')
+ *     bias.addCollectiveVariable('c1', CoordinationForce(na, cl))
+ *     bias.addCollectiveVariable('c2', CoordinationForce(na, water))
+ *     for name, value in (('k', 100.0), ('a', 1.0), ('b', 5.0)):
+ *         bias.addGlobalParameter(name, value)
+ *     system.addForce(bias)
+ *     c1, c2 = bias.getCollectiveVariableValues(context)
+ * \endverbatim
+ */
+class OPENMM_EXPORT_COORDINATION CoordinationBiasForce : public OpenMM::Force {
+public:
+    /** The largest number of collective variables a force may have (32). */
+    static const int MaxCollectiveVariables = 32;
+    /**
+     * Create a force.
+     *
+     * @param energy  the energy in kJ/mol as an expression of the CV names, global parameters
+     *                and tabulated functions (Lepton syntax)
+     */
+    explicit CoordinationBiasForce(const std::string& energy);
+    ~CoordinationBiasForce();
+    CoordinationBiasForce(const CoordinationBiasForce&) = delete;
+    CoordinationBiasForce& operator=(const CoordinationBiasForce&) = delete;
+    /** Get the number of collective variables. */
+    int getNumCollectiveVariables() const;
+    /**
+     * Add a collective variable. The force takes ownership of the CoordinationForce and deletes
+     * it; a CoordinationForce may belong to one CoordinationBiasForce only, and must not be
+     * added to a System as well.
+     *
+     * @param name      the name the energy expression calls it by (a valid Lepton variable
+     *                  name, not already the name of a CV or a global parameter)
+     * @param variable  the CoordinationForce whose CV this is; its energy expression must be "cv"
+     * @return the index of the collective variable
+     */
+    int addCollectiveVariable(const std::string& name, CoordinationForce* variable);
+    /** Get the name of a collective variable. */
+    const std::string& getCollectiveVariableName(int index) const;
+    /** Get the index of the collective variable with a name; throws OpenMMException if there is none. */
+    int getCollectiveVariableIndex(const std::string& name) const;
+    /** Get a collective variable. Change it, then call updateParametersInContext(). */
+    const CoordinationForce& getCollectiveVariable(int index) const;
+    /** Get a collective variable. Change it, then call updateParametersInContext(). */
+    CoordinationForce& getCollectiveVariable(int index);
+    /** Get the energy expression (kJ/mol). */
+    const std::string& getEnergyExpression() const;
+    /**
+     * Set the energy expression (kJ/mol). An expression that does not parse is refused at once;
+     * its variables and functions are checked against the CVs, global parameters and tables
+     * when a Context is created or updated.
+     */
+    void setEnergyExpression(const std::string& energy);
+    /** Get the number of global parameters. */
+    int getNumGlobalParameters() const;
+    /**
+     * Add a global parameter the energy expression may use. It becomes a Context parameter.
+     *
+     * @param name          the parameter's name (not the name of a CV)
+     * @param defaultValue  its value in new Contexts (must be finite)
+     * @return the index of the parameter
+     */
+    int addGlobalParameter(const std::string& name, double defaultValue);
+    /** Get the name of a global parameter. */
+    const std::string& getGlobalParameterName(int index) const;
+    /** Set the name of a global parameter (not the name of a CV). */
+    void setGlobalParameterName(int index, const std::string& name);
+    /** Get the default value of a global parameter. */
+    double getGlobalParameterDefaultValue(int index) const;
+    /**
+     * Set the default value of a global parameter (must be finite). updateParametersInContext()
+     * copies a changed default into the Context.
+     */
+    void setGlobalParameterDefaultValue(int index, double defaultValue);
+    /** Get the number of tabulated functions. */
+    int getNumTabulatedFunctions() const;
+    /**
+     * Add a tabulated function the energy expression may use: a Continuous1DFunction,
+     * Continuous2DFunction or Continuous3DFunction, with finite values and finite ranges
+     * (min < max), checked when a Context is created or updated. The force takes ownership.
+     *
+     * @param name      the name the expression calls it by
+     * @param function  the table
+     * @return the index of the function
+     */
+    int addTabulatedFunction(const std::string& name, OpenMM::TabulatedFunction* function);
+    /** Get a tabulated function. Change it, then call updateParametersInContext(). */
+    const OpenMM::TabulatedFunction& getTabulatedFunction(int index) const;
+    /** Get a tabulated function. Change it, then call updateParametersInContext(). */
+    OpenMM::TabulatedFunction& getTabulatedFunction(int index);
+    /** Get the name of a tabulated function. */
+    const std::string& getTabulatedFunctionName(int index) const;
+    /**
+     * Get the value of every collective variable at a Context's positions, in the order they
+     * were added. Throws OpenMMException if a position or a value is not finite.
+     */
+    std::vector<double> getCollectiveVariableValues(OpenMM::Context& context) const;
+    /**
+     * Copy everything that does not change the pairs into a Context: every CV's switching
+     * parameters and per-pair weights and r0s, the energy expression, changed global parameter
+     * defaults, and the tables' values. Changing a CV's groups or periodicity, or adding CVs,
+     * requires reinitializing the Context.
+     */
+    void updateParametersInContext(OpenMM::Context& context);
+    /** Get whether the CVs use periodic boundary conditions (all of them do, or none). */
+    bool usesPeriodicBoundaryConditions() const;
+protected:
+    OpenMM::ForceImpl* createImpl() const;
+private:
+    void checkIndex(int index, int size, const char* what) const;
+    void checkName(const std::string& name, const char* what, int parameterIndex) const;
+    CoordinationBiasForceImpl& getImpl(OpenMM::Context& context) const;
+    std::string energyExpression;
+    std::vector<std::string> variableNames;
+    std::vector<CoordinationForce*> variables;
+    std::vector<std::string> parameterNames;
+    std::vector<double> parameterDefaults;
+    std::vector<std::string> functionNames;
+    std::vector<OpenMM::TabulatedFunction*> functions;
+};
+
+} // namespace CoordinationPlugin
+
+#endif /*OPENMM_COORDINATION_BIAS_FORCE_H_*/

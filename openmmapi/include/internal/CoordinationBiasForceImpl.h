@@ -1,0 +1,71 @@
+#ifndef OPENMM_COORDINATION_BIAS_FORCE_IMPL_H_
+#define OPENMM_COORDINATION_BIAS_FORCE_IMPL_H_
+
+#include "CoordinationBiasForce.h"
+#include "openmm/Kernel.h"
+#include "openmm/internal/ForceImpl.h"
+#include "lepton/CustomFunction.h"
+#include "lepton/ParsedExpression.h"
+#include <map>
+#include <string>
+#include <vector>
+
+namespace CoordinationPlugin {
+
+/**
+ * The internal implementation of a CoordinationBiasForce in one Context: validates the force
+ * and forwards every request to the platform's kernel.
+ */
+class OPENMM_EXPORT_COORDINATION CoordinationBiasForceImpl : public OpenMM::ForceImpl {
+public:
+    /**
+     * Create the implementation of a force, checking it with validateForce() before any platform
+     * allocates anything for the Context (see CoordinationForceImpl's constructor for why).
+     */
+    CoordinationBiasForceImpl(const CoordinationBiasForce& owner);
+    /** Validate the force against the System and create its kernel. */
+    void initialize(OpenMM::ContextImpl& context);
+    /** Get the force this implements. */
+    const CoordinationBiasForce& getOwner() const {
+        return owner;
+    }
+    /** Nothing to update between steps. */
+    void updateContextState(OpenMM::ContextImpl& context, bool& forcesInvalid) {
+    }
+    /** Evaluate the force if its group is among those requested. */
+    double calcForcesAndEnergy(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy, int groups);
+    /** The global parameters of the energy expression and their default values. */
+    std::map<std::string, double> getDefaultParameters();
+    /** The kernel this force uses. */
+    std::vector<std::string> getKernelNames();
+    /** Copy changed parameters into the kernel (and changed defaults into the Context). */
+    void updateParametersInContext(OpenMM::ContextImpl& context);
+    /** Compute every CV at the current positions. */
+    std::vector<double> computeCollectiveVariables(OpenMM::ContextImpl& context);
+    /**
+     * Check everything about a force that does not need the System: at least one CV, each CV
+     * valid on its own (CoordinationForceImpl::validateForce) with the energy expression "cv",
+     * one periodicity for all, the energy expression's variables and functions, the tables.
+     */
+    static void validateForce(const CoordinationBiasForce& force);
+    /**
+     * Parse the energy expression of a force with the given Lepton functions for its tables,
+     * checking that it uses no variable other than the CV names and global parameters.
+     */
+    static Lepton::ParsedExpression parseEnergyExpression(const CoordinationBiasForce& force,
+            const std::map<std::string, Lepton::CustomFunction*>& functions);
+    /**
+     * The message of the OpenMMException a platform throws when the energy or a derivative
+     * dE/dc_k is not finite: it names the expression and the values of its variables.
+     */
+    static std::string nonFiniteEnergyMessage(const std::string& expression, const std::map<std::string, double>& variables,
+            double energy, const std::vector<double>& derivatives);
+private:
+    const CoordinationBiasForce& owner;
+    OpenMM::Kernel kernel;
+    std::map<std::string, double> defaults;
+};
+
+} // namespace CoordinationPlugin
+
+#endif /*OPENMM_COORDINATION_BIAS_FORCE_IMPL_H_*/

@@ -1,0 +1,124 @@
+#include "internal/CoordinationBiasForceImpl.h"
+#include "internal/CoordinationForceImpl.h"
+#include "internal/CoordinationSwitching.h"
+#include "CoordinationKernels.h"
+#include "openmm/OpenMMException.h"
+#include "openmm/internal/ContextImpl.h"
+#include "lepton/Parser.h"
+#include <cmath>
+#include <set>
+#include <sstream>
+
+using namespace CoordinationPlugin;
+using namespace OpenMM;
+using namespace std;
+
+static const string className = "CoordinationBiasForce";
+
+CoordinationBiasForceImpl::CoordinationBiasForceImpl(const CoordinationBiasForce& owner) : owner(owner) {
+    forceGroup = owner.getForceGroup();
+    validateForce(owner);
+}
+
+void CoordinationBiasForceImpl::validateForce(const CoordinationBiasForce& force) {
+    if (force.getNumCollectiveVariables() == 0)
+        throw OpenMMException(className+": the force has no collective variables: 0");
+    for (int k = 0; k < force.getNumCollectiveVariables(); k++) {
+        const CoordinationForce& variable = force.getCollectiveVariable(k);
+        const string& name = force.getCollectiveVariableName(k);
+        CoordinationForceImpl::validateForce(variable);
+        if (!CoordinationForceImpl::isEnergyTheCV(variable))
+            throw OpenMMException(className+": collective variable \""+name+"\" has an energy expression that is not \"cv\": \""
+                +variable.getEnergyExpression()+"\"");
+        if (variable.usesPeriodicBoundaryConditions() != force.getCollectiveVariable(0).usesPeriodicBoundaryConditions())
+            throw OpenMMException(className+": collective variable \""+name+"\" has periodic = "
+                +(variable.usesPeriodicBoundaryConditions() ? "true" : "false")+", unlike \""+force.getCollectiveVariableName(0)+"\"");
+    }
+    map<string, int> tableArguments;
+    for (int i = 0; i < force.getNumTabulatedFunctions(); i++) {
+        const TabulatedFunction& table = force.getTabulatedFunction(i);
+        CoordinationForceImpl::checkTable(className, force.getTabulatedFunctionName(i), table, 3);
+        tableArguments[force.getTabulatedFunctionName(i)] = (dynamic_cast<const Continuous1DFunction*>(&table) != NULL ? 1
+            : dynamic_cast<const Continuous2DFunction*>(&table) != NULL ? 2 : 3);
+    }
+    Lepton::ParsedExpression parsed = CoordinationForceImpl::parseWithTables(force.getEnergyExpression(), tableArguments, className);
+    set<string> allowed;
+    for (int k = 0; k < force.getNumCollectiveVariables(); k++)
+        allowed.insert(force.getCollectiveVariableName(k));
+    for (int i = 0; i < force.getNumGlobalParameters(); i++)
+        allowed.insert(force.getGlobalParameterName(i));
+    for (const string& variable : CoordinationSwitching::getVariables(parsed))
+        if (allowed.count(variable) == 0)
+            throw OpenMMException(className+": energy expression \""+force.getEnergyExpression()+"\" uses an unknown variable: "+variable);
+}
+
+Lepton::ParsedExpression CoordinationBiasForceImpl::parseEnergyExpression(const CoordinationBiasForce& force,
+        const map<string, Lepton::CustomFunction*>& functions) {
+    validateForce(force);
+    return Lepton::Parser::parse(force.getEnergyExpression(), functions).optimize();
+}
+
+string CoordinationBiasForceImpl::nonFiniteEnergyMessage(const string& expression, const map<string, double>& variables,
+        double energy, const vector<double>& derivatives) {
+    stringstream msg;
+    msg << className << ": the energy expression \"" << expression << "\" gives a non-finite energy or force (energy " << energy
+        << ", dE/dcv";
+    for (double d : derivatives)
+        msg << " " << d;
+    msg << ") at";
+    const char* separator = " ";
+    for (auto& variable : variables) {
+        msg << separator << variable.first << " = " << variable.second;
+        separator = ", ";
+    }
+    return msg.str();
+}
+
+void CoordinationBiasForceImpl::initialize(ContextImpl& context) {
+    validateForce(owner);
+    for (int k = 0; k < owner.getNumCollectiveVariables(); k++)
+        CoordinationForceImpl::validate(owner.getCollectiveVariable(k), context.getSystem());
+    defaults = getDefaultParameters();
+    kernel = context.getPlatform().createKernel(CalcCoordinationBiasForceKernel::Name(), context);
+    kernel.getAs<CalcCoordinationBiasForceKernel>().initialize(context.getSystem(), owner);
+}
+
+double CoordinationBiasForceImpl::calcForcesAndEnergy(ContextImpl& context, bool includeForces, bool includeEnergy, int groups) {
+    if ((groups&(1<<forceGroup)) != 0)
+        return kernel.getAs<CalcCoordinationBiasForceKernel>().execute(context, includeForces, includeEnergy);
+    return 0.0;
+}
+
+map<string, double> CoordinationBiasForceImpl::getDefaultParameters() {
+    map<string, double> parameters;
+    for (int i = 0; i < owner.getNumGlobalParameters(); i++)
+        parameters[owner.getGlobalParameterName(i)] = owner.getGlobalParameterDefaultValue(i);
+    return parameters;
+}
+
+vector<string> CoordinationBiasForceImpl::getKernelNames() {
+    return {CalcCoordinationBiasForceKernel::Name()};
+}
+
+void CoordinationBiasForceImpl::updateParametersInContext(ContextImpl& context) {
+    validateForce(owner);
+    for (int k = 0; k < owner.getNumCollectiveVariables(); k++)
+        CoordinationForceImpl::validate(owner.getCollectiveVariable(k), context.getSystem());
+    kernel.getAs<CalcCoordinationBiasForceKernel>().copyParametersToContext(context, owner);
+    // A default that changed since the Context was created or last updated replaces the Context's value.
+    for (auto& parameter : getDefaultParameters()) {
+        auto previous = defaults.find(parameter.first);
+        if (previous != defaults.end() && previous->second != parameter.second)
+            context.setParameter(parameter.first, parameter.second);
+    }
+    defaults = getDefaultParameters();
+    context.systemChanged();
+}
+
+vector<double> CoordinationBiasForceImpl::computeCollectiveVariables(ContextImpl& context) {
+    vector<double> values = kernel.getAs<CalcCoordinationBiasForceKernel>().computeCollectiveVariables(context);
+    for (double cv : values)
+        if (!isfinite(cv))
+            throw OpenMMException(CoordinationForceImpl::nonFiniteCollectiveVariableMessage(cv));
+    return values;
+}

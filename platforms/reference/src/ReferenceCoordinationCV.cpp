@@ -1,0 +1,171 @@
+#include "ReferenceCoordinationCV.h"
+#include "internal/CoordinationForceImpl.h"
+#include "openmm/OpenMMException.h"
+#include "openmm/reference/ReferenceForce.h"
+#include "openmm/reference/ReferencePlatform.h"
+#include <algorithm>
+#include <cmath>
+
+using namespace CoordinationPlugin;
+using namespace OpenMM;
+using namespace std;
+
+static ReferencePlatform::PlatformData& getData(ContextImpl& context) {
+    return *reinterpret_cast<ReferencePlatform::PlatformData*>(context.getPlatformData());
+}
+
+ReferenceCoordinationCV::ReferenceCoordinationCV(const CoordinationForce& force) : mode(force.getMode()), groupA(force.getGroupA()),
+        groupB(force.getGroupB()), periodic(force.usesPeriodicBoundaryConditions()), triclinic(false), halfMinWidth(0.0) {
+    setParameters(force);
+}
+
+template <class F>
+void ReferenceCoordinationCV::forEachPair(F f) const {
+    if (mode == CoordinationForce::OneGroup) {
+        for (int i = 0; i < groupA.size(); i++)
+            for (int j = i+1; j < groupA.size(); j++)
+                f(groupA[i], groupA[j]);
+    }
+    else if (mode == CoordinationForce::PairList) {
+        for (int k = 0; k < groupA.size(); k++)
+            f(groupA[k], groupB[k]);
+    }
+    else {
+        for (int i : groupA)
+            for (int j : groupB)
+                if (i != j)
+                    f(i, j);
+    }
+}
+
+void ReferenceCoordinationCV::setParameters(const CoordinationForce& force) {
+    switching.reset(new CoordinationSwitching(force));
+    pairSwitches.clear();
+    if (switching->hasPairParameters())
+        for (int k = 0; k < groupA.size(); k++)
+            pairSwitches.push_back(switching->forPair(k));
+}
+
+void ReferenceCoordinationCV::checkPairsUnchanged(const CoordinationForce& force) const {
+    if (force.getMode() != mode || force.getGroupA() != groupA || force.getGroupB() != groupB)
+        throw OpenMMException("updateParametersInContext: The groups of the CoordinationForce have changed; reinitialize the Context");
+    if (force.usesPeriodicBoundaryConditions() != periodic)
+        throw OpenMMException("updateParametersInContext: The periodic flag of the CoordinationForce has changed; reinitialize the Context");
+}
+
+void ReferenceCoordinationCV::prepare(ContextImpl& context) {
+    const vector<Vec3>& pos = *getData(context).positions;
+    for (const vector<int>* group : {&groupA, &groupB})
+        for (int i : *group)
+            if (!(isfinite(pos[i][0]) && isfinite(pos[i][1]) && isfinite(pos[i][2])))
+                throw OpenMMException("CoordinationForce: the position of particle "+to_string(i)+" is not finite (NaN or infinity)");
+    if (!periodic)
+        return;
+    const Vec3* vectors = getData(context).periodicBoxVectors;
+    for (int k = 0; k < 3; k++)
+        box[k] = vectors[k];
+    triclinic = (box[1][0] != 0 || box[2][0] != 0 || box[2][1] != 0);
+    double volume = box[0][0]*box[1][1]*box[2][2];
+    Vec3 bc = box[1].cross(box[2]), ca = box[2].cross(box[0]), ab = box[0].cross(box[1]);
+    halfMinWidth = 0.5*volume/max(sqrt(bc.dot(bc)), max(sqrt(ca.dot(ca)), sqrt(ab.dot(ab))));
+}
+
+Vec3 ReferenceCoordinationCV::displacement(const vector<Vec3>& pos, int i, int j, double& r) const {
+    if (!periodic) {
+        Vec3 d = pos[j]-pos[i];
+        r = sqrt(d.dot(d));
+        return d;
+    }
+    Vec3 d = ReferenceForce::getDeltaRPeriodic(pos[i], pos[j], box);
+    double r2 = d.dot(d);
+    if (triclinic && r2 > halfMinWidth*halfMinWidth) {
+        // Beyond half the smallest width the reduced image may not be the nearest: search its neighbors.
+        Vec3 reduced = d;
+        for (int a = -1; a <= 1; a++)
+            for (int b = -1; b <= 1; b++)
+                for (int c = -1; c <= 1; c++) {
+                    Vec3 image = reduced+box[0]*a+box[1]*b+box[2]*c;
+                    double image2 = image.dot(image);
+                    if (image2 < r2) {
+                        r2 = image2;
+                        d = image;
+                    }
+                }
+    }
+    r = sqrt(r2);
+    return d;
+}
+
+double ReferenceCoordinationCV::compute(const vector<Vec3>& pos, vector<Vec3>* gradient) const {
+    double cv = 0.0;
+    int k = 0;
+    forEachPair([&] (int i, int j) {
+        double r, dsdr;
+        Vec3 d = displacement(pos, i, j, r);
+        cv += switching->evaluate(r, pairSwitches.empty() ? switching->getCommon() : pairSwitches[k++], dsdr);
+        if (gradient != NULL && dsdr != 0.0) {
+            Vec3 g = d*(dsdr/r);
+            (*gradient)[j] += g;
+            (*gradient)[i] -= g;
+        }
+    });
+    return cv;
+}
+
+void ReferenceCoordinationCV::forEachDistance(const vector<Vec3>& pos, const function<void(double)>& f) const {
+    forEachPair([&] (int i, int j) {
+        double r;
+        displacement(pos, i, j, r);
+        f(r);
+    });
+}
+
+void ReferenceCoordinationEnergy::set(const Lepton::ParsedExpression& parsed, const vector<string>& cvNames,
+        const vector<string>& parameterNames) {
+    this->cvNames = cvNames;
+    this->parameterNames = parameterNames;
+    energy = parsed.createProgram();
+    derivatives.clear();
+    for (const string& name : cvNames)
+        derivatives.push_back(parsed.differentiate(name).optimize().createProgram());
+}
+
+double ReferenceCoordinationEnergy::apply(ContextImpl& context, const vector<double>& cvs, const vector<vector<Vec3> >& gradients,
+        bool includeForces, const function<string(const map<string, double>&, double, const vector<double>&)>& message) {
+    for (int k = 0; k < cvs.size(); k++) {
+        if (!isfinite(cvs[k]))
+            throw OpenMMException(CoordinationForceImpl::nonFiniteCollectiveVariableMessage(cvs[k]));
+        for (int i = 0; i < gradients[k].size(); i++)
+            if (!(isfinite(gradients[k][i][0]) && isfinite(gradients[k][i][1]) && isfinite(gradients[k][i][2])))
+                throw OpenMMException(CoordinationForceImpl::nonFiniteCollectiveVariableMessage(cvs[k], i));
+    }
+    for (const string& name : parameterNames)
+        variables[name] = context.getParameter(name);
+    for (int k = 0; k < cvs.size(); k++)
+        variables[cvNames[k]] = cvs[k];
+    double energyValue = energy.evaluate(variables);
+    vector<double> dEdcv(cvs.size());
+    bool finite = isfinite(energyValue);
+    for (int k = 0; k < cvs.size(); k++) {
+        dEdcv[k] = derivatives[k].evaluate(variables);
+        finite = finite && isfinite(dEdcv[k]);
+    }
+    vector<Vec3> forces;
+    if (includeForces && finite) {
+        forces.resize(gradients[0].size());
+        for (int k = 0; k < cvs.size(); k++)
+            if (dEdcv[k] != 0.0)
+                for (int i = 0; i < forces.size(); i++)
+                    forces[i] -= gradients[k][i]*dEdcv[k];
+        for (int i = 0; finite && i < forces.size(); i++)
+            finite = (isfinite(forces[i][0]) && isfinite(forces[i][1]) && isfinite(forces[i][2]));
+    }
+    if (!finite)
+        throw OpenMMException(message(variables, energyValue, dEdcv));
+    if (includeForces) {
+        vector<Vec3>& contextForces = *getData(context).forces;
+        for (int i = 0; i < contextForces.size(); i++)
+            contextForces[i] += forces[i];
+    }
+    return energyValue;
+}

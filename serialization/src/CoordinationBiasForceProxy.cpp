@@ -1,0 +1,57 @@
+#include "CoordinationBiasForceProxy.h"
+#include "CoordinationBiasForce.h"
+#include "openmm/OpenMMException.h"
+#include "openmm/serialization/SerializationNode.h"
+#include <memory>
+
+using namespace CoordinationPlugin;
+using namespace OpenMM;
+using namespace std;
+
+// Each CV is a CollectiveVariable node holding its name and, in a child node of its own, the
+// CoordinationForce as its proxy writes it (so that the force's own name and the CV's do not clash).
+static const int version = 1;
+
+CoordinationBiasForceProxy::CoordinationBiasForceProxy() : SerializationProxy("CoordinationBiasForce") {
+}
+
+void CoordinationBiasForceProxy::serialize(const void* object, SerializationNode& node) const {
+    node.setIntProperty("version", version);
+    const CoordinationBiasForce& force = *reinterpret_cast<const CoordinationBiasForce*>(object);
+    node.setIntProperty("forceGroup", force.getForceGroup());
+    node.setStringProperty("name", force.getName());
+    node.setStringProperty("energy", force.getEnergyExpression());
+    SerializationNode& parameters = node.createChildNode("GlobalParameters");
+    for (int i = 0; i < force.getNumGlobalParameters(); i++)
+        parameters.createChildNode("Parameter").setStringProperty("name", force.getGlobalParameterName(i))
+                .setDoubleProperty("default", force.getGlobalParameterDefaultValue(i));
+    SerializationNode& variables = node.createChildNode("CollectiveVariables");
+    for (int i = 0; i < force.getNumCollectiveVariables(); i++)
+        variables.createChildNode("CollectiveVariable").setStringProperty("name", force.getCollectiveVariableName(i))
+                .createChildNode("Force", &force.getCollectiveVariable(i));
+    SerializationNode& functions = node.createChildNode("Functions");
+    for (int i = 0; i < force.getNumTabulatedFunctions(); i++)
+        functions.createChildNode("Function", &force.getTabulatedFunction(i)).setStringProperty("name", force.getTabulatedFunctionName(i));
+}
+
+void* CoordinationBiasForceProxy::deserialize(const SerializationNode& node) const {
+    int fileVersion = node.getIntProperty("version");
+    if (fileVersion != version)
+        throw OpenMMException("CoordinationBiasForce: unsupported serialization version "+to_string(fileVersion));
+    unique_ptr<CoordinationBiasForce> force(new CoordinationBiasForce(node.getStringProperty("energy")));
+    force->setForceGroup(node.getIntProperty("forceGroup", 0));
+    force->setName(node.getStringProperty("name", force->getName()));
+    for (auto& parameter : node.getChildNode("GlobalParameters").getChildren())
+        force->addGlobalParameter(parameter.getStringProperty("name"), parameter.getDoubleProperty("default"));
+    for (auto& variable : node.getChildNode("CollectiveVariables").getChildren()) {
+        unique_ptr<CoordinationForce> cv(variable.getChildNode("Force").decodeObject<CoordinationForce>());
+        force->addCollectiveVariable(variable.getStringProperty("name"), cv.get());
+        cv.release();
+    }
+    for (auto& function : node.getChildNode("Functions").getChildren()) {
+        unique_ptr<TabulatedFunction> table(function.decodeObject<TabulatedFunction>());
+        force->addTabulatedFunction(function.getStringProperty("name"), table.get());
+        table.release();
+    }
+    return force.release();
+}

@@ -1,0 +1,382 @@
+/* Tests of CoordinationBiasForce: an energy of several coordination CVs (values and forces
+ * against each CV evaluated alone and against finite differences, tables, boxes,
+ * updateParametersInContext, errors). The CUDA kernel does not exist yet: on CUDA these tests
+ * are skipped with a note. */
+
+#include "CoordinationTestUtilities.h"
+#include "CoordinationBiasForce.h"
+#include "openmm/TabulatedFunction.h"
+#include "openmm/serialization/XmlSerializer.h"
+#include <memory>
+
+/** Whether the platform under test has a CoordinationBiasForce kernel. */
+static bool biasSupported() {
+    if (platform.getName() == "CUDA") {
+        static bool noted = false;
+        if (!noted)
+            cout << "  (CoordinationBiasForce tests skipped on CUDA: its kernel is to come)" << endl;
+        noted = true;
+        return false;
+    }
+    return true;
+}
+
+/** Assert that a statement throws an OpenMMException naming the class and containing text. */
+#define ASSERT_BIAS_ERROR(statement, text) expectBiasError([&] () { statement; }, __FILE__, __LINE__, #statement, text)
+
+static void expectBiasError(const function<void()>& f, const char* file, int line, const char* statement, const string& text) {
+    try {
+        f();
+    }
+    catch (const OpenMMException& e) {
+        string message = e.what();
+        if (message.find("Coordination") == string::npos || message.find(text) == string::npos)
+            throwException(file, line, "the message does not name the class and \""+text+"\": "+message);
+        return;
+    }
+    throwException(file, line, string("expected an OpenMMException from: ")+statement);
+}
+
+static const int biasParticles = 12;
+
+/** The k-th of eight CVs over 12 particles: every mode, several switching functions, per-pair parameters. */
+static CoordinationForce* biasCV(int k, bool periodic) {
+    CoordinationForce* cv = NULL;
+    switch (k%8) {
+    case 0:
+        cv = new CoordinationForce({0, 1, 2, 3, 4, 5});
+        break;
+    case 1:
+        cv = new CoordinationForce({0, 1, 2}, {6, 7, 8, 9});
+        cv->setSwitchingFunction(CoordinationForce::Exp);
+        cv->setR0(0.2);
+        cv->setD0(0.05);
+        break;
+    case 2:
+        cv = new CoordinationForce();
+        cv->setPairs({0, 3, 5, 7}, {11, 2, 9, 1}, {1.0, 0.5, 2.0, 0.25}, {0.3, 0.5, 0.4, 0.6});
+        cv->setSwitchingFunction(CoordinationForce::Q);
+        cv->setBeta(10.0);
+        break;
+    case 3:
+        cv = new CoordinationForce({3, 4}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+        cv->setSwitchingFunction(CoordinationForce::Gaussian);
+        cv->setR0(0.25);
+        cv->setDMax(0.8);
+        break;
+    case 4:
+        cv = new CoordinationForce({6, 7, 8, 9, 10, 11});
+        cv->setSwitchingFunction(CoordinationForce::Smap);
+        cv->setR0(0.35);
+        cv->setA(4);
+        cv->setB(2);
+        break;
+    case 5:
+        cv = new CoordinationForce();
+        cv->setPairs({1, 2, 4}, {8, 10, 6}, {0.5, 1.5, 1.0}, {0.35, 0.45, 0.25});
+        cv->setN(8);
+        break;
+    case 6:
+        cv = new CoordinationForce({10, 11}, {0, 1, 2, 3, 4, 5});
+        cv->setSwitchingFunction(CoordinationForce::Cubic);
+        cv->setD0(0.05);
+        cv->setDMax(0.9);
+        break;
+    default:
+        cv = new CoordinationForce({0, 2, 4, 6, 8, 10});
+        cv->setSwitchingFunction(CoordinationForce::Custom);
+        cv->setCustomExpression("exp(-x^2)");
+        cv->setR0(0.4);
+    }
+    cv->setUsesPeriodicBoundaryConditions(periodic);
+    return cv;
+}
+
+static void biasPositions(vector<Vec3>& positions, Vec3* box, int boxType) {
+    positions = randomPositions(biasParticles, 1.4, 17+boxType);
+    box[0] = Vec3(2.2, 0, 0);
+    box[1] = Vec3(0, 2.1, 0);
+    box[2] = Vec3(0, 0, 2.3);
+    if (boxType == 2)
+        triclinicBox(box);
+}
+
+/** A Context of a System of the 12 particles with the given forces (the caller's integrator outlives it). */
+static Context* biasContext(System& system, Integrator& integrator, const vector<Force*>& forces, const vector<Vec3>& positions,
+        const Vec3* box) {
+    for (int i = 0; i < biasParticles; i++)
+        system.addParticle(1.0);
+    system.setDefaultPeriodicBoxVectors(box[0], box[1], box[2]);
+    for (Force* force : forces)
+        system.addForce(force);
+    Context* context = new Context(system, integrator, platform, properties);
+    context->setPositions(positions);
+    return context;
+}
+
+/** One CV evaluated alone, in a Context of its own on the platform under test: its value and gradient. */
+static double aloneCV(const CoordinationForce& cv, const vector<Vec3>& positions, const Vec3* box, vector<Vec3>& gradient) {
+    System system;
+    VerletIntegrator integrator(0.001);
+    for (int i = 0; i < biasParticles; i++)
+        system.addParticle(1.0);
+    system.setDefaultPeriodicBoxVectors(box[0], box[1], box[2]);
+    system.addForce(XmlSerializer::clone<CoordinationForce>(cv));
+    Context context(system, integrator, platform, properties);
+    context.setPositions(positions);
+    State state = context.getState(State::Energy | State::Forces);
+    gradient = scaledForces(state.getForces(), 1.0);
+    // The host's own sum, independent of any platform, agrees too (it knows no per-pair parameters).
+    if (!cv.getUsesPairParameters())
+        ASSERT_EQUAL_TOL(expectedCV(cv, positions, box), state.getPotentialEnergy(), tolerance);
+    return state.getPotentialEnergy();
+}
+
+/**
+ * Build a bias force over the CVs biasCV(first..first+count-1) named c1, c2, ..., compare its
+ * CV values, energy and forces with energy(values, dEdc) on the CVs evaluated alone, and its
+ * forces with finite differences.
+ */
+static void checkBias(CoordinationBiasForce* bias, int first, int count, int boxType,
+        const function<double(const vector<double>&, vector<double>&)>& energy) {
+    for (int k = 0; k < count; k++)
+        bias->addCollectiveVariable("c"+to_string(k+1), biasCV(first+k, boxType != 0));
+    ASSERT_EQUAL(count, bias->getNumCollectiveVariables());
+    ASSERT_EQUAL(boxType != 0, bias->usesPeriodicBoundaryConditions());
+    vector<Vec3> positions;
+    Vec3 box[3];
+    biasPositions(positions, box, boxType);
+    System system;
+    VerletIntegrator integrator(0.001);
+    unique_ptr<Context> context(biasContext(system, integrator, {bias}, positions, box));
+    vector<double> values(count), dEdc(count);
+    vector<vector<Vec3> > gradients(count);
+    for (int k = 0; k < count; k++)
+        values[k] = aloneCV(bias->getCollectiveVariable(k), positions, box, gradients[k]);
+    vector<double> found = bias->getCollectiveVariableValues(*context);
+    ASSERT_EQUAL(count, found.size());
+    for (int k = 0; k < count; k++)
+        ASSERT_EQUAL_TOL(values[k], found[k], tolerance);
+    double expectedEnergy = energy(values, dEdc);
+    vector<Vec3> expectedForces(biasParticles);
+    for (int k = 0; k < count; k++)
+        for (int i = 0; i < biasParticles; i++)
+            expectedForces[i] -= gradients[k][i]*dEdc[k];
+    assertState(*context, expectedEnergy, expectedForces);
+    assertFiniteDifferences(*context, positions, "CoordinationBiasForce with "+to_string(count)+" CVs");
+}
+
+void testBiasTwoHarmonic() {
+    if (!biasSupported())
+        return;
+    for (int boxType = 0; boxType < 3; boxType++) {
+        CoordinationBiasForce* bias = new CoordinationBiasForce("0.5*k1*(c1-a)^2 + 0.5*k2*(c2-b)^2");
+        bias->addGlobalParameter("k1", 30.0);
+        bias->addGlobalParameter("k2", 20.0);
+        bias->addGlobalParameter("a", 0.5);
+        bias->addGlobalParameter("b", 2.0);
+        checkBias(bias, 1, 2, boxType, [] (const vector<double>& c, vector<double>& d) {
+            d = {30*(c[0]-0.5), 20*(c[1]-2.0)};
+            return 15*(c[0]-0.5)*(c[0]-0.5)+10*(c[1]-2.0)*(c[1]-2.0);
+        });
+    }
+}
+
+void testBiasThreeWall() {
+    if (!biasSupported())
+        return;
+    for (int boxType = 0; boxType < 3; boxType++) {
+        CoordinationBiasForce* bias = new CoordinationBiasForce("k*max(0, c1+c2-w)^2 + 0.3*c3");
+        bias->addGlobalParameter("k", 40.0);
+        bias->addGlobalParameter("w", 0.2);
+        checkBias(bias, 2, 3, boxType, [] (const vector<double>& c, vector<double>& d) {
+            double excess = max(0.0, c[0]+c[1]-0.2);
+            ASSERT(excess > 0);
+            d = {80*excess, 80*excess, 0.3};
+            return 40*excess*excess+0.3*c[2];
+        });
+    }
+}
+
+void testBiasEightCVs() {
+    if (!biasSupported())
+        return;
+    for (int boxType = 0; boxType < 3; boxType++) {
+        CoordinationBiasForce* bias = new CoordinationBiasForce(
+            "0.5*(c1-1)^2 + 0.3*c2*c3 + c4^2 + sin(c5) + 0.2*c6*c7 + 0.1*c8");
+        checkBias(bias, 0, 8, boxType, [] (const vector<double>& c, vector<double>& d) {
+            d = {c[0]-1, 0.3*c[2], 0.3*c[1], 2*c[3], cos(c[4]), 0.2*c[6], 0.2*c[5], 0.1};
+            return 0.5*(c[0]-1)*(c[0]-1)+0.3*c[1]*c[2]+c[3]*c[3]+sin(c[4])+0.2*c[5]*c[6]+0.1*c[7];
+        });
+    }
+}
+
+/** A table of f(x, y) = x*y + x + 2y over a grid (splines reproduce it). */
+static Continuous2DFunction* bilinearTable(double scale) {
+    int size = 12;
+    double min = -1.0, max = 21.0;
+    vector<double> values(size*size);
+    for (int j = 0; j < size; j++)
+        for (int i = 0; i < size; i++) {
+            double x = min+(max-min)*i/(size-1), y = min+(max-min)*j/(size-1);
+            values[i+size*j] = scale*(x*y+x+2*y);
+        }
+    return new Continuous2DFunction(size, size, values, min, max, min, max);
+}
+
+void testBiasTables() {
+    if (!biasSupported())
+        return;
+    for (int boxType = 0; boxType < 3; boxType += 2) {
+        CoordinationBiasForce* bias = new CoordinationBiasForce("bias(c1, c2) + line(c3)");
+        bias->addTabulatedFunction("bias", bilinearTable(1.0));
+        bias->addTabulatedFunction("line", new Continuous1DFunction({-2.0, 10.0, 22.0, 34.0}, -1.0, 11.0));
+        checkBias(bias, 0, 3, boxType, [] (const vector<double>& c, vector<double>& d) {
+            d = {c[1]+1, c[0]+2, 3.0};
+            return c[0]*c[1]+c[0]+2*c[1]+3*c[2]+1;
+        });
+    }
+    // A three-dimensional table of a linear function.
+    CoordinationBiasForce* bias = new CoordinationBiasForce("t(c1, c2, c3)");
+    vector<double> values(4*4*4);
+    for (int k = 0; k < 4; k++)
+        for (int j = 0; j < 4; j++)
+            for (int i = 0; i < 4; i++)
+                values[i+4*(j+4*k)] = 4.0*i+2.0*j-1.0*k;
+    bias->addTabulatedFunction("t", new Continuous3DFunction(4, 4, 4, values, 0, 12, 0, 12, 0, 12));
+    checkBias(bias, 1, 3, 0, [] (const vector<double>& c, vector<double>& d) {
+        d = {1.0, 0.5, -0.25};
+        return c[0]+0.5*c[1]-0.25*c[2];
+    });
+}
+
+void testBiasUpdateParameters() {
+    if (!biasSupported())
+        return;
+    CoordinationBiasForce* bias = new CoordinationBiasForce("k*c1 + bias(c1, c2)");
+    bias->addGlobalParameter("k", 2.0);
+    bias->addCollectiveVariable("c1", biasCV(0, true));
+    bias->addCollectiveVariable("c2", biasCV(5, true));
+    bias->addTabulatedFunction("bias", bilinearTable(1.0));
+    vector<Vec3> positions;
+    Vec3 box[3];
+    biasPositions(positions, box, 1);
+    System system;
+    VerletIntegrator integrator(0.001);
+    unique_ptr<Context> context(biasContext(system, integrator, {bias}, positions, box));
+    vector<Vec3> gradient;
+    double c1 = aloneCV(bias->getCollectiveVariable(0), positions, box, gradient);
+    double c2 = bias->getCollectiveVariableValues(*context)[1];
+    ASSERT_EQUAL_TOL(2*c1+c1*c2+c1+2*c2, context->getState(State::Energy).getPotentialEnergy(), tolerance);
+    // New switching parameters, a new default of k, new table values.
+    bias->getCollectiveVariable(0).setR0(0.4);
+    bias->getCollectiveVariable(1).setPairParameters({2.0, 1.0, 1.0}, {});
+    bias->setGlobalParameterDefaultValue(0, 5.0);
+    dynamic_cast<Continuous2DFunction&>(bias->getTabulatedFunction(0)) = *unique_ptr<Continuous2DFunction>(bilinearTable(3.0));
+    bias->updateParametersInContext(*context);
+    ASSERT_EQUAL(5.0, context->getParameter("k"));
+    double newC1 = aloneCV(bias->getCollectiveVariable(0), positions, box, gradient);
+    double newC2 = aloneCV(bias->getCollectiveVariable(1), positions, box, gradient);
+    ASSERT(fabs(newC1-c1) > 1e-3 && fabs(newC2-c2) > 1e-3);
+    vector<double> values = bias->getCollectiveVariableValues(*context);
+    ASSERT_EQUAL_TOL(newC1, values[0], tolerance);
+    ASSERT_EQUAL_TOL(newC2, values[1], tolerance);
+    ASSERT_EQUAL_TOL(5*newC1+3*(newC1*newC2+newC1+2*newC2), context->getState(State::Energy).getPotentialEnergy(), tolerance);
+    // A Context parameter set by the user stays when the default does not change.
+    context->setParameter("k", 1.0);
+    bias->updateParametersInContext(*context);
+    ASSERT_EQUAL(1.0, context->getParameter("k"));
+    // Pairs cannot change.
+    bias->getCollectiveVariable(0).setGroup({0, 1, 2});
+    ASSERT_BIAS_ERROR(bias->updateParametersInContext(*context), "groups");
+}
+
+void testBiasErrors() {
+    if (!biasSupported())
+        return;
+    ASSERT_BIAS_ERROR(CoordinationBiasForce("c1*"), "c1*");
+    CoordinationBiasForce bias("c1 + c2");
+    CoordinationForce* cv = biasCV(0, false);
+    // Names.
+    for (string name : {"", "1c", "a b", "c-1"})
+        ASSERT_BIAS_ERROR(bias.addCollectiveVariable(name, cv), name);
+    ASSERT_BIAS_ERROR(bias.addCollectiveVariable("c1", NULL), "null");
+    bias.addGlobalParameter("k", 1.0);
+    ASSERT_BIAS_ERROR(bias.addCollectiveVariable("k", cv), "global parameter");
+    ASSERT_EQUAL(0, bias.addCollectiveVariable("c1", cv));
+    ASSERT_BIAS_ERROR(bias.addCollectiveVariable("c1", biasCV(1, false)), "c1");
+    ASSERT_BIAS_ERROR(bias.addGlobalParameter("c1", 1.0), "c1");
+    ASSERT_BIAS_ERROR(bias.setGlobalParameterName(0, "c1"), "c1");
+    ASSERT_BIAS_ERROR(bias.addGlobalParameter("w", NAN), "nan");
+    ASSERT_EQUAL(0, bias.getCollectiveVariableIndex("c1"));
+    ASSERT_BIAS_ERROR(bias.getCollectiveVariableIndex("c9"), "c9");
+    ASSERT_BIAS_ERROR(bias.getCollectiveVariable(1), "1");
+    // The same force twice, or to a second owner.
+    ASSERT_BIAS_ERROR(bias.addCollectiveVariable("c2", cv), "already belongs");
+    CoordinationBiasForce other("d");
+    ASSERT_BIAS_ERROR(other.addCollectiveVariable("d", cv), "already belongs");
+    // A CV with an energy expression of its own; mixed periodicity.
+    unique_ptr<CoordinationForce> restrained(biasCV(1, false));
+    restrained->setEnergyExpression("2*cv");
+    ASSERT_BIAS_ERROR(bias.addCollectiveVariable("c2", restrained.get()), "2*cv");
+    unique_ptr<CoordinationForce> periodic(biasCV(1, true));
+    ASSERT_BIAS_ERROR(bias.addCollectiveVariable("c2", periodic.get()), "periodic");
+    // Too many CVs.
+    CoordinationBiasForce many("c0");
+    for (int k = 0; k < CoordinationBiasForce::MaxCollectiveVariables; k++)
+        many.addCollectiveVariable("c"+to_string(k), biasCV(k, false));
+    unique_ptr<CoordinationForce> extra(biasCV(0, false));
+    ASSERT_BIAS_ERROR(many.addCollectiveVariable("extra", extra.get()), "MaxCollectiveVariables");
+    // Tables.
+    unique_ptr<Discrete1DFunction> discrete(new Discrete1DFunction({1.0, 2.0}));
+    ASSERT_BIAS_ERROR(bias.addTabulatedFunction("f", discrete.get()), "Continuous");
+    // Checked when a Context is created: unknown variables and functions, CVs changed after
+    // they were added, tables, no CVs.
+    vector<Vec3> positions;
+    Vec3 box[3];
+    biasPositions(positions, box, 0);
+    auto contextError = [&] (CoordinationBiasForce* force, const string& text) {
+        System system;
+        for (int i = 0; i < biasParticles; i++)
+            system.addParticle(1.0);
+        system.addForce(force);
+        VerletIntegrator integrator(0.001);
+        ASSERT_BIAS_ERROR(Context(system, integrator, platform, properties), text);
+    };
+    auto twoCVs = [&] (const string& expression) {
+        CoordinationBiasForce* force = new CoordinationBiasForce(expression);
+        force->addCollectiveVariable("c1", biasCV(0, false));
+        force->addCollectiveVariable("c2", biasCV(1, false));
+        return force;
+    };
+    contextError(twoCVs("c1 + zz"), "zz");
+    contextError(twoCVs("foo(c1)"), "foo");
+    contextError(new CoordinationBiasForce("1"), "no collective variables");
+    CoordinationBiasForce* changed = twoCVs("c1+c2");
+    changed->getCollectiveVariable(1).setEnergyExpression("cv^2");
+    contextError(changed, "cv^2");
+    changed = twoCVs("c1+c2");
+    changed->getCollectiveVariable(1).setUsesPeriodicBoundaryConditions(true);
+    contextError(changed, "periodic");
+    CoordinationBiasForce* table = twoCVs("t(c1, c2)");
+    table->addTabulatedFunction("t", new Continuous2DFunction(2, 2, {0.0, 1.0, NAN, 2.0}, 0, 1, 0, 1));
+    contextError(table, "not finite");
+    table = twoCVs("t(c1, c2)");
+    table->addTabulatedFunction("t", new Continuous2DFunction(2, 2, {0.0, 1.0, 1.0, 2.0}, 0, INFINITY, 0, 1));
+    contextError(table, "min < max");
+    contextError(twoCVs("t(c1)"), "t");
+    // A non-finite energy.
+    System system;
+    VerletIntegrator integrator(0.001);
+    unique_ptr<Context> context(biasContext(system, integrator, {twoCVs("sqrt(c1-1000)")}, positions, box));
+    ASSERT_BIAS_ERROR(context->getState(State::Energy), "sqrt(c1-1000)");
+}
+
+void runBiasTests() {
+    RUN_TEST(testBiasTwoHarmonic);
+    RUN_TEST(testBiasThreeWall);
+    RUN_TEST(testBiasEightCVs);
+    RUN_TEST(testBiasTables);
+    RUN_TEST(testBiasUpdateParameters);
+    RUN_TEST(testBiasErrors);
+}
