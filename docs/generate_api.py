@@ -132,11 +132,27 @@ Methods (C++ signatures):
 '''
 
 
+class _Default:
+    """A default value written as the page shows it: a Quantity as '<value> <unit symbol>', the
+    same on every OpenMM version (the repr of a Quantity differs between them)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self):
+        if hasattr(self.value, 'unit') and hasattr(self.value, 'value_in_unit'):
+            return '%r %s' % (self.value.value_in_unit(self.value.unit), self.value.unit.get_symbol())
+        return repr(self.value)
+
+
 def _signature(obj):
     try:
-        return str(inspect.signature(obj))
+        signature = inspect.signature(obj)
     except (TypeError, ValueError):
         return '(...)'
+    parameters = [p.replace(default=_Default(p.default)) if p.default is not inspect.Parameter.empty else p
+                  for p in signature.parameters.values()]
+    return str(signature.replace(parameters=parameters))
 
 
 def _doc(obj):
