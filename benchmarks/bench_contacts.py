@@ -2,7 +2,8 @@
 MD, our CoordinationForce (pair list with per-pair r0 and weight, Q switching, the restraint
 through its own energy expression) against the fastest per-pair peer in OpenMM, a CustomBondForce
 with per-bond w and r0 inside a CustomCVForce, timed side by side in one run (interleaved_md of
-benchmark.py: MD overhead against the plain Contexts, and toggled in the force's own Context).
+benchmark.py, both cases in one interleaving against the same plain Contexts: MD overhead against
+the plain Contexts, and toggled in the force's own Context).
 
 Cases: Best-Hummer-Eaton's native contacts (heavy atoms, residues more than 3 apart, within
 0.45 nm: 1,942 pairs in DHFR) and a wider native cutoff of 0.65 nm (about 10^4 pairs). The full
@@ -27,7 +28,8 @@ import numpy as np
 
 from openmmcoordination import CoordinationForce
 
-from benchmark import check_md_values, interleaved_md, make_context, md_rows, step_time
+from benchmark import (MD_REPLICAS, MD_ROUNDS, MD_STEPS, MdCase, adding, check_md_values, interleaved_md, make_context, md_rows,
+                       step_time)
 
 # The solvated DHFR of the timed runs (COORDINATION_DHFR_PDB, else ../shared/data beside the
 # repository), and the protein alone that ships in examples/data for --quick.
@@ -82,21 +84,23 @@ def restrained(cv, q0, ours):
 
 def run(platform, precision, quick):
     system, topology, positions = dhfr_system(quick)
-    steps, repeats, replicas = (20, 2, 1) if quick else (2000, 7, 3)
+    steps, repeats, replicas = (20, 2, 1) if quick else (MD_STEPS, MD_ROUNDS, MD_REPLICAS)
     cutoffs = [0.45] if quick else [0.45, 0.65]
-    rows = []
+    cases, described = [], []
     for cutoff in cutoffs:
         q = native_contacts(topology, positions, cutoff=cutoff*unit.nanometer)
         pairs = q.getNumPairs()
         name = 'Q of DHFR, %d native contacts (cutoff %.2f nm)' % (pairs, cutoff)
         q0 = check_md_values(system, positions, platform, precision, native_contacts(topology, positions,
                              cutoff=cutoff*unit.nanometer), peer_q(q))
-        peerLabel = 'peer (CustomBondForce with per-bond w, r0 in CustomCVForce)'
-        timings, spread = interleaved_md(system, positions, platform, precision, steps, repeats,
-                                         (('ours (pair list with per-pair r0 and w, own energy expression)', restrained(q, q0, True)),
-                                          (peerLabel, restrained(peer_q(q), q0, False))), replicas)
-        rows += md_rows('contacts', name, system.getNumParticles(), timings, spread, peerLabel, dict(pairs=pairs, q0=q0, kq=KQ),
-                        repeats, steps, replicas, 'plain and ours')
+        labels = {'ours': '%s: ours (pair list with per-pair r0 and w, own energy expression)' % name,
+                  'peer': '%s: peer (CustomBondForce with per-bond w, r0 in CustomCVForce)' % name}
+        cases += [MdCase(labels['ours'], adding(restrained(q, q0, True)), replicas),
+                  MdCase(labels['peer'], adding(restrained(peer_q(q), q0, False)))]
+        described.append({'name': name, 'bias': 'restraint', 'labels': labels, 'extra': dict(pairs=pairs, q0=q0, kq=KQ)})
+    # Both cases in one interleaved run, against the same plain Contexts.
+    results, spread = interleaved_md(system, positions, platform, precision, steps, repeats, cases, replicas)
+    rows = md_rows('contacts', described, system.getNumParticles(), results, spread, replicas, repeats, steps)
     return rows + pair_parameter_rows(platform, precision, quick)
 
 
