@@ -416,7 +416,9 @@ def bench_md(platform, precision, quick, groups=MD_GROUPS):
                                                                       'two CustomNonbondedForces'),
                   metadynamics_build(PeerMetadynamics, peerFactories, cvValues, frequency), 1, False)],
                 dict(dimensions=len(cvValues), hill_frequency=frequency, bias_factor=BIAS_FACTOR,
-                     hill_height=HILL_HEIGHT.value_in_unit(unit.kilojoules_per_mole), initial_cvs=cvValues))
+                     hill_height=HILL_HEIGHT.value_in_unit(unit.kilojoules_per_mole), initial_cvs=cvValues,
+                     bias_variables=[[v.minValue, v.maxValue, v.biasWidth, v.gridWidth]
+                                     for v in metadynamics_variables(cvValues, oursFactories)]))
         except (ValueError, mm.OpenMMException) as error:
             skip(name, 'metadynamics', error)
 

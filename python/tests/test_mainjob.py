@@ -71,12 +71,16 @@ def test_metadynamics_benchmark_smoke(tmp_path):
 
 def test_benchmark_smoke(tmp_path):
     """The GPU benchmark's throughput and latency sections in their quick setting: every row carries
-    its timings, the peer's and the per-evaluation figures."""
+    its timings, the peer's and the per-evaluation figures; the JSON the time of each section."""
     path = tmp_path/'bench.json'
     run([os.path.join('benchmarks', 'benchmark.py'), '--platform', 'Reference', '--quick', '--sections',
          'throughput,latency', '--json', str(path)], timeout=300)
-    rows = json.loads(path.read_text())['rows']
+    data = json.loads(path.read_text())
+    rows = data['rows']
     assert [row['section'] for row in rows] == ['throughput', 'throughput', 'latency']
+    # Each section's time, and the run complete.
+    assert list(data['info']['sections_elapsed_s']) == ['throughput', 'latency'] and data['info']['complete'] is True
+    assert data['info']['elapsed_s'] >= sum(data['info']['sections_elapsed_s'].values()) - 0.2
     for row in rows[:2]:
         assert row['ms'] > 0 and row['peer_ms'] > 0 and row['empty_step_ms'] > 0
         assert row['ms_per_evaluation'] == pytest.approx(row['ms_in_step'] - row['empty_step_ms'])
@@ -122,28 +126,98 @@ def test_spatial_order():
 
 
 def test_interleaved_md_replicas():
-    """The MD benchmark with replicas (Reference, a tiny water box): plain and the first force get
-    that many Contexts (two plain Contexts never time exactly alike, so their spread is positive; with
-    one it is 0), their times are averaged per round, and every force gets its overhead and its
-    toggled overhead."""
+    """The MD benchmark with replicas (Reference, a tiny water box): the plain box and each case get
+    their own number of Contexts (two plain Contexts never time exactly alike, so their spread is
+    positive; with one it is 0), their times are averaged per round, and every case gets its
+    overhead, its ratio per round and, where asked, its toggled overhead."""
     benchmark = import_benchmark()
     import openmm as mm
     from openmmcoordination import CoordinationForce
     system, positions, oxygens = benchmark.water_box(220)
-    forces = []
-    for label in ('first', 'second'):
+    cases = []
+    for label, replicas, toggled in (('first', 2, True), ('second', 1, False)):
         force = CoordinationForce(oxygens[:1], oxygens[1:])
         force.setUsesPeriodicBoundaryConditions(True)
         force.setDMax(0.5)
-        forces.append((label, force))
+        cases.append(benchmark.MdCase(label, benchmark.adding(force), replicas, toggled))
     results, spread = benchmark.interleaved_md(system, positions, mm.Platform.getPlatformByName('Reference'), 'mixed', 5, 2,
-                                               forces, replicas=2)
+                                               cases, replicas=2)
     assert set(results) == {'plain', 'first', 'second'}
-    assert results['plain'][1] == 1.0 and results['plain'][2] is None
+    assert results['plain']['relative'] == 1.0 and results['plain']['toggled'] is None
     for label in ('first', 'second'):
-        ms, relative, toggled = results[label]
-        assert ms > 0 and 0.2 < relative < 5 and 0.2 < toggled < 5
+        result = results[label]
+        assert result['ms'] > 0 and 0.2 < result['relative'] < 5 and len(result['rounds']) == 2
+    assert 0.2 < results['first']['toggled'] < 5 and results['second']['toggled'] is None
     assert spread > 0
+
+
+def two_cvs(benchmark, oxygens, numParticles, ours):
+    """The md section's two CVs (1 O and 10 O against the other O) with a cutoff of 0.5 nm for a
+    tiny box: our CoordinationForces, or the peer's CustomNonbondedForces."""
+    groups = [(oxygens[:1], oxygens[1:]), (oxygens[:10], oxygens[10:])]
+    if ours:
+        return [benchmark.rational_cv(a, b, 0.5, periodic=True) for a, b in groups]
+    return [benchmark.peer_cv(numParticles, a, b, 0.5) for a, b in groups]
+
+
+def test_md_two_cvs_checked_and_timed():
+    """The md section's two-CV cases on Reference in a tiny box: the restraint through
+    CoordinationBiasForce agrees with CustomCVForce over two CustomNonbondedForces (and a wrong
+    constant is caught); our metadynamics and openmm.app's give the same bias after two hills; a
+    restraint and a metadynamics case time in one interleaved run, the metadynamics one through
+    Simulation and Metadynamics.step(), with no toggled figure."""
+    benchmark = import_benchmark()
+    import openmm as mm
+    from openmm.app.metadynamics import Metadynamics as PeerMetadynamics
+    from openmmcoordination.metadynamics import Metadynamics
+    platform = mm.Platform.getPlatformByName('Reference')
+    system, positions, oxygens, topology = benchmark.water_box(220, withTopology=True)
+    n = system.getNumParticles()
+    values = [benchmark.check_md_values(system, positions, platform, 'mixed', o, p)
+              for o, p in zip(two_cvs(benchmark, oxygens, n, True), two_cvs(benchmark, oxygens, n, False))]
+    parameters = {'k1': 10.0, 'a': values[0], 'k2': 1.0, 'b': values[1]}
+    ours = benchmark.bias_restraint(benchmark.RESTRAINT2, dict(zip(('c1', 'c2'), two_cvs(benchmark, oxygens, n, True))), parameters)
+    peer = benchmark.cv_restraint(benchmark.RESTRAINT2, dict(zip(('c1', 'c2'), two_cvs(benchmark, oxygens, n, False))), parameters)
+    benchmark.check_bias_values(system, positions, platform, 'mixed', ours, peer, {'a': 0.9 * values[0], 'b': 0.9 * values[1]})
+    wrong = benchmark.cv_restraint(benchmark.RESTRAINT2, dict(zip(('c1', 'c2'), two_cvs(benchmark, oxygens, n, False))),
+                                   dict(parameters, k2=1.1))
+    with pytest.raises(RuntimeError, match='energy'):
+        benchmark.check_bias_values(system, positions, platform, 'mixed', ours, wrong, {'a': 0.9 * values[0], 'b': 0.9 * values[1]})
+
+    def factories(ours, count):
+        return [lambda k=k: two_cvs(benchmark, oxygens, n, ours)[k] for k in range(count)]
+    for count in (1, 2):
+        try:
+            benchmark.check_metadynamics(system, positions, topology, platform, 'mixed',
+                                         lambda f: benchmark.metadynamics_build(Metadynamics, factories(True, count), values[:count], f),
+                                         lambda f: benchmark.metadynamics_build(PeerMetadynamics, factories(False, count),
+                                                                                values[:count], f))
+        except ValueError as error:     # our Metadynamics of one CV only (before the metadynamics of several CVs)
+            assert count == 2 and 'one BiasVariable' in str(error)
+
+    cases = [benchmark.MdCase('two CVs', benchmark.adding(ours), 1, True),
+             benchmark.MdCase('metadynamics', benchmark.metadynamics_build(PeerMetadynamics, factories(False, 2), values, 2), 1, False)]
+    results, _ = benchmark.interleaved_md(system, positions, platform, 'mixed', 4, 2, cases, 1, topology, warmup=2)
+    assert results['two CVs']['toggled'] is not None and results['metadynamics']['toggled'] is None
+    assert all(results[label]['ms'] > 0 for label in ('plain', 'two CVs', 'metadynamics'))
+    rows = benchmark.md_rows('md', [{'name': 'two CVs case', 'bias': 'restraint', 'labels': {'ours': 'two CVs'}, 'extra': {}},
+                                    {'name': 'metadynamics case', 'bias': 'metadynamics', 'labels': {'peer': 'metadynamics'},
+                                     'extra': {'dimensions': 2}}],
+                             n, results, 0.0, 1, 2, 4)
+    assert [(row['kind'], row.get('cv_case')) for row in rows] == [('plain', None), ('ours', 'two CVs case'),
+                                                                   ('peer', 'metadynamics case')]
+    assert 'toggled_overhead_percent' in rows[1] and 'toggled_overhead_percent' not in rows[2]
+    assert rows[2]['dimensions'] == 2 and len(rows[2]['overhead_per_round_percent']) == 2
+
+
+def test_benchmark_sections_checked():
+    """benchmark.py refuses a section it does not have (metadynamics is part of md now) and an
+    unknown md case, before it times anything."""
+    for arguments, message in ((['--sections', 'md,metadynamics'], 'metadynamics is part of md'),
+                               (['--md-cases', 'restraint,bogus'], 'unknown md case')):
+        result = subprocess.run([sys.executable, os.path.join('benchmarks', 'benchmark.py'), '--platform', 'Reference'] + arguments,
+                                capture_output=True, text=True, cwd=REPO, timeout=120)
+        assert result.returncode == 2 and message in result.stderr
 
 
 def test_energy_only_step_time():

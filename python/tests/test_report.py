@@ -1,8 +1,11 @@
-"""benchmarks/report.py: the tables of docs/performance.md hold the figures of the benchmark JSON
-(ours, the peer's and their ratio, the target and whether it is met), and the plots are PNG files.
-Needs only matplotlib, not OpenMM: `pytest --noconftest python/tests/test_report.py` runs it
-without the plugin."""
+"""benchmarks/report.py: the tables of docs/performance.md hold the figures of the JSON of one
+benchmark run (ours, the peer's and their ratio, the target and whether it is met; the md
+section's restraints of one and two CVs and its metadynamics of one and two CVs), the header the
+run's card, versions, date, command and time per section, and the plots are PNG files. Synthetic
+JSON, and the results files of the repository. Needs only matplotlib, not OpenMM:
+`pytest --noconftest python/tests/test_report.py` runs it without the plugin."""
 
+import glob
 import importlib.util
 import json
 import os
@@ -24,24 +27,51 @@ spec.loader.exec_module(report)
 
 INFO = {'openmm': '8.6.1', 'platform': 'CUDA', 'precision': 'mixed', 'host': 'test', 'python': '3.12.3',
         'gpu': 'NVIDIA H100 80GB HBM3, 580.159.04', 'date': '2026-12-01',
-        'command': 'python benchmarks/benchmark.py --platform CUDA --precision mixed --json results.json'}
+        'command': 'python benchmarks/benchmark.py --platform CUDA --precision mixed --json results.json',
+        'sections': ['md', 'contacts', 'throughput', 'cutoff', 'latency', 'histogram', 'coldstart'],
+        'sections_elapsed_s': {'md': 150.2, 'contacts': 80.0, 'throughput': 40.4, 'cutoff': 95.0, 'latency': 7.0,
+                               'histogram': 18.0, 'coldstart': 30.0},
+        'elapsed_s': 420.6, 'complete': True}
+PLAIN = {'section': 'md', 'case': 'plain (23682 atoms)', 'kind': 'plain', 'ms_per_step': 0.2, 'atoms': 23682, 'replicas': 3,
+         'plain_replica_spread_percent': 1.5, 'steps': 2000, 'repeats': 5}
 
 
-def md_rows(name, plain, fast, fastOverhead, fastToggled, compatibleOverhead, peer, peerOverhead):
-    note = {'plain_ms_per_step': plain}
-    return [{'section': 'md', 'case': '%s: plain (23682 atoms)' % name, 'ms_per_step': plain, 'replicas': 3,
-             'plain_replica_spread_percent': 1.5},
-            dict(note, section='md', case='%s: fast path (own energy expression)' % name, ms_per_step=fast,
-                 overhead_percent=fastOverhead, toggled_overhead_percent=fastToggled),
-            dict(note, section='md', case='%s: compatibility path (ours in CustomCVForce)' % name, ms_per_step=0.25,
-                 overhead_percent=compatibleOverhead, toggled_overhead_percent=40.0),
-            dict(note, section='md', case='%s: peer (CustomNonbondedForce in CustomCVForce)' % name, ms_per_step=peer,
-                 overhead_percent=peerOverhead, toggled_overhead_percent=peerOverhead + 1)]
+def md_rows(name, fast, fastOverhead, fastToggled, compatibleOverhead, peer, peerOverhead, bias='restraint', extra=None):
+    """The rows of one case of the md section as benchmark.py writes them (one shared plain row apart)."""
+    base = dict(extra or {}, section='md', cv_case=name, bias=bias, plain_ms_per_step=0.2, steps=2000, repeats=5)
+    rows = [dict(base, case='%s: ours' % name, kind='ours', ms_per_step=fast, overhead_percent=fastOverhead,
+                 overhead_per_round_percent=[fastOverhead - 0.5, fastOverhead, fastOverhead + 0.25], replicas=3)]
+    if fastToggled is not None:
+        rows[0]['toggled_overhead_percent'] = fastToggled
+    if compatibleOverhead is not None:
+        rows.append(dict(base, case='%s: compatibility path' % name, kind='compatible', ms_per_step=0.3,
+                         overhead_percent=compatibleOverhead))
+    rows.append(dict(base, case='%s: peer' % name, kind='peer', ms_per_step=peer, overhead_percent=peerOverhead))
+    if fastToggled is not None:
+        rows[-1]['toggled_overhead_percent'] = peerOverhead + 1
+    return rows
+
+
+METAD = dict(hill_frequency=500, bias_factor=10.0, hill_height=1.0)
 
 
 def synthetic_rows():
-    rows = md_rows('1 O vs the other O', 0.2, 0.203, 1.5, 1.25, 30.0, 0.25, 25.0)
-    rows += md_rows('self-coordination of all O (dmax 1 nm)', 0.2, 0.22, 10.0, 4.0, 60.0, 0.36, 80.0)
+    rows = [PLAIN]
+    rows += md_rows('1 O vs the other O', 0.203, 1.5, 1.25, 30.0, 0.25, 25.0)
+    rows += md_rows('self-coordination of all O (dmax 1 nm)', 0.22, 10.0, 4.0, 60.0, 0.36, 80.0)
+    rows += md_rows('1 O and 100 O vs the other O (2 CVs)', 0.207, 3.5, 3.75, None, 0.29, 45.0)
+    rows += md_rows('metadynamics of 1 O vs the other O (1-D)', 0.208, 4.0, None, None, 0.26, 30.0, 'metadynamics',
+                    dict(METAD, dimensions=1, bias_variables=[[0.0, 20.0, 0.2, 401]]))
+    rows += md_rows('metadynamics of 1 O and 100 O vs the other O (2-D)', 0.21, 5.0, None, None, 0.3, 50.0, 'metadynamics',
+                    dict(METAD, dimensions=2, bias_variables=[[0.0, 20.0, 0.2, 201], [357.0, 557.0, 2.0, 201]]))
+    rows += [{'section': 'contacts', 'case': 'plain (23558 atoms)', 'kind': 'plain', 'ms_per_step': 0.2, 'atoms': 23558},
+             {'section': 'contacts', 'case': 'Q of DHFR, 11712 native contacts (cutoff 0.65 nm): ours (pair list)', 'kind': 'ours',
+              'cv_case': 'Q of DHFR, 11712 native contacts (cutoff 0.65 nm)', 'bias': 'restraint', 'ms_per_step': 0.204,
+              'plain_ms_per_step': 0.2, 'overhead_percent': 2.0, 'toggled_overhead_percent': 1.0, 'pairs': 11712},
+             {'section': 'contacts', 'case': 'Q of DHFR, 11712 native contacts (cutoff 0.65 nm): peer (CustomBondForce)',
+              'kind': 'peer', 'cv_case': 'Q of DHFR, 11712 native contacts (cutoff 0.65 nm)', 'bias': 'restraint',
+              'ms_per_step': 0.25, 'plain_ms_per_step': 0.2, 'overhead_percent': 25.0, 'toggled_overhead_percent': 24.0,
+              'pairs': 11712}]
     rows += [{'section': 'throughput', 'case': '10k x 10k', 'pairs': 100000000, 'ms': 0.4, 'peer_ms': 0.5,
               'speedup_vs_peer': 1.25, 'ms_per_evaluation': 0.1, 'peer_ms_per_evaluation': 0.3},
              {'section': 'throughput', 'case': '100k self', 'pairs': 4999950000, 'ms': 6.0, 'peer_ms': 12.0,
@@ -58,14 +88,8 @@ def synthetic_rows():
               'energy_only_ms_per_evaluation': 0.25, 'peer_energy_only_ms_per_evaluation': 1.5, 'energy_only_speedup': 6.0},
              {'section': 'histogram', 'case': '100000 atoms, all pairs, 200 bins, one frame read back', 'ms': 5.0,
               'pairs_per_s': 1.2e12, 'peer': 'CuPy', 'peer_ms': 1000.0, 'peer_pairs_per_s': 5e9, 'speedup_vs_peer': 200.0},
-             {'section': 'metadynamics', 'case': 'plain MD (water box, PME)', 'kind': 'plain', 'ms_per_step': 0.2, 'atoms': 24000,
-              'steps': 2000, 'repeats': 3, 'hill_frequency': 500},
-             {'section': 'metadynamics', 'case': 'metadynamics, ours', 'kind': 'ours', 'ms_per_step': 0.208, 'atoms': 24000,
-              'steps': 2000, 'repeats': 3, 'hill_frequency': 500, 'overhead_percent': 4.0},
-             {'section': 'metadynamics', 'case': 'peer, our CV', 'kind': 'peer-ours', 'ms_per_step': 0.29, 'atoms': 24000,
-              'overhead_percent': 45.0},
-             {'section': 'metadynamics', 'case': 'peer, CustomNonbondedForce', 'kind': 'peer-custom', 'ms_per_step': 0.26,
-              'atoms': 24000, 'overhead_percent': 30.0}]
+             {'section': 'coldstart', 'case': '50-pair list (pairs)', 'precision': 'mixed', 'added_cold_s': 0.2,
+              'added_warm_s': 0.03, 'first_histogram_cold_s': 0.07, 'plain_fresh_cache_s': 3.9}]
     return rows
 
 
@@ -99,11 +123,15 @@ def section(text, title):
 
 def test_synthetic_run(tmp_path):
     docs = tmp_path / 'docs'
-    text = report.write_report([write_json(tmp_path / 'run.json', synthetic_rows())], str(docs))
+    text = report.write_report(write_json(tmp_path / 'run.json', synthetic_rows()), str(docs))
     assert (docs / 'performance.md').read_text() == text
-    # The header: the run's GPU, driver, OpenMM, precision, date and command.
-    assert table_row(text, 'NVIDIA H100 80GB HBM3') == ['NVIDIA H100 80GB HBM3', '580.159.04', '8.6.1', 'CUDA', 'mixed', '2026-12-01']
+    # The header: the run's GPU, driver, OpenMM, precision, date, its time; the command; each section's time.
+    assert table_row(text, 'NVIDIA H100 80GB HBM3') == ['NVIDIA H100 80GB HBM3', '580.159.04', '8.6.1', 'CUDA', 'mixed', '2026-12-01',
+                                                        '7.0 min']
     assert INFO['command'] in text
+    assert 'python benchmarks/report.py %s' % os.path.relpath(str(tmp_path / 'run.json')) in text
+    assert 'md 150, contacts 80, throughput 40, cutoff 95, latency 7, histogram 18, coldstart 30.' in text
+    assert 'stopped before its end' not in text
 
     # MD: ours 0.203 ms/step against the peer's 0.25 (ratio 1.23x); 1.5% / 1.25% within 2%: met.
     md = section(text, 'MD step time')
@@ -111,10 +139,31 @@ def test_synthetic_run(tmp_path):
                                                    '+25.0% / +26.0%', '1.23x', '+30.0%', '<= 2%', 'yes']
     # Separate 10% over the 5% target, toggled 4% within it: not met; ratio 0.36/0.22 = 1.64x.
     assert table_row(md, 'self-coordination of all O (dmax 1 nm)')[5:] == ['+80.0% / +81.0%', '1.64x', '+60.0%', '<= 5%', '**no**']
-    assert 'differed by 1.5 to 1.5%' in md
+    # Two CVs: CoordinationBiasForce 3.5% / 3.75% within 4%: met; no compatibility path; 0.29/0.207 = 1.40x.
+    assert table_row(md, '1 O and 100 O vs the other O (2 CVs)') == [
+        '1 O and 100 O vs the other O (2 CVs)', '0.200', '0.207', '+3.5% / +3.8%', '0.290', '+45.0% / +46.0%', '1.40x', '-',
+        '<= 4%', 'yes']
+    assert 'CoordinationBiasForce' in md and 'one interleaved run' in md and '5 rounds of step(2000)' in md
+    assert 'differed by 1.5% among themselves' in md
+    # The largest range of our per-round overheads: 0.75 points.
+    assert 'by up to 0.8 points' in md
+    assert 'metadynamics' not in table_rows_first_cells(md)
 
+    # Metadynamics of one CV (4% within 5%) and two (5% over 4%), from the md rows.
     meta = section(text, 'Well-tempered metadynamics')
-    assert table_row(meta, '0.200') == ['0.200', '0.208', '+4.0%', '0.260', '+30.0%', '1.25x', '+45.0%', '<= 5%', 'yes']
+    assert table_row(meta, '1 O vs the other O (1-D)') == ['1 O vs the other O (1-D)', '0.200', '0.208', '+4.0%', '0.260', '+30.0%',
+                                                           '1.25x', '<= 5%', 'yes']
+    assert table_row(meta, '1 O and 100 O vs the other O (2-D)')[2:] == ['0.210', '+5.0%', '0.300', '+50.0%', '1.43x', '<= 4%',
+                                                                         '**no**']
+    assert ('1-D: CV 1 over [0, 20] (hills 0.2 wide, 401 grid points); 2-D: CV 1 over [0, 20] and CV 2 over [357, 557] '
+            '(hills 0.2 and 2 wide, 201 x 201 grid points).') in meta
+    assert 'every 500 steps' in meta
+    # The bar chart after the metadynamics table, not after the MD one.
+    assert '](%s)' % report.MD_IMAGE in meta and '](%s)' % report.MD_IMAGE not in md
+
+    contacts = section(text, 'Native contacts')
+    assert table_row(contacts, 'Q of DHFR, 11712 native contacts (cutoff 0.65 nm)')[1:] == [
+        '0.200', '0.204', '+2.0% / +1.0%', '0.250', '+25.0% / +24.0%', '1.23x', '<= 3%', 'yes']
 
     # Throughput per evaluation: 0.3/0.1 = 3.00x (target 2.5x met), 1e8 pairs in 0.1 ms = 1e12 pairs/s;
     # 100k self 2.00x: missed.
@@ -137,6 +186,9 @@ def test_synthetic_run(tmp_path):
     assert table_row(histogram, '100000 atoms, all pairs, 200 bins, one frame read back')[1:] == [
         '5.00', '1.20e12', '1,000', '5.00e9', '200x', '>= 1.00e12 pairs/s', 'yes']
 
+    assert table_row(section(text, 'Cold start'), '50-pair list (pairs)') == ['50-pair list (pairs)', 'mixed', '0.20', '0.030', '0.07',
+                                                                              '3.90', 'yes']
+
     for image in (report.MD_IMAGE, report.SCALING_IMAGE):
         assert '](%s)' % image in text
         assert (docs / image).stat().st_size > 10000
@@ -144,25 +196,51 @@ def test_synthetic_run(tmp_path):
         assert width > 800 and height > 500
 
 
-def test_sections_absent_and_merge(tmp_path):
-    """A JSON with some sections only: the others are left out (and their plots); a later file
-    replaces a section of an earlier one."""
+def table_rows_first_cells(text):
+    return [line.strip('|').split('|')[0].strip() for line in text.splitlines() if line.startswith('|')]
+
+
+def test_skipped_case(tmp_path):
+    """A case the run could not measure (an unsupported platform, a Metadynamics of one CV only) is a
+    row that says why, with no figures, and no bars."""
+    rows = [row for row in synthetic_rows() if row['section'] == 'md' and '2-D' not in row.get('cv_case', '')]
+    rows.append({'section': 'md', 'case': 'metadynamics of 1 O and 100 O vs the other O (2-D)', 'kind': 'skipped',
+                 'cv_case': 'metadynamics of 1 O and 100 O vs the other O (2-D)', 'bias': 'metadynamics',
+                 'skipped': 'ValueError: Metadynamics: exactly one BiasVariable is supported, got 2'})
+    text = report.write_report(write_json(tmp_path / 'run.json', rows), str(tmp_path / 'docs'))
+    row = table_row(section(text, 'Well-tempered metadynamics'), '1 O and 100 O vs the other O (2-D)')
+    assert row[2] == 'not measured: ValueError: Metadynamics: exactly one BiasVariable is supported, got 2'
+    assert set(row[1:2] + row[3:]) == {'-'}
+    assert table_row(section(text, 'Well-tempered metadynamics'), '1 O vs the other O (1-D)')[-1] == 'yes'
+
+
+def test_sections_absent_and_incomplete(tmp_path):
+    """A JSON with some sections only: the others are left out (and their plots); a run cut short
+    says which of its sections are missing."""
     rows = synthetic_rows()
     latency = [r for r in rows if r['section'] == 'latency']
     docs = tmp_path / 'docs'
-    text = report.write_report([write_json(tmp_path / 'latency.json', latency)], str(docs))
+    info = dict(INFO, sections=['latency', 'md', 'cutoff'], sections_elapsed_s={'latency': 7.0}, elapsed_s=7.0, complete=False)
+    text = report.write_report(write_json(tmp_path / 'latency.json', latency, info), str(docs))
     assert '## Latency' in text and '## MD step time' not in text and '## Pair histograms' not in text
+    assert '## Well-tempered metadynamics' not in text
     assert not (docs / report.MD_IMAGE).exists() and not (docs / report.SCALING_IMAGE).exists()
+    assert '**This run stopped before its end**: the sections md, cutoff are missing.' in text
+    assert table_row(text, 'NVIDIA H100 80GB HBM3')[-1] == '0.1 min'
 
-    newer = [dict(r, us_per_evaluation=9.25) for r in latency]
-    info = dict(INFO, date='2026-12-02')
-    text = report.write_report([write_json(tmp_path / 'all.json', rows), write_json(tmp_path / 'newer.json', newer, info)], str(docs))
-    assert table_row(section(text, 'Latency'), '1 x 1,000 pairs with a restraint, per MD step')[1:2] == ['9.25']
-    assert table_row(section(text, 'Latency'), '1 x 1,000 pairs with a restraint, per MD step')[-1] == '**no**'
-    # The sources: the latency from the newer file, the rest from the first.
-    assert table_row(text, 'latency')[1:2] == ['`%s`' % os.path.relpath(str(tmp_path / 'newer.json'))]
-    assert table_row(text, 'md, metadynamics, throughput, cutoff, histogram')[-1] == '2026-12-01'
-    assert (docs / report.MD_IMAGE).stat().st_size > 10000
+    # Restraints without metadynamics: the bar chart after the MD table.
+    md = [r for r in rows if r['section'] == 'md' and r.get('bias') != 'metadynamics']
+    text = report.write_report(write_json(tmp_path / 'md.json', md), str(docs))
+    assert '## Well-tempered metadynamics' not in text
+    assert '](%s)' % report.MD_IMAGE in section(text, 'MD step time')
+
+
+def test_one_json_only(tmp_path):
+    """The page comes from one run: report.py takes one JSON."""
+    first, second = write_json(tmp_path / 'a.json', synthetic_rows()), write_json(tmp_path / 'b.json', synthetic_rows())
+    completed = subprocess.run([sys.executable, SCRIPT, first, second, '--docs', str(tmp_path / 'docs')], capture_output=True,
+                               text=True)
+    assert completed.returncode != 0 and 'unrecognized arguments' in completed.stderr
 
 
 @pytest.mark.skipif(not os.path.exists(REAL_MD), reason='the results file is not in this tree')
@@ -185,6 +263,18 @@ def test_real_results_file(tmp_path):
     assert '## Self-coordination with a cutoff' not in text
     assert (docs / report.MD_IMAGE).stat().st_size > 10000
     assert not (docs / report.SCALING_IMAGE).exists()
+
+
+@pytest.mark.parametrize('path', sorted(glob.glob(os.path.join(ROOT, 'benchmarks', 'results', '*.json'))),
+                         ids=os.path.basename)
+def test_results_files(tmp_path, path):
+    """Each results file of the repository makes a page on its own (runs before 2026-11-25 too: a
+    plain row per MD case, no kinds; their metadynamics section is left out)."""
+    docs = tmp_path / 'docs'
+    completed = subprocess.run([sys.executable, SCRIPT, path, '--docs', str(docs)], capture_output=True, text=True)
+    assert completed.returncode == 0, completed.stderr
+    text = (docs / 'performance.md').read_text()
+    assert text.startswith('# Performance') and text.count('\n## ') >= 1
 
 
 def test_help():
