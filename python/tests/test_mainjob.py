@@ -141,7 +141,7 @@ def test_interleaved_md_replicas():
         force.setDMax(0.5)
         cases.append(benchmark.MdCase(label, benchmark.adding(force), replicas, toggled))
     results, spread = benchmark.interleaved_md(system, positions, mm.Platform.getPlatformByName('Reference'), 'mixed', 5, 2,
-                                               cases, replicas=2)
+                                               cases, replicas=2, warmup=20)
     assert set(results) == {'plain', 'first', 'second'}
     assert results['plain']['relative'] == 1.0 and results['plain']['toggled'] is None
     for label in ('first', 'second'):
