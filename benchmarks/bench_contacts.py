@@ -82,9 +82,10 @@ def restrained(cv, q0, ours):
     return restraint
 
 
-def run(platform, precision, quick):
+def run(platform, precision, quick, rounds=None):
     system, topology, positions = dhfr_system(quick)
     steps, repeats, replicas = (20, 2, 1) if quick else (MD_STEPS, MD_ROUNDS, MD_REPLICAS)
+    repeats = rounds or repeats
     cutoffs = [0.45] if quick else [0.45, 0.65]
     cases, described = [], []
     for cutoff in cutoffs:

@@ -339,13 +339,14 @@ def metadynamics_build(cls, factories, values, frequency):
     return build
 
 
-def bench_md(platform, precision, quick, groups=MD_GROUPS):
+def bench_md(platform, precision, quick, groups=MD_GROUPS, rounds=None):
     """The md section: every case in one interleaved run against the same plain Contexts (see the
-    module's docstring)."""
+    module's docstring); rounds: instead of MD_ROUNDS (3 with quick)."""
     from openmm.app.metadynamics import Metadynamics as PeerMetadynamics
     from openmmcoordination.metadynamics import Metadynamics
     numWaters = 500 if quick else 8000
     steps, repeats, replicas = (200, 3, 1) if quick else (MD_STEPS, MD_ROUNDS, MD_REPLICAS)
+    repeats = rounds or repeats
     frequency = 50 if quick else HILL_FREQUENCY
     system, positions, oxygens, topology = water_box(numWaters, withTopology=True)
     numParticles = system.getNumParticles()
@@ -1016,14 +1017,14 @@ SECTIONS = ('md', 'contacts', 'throughput', 'cutoff', 'latency', 'histogram', 'c
 def run_section(name, platform, args):
     """The rows of one section."""
     if name == 'md':
-        return bench_md(platform, args.precision, args.quick, args.md_cases.split(','))
+        return bench_md(platform, args.precision, args.quick, args.md_cases.split(','), args.rounds)
     if name == 'coldstart':
         import cold_start
         precisions = (args.coldstart_precisions or args.precision).split(',')
         return cold_start.run(platform=args.platform, precisions=precisions, quick=args.quick)
     if name == 'contacts':
         import bench_contacts
-        return bench_contacts.run(platform, args.precision, args.quick)
+        return bench_contacts.run(platform, args.precision, args.quick, args.rounds)
     if name == 'cutoff':
         return bench_cutoff(platform, args.precision, args.quick, args.diagnostics)
     return {'throughput': bench_throughput, 'latency': bench_small_latency,
@@ -1038,6 +1039,9 @@ def main(argv=None):
     parser.add_argument('--md-cases', default=','.join(MD_GROUPS),
                         help='the cases of the md section, run together: restraint (one CV: 1 O, 100 O, self), restraint2 '
                              '(two CVs), metadynamics (one CV), metadynamics2 (two CVs); default: all')
+    parser.add_argument('--rounds', type=int, help='rounds of the interleaved MD runs of md and contacts (default %d; '
+                                                    '3 with --quick); each adds about 20 s to md and 8 s to contacts '
+                                                    'on an H100 (estimated)' % MD_ROUNDS)
     parser.add_argument('--coldstart-precisions', help='precisions of the coldstart section (default: --precision)')
     parser.add_argument('--diagnostics', action='store_true',
                         help='also time what the page does not show (cutoff: our step with the lists of homes off)')
