@@ -53,15 +53,15 @@ The JSON's info records the date, the command, and each section's elapsed second
 (sections_elapsed_s; also printed as the run goes); the JSON is rewritten after every section, with
 complete = false until the last. A full run (compilation of the kernels on a fresh machine included)
 is meant to take about 8 minutes on an H100, so that one run makes the whole of docs/performance.md.
-For that, compared with the run of 2026-11-24: md and contacts time 5 rounds (were 7; the median's
-error grows by about a fifth, while the larger noise, Contexts that step apart for their lifetime,
-is met by the replicas, unchanged), and each shares its plain Contexts among its cases; the
-compatibility path has no toggled overhead (the page does not show it); the metadynamics of one CV
-is timed inside md on the same box (it had its own box of 24,000 atoms, built by a slow
-Modeller.addSolvent(numAdded=...), one Context per kind, not interleaved) and without openmm.app over
-our CV (the compatibility path's figure); throughput and cutoff build each force's System once and
-use one Context per force for the check, the getState timing and the step timing; the cutoff's step
-without lists of homes only with --diagnostics; coldstart in one precision, not three.
+What keeps it there: md and contacts time 5 rounds (--rounds; with 7 the median's error would be
+about a fifth smaller, while the larger noise, Contexts that step apart for their lifetime, is met by
+the replicas) and share their plain Contexts among their cases; the compatibility path has no
+toggled overhead (the page does not show it); the metadynamics of one CV is timed on md's box, in
+md's run (not on a box of its own: Modeller.addSolvent(numAdded=...) takes seconds), and openmm.app
+over our CV is not timed (the compatibility path gives that figure); throughput and cutoff build each
+force's System once (a million particles take seconds in Python) and use one Context per force for
+the check, the getState timing and the step timing; the cutoff's step without lists of homes is
+timed only with --diagnostics; coldstart runs one precision.
 """
 
 import argparse
