@@ -1,25 +1,12 @@
 /* Tests of CoordinationBiasForce: an energy of several coordination CVs (values and forces
  * against each CV evaluated alone and against finite differences, tables, boxes,
- * updateParametersInContext, errors). The CUDA kernel does not exist yet: on CUDA these tests
- * are skipped with a note. */
+ * updateParametersInContext, errors), on every platform. */
 
 #include "CoordinationTestUtilities.h"
 #include "CoordinationBiasForce.h"
 #include "openmm/TabulatedFunction.h"
 #include "openmm/serialization/XmlSerializer.h"
 #include <memory>
-
-/** Whether the platform under test has a CoordinationBiasForce kernel. */
-static bool biasSupported() {
-    if (platform.getName() == "CUDA") {
-        static bool noted = false;
-        if (!noted)
-            cout << "  (CoordinationBiasForce tests skipped on CUDA: its kernel is to come)" << endl;
-        noted = true;
-        return false;
-    }
-    return true;
-}
 
 /** Assert that a statement throws an OpenMMException naming the class and containing text. */
 #define ASSERT_BIAS_ERROR(statement, text) expectBiasError([&] () { statement; }, __FILE__, __LINE__, #statement, text)
@@ -167,8 +154,6 @@ static void checkBias(CoordinationBiasForce* bias, int first, int count, int box
 }
 
 void testBiasTwoHarmonic() {
-    if (!biasSupported())
-        return;
     for (int boxType = 0; boxType < 3; boxType++) {
         CoordinationBiasForce* bias = new CoordinationBiasForce("0.5*k1*(c1-a)^2 + 0.5*k2*(c2-b)^2");
         bias->addGlobalParameter("k1", 30.0);
@@ -183,8 +168,6 @@ void testBiasTwoHarmonic() {
 }
 
 void testBiasThreeWall() {
-    if (!biasSupported())
-        return;
     for (int boxType = 0; boxType < 3; boxType++) {
         CoordinationBiasForce* bias = new CoordinationBiasForce("k*max(0, c1+c2-w)^2 + 0.3*c3");
         bias->addGlobalParameter("k", 40.0);
@@ -199,8 +182,6 @@ void testBiasThreeWall() {
 }
 
 void testBiasEightCVs() {
-    if (!biasSupported())
-        return;
     for (int boxType = 0; boxType < 3; boxType++) {
         CoordinationBiasForce* bias = new CoordinationBiasForce(
             "0.5*(c1-1)^2 + 0.3*c2*c3 + c4^2 + sin(c5) + 0.2*c6*c7 + 0.1*c8");
@@ -225,8 +206,6 @@ static Continuous2DFunction* bilinearTable(double scale) {
 }
 
 void testBiasTables() {
-    if (!biasSupported())
-        return;
     for (int boxType = 0; boxType < 3; boxType += 2) {
         CoordinationBiasForce* bias = new CoordinationBiasForce("bias(c1, c2) + line(c3)");
         bias->addTabulatedFunction("bias", bilinearTable(1.0));
@@ -251,8 +230,6 @@ void testBiasTables() {
 }
 
 void testBiasUpdateParameters() {
-    if (!biasSupported())
-        return;
     CoordinationBiasForce* bias = new CoordinationBiasForce("k*c1 + bias(c1, c2)");
     bias->addGlobalParameter("k", 2.0);
     bias->addCollectiveVariable("c1", biasCV(0, true));
@@ -292,8 +269,6 @@ void testBiasUpdateParameters() {
 }
 
 void testBiasErrors() {
-    if (!biasSupported())
-        return;
     ASSERT_BIAS_ERROR(CoordinationBiasForce("c1*"), "c1*");
     CoordinationBiasForce bias("c1 + c2");
     CoordinationForce* cv = biasCV(0, false);
