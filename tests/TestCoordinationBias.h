@@ -192,6 +192,92 @@ void testBiasEightCVs() {
     }
 }
 
+/**
+ * A bias of four CVs over 2,000 random particles in a periodic 4 nm box, sized so that on a GPU
+ * each takes another pair kernel: "tiles" (10 x 1,000 particles, no cutoff), "pairs" (a pair list
+ * of 500 pairs with per-pair Q values), "cells" (1,000 x 1,000 with a cutoff) and "lists" (one
+ * group of 2,000 with a cutoff). Adds them to system and returns the force.
+ */
+static CoordinationBiasForce* largeBias(System& system, vector<Vec3>& positions, Vec3* box) {
+    const int numParticles = 2000;
+    positions = randomPositions(numParticles, 4.0, 23);
+    box[0] = Vec3(4, 0, 0);
+    box[1] = Vec3(0, 4, 0);
+    box[2] = Vec3(0, 0, 4);
+    for (int i = 0; i < numParticles; i++)
+        system.addParticle(1.0);
+    system.setDefaultPeriodicBoxVectors(box[0], box[1], box[2]);
+    vector<int> ten, thousand, first, second, all, pairA, pairB;
+    vector<double> weights, r0s;
+    for (int i = 0; i < numParticles; i++) {
+        (i < numParticles/2 ? first : second).push_back(i);
+        all.push_back(i);
+        if (i < 10)
+            ten.push_back(i);
+        else if (i < 1010)
+            thousand.push_back(i);
+    }
+    for (int k = 0; k < 500; k++) {
+        pairA.push_back((7*k)%numParticles);
+        pairB.push_back((13*k+1)%numParticles);
+        weights.push_back(0.002*(k%5+1));
+        r0s.push_back(0.4+0.001*k);
+    }
+    CoordinationBiasForce* bias = new CoordinationBiasForce("0.5*k*(tiles-40)^2 + k*(pairs-0.5)^2 + 1e-3*k*cells + 2e-3*lists^2");
+    bias->addGlobalParameter("k", 2.0);
+    CoordinationForce* tiles = new CoordinationForce(ten, thousand);
+    CoordinationForce* pairs = new CoordinationForce();
+    pairs->setPairs(pairA, pairB, weights, r0s);
+    pairs->setSwitchingFunction(CoordinationForce::Q);
+    CoordinationForce* cells = new CoordinationForce(first, second);
+    cells->setDMax(1.0);
+    CoordinationForce* lists = new CoordinationForce(all);
+    lists->setSwitchingFunction(CoordinationForce::Gaussian);
+    lists->setR0(0.2);
+    lists->setDMax(0.8);
+    vector<pair<string, CoordinationForce*> > cvs = {{"tiles", tiles}, {"pairs", pairs}, {"cells", cells}, {"lists", lists}};
+    for (auto& cv : cvs) {
+        cv.second->setUsesPeriodicBoundaryConditions(true);
+        bias->addCollectiveVariable(cv.first, cv.second);
+    }
+    system.addForce(bias);
+    return bias;
+}
+
+/**
+ * The large bias against the Reference platform: CVs, energy and forces (together, forces alone,
+ * energy alone), at the first positions and after the particles move (the lists are reused).
+ */
+void testBiasAgainstReference() {
+    System system;
+    vector<Vec3> positions;
+    Vec3 box[3];
+    CoordinationBiasForce* bias = largeBias(system, positions, box);
+    VerletIntegrator integrator(0.001), referenceIntegrator(0.001);
+    Context context(system, integrator, platform, properties);
+    Context reference(system, referenceIntegrator, referencePlatform());
+    OpenMM_SFMT::SFMT sfmt;
+    OpenMM_SFMT::init_gen_rand(5, sfmt);
+    for (int move = 0; move < 2; move++) {
+        context.setPositions(positions);
+        reference.setPositions(positions);
+        vector<double> expectedCVs = bias->getCollectiveVariableValues(reference);
+        vector<double> foundCVs = bias->getCollectiveVariableValues(context);
+        for (int k = 0; k < 4; k++) {
+            ASSERT(expectedCVs[k] > 0.1);
+            ASSERT_EQUAL_TOL(expectedCVs[k], foundCVs[k], tolerance);
+        }
+        State expected = reference.getState(State::Energy | State::Forces);
+        State found = context.getState(State::Energy | State::Forces);
+        ASSERT_EQUAL_TOL(expected.getPotentialEnergy(), found.getPotentialEnergy(), tolerance);
+        assertForcesEqual(expected.getForces(), found.getForces(), forceTolerance());
+        assertForcesEqual(expected.getForces(), context.getState(State::Forces).getForces(), forceTolerance());
+        ASSERT_EQUAL_TOL(expected.getPotentialEnergy(), context.getState(State::Energy).getPotentialEnergy(), tolerance);
+        for (Vec3& p : positions)
+            p += randomVector(sfmt, 0.02);
+    }
+}
+
 /** A table of f(x, y) = x*y + x + 2y over a grid (splines reproduce it). */
 static Continuous2DFunction* bilinearTable(double scale) {
     int size = 12;
@@ -351,6 +437,9 @@ void runBiasTests() {
     RUN_TEST(testBiasTwoHarmonic);
     RUN_TEST(testBiasThreeWall);
     RUN_TEST(testBiasEightCVs);
+    // Against the Reference platform: on every other platform.
+    if (platform.getName() != referencePlatform().getName())
+        RUN_TEST(testBiasAgainstReference);
     RUN_TEST(testBiasTables);
     RUN_TEST(testBiasUpdateParameters);
     RUN_TEST(testBiasErrors);

@@ -65,6 +65,11 @@ public:
     double execute(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy);
     std::vector<double> computeCollectiveVariables(OpenMM::ContextImpl& context);
     void copyParametersToContext(OpenMM::ContextImpl& context, const CoordinationBiasForce& force);
+    /**
+     * The code path each CV took in the last evaluation, for tests: "name: path" for each CV
+     * (CudaCalcCoordinationForceKernel::describeLastEvaluation()), separated by "; ".
+     */
+    std::string describeLastEvaluation() const;
 private:
     void setParameters(const CoordinationBiasForce& force);
     /** Read the state back and throw for a position or energy that was not finite; returns the CVs. */
@@ -77,6 +82,7 @@ private:
     std::vector<CudaCoordinationCV*> cvs;
     std::unique_ptr<CudaCoordinationEnergy> energy;
     std::string energyExpression;
+    std::vector<std::string> names;
 };
 
 } // namespace CoordinationPlugin

@@ -159,7 +159,7 @@ void CudaCalcCoordinationBiasForceKernel::initialize(const System& system, const
 }
 
 void CudaCalcCoordinationBiasForceKernel::setParameters(const CoordinationBiasForce& force) {
-    vector<string> names;
+    names.clear();
     for (int k = 0; k < cvs.size(); k++) {
         cvs[k]->setParameters(force.getCollectiveVariable(k), true);
         names.push_back(force.getCollectiveVariableName(k));
@@ -207,4 +207,11 @@ vector<double> CudaCalcCoordinationBiasForceKernel::computeCollectiveVariables(C
         cvs[k]->launch(CV::Reduce, 0, energy->getValue(k), 0);
     }
     return readState(false);
+}
+
+string CudaCalcCoordinationBiasForceKernel::describeLastEvaluation() const {
+    string text;
+    for (int k = 0; k < cvs.size(); k++)
+        text += (k > 0 ? "; " : "")+names[k]+": "+cvs[k]->describeLastEvaluation();
+    return text;
 }

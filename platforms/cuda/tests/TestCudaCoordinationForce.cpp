@@ -5,6 +5,7 @@
 #include "openmm/cuda/CudaPlatform.h"
 #include "../../../tests/TestCoordinationForce.h"
 #include "TestCudaCoordinationTuning.h"
+#include "TestCudaCoordinationBiasPaths.h"
 
 /** The CUDA platform; a test binary loads no plugins, so register it if needed. */
 static Platform& cudaPlatform() {
@@ -34,6 +35,7 @@ int main(int argc, char* argv[]) {
         cout << "CUDA, " << precision << " precision" << endl;
         runCoordinationTests();
         runCudaTuningTests();
+        runCudaBiasPathTests();
     }
     catch (const exception& e) {
         cout << "exception: " << e.what() << endl;
