@@ -193,17 +193,17 @@ void testBiasEightCVs() {
 }
 
 /**
- * A bias of four CVs over 2,000 random particles in a periodic 4 nm box, sized so that on a GPU
- * each takes another pair kernel: "tiles" (10 x 1,000 particles, no cutoff), "pairs" (a pair list
- * of 500 pairs with per-pair Q values), "cells" (1,000 x 1,000 with a cutoff) and "lists" (one
- * group of 2,000 with a cutoff). Adds them to system and returns the force.
+ * A bias of four CVs over numParticles random particles in a periodic cubic box of the given edge
+ * (nm), of the kinds a GPU evaluates with another pair kernel each: "tiles" (10 x 1,000 particles,
+ * no cutoff), "pairs" (a pair list of 500 pairs with per-pair Q values), "cells" (two halves with
+ * a cutoff: cell lists in a large system) and "lists" (one group of all with a cutoff: neighbour
+ * lists). Adds them to system and returns the force.
  */
-static CoordinationBiasForce* largeBias(System& system, vector<Vec3>& positions, Vec3* box) {
-    const int numParticles = 2000;
-    positions = randomPositions(numParticles, 4.0, 23);
-    box[0] = Vec3(4, 0, 0);
-    box[1] = Vec3(0, 4, 0);
-    box[2] = Vec3(0, 0, 4);
+static CoordinationBiasForce* largeBias(System& system, vector<Vec3>& positions, Vec3* box, int numParticles, double edge) {
+    positions = randomPositions(numParticles, edge, 23);
+    box[0] = Vec3(edge, 0, 0);
+    box[1] = Vec3(0, edge, 0);
+    box[2] = Vec3(0, 0, edge);
     for (int i = 0; i < numParticles; i++)
         system.addParticle(1.0);
     system.setDefaultPeriodicBoxVectors(box[0], box[1], box[2]);
@@ -245,14 +245,10 @@ static CoordinationBiasForce* largeBias(System& system, vector<Vec3>& positions,
 }
 
 /**
- * The large bias against the Reference platform: CVs, energy and forces (together, forces alone,
- * energy alone), at the first positions and after the particles move (the lists are reused).
+ * A bias against the Reference platform: CVs, energy and forces (together, forces alone, energy
+ * alone), at the first positions and after the particles move (lists are reused).
  */
-void testBiasAgainstReference() {
-    System system;
-    vector<Vec3> positions;
-    Vec3 box[3];
-    CoordinationBiasForce* bias = largeBias(system, positions, box);
+static void compareBiasWithReference(System& system, CoordinationBiasForce* bias, vector<Vec3> positions) {
     VerletIntegrator integrator(0.001), referenceIntegrator(0.001);
     Context context(system, integrator, platform, properties);
     Context reference(system, referenceIntegrator, referencePlatform());
@@ -263,7 +259,7 @@ void testBiasAgainstReference() {
         reference.setPositions(positions);
         vector<double> expectedCVs = bias->getCollectiveVariableValues(reference);
         vector<double> foundCVs = bias->getCollectiveVariableValues(context);
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < expectedCVs.size(); k++) {
             ASSERT(expectedCVs[k] > 0.1);
             ASSERT_EQUAL_TOL(expectedCVs[k], foundCVs[k], tolerance);
         }
@@ -276,6 +272,15 @@ void testBiasAgainstReference() {
         for (Vec3& p : positions)
             p += randomVector(sfmt, 0.02);
     }
+}
+
+/** The bias of largeBias() over 2,000 particles in a 4 nm box against the Reference platform. */
+void testBiasAgainstReference() {
+    System system;
+    vector<Vec3> positions;
+    Vec3 box[3];
+    CoordinationBiasForce* bias = largeBias(system, positions, box, 2000, 4.0);
+    compareBiasWithReference(system, bias, positions);
 }
 
 /** A table of f(x, y) = x*y + x + 2y over a grid (splines reproduce it). */
