@@ -124,7 +124,7 @@ private:
     bool lastHomeLists = false, lastSortedForces = false;
     CUdeviceptr lastEntrySlot = 0;
     CUfunction tilesKernel, pairsKernel, applyKernel, histogramTilesKernel, histogramPairsKernel, invertKernel, updateKernel, checkKernel;
-    CUfunction cellsKernel, histogramCellsKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel, scatterCellsKernel;
+    CUfunction cellsKernel, cellValuesKernel, histogramCellsKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel, scatterCellsKernel;
     CUfunction checkListKernel, listKernel;
     /** Cell lists for a finite cutoff in a periodic box (null where they cannot apply). */
     std::unique_ptr<CudaCoordinationCells> cells;

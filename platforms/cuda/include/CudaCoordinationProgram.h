@@ -47,7 +47,8 @@ public:
         ListKernels = 32,           ///< checkNeighborList, computeCoordinationList
         HistogramKernels = 64,      ///< histogramTiles, histogramPairs
         HistogramCellKernels = 128, ///< histogramCells
-        AllKernels = 255
+        CellValueKernels = 256,     ///< computeCoordinationCellValues: the cells without forces
+        AllKernels = 511
     };
     /** The names of the kernels of some families (a combination of Kernels). */
     static std::vector<std::string> getKernelNames(int kernels);

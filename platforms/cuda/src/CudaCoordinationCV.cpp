@@ -236,7 +236,7 @@ void CudaCoordinationCV::loadKernels(CUmodule module, int kernels, int part) {
     map<string, CUfunction*> slots = {{"computeCoordinationTiles", &tilesKernel}, {"computeCoordinationPairs", &pairsKernel},
             {"applyGradient", &applyKernel}, {"histogramTiles", &histogramTilesKernel}, {"histogramPairs", &histogramPairsKernel},
             {"invertAtomIndex", &invertKernel}, {"updateGroupAtoms", &updateKernel}, {"checkPositions", &checkKernel},
-            {"computeCoordinationCells", &cellsKernel}, {"histogramCells", &histogramCellsKernel}, {"assignCells", &assignCellsKernel},
+            {"computeCoordinationCells", &cellsKernel}, {"computeCoordinationCellValues", &cellValuesKernel}, {"histogramCells", &histogramCellsKernel}, {"assignCells", &assignCellsKernel},
             {"scanCellBlocks", &scanCellsKernel}, {"addCellOffsets", &offsetCellsKernel}, {"scatterCells", &scatterCellsKernel},
             {"checkNeighborList", &checkListKernel}, {"computeCoordinationList", &listKernel}};
     for (const string& name : CudaCoordinationProgram::getKernelNames(kernels))
@@ -325,12 +325,15 @@ void CudaCoordinationCV::launch(int flags, CUdeviceptr sum, CUdeviceptr value, C
     lastHomeLists = homeLists;
     lastSortedForces = sortedForces;
     lastEntrySlot = sortedSlots;
-    requireKernels(lastPath);
+    // The cell kernel without forces is a family of its own, compiled only once it is first needed.
+    bool cellValues = (useCells && !(cellFlags & (DirectForces | Gradient)));
+    requireKernels(cellValues ? P::CellValueKernels : lastPath);
     if (useList && !homeLists)
         launcher.launch(listKernel, args.data(), min((numL*(long long) listLanes+ListBlockSize-1)/ListBlockSize,
                 (long long) residentListBlocks), ListBlockSize);
     else if (useCells)
-        launcher.launch(cellsKernel, args.data(), min(((long long) cells->getNumItems()*32+tile-1)/tile, (long long) maxBlocks), tile);
+        launcher.launch(cellValues ? cellValuesKernel : cellsKernel, args.data(),
+                min(((long long) cells->getNumItems()*32+tile-1)/tile, (long long) maxBlocks), tile);
     else if (mode == CoordinationForce::PairList)
         launcher.launch(pairsKernel, args.data(), min((numL+tile-1)/tile, maxBlocks), tile);
     else

@@ -38,7 +38,8 @@ static const struct {
     {CudaCoordinationProgram::BinningKernels, "COMPILE_BINNING", {"assignCells", "scanCellBlocks", "addCellOffsets", "scatterCells"}},
     {CudaCoordinationProgram::ListKernels, "COMPILE_LISTS", {"checkNeighborList", "computeCoordinationList"}},
     {CudaCoordinationProgram::HistogramKernels, "COMPILE_HISTOGRAM", {"histogramTiles", "histogramPairs"}},
-    {CudaCoordinationProgram::HistogramCellKernels, "COMPILE_HISTOGRAM_CELLS", {"histogramCells"}}
+    {CudaCoordinationProgram::HistogramCellKernels, "COMPILE_HISTOGRAM_CELLS", {"histogramCells"}},
+    {CudaCoordinationProgram::CellValueKernels, "COMPILE_CELL_VALUES", {"computeCoordinationCellValues"}}
 };
 
 vector<string> CudaCoordinationProgram::getKernelNames(int kernels) {

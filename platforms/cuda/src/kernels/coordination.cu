@@ -554,24 +554,30 @@ inline DEVICE mixed computeCellItems(CellCoordination<GRADIENT> visitor, const C
 #define CELL_LAUNCH_BOUNDS
 #endif
 
-#ifdef COMPILE_CELLS
+#if defined(COMPILE_CELLS) || defined(COMPILE_CELL_VALUES)
+#define CELL_KERNEL_PARAMETERS const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot, \
+        const int* RESTRICT sortedAtom, const int* RESTRICT cellStart, unsigned int* RESTRICT workCounter, \
+        const int* RESTRICT groupOriginal, CellGrid grid, PairParams params, real4 periodicBoxVecX, real4 periodicBoxVecY, \
+        real4 periodicBoxVecZ, int flags, unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient, int numSlots, \
+        const int* RESTRICT rebuildStamp, int stamp, const real4* RESTRICT posq, const int* RESTRICT groupAtoms, \
+        real4* RESTRICT listPos, real4* RESTRICT refPos, real4* RESTRICT listShift, int* RESTRICT listSlot, \
+        unsigned int* RESTRICT listEntries, int* RESTRICT listCount, unsigned int* RESTRICT maxCount, int capacity, \
+        real listCutoff2, mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial, unsigned int* RESTRICT counter, \
+        double* RESTRICT cvValue, double* RESTRICT record
+#define CELL_KERNEL_ARGUMENTS sortedPos, sortedSlot, sortedAtom, cellStart, workCounter, groupOriginal, grid, params, \
+        periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, flags, forceBuffer, gradient, numSlots, rebuildStamp, stamp, posq, \
+        groupAtoms, listPos, refPos, listShift, listSlot, listEntries, listCount, maxCount, capacity, listCutoff2, energyBuffer, \
+        cvPartial, counter, cvValue, record
+
 /**
  * The CV over the pairs of neighbouring cells (a finite cutoff in a periodic box). With GRADIENT,
- * the gradient goes to gradient[] by sorted index. With home lists (rebuildStamp not NULL: one
- * group, CudaCoordinationNeighborList), the lists are rebuilt where *rebuildStamp == stamp, and the
- * arrays that checkNeighborList reads (listSlot, listShift, refPos, listPos) recorded from this
- * evaluation's binning; otherwise the lists are evaluated at listPos.
+ * the gradient goes to the forces or to gradient[] by sorted index. With home lists (rebuildStamp
+ * not NULL: one group, CudaCoordinationNeighborList), the lists are rebuilt where *rebuildStamp ==
+ * stamp, and the arrays that checkNeighborList reads (listSlot, listShift, refPos, listPos)
+ * recorded from this evaluation's binning; otherwise the lists are evaluated at listPos.
  */
-KERNEL CELL_LAUNCH_BOUNDS void computeCoordinationCells(const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot,
-        const int* RESTRICT sortedAtom, const int* RESTRICT cellStart, unsigned int* RESTRICT workCounter,
-        const int* RESTRICT groupOriginal, CellGrid grid, PairParams params, real4 periodicBoxVecX, real4 periodicBoxVecY,
-        real4 periodicBoxVecZ, int flags, unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient, int numSlots,
-        const int* RESTRICT rebuildStamp, int stamp, const real4* RESTRICT posq, const int* RESTRICT groupAtoms,
-        real4* RESTRICT listPos, real4* RESTRICT refPos, real4* RESTRICT listShift, int* RESTRICT listSlot,
-        unsigned int* RESTRICT listEntries, int* RESTRICT listCount, unsigned int* RESTRICT maxCount, int capacity,
-        real listCutoff2, mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial, unsigned int* RESTRICT counter,
-        double* RESTRICT cvValue,
-        double* RESTRICT record) {
+template <bool GRADIENT>
+inline DEVICE void computeCells(CELL_KERNEL_PARAMETERS) {
     CELL_BATCH_MEMORY
     __shared__ real4 shifts[HOME_CODE+1];
     DEPENDENT_KERNEL_START
@@ -597,18 +603,24 @@ KERNEL CELL_LAUNCH_BOUNDS void computeCoordinationCells(const real4* RESTRICT so
         if (threadIdx.x%32 == 0 && near > 0)
             atomicAdd(&workCounter[2], (unsigned int) near);
     }
-    mixed cvSum;
-    if (flags & (FLAG_DIRECT_FORCES | FLAG_GRADIENT)) {
-        CellCoordination<true> visitor = {sortedPos, sortedSlot, sortedAtom, groupOriginal, params, box, flags, numSlots, forceBuffer,
-                gradient};
-        cvSum = computeCellItems(visitor, grid, cellStart, workCounter, batch, lists, maxCount);
-    }
-    else {
-        CellCoordination<false> visitor = {sortedPos, sortedSlot, sortedAtom, groupOriginal, params, box, flags, numSlots, forceBuffer,
-                gradient};
-        cvSum = computeCellItems(visitor, grid, cellStart, workCounter, batch, lists, maxCount);
-    }
+    CellCoordination<GRADIENT> visitor = {sortedPos, sortedSlot, sortedAtom, groupOriginal, params, box, flags, numSlots, forceBuffer,
+            gradient};
+    mixed cvSum = computeCellItems(visitor, grid, cellStart, workCounter, batch, lists, maxCount);
     finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvValue, record);
+}
+#endif
+
+#ifdef COMPILE_CELLS
+/** The cell kernel with forces or the gradient (DIRECT_FORCES or GRADIENT). */
+KERNEL CELL_LAUNCH_BOUNDS void computeCoordinationCells(CELL_KERNEL_PARAMETERS) {
+    computeCells<true>(CELL_KERNEL_ARGUMENTS);
+}
+#endif
+
+#ifdef COMPILE_CELL_VALUES
+/** The cell kernel for the CV alone (no forces: compiled when first needed, not at a Context's start). */
+KERNEL CELL_LAUNCH_BOUNDS void computeCoordinationCellValues(CELL_KERNEL_PARAMETERS) {
+    computeCells<false>(CELL_KERNEL_ARGUMENTS);
 }
 #endif
 
