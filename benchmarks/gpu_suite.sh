@@ -29,7 +29,7 @@
 # them leaks_context) creating about 1,180 CUDA Contexts, were 2,193 creating about 2,210 (counted
 # on the CPU platform, python/tests/context_count.py). [Times of this layout: to be measured.]
 # Stage timeouts: the main step stops at SUITE_BUDGET (default 560) seconds after the start less
-# LEAK_TIMEOUT (default 90) and 60 s (pytest's 30 s to report after the interrupt, the packing), or
+# LEAK_TIMEOUT (default 60) and 60 s (pytest's 30 s to report after the interrupt, the packing), or
 # after STAGE_TIMEOUT seconds where that is set; the leak step after LEAK_TIMEOUT. pytest is
 # interrupted so that it still reports: the summary and the cache come back within 600 s.
 # OpenMM's compiled-kernel cache (OPENMM_CACHE_DIR) is unpacked at the start from the parts
@@ -46,7 +46,7 @@ OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 stages=${*:-ctest pytest}
 SUITE_BUDGET=${SUITE_BUDGET:-560}
-LEAK_TIMEOUT=${LEAK_TIMEOUT:-90}
+LEAK_TIMEOUT=${LEAK_TIMEOUT:-60}
 export OPENMM_CACHE_DIR=/tmp/openmm-kernel-cache
 mkdir -p "$OPENMM_CACHE_DIR"
 if ls .kernel-cache/kernel-cache.part-* > /dev/null 2>&1; then
