@@ -12,8 +12,21 @@ names or ids such as CUDA-double) to make a missing platform an error instead, f
 GPU machine.
 
 Tolerances: stated once, in helpers.PLATFORM_TOLERANCES.
+
+Markers: `leaks_context` marks a test that makes the creation of a CUDA Context fail on purpose
+(an index out of range, a tuning switch with a bad value, a table that is not finite). Where the
+failure comes after the CUDA platform has created its device context (checks in
+ForceImpl::initialize or in the kernel's initialize), OpenMM does not release that context; under
+CUDA MPS each leaked one holds a client of the server until its process ends, and enough of them
+use the server up. benchmarks/gpu_suite.sh therefore runs these tests last, in a pytest of their
+own outside MPS (`-m leaks_context`), and the others under MPS (`-m "not leaks_context"`); a plain
+run (tests/run.sh, CI) runs them all together. A test whose CUDA Context creation fails without
+the marker gets an error at teardown, so that a new one cannot go unmarked. `xdist_group` (of
+pytest-xdist, registered here for runs without it) keeps tests that share a costly oracle on one
+worker under `--dist loadgroup`.
 """
 
+import functools
 import gc
 import inspect
 import os
@@ -90,6 +103,9 @@ def pytest_report_header(config):
 
 
 def pytest_configure(config):
+    config.addinivalue_line('markers', 'leaks_context: the test makes a CUDA Context fail to be created on purpose, '
+                            'which may leak the device context (run it outside CUDA MPS)')
+    config.addinivalue_line('markers', 'xdist_group(name): tests to run on one pytest-xdist worker under --dist loadgroup')
     required = [name.strip() for name in os.environ.get('COORDINATION_REQUIRE_PLATFORMS', '').split(',') if name.strip()]
     if required:
         available, missing = available_configs()
@@ -129,13 +145,42 @@ def pytest_pycollect_makeitem(collector, name, obj):
     return None
 
 
+# The CUDA Contexts whose creation failed during the current test (see the leaks_context marker).
+_failed_cuda_contexts = []
+
+
+def _note_failed_cuda_contexts(init):
+    """openmm.Context's constructor, noting each CUDA Context whose creation raises."""
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        try:
+            init(self, *args, **kwargs)
+        except Exception as error:
+            platform = kwargs.get('platform', next((a for a in args if isinstance(a, openmm.Platform)), None))
+            if platform is not None and platform.getName() == 'CUDA':
+                _failed_cuda_contexts.append(str(error).strip().splitlines()[0] if str(error).strip() else repr(error))
+            raise
+    return __init__
+
+
+openmm.Context.__init__ = _note_failed_cuda_contexts(openmm.Context.__init__)
+
+
 @pytest.fixture(autouse=True)
-def _release_contexts():
+def _release_contexts(request):
     """Destroy the Contexts a test leaves behind before the next test starts, even those held
     by reference cycles (a failed assertion's traceback, say): on a GPU each one holds a device
-    context, and many test processes share the device."""
+    context, and many test processes share the device. Then an error if the test made a CUDA
+    Context fail to be created without the leaks_context marker."""
+    del _failed_cuda_contexts[:]
     yield
     gc.collect()
+    if _failed_cuda_contexts and request.node.get_closest_marker('leaks_context') is None:
+        failures = list(_failed_cuda_contexts)
+        del _failed_cuda_contexts[:]
+        pytest.fail('%d CUDA Context(s) failed to be created in a test without the leaks_context marker (the '
+                    'device context may leak; under MPS that uses up the server): %s' % (len(failures), '; '.join(failures)),
+                    pytrace=False)
 
 
 @pytest.fixture

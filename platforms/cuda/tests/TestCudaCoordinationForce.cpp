@@ -1,5 +1,7 @@
 /* The shared test body on the CUDA platform, in the precision named on the command line;
- * an optional second argument selects tests by comma-separated parts of their names. */
+ * an optional second argument selects tests: comma-separated parts of their names, "shard:k/n"
+ * (every n-th test, those that leak a context left out) or "leaks-context" (only those; see
+ * RUN_TEST_LEAKING_CONTEXT in tests/CoordinationTestUtilities.h). */
 #include "CudaCoordinationKernelFactory.h"
 #include "ReferenceCoordinationKernelFactory.h"
 #include "openmm/cuda/CudaPlatform.h"
