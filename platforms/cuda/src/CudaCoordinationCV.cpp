@@ -210,12 +210,15 @@ int CudaCoordinationCV::expectedKernels() const {
     typedef CudaCoordinationProgram P;
     if (mode == CoordinationForce::PairList)
         return P::CoreKernels | P::PairKernels;
-    if (!cells || !isfinite(dmax))
-        return P::CoreKernels | P::TileKernels;
-    bool lists = (neighborList && neighborList->isEnabled());
+    bool lists = (cells && isfinite(dmax) && neighborList && neighborList->isEnabled());
     if (lists && !neighborList->hasHomeLists())
         return P::CoreKernels | P::BinningKernels | P::ListKernels;
-    return P::CoreKernels | P::BinningKernels | P::CellKernels | (lists ? P::ListKernels : 0);
+    if (lists)
+        return P::CoreKernels | P::BinningKernels | P::CellKernels | P::ListKernels;
+    // The cells only where the cost model chooses them in the Context's box (as launch() will ask).
+    if (!cells || !cells->chooseGrid(dmax))
+        return P::CoreKernels | P::TileKernels;
+    return P::CoreKernels | P::BinningKernels | P::CellKernels;
 }
 
 int CudaCoordinationCV::getMissingKernels() const {
