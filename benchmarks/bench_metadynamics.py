@@ -1,10 +1,11 @@
 """MD overhead of well-tempered metadynamics on one coordination number: the GPU-resident
-openmmcoordination.Metadynamics (the bias is the CoordinationForce's own table) against
+openmmcoordination.Metadynamics (the bias is the table of a CoordinationBiasForce) against
 openmm.app.metadynamics.Metadynamics over CustomCVForce (the peer), on a PME water box.
 
 Cases (same system, same platform, same process):
 - plain: the water box alone
-- ours: openmmcoordination.Metadynamics, CV = O(0) vs every other O
+- ours: openmmcoordination.Metadynamics, CV = O(0) vs every other O (needs a platform with a
+  CoordinationBiasForce kernel: Reference and CPU today, CUDA when its kernel lands)
 - peer, our CV: openmm.app Metadynamics with the same CoordinationForce inside CustomCVForce
 - peer, CustomNonbondedForce: openmm.app Metadynamics with 1/(1+(r/r0)^6) as a CustomNonbondedForce
   with an interaction group and a periodic cutoff (what OpenMM alone offers)
@@ -128,7 +129,7 @@ def timeCase(kind, modeller, system, oxygens, dmax, platform, properties, steps,
 
 
 CASES = [('plain', 'plain MD (water box, PME)'),
-         ('ours', 'metadynamics, ours: CoordinationForce table bias (1 O vs the other O, dmax %.2f nm)'),
+         ('ours', 'metadynamics, ours: CoordinationBiasForce table bias (1 O vs the other O, dmax %.2f nm)'),
          ('peer-ours', 'metadynamics, openmm.app peer: CustomCVForce over our CoordinationForce'),
          ('peer-custom', 'metadynamics, openmm.app peer: CustomCVForce over CustomNonbondedForce')]
 
