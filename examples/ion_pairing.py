@@ -21,7 +21,7 @@ CV 2, c2: the Na-O(water) coordination, rational with r0 = 0.31 nm (the first mi
 
 PLUMED equivalent (docs/ion-pairing.md): c1: COORDINATION GROUPA=na GROUPB=cl R_0=0.35 NN=4 MM=8
 D_MAX=1.0, c2: COORDINATION GROUPA=na GROUPB=ow R_0=0.31 NN=12 MM=24, d: DISTANCE ATOMS=na,cl,
-UPPER_WALLS ARG=d AT=0.65 KAPPA=5000, METAD ARG=c1,c2 SIGMA=0.04,0.15 HEIGHT=1.0 PACE=250 BIASFACTOR=6
+UPPER_WALLS ARG=d AT=0.65 KAPPA=2500, METAD ARG=c1,c2 SIGMA=0.04,0.15 HEIGHT=1.0 PACE=250 BIASFACTOR=6
 TEMP=300 GRID_MIN=0,2 GRID_MAX=1,8 GRID_BIN=100,120.
 
     python examples/ion_pairing.py                   # CUDA if it runs the bias force, else CPU (about 2 minutes)
@@ -247,8 +247,8 @@ def plot(axes, fes, sampled, profile, basins, nacl, meta, args, ps, path):
     right.set_xlabel('c1: Na-Cl coordination')
     right.set_ylabel('free energy (kJ/mol)')
     if basins['CIP'] is not None and basins['SSIP'] is not None:
-        right.text(0.97, 0.95, 'F(SSIP) - F(CIP) = %.1f kJ/mol\n(basins integrated)' % (basins['SSIP'][3] - basins['CIP'][3]),
-                   transform=right.transAxes, ha='right', va='top', fontsize=9)
+        right.text(0.45, 0.97, 'F(SSIP) - F(CIP) = %.1f kJ/mol\n(basins integrated)' % (basins['SSIP'][3] - basins['CIP'][3]),
+                   transform=right.transAxes, ha='center', va='top', fontsize=9)
     right.set_title('projected on c1', fontsize=11)
     figure.suptitle('Well-tempered metadynamics on two coordination numbers: %g ps, %d hills, bias factor %g'
                     % (ps, len(meta.getHillHeights()), args.bias_factor), fontsize=12)

@@ -6,11 +6,11 @@ The class has the constructor and methods of openmm.app.metadynamics.Metadynamic
 
 >>> nacl = CoordinationForce([na], [cl]); nacl.setR0(0.35); nacl.setUsesPeriodicBoundaryConditions(True)
 >>> nao = CoordinationForce([na], oxygens); nao.setR0(0.31); nao.setUsesPeriodicBoundaryConditions(True)
->>> variables = [BiasVariable(nacl, 0.0, 1.0, 0.05, gridWidth=101), BiasVariable(nao, 2.0, 9.0, 0.15, gridWidth=141)]
->>> meta = Metadynamics(system, variables, 300*kelvin, biasFactor=8, height=1.0*kilojoules_per_mole, frequency=500)
+>>> variables = [BiasVariable(nacl, 0.0, 1.0, 0.04, gridWidth=101), BiasVariable(nao, 2.0, 8.0, 0.15, gridWidth=121)]
+>>> meta = Metadynamics(system, variables, 300*kelvin, biasFactor=6, height=1.0*kilojoules_per_mole, frequency=250)
 >>> simulation = Simulation(topology, system, integrator)          # after creating meta
 >>> meta.step(simulation, 100000)
->>> meta.getFreeEnergy()               # kJ/mol, shape (141, 101): axis 0 is the last variable, as in openmm.app
+>>> meta.getFreeEnergy()               # kJ/mol, shape (121, 101): axis 0 is the last variable, as in openmm.app
 
 PLUMED: ``c1: COORDINATION ...``, ``c2: COORDINATION ...`` and ``METAD ARG=c1,c2 SIGMA=.. HEIGHT=..
 PACE=.. BIASFACTOR=.. TEMP=.. GRID_MIN=.. GRID_MAX=.. GRID_BIN=..``.
