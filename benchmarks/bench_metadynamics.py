@@ -4,8 +4,7 @@ openmm.app.metadynamics.Metadynamics over CustomCVForce (the peer), on a PME wat
 
 Cases (same system, same platform, same process):
 - plain: the water box alone
-- ours: openmmcoordination.Metadynamics, CV = O(0) vs every other O (needs a platform with a
-  CoordinationBiasForce kernel: Reference and CPU today, CUDA when its kernel lands)
+- ours: openmmcoordination.Metadynamics, CV = O(0) vs every other O
 - peer, our CV: openmm.app Metadynamics with the same CoordinationForce inside CustomCVForce
 - peer, CustomNonbondedForce: openmm.app Metadynamics with 1/(1+(r/r0)^6) as a CustomNonbondedForce
   with an interaction group and a periodic cutoff (what OpenMM alone offers)

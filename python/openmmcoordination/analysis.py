@@ -22,8 +22,7 @@ __all__ = ['TrajectoryAnalysis', 'analyzeTrajectory', 'bestPlatform', 'makeForce
 
 def bestPlatform(candidates=('CUDA', 'CPU', 'Reference'), biasForce=False):
     """The first platform in ``candidates`` on which a CoordinationForce can be created; with
-    ``biasForce``, a CoordinationBiasForce as well (Metadynamics applies its bias with one; its CUDA
-    kernel is to come, and until then this picks the CPU platform for it)."""
+    ``biasForce``, a CoordinationBiasForce as well (Metadynamics applies its bias with one)."""
     from openmmcoordination import CoordinationBiasForce, CoordinationForce
     available = [openmm.Platform.getPlatform(i).getName() for i in range(openmm.Platform.getNumPlatforms())]
     for name in candidates:

@@ -15,7 +15,6 @@ from openmmcoordination import CoordinationForce
 
 import reference_impl as ref
 from cases import natural_spline
-from conftest import available_configs
 from helpers import assert_close, energy_and_forces, finite_difference_forces, make_system, random_positions, set_state
 
 SWITCHINGS = {
@@ -26,14 +25,6 @@ SWITCHINGS = {
     'GAUSSIAN-nostretch': dict(type='GAUSSIAN', dmax=0.8, stretch=False),
     'SMAP-d0': dict(type='SMAP', d0=0.04, a=4.0, b=2.0),
 }
-
-
-def pytest_generate_tests(metafunc):
-    """Parametrize `bias_config` over the available configurations that are not CUDA (Metadynamics uses a
-    CoordinationBiasForce, which has no CUDA kernel yet)."""
-    if 'bias_config' in metafunc.fixturenames:
-        configs = [c for c in available_configs()[0] if c.name != 'CUDA']
-        metafunc.parametrize('bias_config', configs, ids=[c.id for c in configs])
 
 
 def random_pair_list(rng, num_particles=30, num_pairs=80):
@@ -202,7 +193,7 @@ def test_type_errors():
         CoordinationForce([0, 1], [2, 3]).setPairParameters([1.0]*4)
 
 
-def test_metadynamics_on_q_with_per_pair_values(bias_config, rng):
+def test_metadynamics_on_q_with_per_pair_values(platform_config, rng):
     """GPU-resident metadynamics biases a Q with per-pair weights and r0s: the CV of the bias force
     keeps them, and the bias energy is OpenMM's spline of the grid (NumPy's natural_spline) at the
     CV that the original force gives."""
@@ -229,7 +220,7 @@ def test_metadynamics_on_q_with_per_pair_values(bias_config, rng):
     assert cv.getSwitchingFunction() == CoordinationForce.Q and cv.getBeta() == q.getBeta()
     integrator = openmm.LangevinMiddleIntegrator(300, 5.0, 0.001)
     integrator.setRandomNumberSeed(3)
-    simulation = app.Simulation(None, system, integrator, bias_config.platform(), dict(bias_config.properties))
+    simulation = app.Simulation(None, system, integrator, platform_config.platform(), dict(platform_config.properties))
     simulation.context.setPositions(positions)
     meta.step(simulation, 200)
     assert len(meta.getHillHeights()) == 10
@@ -237,9 +228,9 @@ def test_metadynamics_on_q_with_per_pair_values(bias_config, rng):
     value = meta.getCollectiveVariables(simulation)[0]
     xyz = state.getPositions(asNumpy=True).value_in_unit(unit.nanometer)
     expected_cv = float(np.sum(weights/(1 + np.exp(30.0*(ref.distances(xyz, a, b, None) - 1.8*r0s)))))
-    assert_close(value, expected_cv, bias_config.value_rtol, 'Q')
+    assert_close(value, expected_cv, platform_config.value_rtol, 'Q')
     values, _, _ = meta.force.getTabulatedFunction(0).getFunctionParameters()
     energy = state.getPotentialEnergy().value_in_unit(unit.kilojoules_per_mole)
     assert max(values) > 0.5
     spline = natural_spline(meta.getCollectiveVariableGrid(), values)[0]
-    assert_close(energy, spline(expected_cv), bias_config.table_value_rtol, 'bias energy')
+    assert_close(energy, spline(expected_cv), platform_config.table_value_rtol, 'bias energy')
