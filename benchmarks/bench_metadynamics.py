@@ -1,5 +1,5 @@
 """MD overhead of well-tempered metadynamics on one coordination number: the GPU-resident
-openmmcoordination.Metadynamics (the bias is the CoordinationForce's own table) against
+openmmcoordination.Metadynamics (the bias is the table of a CoordinationBiasForce) against
 openmm.app.metadynamics.Metadynamics over CustomCVForce (the peer), on a PME water box.
 
 Cases (same system, same platform, same process):
@@ -128,7 +128,7 @@ def timeCase(kind, modeller, system, oxygens, dmax, platform, properties, steps,
 
 
 CASES = [('plain', 'plain MD (water box, PME)'),
-         ('ours', 'metadynamics, ours: CoordinationForce table bias (1 O vs the other O, dmax %.2f nm)'),
+         ('ours', 'metadynamics, ours: CoordinationBiasForce table bias (1 O vs the other O, dmax %.2f nm)'),
          ('peer-ours', 'metadynamics, openmm.app peer: CustomCVForce over our CoordinationForce'),
          ('peer-custom', 'metadynamics, openmm.app peer: CustomCVForce over CustomNonbondedForce')]
 

@@ -2,33 +2,56 @@
 # The whole GPU suite in one command, for a machine with an NVIDIA GPU, the CUDA toolkit, cmake
 # and Python, but no network: installs the OpenMM wheels carried in .whl/ (see
 # ../shared/device/README.md), builds the plugin, then runs the stages named on the command line
-# (default: ctest pytest):
-#   ctest     the C++ tests: CUDA in single, mixed and double precision, and the NVRTC compile test
-#   pytest    the Python tests on CUDA (single, mixed, double; PYTEST_FILES selects test files);
-#             ctest and pytest run side by side, ctest's seven tests (CTEST_JOBS) on seven cores and
-#             pytest's workers (PYTEST_WORKERS, default: the other cores) on the rest
+# (default: ctest pytest), meant to finish inside one 10-minute device call on a fresh H100:
+#   ctest     the C++ tests: CUDA in single, mixed and double precision (COORDINATION_CUDA_TEST_SHARDS,
+#             CTEST_SHARDS here, default 4 shards a precision) and the NVRTC compile test
+#   pytest    the Python tests on CUDA (single, mixed, double; PYTEST_FILES selects test files),
+#             in PYTEST_WORKERS pytest-xdist workers (default: the cores less four, at most 12)
 #   sanitize  compute-sanitizer memcheck and racecheck on the CUDA tests
 #   coldstart benchmarks/cold_start.py: what the force adds to a first Context, per precision
 #   bench     benchmarks/benchmark.py (BENCH_ARGS adds options, e.g. "--sections md")
+# The test stages run in two steps:
+#   1. under CUDA MPS (GPU_SUITE_MPS=0 leaves it off): ctest's shards (ctest -LE leaks_context,
+#      CTEST_JOBS at once, default all of them) beside pytest -m "not leaks_context", until both end;
+#   2. then the daemon is stopped and, outside MPS, the tests that make Context creation fail after
+#      the CUDA platform has created its device context (an index out of range, a bad tuning switch;
+#      OpenMM does not release that context): ctest -L leaks_context (one test a precision) beside
+#      pytest -m leaks_context (see python/tests/conftest.py). Under MPS each leaked context holds a
+#      client of the server until its process ends, and these tests leaked enough of them to use the
+#      server up ("No compatible CUDA device is available" in the tests after them).
+# Why MPS: without it the GPU time-slices between the processes' contexts and creating a Context
+# does not overlap across processes (0.11 s alone, 0.4 s with four at once, on the H100), so most
+# of a test's time is waiting. Measured on the H100 before the leaking tests were split off and
+# before the Python tests shared Contexts between modes: ctest's 12 shards beside 10 pytest
+# workers took 466 s for ctest while pytest ran 503 of its ~2,100 CUDA tests in 463 s; under MPS,
+# ctest 235-254 s and 1,820 pytest tests in ~500 s. Since then the three modes of a case share one
+# Context (test_values_forces, test_plumed, test_pair_histogram): 1,161 CUDA pytest tests (21 of
+# them leaks_context) creating about 1,180 CUDA Contexts, were 2,193 creating about 2,210 (counted
+# on the CPU platform, python/tests/context_count.py). [Times of this layout: to be measured.]
+# Stage timeouts: the main step stops at SUITE_BUDGET (default 560) seconds after the start less
+# LEAK_TIMEOUT (default 60) and 60 s (pytest's 30 s to report after the interrupt, the packing), or
+# after STAGE_TIMEOUT seconds where that is set; the leak step after LEAK_TIMEOUT. pytest is
+# interrupted so that it still reports: the summary and the cache come back within 600 s.
 # OpenMM's compiled-kernel cache (OPENMM_CACHE_DIR) is unpacked at the start from the parts
 # .kernel-cache/kernel-cache.part-* where they exist, and packed at the end into $OUT/kernel-cache.part-*
 # (15 MB each): copy those into .kernel-cache/ and carry that folder to the next call, and the
-# tests compile nothing they compiled before. Each test stage stops after STAGE_TIMEOUT seconds
-# (default 480; pytest is interrupted so that it still reports) so that the summary and the
-# cache still come back. Logs and JSON go to $OUT (default ./gpu-out), packed into logs.tgz.
-# Ends with a summary of pass counts and times.
+# tests compile nothing they compiled before (about 5 s of NVRTC for each new configuration).
+# Logs and JSON go to $OUT (default ./gpu-out), packed into logs.tgz (among them the slowest C++
+# and Python tests, ctest-times.txt and pytest-times.txt, for balancing the shards and workers).
+# Ends with a summary: pass and fail counts per precision for ctest and pytest, and times.
 set -uo pipefail
+SECONDS=0
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 stages=${*:-ctest pytest}
-STAGE_TIMEOUT=${STAGE_TIMEOUT:-480}
+SUITE_BUDGET=${SUITE_BUDGET:-560}
+LEAK_TIMEOUT=${LEAK_TIMEOUT:-60}
 export OPENMM_CACHE_DIR=/tmp/openmm-kernel-cache
 mkdir -p "$OPENMM_CACHE_DIR"
 if ls .kernel-cache/kernel-cache.part-* > /dev/null 2>&1; then
     cat .kernel-cache/kernel-cache.part-* | tar xzf - -C "$OPENMM_CACHE_DIR"
 fi
-SECONDS=0
 summary="$OUT/summary.txt"
 : > "$summary"
 note() { echo "$*" | tee -a "$summary"; }
@@ -60,6 +83,7 @@ if [ -f build-gpu/CMakeCache.txt ] && ! grep -q "CMAKE_CXX_COMPILER:.*=${CXX:-/u
     rm -rf build-gpu
 fi
 cmake -S . -B build-gpu $GEN -DCMAKE_BUILD_TYPE=Release -DOPENMM_DIR="$OMM" -DCOORDINATION_BUILD_CUDA_LIB=ON \
+      -DCOORDINATION_CUDA_TEST_SHARDS=${CTEST_SHARDS:-4} \
       -DCOORDINATION_PYTHON_INSTALL_DIR="${PYTHONPATH:-$(python3 -c 'import site; print(site.getsitepackages()[0])')}/openmmcoordination" \
       > "$OUT/build.log" 2>&1 && cmake --build build-gpu -j "$(nproc)" >> "$OUT/build.log" 2>&1 \
       && cmake --install build-gpu >> "$OUT/build.log" 2>&1
@@ -71,32 +95,64 @@ fi
 note "build: ok"
 python3 -c "import openmmcoordination as oc; print('openmmcoordination', oc.__version__, oc.plugin_load_failures)"
 
-note "kernel cache: $(ls "$OPENMM_CACHE_DIR" | wc -l) modules at the start; build took $SECONDS s"
-# The tests run in many processes at once. Without MPS the GPU time-slices between their contexts
-# and creating a Context does not overlap across processes (0.11 s alone, 0.4 s with four at
-# once, on the H100), so most of a test's time is waiting: measured with ctest's 12 shards beside
-# 10 pytest workers, ctest took 470 s and pytest ran 500 of its ~2,100 CUDA tests in 460 s.
-# GPU_SUITE_MPS=1 runs them under CUDA MPS, about three times faster: ctest in 250 s and 1,820
-# pytest tests in 500 s. It is off by default because a Context whose creation fails after the
-# platform has created its CUDA context (an index out of range, a bad tuning switch) leaks that
-# context (OpenMM does not release it), and under MPS the leaks of the error tests use up the
-# server's clients, after which other tests fail with "No compatible CUDA device is available".
-# The daemon ends with the script.
-if [ "${GPU_SUITE_MPS:-0}" = 1 ] && command -v nvidia-cuda-mps-control > /dev/null; then
+note "kernel cache: $(ls "$OPENMM_CACHE_DIR" | wc -l) modules at the start; setup and build took $SECONDS s"
+runs_ctest=$([[ " $stages " == *" ctest "* ]] && echo 1)
+runs_pytest=$([[ " $stages " == *" pytest "* ]] && echo 1)
+
+# CUDA MPS for the main test step (see the header); the daemon ends after it, or with the script.
+stop_mps() {
+    [ -n "${CUDA_MPS_PIPE_DIRECTORY:-}" ] || return 0
+    echo quit | nvidia-cuda-mps-control
+    # the server leaves once its clients have; wait for it (a few seconds at most)
+    for i in $(seq 20); do pgrep -x nvidia-cuda-mps > /dev/null || break; sleep 0.5; done
+    unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+    trap - EXIT
+    note "CUDA MPS: off at $SECONDS s"
+}
+if [ -n "$runs_ctest$runs_pytest" ] && [ "${GPU_SUITE_MPS:-1}" = 1 ] && command -v nvidia-cuda-mps-control > /dev/null; then
     export CUDA_MPS_PIPE_DIRECTORY=/tmp/coordination-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/coordination-mps-log
     mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
     if nvidia-cuda-mps-control -d; then
         trap 'echo quit | nvidia-cuda-mps-control' EXIT
         note "CUDA MPS: on"
+    else
+        unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+        note "CUDA MPS: the daemon did not start; the tests run without it"
     fi
+else
+    [ -n "$runs_ctest$runs_pytest" ] && note "CUDA MPS: off"
 fi
-if [[ " $stages " == *" ctest "* ]]; then
-    # The two shards of each precision and the compile test at once, beside pytest.
-    (cd build-gpu && timeout $STAGE_TIMEOUT ctest --output-on-failure --timeout $STAGE_TIMEOUT -j ${CTEST_JOBS:-7}) > "$OUT/ctest.log" 2>&1 &
+mainTimeout=${STAGE_TIMEOUT:-$(( SUITE_BUDGET - SECONDS - LEAK_TIMEOUT - 60 ))}
+[ "$mainTimeout" -lt 60 ] && mainTimeout=60
+[ -n "$runs_ctest$runs_pytest" ] && note "main test step: up to $mainTimeout s from $SECONDS s"
+
+# pytest, as both steps run it: python3 -m pytest with the stage's timeout, report name and arguments.
+# The image's auto-loaded pytest plugins (jax, torch, ...) are not needed and can interfere; one
+# BLAS thread a process, as many run at once.
+run_pytest() {
+    local timeout=$1 name=$2
+    shift 2
+    PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 COORDINATION_REQUIRE_PLATFORMS=CUDA OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+        timeout -s INT -k 30 $timeout python3 -X faulthandler -m pytest ${PYTEST_FILES:-python/tests} -k "CUDA" \
+        -p no:cacheprovider -rfE --tb=short --junitxml="$OUT/pytest-$name.xml" "$@" > "$OUT/pytest-$name.log" 2>&1
+}
+# ctest, as both steps run it: the step's timeout, log name and arguments; LastTest.log (every test's output) kept.
+run_ctest() {
+    local timeout=$1 name=$2
+    shift 2
+    (cd build-gpu && timeout $timeout ctest --output-on-failure --timeout $timeout "$@") > "$OUT/ctest-$name.log" 2>&1
+    local status=$?
+    cp build-gpu/Testing/Temporary/LastTest.log "$OUT/ctest-$name-output.log" 2>/dev/null
+    return $status
+}
+
+if [ -n "$runs_ctest" ]; then
+    # Every shard and the compile test at once (CTEST_JOBS), beside pytest.
+    run_ctest $mainTimeout main -LE leaks_context -j ${CTEST_JOBS:-$(( 3*${CTEST_SHARDS:-4} + 1 ))} &
     ctestPid=$!
 fi
 
-if [[ " $stages " == *" pytest "* ]]; then
+if [ -n "$runs_pytest" ]; then
     # A quick check that a CUDA Context with the force works from Python, before the suite.
     python3 -X faulthandler -c "
 import openmm as mm, openmmcoordination as oc, numpy as np
@@ -105,34 +161,89 @@ c = mm.Context(s, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName('CUD
 c.setPositions(np.array([[0, 0, 0], [0.2, 0, 0], [0.5, 0, 0]]))
 print('python CUDA smoke test: CV', f.getCollectiveVariableValue(c), 'energy', c.getState(getEnergy=True).getPotentialEnergy())
 " 2>&1 | tee -a "$summary"
+    # --dist loadgroup (pytest-xdist >= 2.5) keeps the tests of one xdist_group on one worker.
+    dist=$(python3 -c "import sys, xdist; sys.exit(tuple(int(v) for v in xdist.__version__.split('.')[:2]) < (2, 5))" 2>/dev/null && echo loadgroup || echo load)
+    workers=${PYTEST_WORKERS:-$(( $(nproc) > 16 ? 12 : ($(nproc) > 6 ? $(nproc)-4 : 2) ))}
     start=$SECONDS
-    # The image's auto-loaded pytest plugins (jax, torch, ...) are not needed and can interfere.
-    PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 COORDINATION_REQUIRE_PLATFORMS=CUDA timeout -s INT -k 30 $STAGE_TIMEOUT python3 -X faulthandler -m pytest \
-        ${PYTEST_FILES:-python/tests} -q -k "CUDA" -p no:cacheprovider -p xdist.plugin -n ${PYTEST_WORKERS:-$(( $(nproc) > 9 ? $(nproc)-7 : 2 ))} \
-        -rfE --tb=short --junitxml="$OUT/pytest-cuda.xml" > "$OUT/pytest.log" 2>&1
-    note "pytest: exit $?, $((SECONDS-start)) s"
-    tail -5 "$OUT/pytest.log" | tee -a "$summary"
-    for precision in single mixed double; do
-        [ -f "$OUT/pytest-cuda.xml" ] || { note "pytest CUDA $precision: no report (pytest crashed or timed out)"; continue; }
-        python3 - "$OUT/pytest-cuda.xml" "$precision" <<'EOF' | tee -a "$summary"
-import sys, xml.etree.ElementTree as ET
-cases = [c for c in ET.parse(sys.argv[1]).getroot().iter('testcase') if 'CUDA-' + sys.argv[2] in c.get('name', '')]
-failed = [c for c in cases if c.find('failure') is not None or c.find('error') is not None]
-skipped = [c for c in cases if c.find('skipped') is not None]
-print('pytest CUDA %s: %d passed, %d failed, %d skipped' % (sys.argv[2], len(cases) - len(failed) - len(skipped), len(failed), len(skipped)))
-EOF
-    done
+    run_pytest $mainTimeout main -m "not leaks_context" -p xdist.plugin -n $workers --dist $dist --durations=40
+    note "pytest (main, under MPS if on; $workers workers, --dist $dist): exit $?, $((SECONDS-start)) s"
+    tail -3 "$OUT/pytest-main.log" | tee -a "$summary"
+fi
+if [ -n "$runs_ctest" ]; then
+    wait $ctestPid
+    note "ctest (main): exit $?, done at $SECONDS s"
+    grep -E "tests passed" "$OUT/ctest-main.log" | tee -a "$summary"
 fi
 
-if [[ " $stages " == *" ctest "* ]]; then
+# Step 2, outside MPS: the tests that leak a device context.
+stop_mps
+if [ -n "$runs_ctest" ]; then
+    run_ctest $LEAK_TIMEOUT leaks -L leaks_context -j 3 &
+    ctestPid=$!
+fi
+if [ -n "$runs_pytest" ]; then
+    start=$SECONDS
+    run_pytest $LEAK_TIMEOUT leaks -m leaks_context
+    note "pytest (leaks_context, outside MPS): exit $?, $((SECONDS-start)) s"
+    tail -1 "$OUT/pytest-leaks.log" | tee -a "$summary"
+fi
+if [ -n "$runs_ctest" ]; then
     wait $ctestPid
-    note "ctest: exit $?, done at $SECONDS s"
-    grep -E "tests passed|Test +#" "$OUT/ctest.log" | tee -a "$summary"
+    note "ctest (leaks_context, outside MPS): exit $?, done at $SECONDS s"
+    grep -E "tests passed" "$OUT/ctest-leaks.log" | tee -a "$summary"
+fi
+
+# The summary per precision, and the slowest tests for the logs.
+if [ -n "$runs_ctest" ]; then
     for precision in single mixed double; do
-        shards=$(grep -cE "Test +#.*TestCudaCoordinationForce_${precision}_[0-9]+ " "$OUT/ctest.log")
-        passed=$(grep -cE "TestCudaCoordinationForce_${precision}_[0-9]+ .*Passed" "$OUT/ctest.log")
-        [ "$passed" -gt 0 ] && [ "$passed" = "$shards" ] && note "ctest CUDA $precision: passed ($passed of $shards shards)" || note "ctest CUDA $precision: FAILED ($passed of $shards shards passed)"
+        shards=$(grep -cE "Test +#.*TestCudaCoordinationForce_${precision}_[0-9]+ " "$OUT/ctest-main.log")
+        passed=$(grep -cE "TestCudaCoordinationForce_${precision}_[0-9]+ .*Passed" "$OUT/ctest-main.log")
+        leaks=$(grep -cE "TestCudaCoordinationForce_${precision}_leaks .*Passed" "$OUT/ctest-leaks.log" 2>/dev/null)
+        if [ "$passed" -gt 0 ] && [ "$passed" = "$shards" ] && [ "$leaks" = 1 ]; then
+            note "ctest CUDA $precision: passed ($passed of $shards shards, and the leaks_context test)"
+        else
+            note "ctest CUDA $precision: FAILED ($passed of $shards shards passed; leaks_context test: $([ "$leaks" = 1 ] && echo passed || echo 'not passed'))"
+        fi
     done
+    grep -hE "TestCudaCoordinationCompile .*(Passed|Failed|\*\*\*)" "$OUT/ctest-main.log" | sed 's/^ *[0-9]*\/[0-9]* //' | tee -a "$summary"
+    # The C++ tests by time (the runner prints "  testName (seconds s)"), for balancing the shards.
+    grep -hE "^  test[A-Za-z0-9_]+ \([0-9.e+-]+ s\)" "$OUT"/ctest-*-output.log 2>/dev/null | sort -t'(' -k2 -gr | head -60 > "$OUT/ctest-times.txt"
+fi
+if [ -n "$runs_pytest" ]; then
+    python3 - "$OUT" <<'EOF' | tee -a "$summary"
+import collections, os, re, sys, xml.etree.ElementTree as ET
+out = sys.argv[1]
+cases = {}
+for name in ('main', 'leaks'):
+    path = os.path.join(out, 'pytest-%s.xml' % name)
+    cases[name] = list(ET.parse(path).getroot().iter('testcase')) if os.path.exists(path) else None
+    if cases[name] is None:
+        print('pytest %s: no report (pytest crashed or was killed)' % name)
+    log = os.path.join(out, 'pytest-%s.log' % name)
+    text = open(log).read() if os.path.exists(log) else ''
+    collected = re.findall(r'workers \[(\d+) items?\]|(\d+) selected|collected (\d+) items?', text)
+    if collected:
+        print('pytest %s: %s tests selected' % (name, max(collected[-1])))
+def count(testcases, precision):
+    mine = [c for c in testcases or [] if 'CUDA-' + precision in c.get('name', '')]
+    failed = sum(1 for c in mine if c.find('failure') is not None or c.find('error') is not None)
+    skipped = sum(1 for c in mine if c.find('skipped') is not None)
+    return len(mine) - failed - skipped, failed, skipped
+for precision in ('single', 'mixed', 'double'):
+    main, leaks = count(cases['main'], precision), count(cases['leaks'], precision)
+    print('pytest CUDA %s: %d passed, %d failed, %d skipped (main %d/%d/%d, leaks_context %d/%d/%d)' % (
+        (precision, main[0] + leaks[0], main[1] + leaks[1], main[2] + leaks[2]) + main + leaks))
+# Seconds by test file and the slowest tests, for balancing the workers (into the logs).
+files, tests = collections.Counter(), []
+for c in (cases['main'] or []) + (cases['leaks'] or []):
+    files[c.get('classname', '').split('.')[-1]] += float(c.get('time', 0))
+    tests.append((float(c.get('time', 0)), c.get('classname', '') + '::' + c.get('name', '')))
+with open(os.path.join(out, 'pytest-times.txt'), 'w') as f:
+    f.write('seconds by file (summed over tests)\n')
+    f.writelines('%8.1f %s\n' % (t, name) for name, t in files.most_common())
+    f.write('\nslowest tests\n')
+    f.writelines('%8.1f %s\n' % test for test in sorted(tests, reverse=True)[:60])
+EOF
 fi
 
 if [[ " $stages " == *" sanitize "* ]]; then
@@ -153,8 +264,7 @@ if [[ " $stages " == *" sanitize "* ]]; then
 fi
 
 if [[ " $stages " == *" coldstart "* ]]; then
-    # Timed without MPS, as a user's Context starts.
-    [ -n "${CUDA_MPS_PIPE_DIRECTORY:-}" ] && { echo quit | nvidia-cuda-mps-control; sleep 2; unset CUDA_MPS_PIPE_DIRECTORY; trap - EXIT; }
+    # Timed without MPS (stopped after the main test step), as a user's Context starts.
     python3 benchmarks/cold_start.py --json "$OUT/coldstart.json" 2>&1 | tee "$OUT/coldstart.log" | tee -a "$summary"
 fi
 

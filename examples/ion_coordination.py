@@ -6,10 +6,10 @@
    Context's platform (the GPU on CUDA) every few steps; g(r) and n(r) are read back once.
 3. Put r0 of the coordination number at the first minimum of g(r).
 4. Run well-tempered metadynamics on the ion-oxygen coordination number with the GPU-resident
-   Metadynamics class (the bias is the CoordinationForce's own table).
+   Metadynamics class (the bias is the table of a CoordinationBiasForce over the CV).
 5. Write gr.png, cv.png, fes.png and the CSV files behind them.
 
-    python examples/ion_coordination.py                   # CUDA if present, else CPU (about 1-2 minutes)
+    python examples/ion_coordination.py                   # CUDA if it runs the bias force, else CPU (1-2 minutes)
     python examples/ion_coordination.py --platform CPU --metad-steps 20000 --output output/ion
     python examples/ion_coordination.py --help
 """
@@ -40,7 +40,7 @@ TEMPERATURE = 300*unit.kelvin
 def parseArguments(argv=None):
     parser = argparse.ArgumentParser(description='g(r) of an ion in water, r0 at its first minimum, then '
                                      'well-tempered metadynamics on the ion-oxygen coordination number.')
-    parser.add_argument('--platform', default='auto', help='CUDA, CPU, Reference or auto (CUDA when it works, else CPU)')
+    parser.add_argument('--platform', default='auto', help='CUDA, CPU, Reference or auto (CUDA when it runs the bias force, else CPU)')
     parser.add_argument('--ion', default='Na', choices=['Na', 'Cl'], help='the ion (default Na)')
     parser.add_argument('--box', type=float, help='cubic box edge in nm (default 3.0 on CUDA, 2.2 otherwise)')
     parser.add_argument('--equil-steps', type=int, help='equilibration steps')
@@ -144,13 +144,13 @@ def coordinationNumber(gr, ion, oxygens, nn):
 
 
 def runMetadynamics(simulation, cv, low, high, args, settings, output):
-    """Step 4: well-tempered metadynamics, the bias in the force's own table; writes cv.csv and
+    """Step 4: well-tempered metadynamics, the bias in a CoordinationBiasForce's table; writes cv.csv and
     fes.csv. Returns (meta, the CollectiveVariableReporter, grid, free energy with its minimum at 0)."""
     variable = BiasVariable(cv, low, high, args.width, gridWidth=int(round((high - low)/0.02)) + 1)
     meta = Metadynamics(simulation.system, [variable], TEMPERATURE, args.bias_factor, args.height*unit.kilojoules_per_mole,
                         settings['frequency'])
     simulation.context.reinitialize(preserveState=True)
-    cvReporter = CollectiveVariableReporter(os.path.join(output, 'cv.csv'), 50, meta.force)
+    cvReporter = CollectiveVariableReporter(os.path.join(output, 'cv.csv'), 50, meta.force, names=['cv'])
     simulation.reporters.append(cvReporter)
 
     def progress():
@@ -184,7 +184,8 @@ def writePictures(gr, cv, meta, cvReporter, grid, fes, ion, settings, output):
 
 def main(argv=None):
     args = parseArguments(argv)
-    platform = oc.bestPlatform() if args.platform == 'auto' else openmm.Platform.getPlatformByName(args.platform)
+    # auto: CUDA when it runs a CoordinationBiasForce (the metadynamics bias), else CPU
+    platform = oc.bestPlatform(biasForce=True) if args.platform == 'auto' else openmm.Platform.getPlatformByName(args.platform)
     kind = 'quick' if args.quick else ('gpu' if platform.getName() in ('CUDA', 'OpenCL', 'HIP') else 'cpu')
     settings = dict(SETTINGS[kind])
     for key, value in [('box', args.box), ('equil', args.equil_steps), ('gr', args.gr_steps), ('metad', args.metad_steps),

@@ -1,25 +1,12 @@
 /* Tests of CoordinationBiasForce: an energy of several coordination CVs (values and forces
  * against each CV evaluated alone and against finite differences, tables, boxes,
- * updateParametersInContext, errors). The CUDA kernel does not exist yet: on CUDA these tests
- * are skipped with a note. */
+ * updateParametersInContext, errors), on every platform. */
 
 #include "CoordinationTestUtilities.h"
 #include "CoordinationBiasForce.h"
 #include "openmm/TabulatedFunction.h"
 #include "openmm/serialization/XmlSerializer.h"
 #include <memory>
-
-/** Whether the platform under test has a CoordinationBiasForce kernel. */
-static bool biasSupported() {
-    if (platform.getName() == "CUDA") {
-        static bool noted = false;
-        if (!noted)
-            cout << "  (CoordinationBiasForce tests skipped on CUDA: its kernel is to come)" << endl;
-        noted = true;
-        return false;
-    }
-    return true;
-}
 
 /** Assert that a statement throws an OpenMMException naming the class and containing text. */
 #define ASSERT_BIAS_ERROR(statement, text) expectBiasError([&] () { statement; }, __FILE__, __LINE__, #statement, text)
@@ -167,8 +154,6 @@ static void checkBias(CoordinationBiasForce* bias, int first, int count, int box
 }
 
 void testBiasTwoHarmonic() {
-    if (!biasSupported())
-        return;
     for (int boxType = 0; boxType < 3; boxType++) {
         CoordinationBiasForce* bias = new CoordinationBiasForce("0.5*k1*(c1-a)^2 + 0.5*k2*(c2-b)^2");
         bias->addGlobalParameter("k1", 30.0);
@@ -183,8 +168,6 @@ void testBiasTwoHarmonic() {
 }
 
 void testBiasThreeWall() {
-    if (!biasSupported())
-        return;
     for (int boxType = 0; boxType < 3; boxType++) {
         CoordinationBiasForce* bias = new CoordinationBiasForce("k*max(0, c1+c2-w)^2 + 0.3*c3");
         bias->addGlobalParameter("k", 40.0);
@@ -199,8 +182,6 @@ void testBiasThreeWall() {
 }
 
 void testBiasEightCVs() {
-    if (!biasSupported())
-        return;
     for (int boxType = 0; boxType < 3; boxType++) {
         CoordinationBiasForce* bias = new CoordinationBiasForce(
             "0.5*(c1-1)^2 + 0.3*c2*c3 + c4^2 + sin(c5) + 0.2*c6*c7 + 0.1*c8");
@@ -209,6 +190,97 @@ void testBiasEightCVs() {
             return 0.5*(c[0]-1)*(c[0]-1)+0.3*c[1]*c[2]+c[3]*c[3]+sin(c[4])+0.2*c[5]*c[6]+0.1*c[7];
         });
     }
+}
+
+/**
+ * A bias of four CVs over numParticles random particles in a periodic cubic box of the given edge
+ * (nm), of the kinds a GPU evaluates with another pair kernel each: "tiles" (10 x 1,000 particles,
+ * no cutoff), "pairs" (a pair list of 500 pairs with per-pair Q values), "cells" (two halves with
+ * a cutoff: cell lists in a large system) and "lists" (one group of all with a cutoff: neighbour
+ * lists). Adds them to system and returns the force.
+ */
+static CoordinationBiasForce* largeBias(System& system, vector<Vec3>& positions, Vec3* box, int numParticles, double edge) {
+    positions = randomPositions(numParticles, edge, 23);
+    box[0] = Vec3(edge, 0, 0);
+    box[1] = Vec3(0, edge, 0);
+    box[2] = Vec3(0, 0, edge);
+    for (int i = 0; i < numParticles; i++)
+        system.addParticle(1.0);
+    system.setDefaultPeriodicBoxVectors(box[0], box[1], box[2]);
+    vector<int> ten, thousand, first, second, all, pairA, pairB;
+    vector<double> weights, r0s;
+    for (int i = 0; i < numParticles; i++) {
+        (i < numParticles/2 ? first : second).push_back(i);
+        all.push_back(i);
+        if (i < 10)
+            ten.push_back(i);
+        else if (i < 1010)
+            thousand.push_back(i);
+    }
+    for (int k = 0; k < 500; k++) {
+        pairA.push_back((7*k)%numParticles);
+        pairB.push_back((13*k+1)%numParticles);
+        weights.push_back(0.002*(k%5+1));
+        r0s.push_back(0.4+0.001*k);
+    }
+    CoordinationBiasForce* bias = new CoordinationBiasForce("0.5*k*(tiles-40)^2 + k*(pairs-0.5)^2 + 1e-3*k*cells + 2e-3*lists^2");
+    bias->addGlobalParameter("k", 2.0);
+    CoordinationForce* tiles = new CoordinationForce(ten, thousand);
+    CoordinationForce* pairs = new CoordinationForce();
+    pairs->setPairs(pairA, pairB, weights, r0s);
+    pairs->setSwitchingFunction(CoordinationForce::Q);
+    CoordinationForce* cells = new CoordinationForce(first, second);
+    cells->setDMax(1.0);
+    CoordinationForce* lists = new CoordinationForce(all);
+    lists->setSwitchingFunction(CoordinationForce::Gaussian);
+    lists->setR0(0.2);
+    lists->setDMax(0.8);
+    vector<pair<string, CoordinationForce*> > cvs = {{"tiles", tiles}, {"pairs", pairs}, {"cells", cells}, {"lists", lists}};
+    for (auto& cv : cvs) {
+        cv.second->setUsesPeriodicBoundaryConditions(true);
+        bias->addCollectiveVariable(cv.first, cv.second);
+    }
+    system.addForce(bias);
+    return bias;
+}
+
+/**
+ * A bias against the Reference platform: CVs, energy and forces (together, forces alone, energy
+ * alone), at the first positions and after the particles move (lists are reused).
+ */
+static void compareBiasWithReference(System& system, CoordinationBiasForce* bias, vector<Vec3> positions) {
+    VerletIntegrator integrator(0.001), referenceIntegrator(0.001);
+    Context context(system, integrator, platform, properties);
+    Context reference(system, referenceIntegrator, referencePlatform());
+    OpenMM_SFMT::SFMT sfmt;
+    OpenMM_SFMT::init_gen_rand(5, sfmt);
+    for (int move = 0; move < 2; move++) {
+        context.setPositions(positions);
+        reference.setPositions(positions);
+        vector<double> expectedCVs = bias->getCollectiveVariableValues(reference);
+        vector<double> foundCVs = bias->getCollectiveVariableValues(context);
+        for (int k = 0; k < expectedCVs.size(); k++) {
+            ASSERT(expectedCVs[k] > 0.1);
+            ASSERT_EQUAL_TOL(expectedCVs[k], foundCVs[k], tolerance);
+        }
+        State expected = reference.getState(State::Energy | State::Forces);
+        State found = context.getState(State::Energy | State::Forces);
+        ASSERT_EQUAL_TOL(expected.getPotentialEnergy(), found.getPotentialEnergy(), tolerance);
+        assertForcesEqual(expected.getForces(), found.getForces(), forceTolerance());
+        assertForcesEqual(expected.getForces(), context.getState(State::Forces).getForces(), forceTolerance());
+        ASSERT_EQUAL_TOL(expected.getPotentialEnergy(), context.getState(State::Energy).getPotentialEnergy(), tolerance);
+        for (Vec3& p : positions)
+            p += randomVector(sfmt, 0.02);
+    }
+}
+
+/** The bias of largeBias() over 2,000 particles in a 4 nm box against the Reference platform. */
+void testBiasAgainstReference() {
+    System system;
+    vector<Vec3> positions;
+    Vec3 box[3];
+    CoordinationBiasForce* bias = largeBias(system, positions, box, 2000, 4.0);
+    compareBiasWithReference(system, bias, positions);
 }
 
 /** A table of f(x, y) = x*y + x + 2y over a grid (splines reproduce it). */
@@ -225,8 +297,6 @@ static Continuous2DFunction* bilinearTable(double scale) {
 }
 
 void testBiasTables() {
-    if (!biasSupported())
-        return;
     for (int boxType = 0; boxType < 3; boxType += 2) {
         CoordinationBiasForce* bias = new CoordinationBiasForce("bias(c1, c2) + line(c3)");
         bias->addTabulatedFunction("bias", bilinearTable(1.0));
@@ -251,8 +321,6 @@ void testBiasTables() {
 }
 
 void testBiasUpdateParameters() {
-    if (!biasSupported())
-        return;
     CoordinationBiasForce* bias = new CoordinationBiasForce("k*c1 + bias(c1, c2)");
     bias->addGlobalParameter("k", 2.0);
     bias->addCollectiveVariable("c1", biasCV(0, true));
@@ -292,8 +360,6 @@ void testBiasUpdateParameters() {
 }
 
 void testBiasErrors() {
-    if (!biasSupported())
-        return;
     ASSERT_BIAS_ERROR(CoordinationBiasForce("c1*"), "c1*");
     CoordinationBiasForce bias("c1 + c2");
     CoordinationForce* cv = biasCV(0, false);
@@ -376,6 +442,9 @@ void runBiasTests() {
     RUN_TEST(testBiasTwoHarmonic);
     RUN_TEST(testBiasThreeWall);
     RUN_TEST(testBiasEightCVs);
+    // Against the Reference platform: on every other platform.
+    if (platform.getName() != referencePlatform().getName())
+        RUN_TEST(testBiasAgainstReference);
     RUN_TEST(testBiasTables);
     RUN_TEST(testBiasUpdateParameters);
     RUN_TEST(testBiasErrors);

@@ -80,11 +80,18 @@ static void createContext(CoordinationForce* force) {
     Context context(system, integrator, platform, properties);
 }
 
-void testContextErrors() {
-    // Indices beyond the System, in either group or a pair list.
+/**
+ * Indices beyond the System, in either group or a pair list: checked in initialize(), against
+ * the System, after the platform has created its device context (RUN_TEST_LEAKING_CONTEXT).
+ */
+void testContextIndexErrors() {
     ASSERT_COORDINATION_ERROR_NAMING(createContext(new CoordinationForce({0, 1, 6})), "6");
     ASSERT_COORDINATION_ERROR(createContext(new CoordinationForce({0, 1}, {2, 7})));
     ASSERT_COORDINATION_ERROR(createContext(new CoordinationForce({0, 10}, {2, 3}, true)));
+}
+
+/** Errors of the force alone, found by CoordinationForceImpl's constructor, before the platform makes a device context. */
+void testContextErrors() {
     // An empty group.
     ASSERT_COORDINATION_ERROR(createContext(new CoordinationForce()));
     // Cubic needs dmax.
@@ -224,6 +231,7 @@ void testNonFiniteEnergy() {
 void runErrorTests() {
     RUN_TEST(testSetterErrors);
     RUN_TEST(testContextErrors);
+    RUN_TEST_LEAKING_CONTEXT(testContextIndexErrors);
     RUN_TEST(testRuntimeErrors);
     RUN_TEST(testNonFiniteEnergy);
 }

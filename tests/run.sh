@@ -2,7 +2,9 @@
 # The README's test command: the C++ tests (ctest) and the Python tests (pytest), against the
 # installed package (pip install ".[analysis,test]"). The C++ tests get their own CMake build
 # (build-tests/) against the same OpenMM. GPU tests run only where an NVIDIA GPU answers;
-# elsewhere they are left out (ctest -LE gpu), never counted as passed. Exits non-zero on any failure.
+# elsewhere they are left out (ctest -LE gpu), never counted as passed. The tests that leak a device
+# context (ctest label and pytest marker leaks_context) run here with the others, in one go: no CUDA
+# MPS here (benchmarks/gpu_suite.sh runs them last, outside MPS). Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OMM=$(python -c "import os, openmm.version as v; print(os.path.dirname(v.openmm_library_path))")

@@ -29,9 +29,9 @@ class CoordinationBiasForceImpl;
  * PLUMED equivalent: several COORDINATION lines and a bias with ARG=c1,c2,... (RESTRAINT,
  * MATHEVAL + BIASVALUE).
  *
- * Platforms: Reference and CPU; the CUDA kernel is to come (until then, creating a Context
- * with this force on CUDA fails with OpenMM's error that the platform does not support all
- * required kernels).
+ * Platforms: Reference, CPU and CUDA. On CUDA the force is GPU-resident: every CV's sum, E,
+ * every dE/dc_k and the forces are computed on the device, with nothing copied to the host
+ * during a step.
  *
  * Python example, a harmonic restraint on two coordination numbers:
  *

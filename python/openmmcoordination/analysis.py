@@ -20,9 +20,10 @@ from openmmcoordination.gr import _value, pairDistributionFromCounts
 __all__ = ['TrajectoryAnalysis', 'analyzeTrajectory', 'bestPlatform', 'makeForce', 'selectAtoms', 'loadUniverse']
 
 
-def bestPlatform(candidates=('CUDA', 'CPU', 'Reference')):
-    """The first platform in ``candidates`` on which a CoordinationForce can be created."""
-    from openmmcoordination import CoordinationForce
+def bestPlatform(candidates=('CUDA', 'CPU', 'Reference'), biasForce=False):
+    """The first platform in ``candidates`` on which a CoordinationForce can be created; with
+    ``biasForce``, a CoordinationBiasForce as well (Metadynamics applies its bias with one)."""
+    from openmmcoordination import CoordinationBiasForce, CoordinationForce
     available = [openmm.Platform.getPlatform(i).getName() for i in range(openmm.Platform.getNumPlatforms())]
     for name in candidates:
         if name not in available:
@@ -31,13 +32,18 @@ def bestPlatform(candidates=('CUDA', 'CPU', 'Reference')):
         system.addParticle(1.0)
         system.addParticle(1.0)
         system.addForce(CoordinationForce([0], [1]))
+        if biasForce:
+            bias = CoordinationBiasForce('c1')
+            bias.addCollectiveVariable('c1', CoordinationForce([0], [1]))
+            system.addForce(bias)
         try:
             openmm.Context(system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName(name))
         except Exception:
             continue
         return openmm.Platform.getPlatformByName(name)
-    raise RuntimeError('No platform can run a CoordinationForce (tried %s); openmm.Platform.getPluginLoadFailures() '
-                       'says why a plugin did not load' % ', '.join(candidates))
+    raise RuntimeError('No platform can run a CoordinationForce%s (tried %s); openmm.Platform.getPluginLoadFailures() '
+                       'says why a plugin did not load' % (' and a CoordinationBiasForce' if biasForce else '',
+                                                           ', '.join(candidates)))
 
 
 def loadUniverse(topology, trajectory=None):

@@ -1,23 +1,33 @@
-"""Well-tempered metadynamics on a coordination number, biased through the CoordinationForce's own
-tabulated energy (no CustomCVForce), so the bias stays on the GPU between hills.
+"""Well-tempered metadynamics on one, two or three coordination numbers, with the bias on a grid
+applied by one CoordinationBiasForce (no CustomCVForce), so the bias stays on the Context's
+platform between hills.
 
 The class has the constructor and methods of openmm.app.metadynamics.Metadynamics:
 
->>> cv = CoordinationForce(ions, oxygens); cv.setR0(0.32); cv.setUsesPeriodicBoundaryConditions(True)
->>> variable = BiasVariable(cv, minValue=2.0, maxValue=10.0, biasWidth=0.15)
->>> meta = Metadynamics(system, [variable], 300*kelvin, biasFactor=8, height=1.0*kilojoules_per_mole, frequency=500)
+>>> nacl = CoordinationForce([na], [cl]); nacl.setR0(0.35); nacl.setUsesPeriodicBoundaryConditions(True)
+>>> nao = CoordinationForce([na], oxygens); nao.setR0(0.31); nao.setUsesPeriodicBoundaryConditions(True)
+>>> variables = [BiasVariable(nacl, 0.0, 1.0, 0.04, gridWidth=101), BiasVariable(nao, 2.0, 8.0, 0.15, gridWidth=121)]
+>>> meta = Metadynamics(system, variables, 300*kelvin, biasFactor=6, height=1.0*kilojoules_per_mole, frequency=250)
 >>> simulation = Simulation(topology, system, integrator)          # after creating meta
 >>> meta.step(simulation, 100000)
->>> meta.getFreeEnergy()                                         # kJ/mol on meta.getCollectiveVariableGrid()
+>>> meta.getFreeEnergy()               # kJ/mol, shape (121, 101): axis 0 is the last variable, as in openmm.app
 
-Every ``frequency`` steps it reads the CV, evaluates the bias there, adds a well-tempered Gaussian
-of height h exp(-V(cv)/(k_B dT)) to a grid on the host and replaces the force's table
-(updateParametersInContext); the steps in between run entirely on the Context's platform.
+PLUMED: ``c1: COORDINATION ...``, ``c2: COORDINATION ...`` and ``METAD ARG=c1,c2 SIGMA=.. HEIGHT=..
+PACE=.. BIASFACTOR=.. TEMP=.. GRID_MIN=.. GRID_MAX=.. GRID_BIN=..``.
+
+Every ``frequency`` steps it reads the CVs and the bias energy at them, adds a well-tempered
+Gaussian of height h exp(-V/(k_B dT)) to a grid on the host and replaces the force's table
+(setFunctionParameters, then updateParametersInContext); the steps in between run entirely on the
+Context's platform.
 """
 
 import copy
+import math
+import numbers
 import os
+import random
 import re
+import warnings
 
 import numpy as np
 
@@ -27,154 +37,281 @@ from openmm.app.metadynamics import BiasVariable
 
 __all__ = ['Metadynamics', 'BiasVariable']
 
+#: The names of the collective variables inside the bias force, in the order of ``variables``.
+CV_NAMES = ('c1', 'c2', 'c3')
+
+_BIAS_FILE = re.compile(r'bias_(\d+)_(\d+)\.npy')
+_MAX_ID = 0x7FFFFFFF
+
+
+def _error(message, *args):
+    return ValueError('Metadynamics: ' + (message % args if args else message))
+
+
+def _isInteger(value):
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _positiveQuantity(value, defaultUnit, name, kind):
+    """The value of a Quantity (or number, taken in defaultUnit) in defaultUnit, checked finite and > 0."""
+    try:
+        number = value.value_in_unit(defaultUnit) if unit.is_quantity(value) else float(value)
+    except (TypeError, ValueError, AttributeError):
+        raise _error('%s must be %s, got %r', name, kind, value) from None
+    if not math.isfinite(number) or number <= 0:
+        raise _error('%s must be positive and finite, got %r', name, value)
+    return number
+
 
 class Metadynamics(object):
-    """Well-tempered metadynamics (Barducci, Bussi, Parrinello, PRL 100, 020603 (2008)) on one
-    coordination number, with the bias applied by the CoordinationForce itself.
+    """Well-tempered metadynamics (Barducci, Bussi, Parrinello, PRL 100, 020603 (2008)) on 1, 2 or 3
+    coordination numbers, the bias applied by one CoordinationBiasForce.
+
+    Same constructor and behaviour as openmm.app.metadynamics.Metadynamics: the same grid (axis 0 of
+    the bias is the last variable), Gaussians, well-tempered heights, free energy and biasDir files,
+    so walkers of both classes can share a directory where their grids match. The bias force
+    is a CoordinationBiasForce with the energy ``bias(c1)``, ``bias(c1, c2)`` or ``bias(c1, c2, c3)``
+    and the Continuous1DFunction, Continuous2DFunction or Continuous3DFunction ``bias``; its CVs are
+    copies of the variables' forces. It is added to the System in the highest free force group.
 
     Parameters (those of openmm.app.metadynamics.Metadynamics)
     ----------
     system: System
-        the System to simulate. A copy of the variable's CoordinationForce, with the energy
-        expression "bias(cv)" and the table "bias", is added to it in a force group of its own.
-    variables: list of one BiasVariable
-        the collective variable; its ``force`` must be a CoordinationForce whose energy is the CV
-        (the default expression "cv"), not itself part of the System
+        the System to simulate; the bias force is added to it
+    variables: list of 1, 2 or 3 BiasVariable
+        the collective variables. Each ``force`` must be a CoordinationForce with the energy
+        expression "cv" (the default) and no table, not part of a System or of another force (a
+        copy is added, as openmm.app adds the force to a CustomCVForce); the forces must all use
+        periodic boundary conditions or none. A variable cannot be periodic; minValue < maxValue,
+        biasWidth > 0, gridWidth >= 2.
     temperature: temperature
         the simulation temperature
     biasFactor: float
-        the bias factor gamma (> 1): the CV is sampled as at temperature*biasFactor
+        the bias factor gamma (> 1): the CVs are sampled as at temperature*biasFactor
     height: energy
-        the initial height of the Gaussians
+        the initial height of the Gaussians (> 0)
     frequency: int
         the interval in steps at which Gaussians are added
     saveFrequency: int (optional)
-        the interval in steps at which the bias is written to biasDir and the biases of other
-        processes are read from it (a multiple of frequency); the files are those of
-        openmm.app.metadynamics (bias_<id>_<index>.npy), so walkers of both can share a directory
+        the interval in steps at which this object writes its bias to biasDir and adds those of the
+        other processes found there (a multiple of frequency)
     biasDir: str (optional)
-        the directory for saveFrequency
+        an existing directory for saveFrequency. The files are openmm.app's:
+        ``bias_<id>_<index>.npy``, this process's own Gaussians on the grid; files of other grid
+        shapes already in it are an error (nothing is written then)
+
+    Raises ValueError naming the class, the parameter and its value for any invalid argument,
+    before the System or biasDir is touched.
     """
 
     def __init__(self, system, variables, temperature, biasFactor, height, frequency, saveFrequency=None, biasDir=None):
-        from openmmcoordination import CoordinationForce
-        if not unit.is_quantity(temperature):
-            temperature = temperature*unit.kelvin
-        if not unit.is_quantity(height):
-            height = height*unit.kilojoules_per_mole
-        if len(variables) != 1:
-            raise ValueError('Metadynamics: exactly one BiasVariable is supported, got %d' % len(variables))
-        variable = variables[0]
-        if not isinstance(variable.force, CoordinationForce):
-            raise ValueError('Metadynamics: the BiasVariable\'s force must be a CoordinationForce, got %s'
-                             % type(variable.force).__name__)
-        if variable.periodic:
-            raise ValueError('Metadynamics: a coordination number is not periodic')
-        if variable.force.getEnergyExpression().strip() != 'cv' or variable.force.getNumTabulatedFunctions() > 0:
-            raise ValueError('Metadynamics: the CoordinationForce must have the default energy expression "cv" '
-                             'and no tabulated function, got "%s"' % variable.force.getEnergyExpression())
-        if biasFactor <= 1.0:
-            raise ValueError('Metadynamics: biasFactor must be > 1, got %g' % biasFactor)
+        from openmmcoordination import CoordinationBiasForce
+        variables = self._checkVariables(variables)
+        temperatureK = _positiveQuantity(temperature, unit.kelvin, 'temperature', 'a temperature')
+        heightKJ = _positiveQuantity(height, unit.kilojoules_per_mole, 'height', 'an energy')
+        if not isinstance(biasFactor, numbers.Real) or not math.isfinite(biasFactor) or biasFactor <= 1.0:
+            raise _error('biasFactor must be a number > 1, got %r', biasFactor)
+        if not _isInteger(frequency) or frequency <= 0:
+            raise _error('frequency must be a positive integer, got %r', frequency)
         if (saveFrequency is None) != (biasDir is None):
-            raise ValueError('Metadynamics: give both saveFrequency and biasDir, or neither')
-        if saveFrequency is not None and (saveFrequency < frequency or saveFrequency % frequency != 0):
-            raise ValueError('Metadynamics: saveFrequency must be a multiple of frequency')
-        if variable.gridWidth < 2:
-            raise ValueError('Metadynamics: gridWidth must be at least 2')
+            raise _error('give both saveFrequency and biasDir, or neither; got saveFrequency=%r, biasDir=%r',
+                         saveFrequency, biasDir)
+        if saveFrequency is not None:
+            if not _isInteger(saveFrequency) or saveFrequency <= 0 or saveFrequency % frequency != 0:
+                raise _error('saveFrequency must be a positive multiple of frequency (%d), got %r', frequency,
+                             saveFrequency)
+            if not os.path.isdir(biasDir):
+                raise _error('biasDir must be an existing directory, got %r', biasDir)
+        freeGroups = set(range(32)) - set(force.getForceGroup() for force in system.getForces())
+        if not freeGroups:
+            raise RuntimeError('Metadynamics: all 32 force groups of the System are in use; none is left for the bias')
+
         self.variables = variables
-        self.temperature = temperature
+        self.temperature = temperatureK*unit.kelvin
         self.biasFactor = biasFactor
-        self.height = height
+        self.height = heightKJ*unit.kilojoules_per_mole
         self.frequency = int(frequency)
-        self.saveFrequency = saveFrequency
+        self.saveFrequency = None if saveFrequency is None else int(saveFrequency)
         self.biasDir = biasDir
-        self._deltaT = temperature*(biasFactor - 1)
+        self._deltaT = self.temperature*(biasFactor - 1)
         self._kTDelta = (unit.MOLAR_GAS_CONSTANT_R*self._deltaT).value_in_unit(unit.kilojoules_per_mole)
-        self._grid = np.linspace(variable.minValue, variable.maxValue, variable.gridWidth)
-        self._selfBias = np.zeros(variable.gridWidth)
-        self._totalBias = np.zeros(variable.gridWidth)
+        self._axes = [np.linspace(v.minValue, v.maxValue, v.gridWidth) for v in variables]
+        self._shape = tuple(v.gridWidth for v in reversed(variables))
+        self._selfBias = np.zeros(self._shape)
+        self._totalBias = np.zeros(self._shape)
         self._hillCenters = []
         self._hillHeights = []
-        self._id = np.random.randint(0x7FFFFFFF)
-        self._saveIndex = 0
         self._loadedBiases = {}
-        self._syncWithDisk()
+        self._warned = set()
+        self._saveIndex = 0
+        self._id = None
 
-        force = copy.deepcopy(variable.force)
-        force.setEnergyExpression('bias(cv)')
-        force.addTabulatedFunction('bias', openmm.Continuous1DFunction(self._totalBias, variable.minValue,
-                                                                         variable.maxValue))
-        freeGroups = set(range(32)) - set(f.getForceGroup() for f in system.getForces())
-        if not freeGroups:
-            raise RuntimeError('Metadynamics: all 32 force groups are in use; none is left for the bias')
+        names = CV_NAMES[:len(variables)]
+        force = CoordinationBiasForce('bias(%s)' % ', '.join(names))
+        for name, variable in zip(names, variables):
+            force.addCollectiveVariable(name, copy.deepcopy(variable.force))
+        force.addTabulatedFunction('bias', self._makeTable())
         force.setForceGroup(max(freeGroups))
-        system.addForce(force)
         self._force = force
+        if biasDir is not None:
+            self._readBiases(strict=True)          # a file of another grid is an error: nothing written yet
+            self._id = self._newId()
+            self._writeBias()
+        self._setTable()
+        system.addForce(force)
+
+    @staticmethod
+    def _checkVariables(variables):
+        from openmmcoordination import CoordinationForce
+        try:
+            variables = list(variables)
+        except TypeError:
+            raise _error('variables must be a list of 1, 2 or 3 BiasVariables, got %r', variables) from None
+        if not 1 <= len(variables) <= 3:
+            raise _error('variables must hold 1, 2 or 3 BiasVariables, got %d', len(variables))
+        for i, v in enumerate(variables):
+            if not all(hasattr(v, name) for name in ('force', 'minValue', 'maxValue', 'biasWidth', 'periodic', 'gridWidth')):
+                raise _error('variables[%d] must be a BiasVariable, got %r', i, v)
+            if not isinstance(v.force, CoordinationForce):
+                raise _error('variables[%d].force must be a CoordinationForce, got %s', i, type(v.force).__name__)
+            if v.periodic:
+                raise _error('variables[%d].periodic must be False (a coordination number is not periodic), got %r',
+                             i, v.periodic)
+            expression = v.force.getEnergyExpression()
+            if expression.strip() != 'cv' or v.force.getNumTabulatedFunctions() > 0:
+                raise _error('variables[%d].force must have the energy expression "cv" and no tabulated function, '
+                             'got "%s" and %d functions', i, expression, v.force.getNumTabulatedFunctions())
+            if not v.force.thisown:
+                raise _error('variables[%d].force already belongs to a System or another force (its energy would '
+                             'be added as well); give a CoordinationForce of its own, the bias force adds a copy', i)
+            for name in ('minValue', 'maxValue', 'biasWidth'):
+                value = getattr(v, name)
+                if not isinstance(value, numbers.Real) or not math.isfinite(value):
+                    raise _error('variables[%d].%s must be a finite number, got %r', i, name, value)
+            if not v.minValue < v.maxValue:
+                raise _error('variables[%d].minValue (%r) must be less than maxValue (%r)', i, v.minValue, v.maxValue)
+            if not v.biasWidth > 0:
+                raise _error('variables[%d].biasWidth must be positive, got %r', i, v.biasWidth)
+            if not _isInteger(v.gridWidth) or v.gridWidth < 2:
+                raise _error('variables[%d].gridWidth must be an integer >= 2, got %r', i, v.gridWidth)
+        periodic = [v.force.usesPeriodicBoundaryConditions() for v in variables]
+        if any(periodic) and not all(periodic):
+            raise _error('the variables\' forces must all use periodic boundary conditions or none, got %s',
+                         ', '.join('variables[%d]: %s' % item for item in enumerate(periodic)))
+        return variables
 
     @property
     def force(self):
-        """The CoordinationForce in the System that applies the bias."""
+        """The CoordinationBiasForce in the System that applies the bias: energy ``bias(c1, ...)``,
+        table ``bias`` (getTabulatedFunction(0)), CV k the copy of variables[k].force
+        (getCollectiveVariable(k), named c1, c2, c3)."""
         return self._force
 
     def step(self, simulation, steps):
-        """Advance the simulation by ``steps`` time steps, adding Gaussians every ``frequency`` steps."""
+        """Advance the simulation by ``steps`` time steps, adding a Gaussian whenever
+        simulation.currentStep reaches a multiple of ``frequency`` and, with a biasDir, writing
+        and reading biases at multiples of ``saveFrequency``."""
         remaining = int(steps)
         while remaining > 0:
-            untilHill = self.frequency - simulation.currentStep % self.frequency
-            chunk = min(remaining, untilHill)
+            chunk = min(remaining, self.frequency - simulation.currentStep % self.frequency)
             simulation.step(chunk)
             remaining -= chunk
             if simulation.currentStep % self.frequency == 0:
                 self._addHill(simulation.context)
             if self.saveFrequency is not None and simulation.currentStep % self.saveFrequency == 0:
-                self._syncWithDisk()
-                self._uploadBias(simulation.context)
+                self._writeBias()
+                if self._readBiases(strict=False):
+                    self._uploadBias(simulation.context)
 
     def getFreeEnergy(self):
-        """The free energy (kJ/mol) on getCollectiveVariableGrid(): -(T + dT)/dT times the bias."""
+        """The free energy on the grid, -(T + dT)/dT times the bias (kJ/mol, a Quantity): an array of
+        shape (gridWidth,) for one variable, (gridWidth of variables[1], of variables[0]) for two,
+        (of [2], of [1], of [0]) for three, as openmm.app's; element [j, i] is at
+        (getCollectiveVariableGrid()[0][i], getCollectiveVariableGrid()[1][j])."""
         return -((self.temperature + self._deltaT)/self._deltaT)*self._totalBias*unit.kilojoules_per_mole
 
     def getCollectiveVariables(self, simulation):
-        """The current value of the collective variable, as a tuple of one value."""
-        return (self._force.getCollectiveVariableValue(simulation.context),)
+        """The current values of the collective variables, a tuple with one float per variable."""
+        return tuple(self._force.getCollectiveVariableValues(simulation.context))
 
     def getCollectiveVariableGrid(self):
-        """The CV values of the bias grid points (getFreeEnergy() is given there)."""
-        return self._grid.copy()
+        """The CV values of the grid points: for one variable an array, linspace(minValue, maxValue,
+        gridWidth); for several, a list of such arrays, one per variable, in the order of
+        ``variables`` (so ``contourf(*grid, fes)`` draws a 2-D free energy)."""
+        if len(self.variables) == 1:
+            return self._axes[0].copy()
+        return [axis.copy() for axis in self._axes]
 
     def getBias(self):
-        """The current bias (kJ/mol) on the grid, including biases loaded from other processes."""
-        return self._totalBias*unit.kilojoules_per_mole
+        """The current bias on the grid (kJ/mol, a Quantity; the shape of getFreeEnergy()), including
+        the biases loaded from other processes: the values of the force's table."""
+        return self._totalBias.copy()*unit.kilojoules_per_mole
 
     def getHillHeights(self):
-        """The heights (kJ/mol) of the Gaussians this object has added, in order."""
+        """The heights (kJ/mol, a Quantity) of the Gaussians this object has added, in order."""
         return np.array(self._hillHeights)*unit.kilojoules_per_mole
 
     def getHillCenters(self):
-        """The CV values at which this object has added Gaussians, in order."""
-        return np.array(self._hillCenters)
+        """The CV values at which this object has added Gaussians, in order: shape (hills,) for one
+        variable, (hills, variables) for several."""
+        centers = np.array(self._hillCenters, dtype=float).reshape(len(self._hillCenters), len(self.variables))
+        return centers[:, 0] if len(self.variables) == 1 else centers
 
     def _addHill(self, context):
-        variable = self.variables[0]
-        cv = self._force.getCollectiveVariableValue(context)
+        center = self._force.getCollectiveVariableValues(context)
         state = context.getState(getEnergy=True, groups={self._force.getForceGroup()})
         bias = state.getPotentialEnergy().value_in_unit(unit.kilojoules_per_mole)
         height = self.height.value_in_unit(unit.kilojoules_per_mole)*np.exp(-bias/self._kTDelta)
-        x = (self._grid - cv)/variable.biasWidth
-        gaussian = height*np.exp(-0.5*x*x)
-        self._selfBias += gaussian
-        self._totalBias += gaussian
-        self._hillCenters.append(cv)
+        gaussian = np.ones(self._shape)
+        dimensions = len(self.variables)
+        for k, (variable, axis) in enumerate(zip(self.variables, self._axes)):
+            shape = [1]*dimensions
+            shape[dimensions - 1 - k] = variable.gridWidth      # axis 0 of the grid is the last variable
+            x = (axis - center[k])/variable.biasWidth
+            gaussian = gaussian*np.exp(-0.5*x*x).reshape(shape)
+        self._selfBias += height*gaussian
+        self._totalBias += height*gaussian
+        self._hillCenters.append(list(center))
         self._hillHeights.append(height)
         self._uploadBias(context)
 
+    def _makeTable(self):
+        values = self._totalBias.ravel()
+        limits = [limit for v in self.variables for limit in (v.minValue, v.maxValue)]
+        widths = [v.gridWidth for v in self.variables]
+        if len(self.variables) == 1:
+            return openmm.Continuous1DFunction(values, *limits)
+        if len(self.variables) == 2:
+            return openmm.Continuous2DFunction(*widths, values, *limits)
+        return openmm.Continuous3DFunction(*widths, values, *limits)
+
+    def _setTable(self):
+        """Copy the total bias into the force's table (values[i + nx*j + nx*ny*k] = bias[k, j, i])."""
+        values = self._totalBias.ravel()
+        limits = [limit for v in self.variables for limit in (v.minValue, v.maxValue)]
+        table = self._force.getTabulatedFunction(0)
+        if len(self.variables) == 1:
+            table.setFunctionParameters(values, *limits)
+        else:
+            table.setFunctionParameters(*[v.gridWidth for v in self.variables], values, *limits)
+
     def _uploadBias(self, context):
-        variable = self.variables[0]
-        self._force.getTabulatedFunction(0).setFunctionParameters(self._totalBias, variable.minValue, variable.maxValue)
+        self._setTable()
         self._force.updateParametersInContext(context)
 
-    def _syncWithDisk(self):
-        """Write this process's bias to biasDir and add those of the other processes found there."""
+    def _newId(self):
+        """An id for this process's files: from the operating system's entropy (walkers started with the
+        same NumPy seed get different ids), and not one that a file in biasDir already has."""
+        used = {int(m.group(1)) for m in map(_BIAS_FILE.fullmatch, os.listdir(self.biasDir)) if m}
+        generator = random.SystemRandom()
+        while True:
+            candidate = generator.randrange(_MAX_ID)
+            if candidate not in used:
+                return candidate
+
+    def _writeBias(self):
+        """Write this process's own Gaussians as bias_<id>_<index+1>.npy (through a temporary file and a
+        rename, so a reader never sees half a file), then remove this process's previous file."""
         if self.biasDir is None:
             return
         previous = os.path.join(self.biasDir, 'bias_%d_%d.npy' % (self._id, self._saveIndex))
@@ -184,21 +321,37 @@ class Metadynamics(object):
         os.replace(temporary, os.path.join(self.biasDir, 'bias_%d_%d.npy' % (self._id, self._saveIndex)))
         if os.path.exists(previous):
             os.remove(previous)
-        pattern = re.compile(r'bias_(\d+)_(\d+)\.npy$')
-        changed = False
-        for name in os.listdir(self.biasDir):
-            match = pattern.match(name)
+
+    def _readBiases(self, strict):
+        """Load the newest file of every other process in biasDir and recompute the total bias; returns
+        whether anything new was loaded. A file of another grid shape raises ValueError when strict
+        (at construction), else it is skipped with a warning."""
+        if self.biasDir is None:
+            return False
+        loaded = False
+        for name in sorted(os.listdir(self.biasDir)):
+            match = _BIAS_FILE.fullmatch(name)
             if match is None:
                 continue
             other, index = int(match.group(1)), int(match.group(2))
             if other == self._id or (other in self._loadedBiases and self._loadedBiases[other][0] >= index):
                 continue
+            path = os.path.join(self.biasDir, name)
             try:
-                data = np.load(os.path.join(self.biasDir, name))
-            except (IOError, ValueError):
-                continue  # being replaced by its writer: keep the last version read
-            if data.shape == self._selfBias.shape:
-                self._loadedBiases[other] = (index, data)
-                changed = True
-        if changed:
-            self._totalBias = self._selfBias + sum(bias for index, bias in self._loadedBiases.values())
+                data = np.load(path, allow_pickle=False)
+            except (OSError, ValueError, EOFError):
+                continue   # removed or replaced by its writer meanwhile: keep the version read last
+            if data.shape != self._shape:
+                message = ('biasDir holds %s, a bias of shape %s, but this grid has shape %s (gridWidth of the '
+                           'variables in reverse order, as openmm.app); use another biasDir' % (path, data.shape, self._shape))
+                if strict:
+                    raise _error(message)
+                if other not in self._warned:
+                    self._warned.add(other)
+                    warnings.warn('Metadynamics: ' + message + '; it is ignored', RuntimeWarning)
+                continue
+            self._loadedBiases[other] = (index, data)
+            loaded = True
+        if loaded:
+            self._totalBias = self._selfBias + sum(bias for _, bias in self._loadedBiases.values())
+        return loaded

@@ -4,6 +4,7 @@ over time.
 >>> force = addHistogramForce(system, ions, oxygens)            # or any CoordinationForce in the System
 >>> simulation.reporters.append(PairDistributionReporter('gr.csv', 100, force, 200, 1.0))
 >>> simulation.reporters.append(CollectiveVariableReporter('cv.csv', 100, force))
+>>> simulation.reporters.append(CollectiveVariableReporter('cvs.csv', 100, meta.force))   # every CV of a bias force
 >>> simulation.step(100000)
 >>> simulation.reporters[0].close()                              # writes gr.csv
 """
@@ -100,9 +101,11 @@ class PairDistributionReporter(object):
 
 
 class CollectiveVariableReporter(object):
-    """Writes the values of one or more coordination numbers (CoordinationForce CVs) every
-    ``reportInterval`` steps, as CSV with the columns step, time_ps and one per force, and keeps them
-    (``steps``, ``times`` in ps, ``values`` as arrays).
+    """Writes the values of one or more coordination numbers every ``reportInterval`` steps, as CSV
+    with the columns step, time_ps and one per CV, and keeps them (``steps``, ``times`` in ps,
+    ``values`` as arrays). A CoordinationForce gives one column (getCollectiveVariableValue), a
+    CoordinationBiasForce one per CV, in its order (getCollectiveVariableValues): the CVs of a
+    Metadynamics object are reported by passing ``meta.force``.
 
     Parameters
     ----------
@@ -110,25 +113,32 @@ class CollectiveVariableReporter(object):
         where to write (a file name, an open file, or sys.stdout); None keeps the values only
     reportInterval: int
         the interval in steps between reports
-    forces: CoordinationForce or list of them
+    forces: CoordinationForce, CoordinationBiasForce or list of them
         forces in the simulated System
     names: list of str (optional)
-        the column names (default cv, or cv0, cv1, ...)
+        the column names, one per CV (default: the CV names of a CoordinationBiasForce given alone,
+        else cv for one column, cv0, cv1, ... for several)
     append: bool
         append to an existing file instead of overwriting it (no header is written)
     """
 
     def __init__(self, file, reportInterval, forces, names=None, append=False):
+        from openmmcoordination import CoordinationBiasForce
         if reportInterval <= 0:
             raise ValueError('CollectiveVariableReporter: reportInterval must be positive')
         if not isinstance(forces, (list, tuple)):
             forces = [forces]
-        if names is None:
-            names = ['cv'] if len(forces) == 1 else ['cv%d' % i for i in range(len(forces))]
-        if len(names) != len(forces):
-            raise ValueError('CollectiveVariableReporter: %d names for %d forces' % (len(names), len(forces)))
-        self._reportInterval = int(reportInterval)
         self._forces = list(forces)
+        self._bias = [isinstance(force, CoordinationBiasForce) for force in self._forces]
+        self._columns = sum(force.getNumCollectiveVariables() if bias else 1 for force, bias in zip(self._forces, self._bias))
+        if names is None:
+            if len(self._forces) == 1 and self._bias[0]:
+                names = [self._forces[0].getCollectiveVariableName(i) for i in range(self._columns)]
+            else:
+                names = ['cv'] if self._columns == 1 else ['cv%d' % i for i in range(self._columns)]
+        if len(names) != self._columns:
+            raise ValueError('CollectiveVariableReporter: %d names for %d collective variables' % (len(names), self._columns))
+        self._reportInterval = int(reportInterval)
         self.names = list(names)
         self._steps, self._times, self._values = [], [], []
         self._openedFile = False
@@ -153,8 +163,8 @@ class CollectiveVariableReporter(object):
 
     @property
     def values(self):
-        """The CV values, one row per report and one column per force."""
-        return np.array(self._values).reshape(len(self._values), len(self._forces))
+        """The CV values, one row per report and one column per CV."""
+        return np.array(self._values).reshape(len(self._values), self._columns)
 
     def describeNextReport(self, simulation):
         """Get information about the next report this object will generate (OpenMM reporter protocol)."""
@@ -163,7 +173,12 @@ class CollectiveVariableReporter(object):
 
     def report(self, simulation, state):
         """Evaluate and write the CVs (OpenMM reporter protocol)."""
-        values = [force.getCollectiveVariableValue(simulation.context) for force in self._forces]
+        values = []
+        for force, bias in zip(self._forces, self._bias):
+            if bias:
+                values.extend(force.getCollectiveVariableValues(simulation.context))
+            else:
+                values.append(force.getCollectiveVariableValue(simulation.context))
         time = state.getTime().value_in_unit(unit.picosecond)
         self._steps.append(simulation.currentStep)
         self._times.append(time)

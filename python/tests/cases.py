@@ -51,7 +51,7 @@ def make_switching(type_name, cutoff_name='default', **overrides):
 
 @dataclass
 class Case:
-    """A System with one CoordinationForce, positions and box, plus what NumPy needs."""
+    """A System with a CoordinationForce, positions and box, plus what NumPy needs."""
     system: object
     force: object
     positions: np.ndarray
@@ -115,17 +115,29 @@ def make_force(mode, groupA, groupB):
     return CoordinationForce(groupA, groupB, mode == 'pairs')
 
 
-def make_case(rng, switching, mode, box_kind, num_particles=30, size=1.4):
+def make_cases(rng, switching, modes, box_kind, num_particles=30, size=1.4):
+    """One System, positions and box, with a force for each mode (its own groups) in force group k
+    for modes[k]: one Context evaluates them all, each group alone (Context.getState(groups=1 << k)).
+    A Case for each mode, all sharing the System."""
     box = None if box_kind == 'none' else ref.reduced_box(rng, box_kind == 'triclinic', size)
     positions = random_positions(rng, num_particles, box, size)
-    groupA, groupB = make_groups(rng, mode, positions, box)
-    force = make_force(mode, groupA, groupB)
-    switching.configure(force)
-    force.setUsesPeriodicBoundaryConditions(box is not None)
     system = make_system(num_particles, box)
-    system.addForce(force)
-    i, j = ref.pairs(mode, groupA, groupB)
-    return Case(system, force, positions, box, i, j, switching)
+    cases = []
+    for group, mode in enumerate(modes):
+        groupA, groupB = make_groups(rng, mode, positions, box)
+        force = make_force(mode, groupA, groupB)
+        switching.configure(force)
+        force.setUsesPeriodicBoundaryConditions(box is not None)
+        force.setForceGroup(group)
+        system.addForce(force)
+        i, j = ref.pairs(mode, groupA, groupB)
+        cases.append(Case(system, force, positions, box, i, j, switching))
+    return cases
+
+
+def make_case(rng, switching, mode, box_kind, num_particles=30, size=1.4):
+    """A System with one force (make_cases of one mode: the same draws)."""
+    return make_cases(rng, switching, (mode,), box_kind, num_particles, size)[0]
 
 
 def natural_spline(x, y):

@@ -77,17 +77,18 @@ def toy_potential(r):
     return TOY_A*((r - TOY_RC)**2 - TOY_W**2)**2/TOY_W**4
 
 
-def toy_system():
+def toy_system(partners=TOY_PARTNERS):
+    """The centre (particle 0) bound to ``partners`` particles by TOY_POTENTIAL, and its Topology."""
     system = openmm.System()
-    for _ in range(TOY_PARTNERS + 1):
+    for _ in range(partners + 1):
         system.addParticle(10.0)
     bonds = openmm.CustomBondForce(TOY_POTENTIAL)
-    for i in range(1, TOY_PARTNERS + 1):
+    for i in range(1, partners + 1):
         bonds.addBond(0, i, [])
     system.addForce(bonds)
     topology = app.Topology()
     residue = topology.addResidue('TOY', topology.addChain())
-    for i in range(TOY_PARTNERS + 1):
+    for i in range(partners + 1):
         topology.addAtom('C%d' % i, app.element.carbon, residue)
     return system, topology
 
@@ -122,6 +123,19 @@ def toy_exact_free_energy(grid):
         return -kT*np.log(p)
 
 
+def toy_pair_cv(partner):
+    """The coordination of the toy's centre with one partner, s(r_0k) (CV k of the multi-CV toy)."""
+    return CoordinationForce([0], [partner])
+
+
+def toy_separable_positions(dimensions):
+    """The centre at the origin, partner k at 0.25 nm on axis k-1 (so r_0k sets CV k alone)."""
+    positions = np.zeros((dimensions + 1, 3))
+    for k in range(dimensions):
+        positions[k + 1, k] = 0.25
+    return positions
+
+
 def run_toy_metadynamics(cls, seed, steps, frequency=100, gridWidth=101, biasDir=None, saveFrequency=None):
     """Well-tempered metadynamics on the toy model with ``cls`` (ours or openmm.app's), Reference platform."""
     from openmm.app.metadynamics import BiasVariable
@@ -133,6 +147,28 @@ def run_toy_metadynamics(cls, seed, steps, frequency=100, gridWidth=101, biasDir
     integrator.setRandomNumberSeed(seed)
     simulation = app.Simulation(topology, system, integrator, openmm.Platform.getPlatformByName('Reference'))
     simulation.context.setPositions(toy_positions())
+    simulation.context.setVelocitiesToTemperature(TOY_TEMPERATURE, seed)
+    meta.step(simulation, steps)
+    return meta, simulation
+
+
+def run_toy_metadynamics_nd(cls, seed, steps, dimensions, frequency=20, gridWidth=41, biasWidth=0.1, biasDir=None,
+                            saveFrequency=None, config=None):
+    """Well-tempered metadynamics with ``cls`` (ours or openmm.app's) on ``dimensions`` CVs of the toy:
+    CV k is s(r_0k), the coordination of the centre with partner k alone (grid [0, 1]); the CVs are
+    independent, each with the double well of TOY_POTENTIAL. gridWidth: one for all variables or
+    one per variable; config: a helpers.PlatformConfig (default: the Reference platform)."""
+    from openmm.app.metadynamics import BiasVariable
+    system, topology = toy_system(dimensions)
+    widths = list(gridWidth) if isinstance(gridWidth, (list, tuple)) else [gridWidth]*dimensions
+    variables = [BiasVariable(toy_pair_cv(k + 1), 0.0, 1.0, biasWidth, gridWidth=widths[k]) for k in range(dimensions)]
+    meta = cls(system, variables, TOY_TEMPERATURE*unit.kelvin, 5.0, 1.0*unit.kilojoules_per_mole, frequency,
+               saveFrequency, biasDir)
+    integrator = openmm.LangevinMiddleIntegrator(TOY_TEMPERATURE, 5.0, 0.002)
+    integrator.setRandomNumberSeed(seed)
+    platform = openmm.Platform.getPlatformByName('Reference') if config is None else config.platform()
+    simulation = app.Simulation(topology, system, integrator, platform, {} if config is None else dict(config.properties))
+    simulation.context.setPositions(toy_separable_positions(dimensions))
     simulation.context.setVelocitiesToTemperature(TOY_TEMPERATURE, seed)
     meta.step(simulation, steps)
     return meta, simulation

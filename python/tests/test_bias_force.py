@@ -1,11 +1,8 @@
 """CoordinationBiasForce: several coordination CVs biased together by one energy expression.
 
 Values and forces against the NumPy reference (reference_impl.bias_energy_and_forces) and
-finite differences, errors, serialization and copies. The CUDA kernel of CoordinationBiasForce
-does not exist yet (a Context with it on CUDA fails with OpenMM's "does not support all required
-kernels" error), so these tests run on every available configuration except CUDA: `bias_config`
-is `platform_config`'s list without the CUDA configurations (they are not generated, rather than
-skipped). Use `platform_config` instead when the CUDA kernel lands.
+finite differences, errors, serialization and copies, on every available platform and
+precision (on CUDA, the same assertions hold the GPU's result to the NumPy reference).
 """
 
 import copy
@@ -18,17 +15,9 @@ import openmm
 from openmmcoordination import CoordinationBiasForce, CoordinationForce
 
 import reference_impl as ref
-from conftest import available_configs
 from helpers import assert_close, energy_and_forces, finite_difference_forces, make_system, random_positions, set_state
 
 N = 14
-
-
-def pytest_generate_tests(metafunc):
-    """Parametrize `bias_config` over the available configurations that are not CUDA."""
-    if 'bias_config' in metafunc.fixturenames:
-        configs = [c for c in available_configs()[0] if c.name != 'CUDA']
-        metafunc.parametrize('bias_config', configs, ids=[c.id for c in configs])
 
 
 def _cvs():
@@ -78,25 +67,25 @@ def _build(expression, parameters, count, periodic):
 
 @pytest.mark.parametrize('name', sorted(EXPRESSIONS))
 @pytest.mark.parametrize('box_type', ['none', 'rectangular', 'triclinic'])
-def test_values_and_forces(bias_config, rng, name, box_type):
+def test_values_and_forces(platform_config, rng, name, box_type):
     expression, parameters, count, energy, gradient = EXPRESSIONS[name]
     box = None if box_type == 'none' else ref.reduced_box(rng, box_type == 'triclinic')
     bias, references = _build(expression, parameters, count, box is not None)
     system = make_system(N, box)
     system.addForce(bias)
-    context = bias_config.context(system)
+    context = platform_config.context(system)
     positions = random_positions(rng, N, box, size=1.3)
     set_state(context, positions, box)
     E, F = energy_and_forces(context)
     expectedE, expectedF, values = ref.bias_energy_and_forces(positions, references, energy, gradient, box)
-    assert_close(bias.getCollectiveVariableValues(context), values, bias_config.value_rtol, 'CV values')
-    assert_close(E, expectedE, bias_config.value_rtol, 'energy')
-    assert_close(F, expectedF, bias_config.force_rtol, 'forces')
-    fd = finite_difference_forces(context, positions, range(N), bias_config.fd_step, box)
-    assert_close(F, fd, bias_config.fd_rtol, 'finite differences')
+    assert_close(bias.getCollectiveVariableValues(context), values, platform_config.value_rtol, 'CV values')
+    assert_close(E, expectedE, platform_config.value_rtol, 'energy')
+    assert_close(F, expectedF, platform_config.force_rtol, 'forces')
+    fd = finite_difference_forces(context, positions, range(N), platform_config.fd_step, box)
+    assert_close(F, fd, platform_config.fd_rtol, 'finite differences')
 
 
-def test_table_2d(bias_config, rng):
+def test_table_2d(platform_config, rng):
     size, lo, hi = 12, -1.0, 21.0
     grid = np.linspace(lo, hi, size)
     x, y = np.meshgrid(grid, grid, indexing='ij')
@@ -106,21 +95,21 @@ def test_table_2d(bias_config, rng):
     assert isinstance(bias.getTabulatedFunction(0), openmm.Continuous2DFunction)
     system = make_system(N)
     system.addForce(bias)
-    context = bias_config.context(system)
+    context = platform_config.context(system)
     positions = random_positions(rng, N, size=1.3)
     set_state(context, positions)
     E, F = energy_and_forces(context)
     expectedE, expectedF, _ = ref.bias_energy_and_forces(positions, references, lambda c: c[0]*c[1] + c[0] + 2*c[1],
                                                          lambda c: [c[1] + 1, c[0] + 2])
-    assert_close(E, expectedE, bias_config.table_value_rtol, 'energy')
-    assert_close(F, expectedF, bias_config.table_force_rtol, 'forces')
+    assert_close(E, expectedE, platform_config.table_value_rtol, 'energy')
+    assert_close(F, expectedF, platform_config.table_force_rtol, 'forces')
 
 
-def test_update_parameters(bias_config, rng):
+def test_update_parameters(platform_config, rng):
     bias, references = _build('k*c1 + c2', {'k': 2.0}, 2, False)
     system = make_system(N)
     system.addForce(bias)
-    context = bias_config.context(system)
+    context = platform_config.context(system)
     positions = random_positions(rng, N, size=1.3)
     set_state(context, positions)
     bias.getCollectiveVariable(0).setR0(0.4)
@@ -129,8 +118,8 @@ def test_update_parameters(bias_config, rng):
     assert context.getParameter('k') == 5.0
     references[0] = (ref.Switching(r0=0.4),) + references[0][1:]
     expectedE, _, values = ref.bias_energy_and_forces(positions, references, lambda c: 5*c[0] + c[1], lambda c: [5.0, 1.0])
-    assert_close(bias.getCollectiveVariableValues(context), values, bias_config.value_rtol, 'CV values')
-    assert_close(energy_and_forces(context)[0], expectedE, bias_config.value_rtol, 'energy')
+    assert_close(bias.getCollectiveVariableValues(context), values, platform_config.value_rtol, 'CV values')
+    assert_close(energy_and_forces(context)[0], expectedE, platform_config.value_rtol, 'energy')
     bias.getCollectiveVariable(1).setGroups([0, 1], [2, 3])
     with pytest.raises(openmm.OpenMMException, match='groups'):
         bias.updateParametersInContext(context)

@@ -223,6 +223,7 @@ def test_forces_through_sorted_gradient(platform_config, rng, monkeypatch, sorte
     case.check(platform_config, context)
 
 
+@pytest.mark.leaks_context   # on CUDA the kernel refuses the value after the device context exists
 @pytest.mark.parametrize('name, value, allowed', [('COORDINATION_SORTED_GRADIENT', 'yes', '0 or 1'),
                                                    ('COORDINATION_L_PER_THREAD', '4', '1 or 2'),
                                                    ('COORDINATION_LIST_KIND', 'cells', 'particles or homes')])
@@ -481,6 +482,9 @@ def huge_case():
     return edge, pos, sw, cell_list_coordination(pos, edge, sw)
 
 
+# The huge tests share huge_case(), about 30 s of NumPy a process: under pytest-xdist with
+# --dist loadgroup they run on one worker, which computes it once.
+@pytest.mark.xdist_group('huge')
 def test_huge_self_coordination(gpu_platform_config):
     edge, pos, sw, (cv, grad) = huge_case()
     force = CoordinationForce(list(range(HUGE)))
@@ -498,6 +502,7 @@ def test_huge_self_coordination(gpu_platform_config):
     assert_close(force.getCollectiveVariableValue(context), cv, gpu_platform_config.value_rtol, 'cv')
 
 
+@pytest.mark.xdist_group('huge')
 @pytest.mark.parametrize('dmax', [1.0, math.inf])
 def test_huge_one_against_a_million(gpu_platform_config, dmax):
     """Particle 0 (at a corner of the box) against the other 1,000,000."""

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import reference_impl as ref
-from cases import BOXES, MODES, make_case, make_switching
+from cases import BOXES, MODES, make_case, make_cases, make_switching
 from helpers import set_state
 
 
@@ -20,19 +20,20 @@ def check_counts(config, counts, positions, case, bins, rmax):
 
 
 @pytest.mark.parametrize('box', BOXES)
-@pytest.mark.parametrize('mode', MODES)
-def test_counts_match_numpy(platform_config, rng, mode, box):
-    case = make_case(rng, make_switching('RATIONAL'), mode, box, num_particles=60, size=1.6)
-    context = platform_config.context(case.system)
-    set_state(context, case.positions, case.box)
-    for bins, rmax in ((50, 1.2), (7, 0.8), (1, 3.0), (200, 2.5)):
-        counts = case.force.getPairHistogram(context, bins, rmax)
-        expected = ref.pair_histogram(case.positions, case.i, case.j, bins, rmax, case.box)
-        assert isinstance(counts, np.ndarray) and counts.dtype == np.int64 and counts.shape == (bins,)
-        assert expected.sum() > 0
-        check_counts(platform_config, counts, case.positions, case, bins, rmax)
-    total = case.force.getPairHistogram(context, 10, 100.0).sum()
-    assert total == len(case.i) == case.force.getNumPairs()
+def test_counts_match_numpy(platform_config, rng, box):
+    """The three modes as three forces of one Context (force groups 0, 1 and 2), each one's counts."""
+    cases = make_cases(rng, make_switching('RATIONAL'), MODES, box, num_particles=60, size=1.6)
+    context = platform_config.context(cases[0].system)
+    set_state(context, cases[0].positions, cases[0].box)
+    for mode, case in zip(MODES, cases):
+        for bins, rmax in ((50, 1.2), (7, 0.8), (1, 3.0), (200, 2.5)):
+            counts = case.force.getPairHistogram(context, bins, rmax)
+            expected = ref.pair_histogram(case.positions, case.i, case.j, bins, rmax, case.box)
+            assert isinstance(counts, np.ndarray) and counts.dtype == np.int64 and counts.shape == (bins,), mode
+            assert expected.sum() > 0, mode
+            check_counts(platform_config, counts, case.positions, case, bins, rmax)
+        total = case.force.getPairHistogram(context, 10, 100.0).sum()
+        assert total == len(case.i) == case.force.getNumPairs(), mode
 
 
 def test_counts_at_bin_edges(platform_config):

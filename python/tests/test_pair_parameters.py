@@ -14,6 +14,7 @@ from openmm import unit
 from openmmcoordination import CoordinationForce
 
 import reference_impl as ref
+from cases import natural_spline
 from helpers import assert_close, energy_and_forces, finite_difference_forces, make_system, random_positions, set_state
 
 SWITCHINGS = {
@@ -193,8 +194,9 @@ def test_type_errors():
 
 
 def test_metadynamics_on_q_with_per_pair_values(platform_config, rng):
-    """GPU-resident metadynamics biases a Q with per-pair weights and r0s: the bias force keeps
-    them, and its energy is the grid's spline at the CV that the original force gives."""
+    """GPU-resident metadynamics biases a Q with per-pair weights and r0s: the CV of the bias force
+    keeps them, and the bias energy is OpenMM's spline of the grid (NumPy's natural_spline) at the
+    CV that the original force gives."""
     from openmm import app
     from openmmcoordination.metadynamics import BiasVariable, Metadynamics
     n = 40
@@ -212,22 +214,23 @@ def test_metadynamics_on_q_with_per_pair_values(platform_config, rng):
     system.addForce(trap)
     meta = Metadynamics(system, [BiasVariable(q, 0.0, 1.0, 0.05, gridWidth=51)], 300*unit.kelvin, 5.0,
                         1.0*unit.kilojoules_per_mole, 20)
-    bias = meta.force
-    np.testing.assert_array_equal(bias.getPairWeights(), q.getPairWeights())
-    np.testing.assert_array_equal(bias.getPairR0s().value_in_unit(unit.nanometer), q.getPairR0s().value_in_unit(unit.nanometer))
-    assert bias.getSwitchingFunction() == CoordinationForce.Q and bias.getBeta() == q.getBeta()
+    cv = meta.force.getCollectiveVariable(0)
+    np.testing.assert_array_equal(cv.getPairWeights(), q.getPairWeights())
+    np.testing.assert_array_equal(cv.getPairR0s().value_in_unit(unit.nanometer), q.getPairR0s().value_in_unit(unit.nanometer))
+    assert cv.getSwitchingFunction() == CoordinationForce.Q and cv.getBeta() == q.getBeta()
     integrator = openmm.LangevinMiddleIntegrator(300, 5.0, 0.001)
     integrator.setRandomNumberSeed(3)
     simulation = app.Simulation(None, system, integrator, platform_config.platform(), dict(platform_config.properties))
     simulation.context.setPositions(positions)
     meta.step(simulation, 200)
     assert len(meta.getHillHeights()) == 10
-    state = simulation.context.getState(getPositions=True, getEnergy=True, groups={31})
-    cv = meta.getCollectiveVariables(simulation)[0]
+    state = simulation.context.getState(getPositions=True, getEnergy=True, groups={meta.force.getForceGroup()})
+    value = meta.getCollectiveVariables(simulation)[0]
     xyz = state.getPositions(asNumpy=True).value_in_unit(unit.nanometer)
     expected_cv = float(np.sum(weights/(1 + np.exp(30.0*(ref.distances(xyz, a, b, None) - 1.8*r0s)))))
-    assert_close(cv, expected_cv, platform_config.value_rtol, 'Q')
-    values, _, _ = bias.getTabulatedFunction(0).getFunctionParameters()
+    assert_close(value, expected_cv, platform_config.value_rtol, 'Q')
+    values, _, _ = meta.force.getTabulatedFunction(0).getFunctionParameters()
     energy = state.getPotentialEnergy().value_in_unit(unit.kilojoules_per_mole)
     assert max(values) > 0.5
-    assert energy == pytest.approx(np.interp(cv, meta.getCollectiveVariableGrid(), values), abs=0.05*max(values))
+    spline = natural_spline(meta.getCollectiveVariableGrid(), values)[0]
+    assert_close(energy, spline(expected_cv), platform_config.table_value_rtol, 'bias energy')

@@ -156,25 +156,37 @@ def near_plumeds_cancellation(switch, positions, groupA, groupB, pair, box):
     return bool(np.any(np.abs(x - 1) < 1e-3))
 
 
-def compare_with_plumed(config, rng, mode, box_kind, configure, mirror_switch):
+PLUMED_MODES = ('GROUPA+GROUPB', 'GROUPA', 'PAIR')
+
+
+def compare_with_plumed(config, rng, box_kind, configure, mirror_switch):
+    """The three modes (PLUMED_MODES) on the same positions, as three forces of one Context in
+    force groups 0, 1 and 2, each evaluated alone against the mirror of PLUMED's algorithm.
+    Positions are redrawn while any mode has a pair near PLUMED's cancellation."""
     for attempt in range(20):
         box, positions = plumed_system(rng, box_kind)
-        groupA, groupB = groups_for(rng, mode, positions, box)
-        if not near_plumeds_cancellation(mirror_switch, positions, groupA, groupB, mode == 'PAIR', box):
+        groups = [groups_for(rng, mode, positions, box) for mode in PLUMED_MODES]
+        if not any(near_plumeds_cancellation(mirror_switch, positions, groupA, groupB, mode == 'PAIR', box)
+                   for mode, (groupA, groupB) in zip(PLUMED_MODES, groups)):
             break
-    force = plugin_force(mode, groupA, groupB, box)
-    configure(force)
     system = make_system(len(positions), box)
-    system.addForce(force)
+    plugin_forces = []
+    for group, (mode, (groupA, groupB)) in enumerate(zip(PLUMED_MODES, groups)):
+        force = plugin_force(mode, groupA, groupB, box)
+        configure(force)
+        force.setForceGroup(group)
+        system.addForce(force)
+        plugin_forces.append(force)
     context = config.context(system)
     set_state(context, positions, box)
-    energy, forces = energy_and_forces(context)
-    value, derivatives = plumed.coordination(positions, mirror_switch, groupA, groupB, mode == 'PAIR', box)
-    assert value > 0.05 and np.abs(derivatives).max() > 0.05   # the pairs do sample the switching function
-    rtol = max(config.value_rtol, 1e-10)
-    assert_close(energy, value, rtol, 'value vs PLUMED')
-    assert_close(force.getCollectiveVariableValue(context), value, rtol, 'cv vs PLUMED')
-    assert_close(forces, -derivatives, max(config.force_rtol, 1e-10), 'forces vs PLUMED')
+    for group, (mode, (groupA, groupB), force) in enumerate(zip(PLUMED_MODES, groups, plugin_forces)):
+        energy, forces = energy_and_forces(context, groups=1 << group)
+        value, derivatives = plumed.coordination(positions, mirror_switch, groupA, groupB, mode == 'PAIR', box)
+        assert value > 0.05 and np.abs(derivatives).max() > 0.05, mode   # the pairs do sample the switching function
+        rtol = max(config.value_rtol, 1e-10)
+        assert_close(energy, value, rtol, 'value vs PLUMED, ' + mode)
+        assert_close(force.getCollectiveVariableValue(context), value, rtol, 'cv vs PLUMED, ' + mode)
+        assert_close(forces, -derivatives, max(config.force_rtol, 1e-10), 'forces vs PLUMED, ' + mode)
 
 
 SHORT_SYNTAX = {
@@ -188,11 +200,11 @@ SHORT_SYNTAX = {
 
 
 @pytest.mark.parametrize('box_kind', ['rectangular', 'triclinic', 'NOPBC'])
-@pytest.mark.parametrize('mode', ['GROUPA+GROUPB', 'GROUPA', 'PAIR'])
 @pytest.mark.parametrize('short', sorted(SHORT_SYNTAX))
-def test_short_syntax_matches_plumed(platform_config, rng, short, mode, box_kind):
+def test_short_syntax_matches_plumed(platform_config, rng, short, box_kind):
     """COORDINATION GROUPA=.. [GROUPB=..] [PAIR] R_0=.. NN=.. MM=.. [D_0=..] [NOPBC]: the user sets
-    only the same numbers (type, dmax and stretch stay at their defaults)."""
+    only the same numbers (type, dmax and stretch stay at their defaults). The three modes in one
+    Context (compare_with_plumed)."""
     r0, nn, mm, d0 = SHORT_SYNTAX[short]
 
     def configure(force):
@@ -201,7 +213,7 @@ def test_short_syntax_matches_plumed(platform_config, rng, short, mode, box_kind
         force.setM(mm)
         force.setD0(d0)
 
-    compare_with_plumed(platform_config, rng, mode, box_kind, configure, plumed.PlumedSwitch.short(r0, nn, mm, d0))
+    compare_with_plumed(platform_config, rng, box_kind, configure, plumed.PlumedSwitch.short(r0, nn, mm, d0))
 
 
 def test_the_acceptance_example(platform_config, rng):
@@ -268,11 +280,11 @@ SWITCHES = {
 
 
 @pytest.mark.parametrize('box_kind', ['rectangular', 'triclinic', 'NOPBC'])
-@pytest.mark.parametrize('mode', ['GROUPA+GROUPB', 'GROUPA', 'PAIR'])
 @pytest.mark.parametrize('switch', sorted(SWITCHES))
-def test_switch_syntax_matches_plumed(platform_config, rng, switch, mode, box_kind):
+def test_switch_syntax_matches_plumed(platform_config, rng, switch, box_kind):
+    """SWITCH={...}: the three modes in one Context (compare_with_plumed)."""
     mirror, configure = SWITCHES[switch]
-    compare_with_plumed(platform_config, rng, mode, box_kind, configure, mirror())
+    compare_with_plumed(platform_config, rng, box_kind, configure, mirror())
 
 
 def test_the_deliberate_deviation_at_x_equal_1(reference_config):

@@ -119,3 +119,56 @@ def test_collective_variable_reporter(tmp_path):
     assert len(path.read_text().splitlines()) == 8
     with pytest.raises(ValueError):
         CollectiveVariableReporter(None, 10, [a, b], names=['x'])
+
+
+def test_collective_variable_reporter_bias_force(tmp_path):
+    """A CoordinationBiasForce gives one column per CV, named as its CVs; mixed with a CoordinationForce
+    the columns follow the forces' order. Values against each CV computed alone (a copy in a System of
+    its own)."""
+    import copy
+    from openmmcoordination import CoordinationBiasForce
+
+    def cv(group_a, r0):
+        force = CoordinationForce(group_a, list(range(10, 64)))
+        force.setUsesPeriodicBoundaryConditions(True)
+        force.setR0(r0)
+        return force
+    originals = [cv([0, 1], 0.4), cv([2], 0.5)]
+
+    def factory(system, integrator):
+        bias = CoordinationBiasForce('0*(near + far)')
+        bias.addCollectiveVariable('near', copy.deepcopy(originals[0]))
+        bias.addCollectiveVariable('far', copy.deepcopy(originals[1]))
+        system.addForce(bias)
+        alone = cv([3], 0.45)
+        alone.setEnergyExpression('0')
+        system.addForce(alone)
+        return bias, alone
+    simulation, (bias, alone) = simulation_with(factory)
+    path = tmp_path/'cvs.csv'
+    reporter = CollectiveVariableReporter(str(path), 25, bias)
+    mixed = CollectiveVariableReporter(None, 25, [alone, bias])
+    simulation.reporters += [reporter, mixed]
+    simulation.step(50)
+    reporter.close()
+    assert path.read_text().splitlines()[0] == 'step,time_ps,near,far'
+    assert mixed.names == ['cv0', 'cv1', 'cv2'] and mixed.values.shape == (2, 3)
+    positions = simulation.context.getState(getPositions=True).getPositions()
+    expected = []
+    for force in (copy.deepcopy(alone), originals[0], originals[1]):
+        system = openmm.System()
+        for i in range(64):
+            system.addParticle(1.0)
+        system.setDefaultPeriodicBoxVectors(*simulation.system.getDefaultPeriodicBoxVectors())
+        force.setEnergyExpression('cv')
+        system.addForce(force)
+        context = openmm.Context(system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
+        context.setPositions(positions)
+        expected.append(force.getCollectiveVariableValue(context))
+    np.testing.assert_allclose(mixed.values[-1], expected, rtol=1e-10)
+    np.testing.assert_allclose(reporter.values[-1], expected[1:], rtol=1e-10)
+    data = np.loadtxt(str(path), delimiter=',', skiprows=1)
+    np.testing.assert_allclose(data[:, 2:], reporter.values, rtol=1e-9)
+    assert expected[1] > 0.1 and expected[2] > 0.1
+    with pytest.raises(ValueError, match='1 names for 2 collective variables'):
+        CollectiveVariableReporter(None, 10, bias, names=['x'])

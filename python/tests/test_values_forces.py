@@ -1,28 +1,32 @@
 """The CV (energy) and forces of a Context against the NumPy reference: every switching type x
 every cutoff variant x every mode x (no box, rectangular, triclinic), on every platform; and the
-forces against finite differences of the platform's own energy."""
+forces against finite differences of the platform's own energy.
+
+The three modes of a (type, cutoff, box) are three forces of one Context, on the same particles,
+in force groups 0, 1 and 2, each evaluated alone: a third of the Contexts (each costs a device
+context on a GPU), the same comparisons."""
 
 import pytest
 
-from cases import BOXES, CUTOFFS, MODES, TYPE_PARAMETERS, make_case, make_switching
+from cases import BOXES, CUTOFFS, MODES, TYPE_PARAMETERS, make_case, make_cases, make_switching
 from helpers import assert_close, energy_and_forces, finite_difference_forces, set_state
 
 
 @pytest.mark.parametrize('box', BOXES)
-@pytest.mark.parametrize('mode', MODES)
 @pytest.mark.parametrize('cutoff', sorted(CUTOFFS))
 @pytest.mark.parametrize('type_name', sorted(TYPE_PARAMETERS))
-def test_value_and_forces_match_numpy(platform_config, rng, type_name, cutoff, mode, box):
-    case = make_case(rng, make_switching(type_name, cutoff), mode, box)
-    context = platform_config.context(case.system)
-    set_state(context, case.positions, case.box)
-    energy, forces = energy_and_forces(context)
-    expected_energy, expected_forces, expected_cv = case.expected()
-    assert case.num_switching_pairs() >= 5     # the configuration does exercise the switching function
-    assert_close(energy, expected_energy, platform_config.value_rtol, 'energy')
-    assert_close(forces, expected_forces, platform_config.force_rtol, 'forces')
-    cv = case.force.getCollectiveVariableValue(context)
-    assert_close(cv, expected_cv, platform_config.value_rtol, 'getCollectiveVariableValue')
+def test_value_and_forces_match_numpy(platform_config, rng, type_name, cutoff, box):
+    cases = make_cases(rng, make_switching(type_name, cutoff), MODES, box)
+    context = platform_config.context(cases[0].system)
+    set_state(context, cases[0].positions, cases[0].box)
+    for group, (mode, case) in enumerate(zip(MODES, cases)):
+        energy, forces = energy_and_forces(context, groups=1 << group)
+        expected_energy, expected_forces, expected_cv = case.expected()
+        assert case.num_switching_pairs() >= 5, mode   # the configuration does exercise the switching function
+        assert_close(energy, expected_energy, platform_config.value_rtol, 'energy, mode ' + mode)
+        assert_close(forces, expected_forces, platform_config.force_rtol, 'forces, mode ' + mode)
+        cv = case.force.getCollectiveVariableValue(context)
+        assert_close(cv, expected_cv, platform_config.value_rtol, 'getCollectiveVariableValue, mode ' + mode)
 
 
 @pytest.mark.parametrize('box', BOXES)
@@ -46,13 +50,14 @@ def test_forces_match_finite_differences(platform_config, rng, type_name, box):
     assert_close(forces[particles], numeric[particles], platform_config.fd_rtol, 'forces vs finite differences')
 
 
-@pytest.mark.parametrize('mode', MODES)
-def test_many_pairs_larger_system(platform_config, rng, mode):
-    """A few hundred particles in a triclinic box (PLUMED's default switching function)."""
-    case = make_case(rng, make_switching('RATIONAL'), mode, 'triclinic', num_particles=300, size=3.0)
-    context = platform_config.context(case.system)
-    set_state(context, case.positions, case.box)
-    energy, forces = energy_and_forces(context)
-    expected_energy, expected_forces, _ = case.expected()
-    assert_close(energy, expected_energy, platform_config.value_rtol, 'energy')
-    assert_close(forces, expected_forces, platform_config.force_rtol, 'forces')
+def test_many_pairs_larger_system(platform_config, rng):
+    """A few hundred particles in a triclinic box (PLUMED's default switching function), the three
+    modes in force groups 0, 1 and 2 of one Context."""
+    cases = make_cases(rng, make_switching('RATIONAL'), MODES, 'triclinic', num_particles=300, size=3.0)
+    context = platform_config.context(cases[0].system)
+    set_state(context, cases[0].positions, cases[0].box)
+    for group, (mode, case) in enumerate(zip(MODES, cases)):
+        energy, forces = energy_and_forces(context, groups=1 << group)
+        expected_energy, expected_forces, _ = case.expected()
+        assert_close(energy, expected_energy, platform_config.value_rtol, 'energy, mode ' + mode)
+        assert_close(forces, expected_forces, platform_config.force_rtol, 'forces, mode ' + mode)

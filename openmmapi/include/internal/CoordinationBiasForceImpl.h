@@ -38,6 +38,10 @@ public:
     std::map<std::string, double> getDefaultParameters();
     /** The kernel this force uses. */
     std::vector<std::string> getKernelNames();
+    /** The platform's kernel of this force in this Context (for platform tests). */
+    OpenMM::Kernel& getKernel() {
+        return kernel;
+    }
     /** Copy changed parameters into the kernel (and changed defaults into the Context). */
     void updateParametersInContext(OpenMM::ContextImpl& context);
     /** Compute every CV at the current positions. */

@@ -3,7 +3,9 @@
 
 #include "CoordinationForce.h"
 #include "internal/windowsExportCoordination.h"
+#include "openmm/TabulatedFunction.h"
 #include "openmm/common/ComputeContext.h"
+#include "lepton/ParsedExpression.h"
 #include <map>
 #include <string>
 #include <vector>
@@ -11,11 +13,21 @@
 namespace CoordinationPlugin {
 
 /**
- * The source and compile-time defines of the CUDA kernels for one CoordinationForce, exactly
- * as the CUDA kernel hands them to CudaContext::createModule(). The switching type and the
- * parameters that fix the code path become defines; the Custom switching expression and the
- * energy expression become code through OpenMM's ExpressionUtilities. The NVRTC test builds
- * the same program on a machine without a GPU.
+ * A part of a module: source, the defines it is compiled with, and the names of its kernels.
+ * CudaCoordinationProgram::assemble() puts several in one module.
+ */
+struct OPENMM_EXPORT_COORDINATION CudaCoordinationModulePart {
+    std::string source;
+    std::map<std::string, std::string> defines;
+    std::vector<std::string> kernels;
+};
+
+/**
+ * The source and compile-time defines of the CUDA kernels of one coordination CV, exactly as the
+ * CUDA kernels hand them to CudaContext::createModule(), and of the chain rule of an energy
+ * expression of several CVs. The switching type and the parameters that fix the code path
+ * become defines; the Custom switching expression and the energy expression become code through
+ * OpenMM's ExpressionUtilities. The NVRTC test builds the same programs on a machine without a GPU.
  */
 class OPENMM_EXPORT_COORDINATION CudaCoordinationProgram {
 public:
@@ -27,7 +39,7 @@ public:
      * the box turns out too small for cells) only when first needed.
      */
     enum Kernels {
-        CoreKernels = 1,            ///< applyChainRule, invertAtomIndex, updateGroupAtoms, checkPositions
+        CoreKernels = 1,            ///< applyGradient, invertAtomIndex, updateGroupAtoms, checkPositions
         TileKernels = 2,            ///< computeCoordinationTiles: all pairs
         PairKernels = 4,            ///< computeCoordinationPairs: a pair list
         CellKernels = 8,            ///< computeCoordinationCells: cell lists and lists of homes
@@ -35,7 +47,8 @@ public:
         ListKernels = 32,           ///< checkNeighborList, computeCoordinationList
         HistogramKernels = 64,      ///< histogramTiles, histogramPairs
         HistogramCellKernels = 128, ///< histogramCells
-        AllKernels = 255
+        CellValueKernels = 256,     ///< computeCoordinationCellValues: the cells without forces
+        AllKernels = 511
     };
     /** The names of the kernels of some families (a combination of Kernels). */
     static std::vector<std::string> getKernelNames(int kernels);
@@ -59,6 +72,34 @@ public:
             int sBatch = 32);
     /** The defines of a module holding some families of kernels (a combination of Kernels). */
     std::map<std::string, std::string> getDefines(int kernels) const;
+    /** The part of a module holding some families of kernels (a combination of Kernels). */
+    CudaCoordinationModulePart getPart(int kernels) const;
+    /**
+     * The part of a module holding applyChainRule() (kernels/energy.cu) for an energy expression of
+     * several CVs.
+     *
+     * @param cc           the context whose precision and expression utilities apply
+     * @param energy       the parsed expression, its tables bound to the placeholders of cc's ExpressionUtilities
+     * @param cvNames      the names of the CVs in the expression, in the order of their sums
+     * @param globalNames  the global parameters, in the order of the kernel's globals array
+     * @param tables       the tabulated functions, and tableNames their names in the expression
+     */
+    static CudaCoordinationModulePart getChainRulePart(OpenMM::ComputeContext& cc, const Lepton::ParsedExpression& energy,
+            const std::vector<std::string>& cvNames, const std::vector<std::string>& globalNames,
+            const std::vector<const OpenMM::TabulatedFunction*>& tables, const std::vector<std::string>& tableNames);
+    /**
+     * One module's source from several parts: each part in a namespace of its own, after its
+     * defines and before their #undef (and that of every macro its source defines), its kernels
+     * renamed to name_i for part i (getKernelName()). createModule() compiles it without defines.
+     */
+    static std::string assemble(const std::vector<CudaCoordinationModulePart>& parts, OpenMM::ComputeContext& cc);
+    /**
+     * Add a part to those of a module unless an identical one is there (CVs of the same
+     * configuration share their kernels); returns its index.
+     */
+    static int addPart(std::vector<CudaCoordinationModulePart>& parts, const CudaCoordinationModulePart& part);
+    /** The name of a kernel of part i in an assembled module. */
+    static std::string getKernelName(const std::string& kernel, int part);
     /** Whether two-group mode has particles in both groups (pairs of a particle with itself are skipped). */
     static bool groupsOverlap(const CoordinationForce& force);
     std::string source;
@@ -68,11 +109,6 @@ private:
     void defineConfiguration(const CoordinationForce& force, OpenMM::ComputeContext& cc, int lPerThread, int listLanes, int sBatch);
     /** The code that sets s and dsdxValue from x for a Custom switching function (else empty). */
     static std::string customSwitchCode(const CoordinationForce& force, OpenMM::ComputeContext& cc);
-    /**
-     * The code that sets E and dEdcv from cv where the energy is not the CV itself (else empty),
-     * and the defines of its tables as kernel parameters.
-     */
-    std::string energyExpressionCode(const CoordinationForce& force, OpenMM::ComputeContext& cc);
 };
 
 } // namespace CoordinationPlugin

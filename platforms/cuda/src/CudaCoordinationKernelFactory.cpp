@@ -14,8 +14,10 @@ extern "C" OPENMM_EXPORT_COORDINATION void registerPlatforms() {
 extern "C" OPENMM_EXPORT_COORDINATION void registerCoordinationCudaKernelFactories() {
     for (int i = 0; i < Platform::getNumPlatforms(); i++) {
         Platform& platform = Platform::getPlatform(i);
-        if (dynamic_cast<CudaPlatform*>(&platform) != NULL)
+        if (dynamic_cast<CudaPlatform*>(&platform) != NULL) {
             platform.registerKernelFactory(CalcCoordinationForceKernel::Name(), new CudaCoordinationKernelFactory());
+            platform.registerKernelFactory(CalcCoordinationBiasForceKernel::Name(), new CudaCoordinationKernelFactory());
+        }
     }
 }
 
@@ -27,5 +29,7 @@ KernelImpl* CudaCoordinationKernelFactory::createKernelImpl(std::string name, co
     CudaPlatform::PlatformData& data = *static_cast<CudaPlatform::PlatformData*>(context.getPlatformData());
     if (name == CalcCoordinationForceKernel::Name())
         return new CudaCalcCoordinationForceKernel(name, platform, *data.contexts[0]);
+    if (name == CalcCoordinationBiasForceKernel::Name())
+        return new CudaCalcCoordinationBiasForceKernel(name, platform, *data.contexts[0]);
     throw OpenMMException((std::string("Tried to create kernel with illegal kernel name '")+name+"'").c_str());
 }

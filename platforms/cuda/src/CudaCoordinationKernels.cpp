@@ -1,47 +1,36 @@
 #include "CudaCoordinationKernels.h"
-#include "CudaCoordinationLaunch.h"
-#include "CudaCoordinationProgram.h"
+#include "internal/CoordinationBiasForceImpl.h"
 #include "internal/CoordinationForceImpl.h"
-#include "internal/CoordinationSwitching.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/common/ContextSelector.h"
 #include "openmm/common/ExpressionUtilities.h"
 #include "openmm/internal/ContextImpl.h"
-#include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <limits>
-#include <sstream>
 
 using namespace CoordinationPlugin;
 using namespace OpenMM;
 using namespace std;
 
-// The launch flags of coordination.cu.
-static const int DirectForces = 1, Gradient = 2, BlockEnergy = 4, Reduce = 8, ExpressionEnergy = 16, Accumulate = 32;
-// The threads of a block of computeCoordinationList.
-static const int ListBlockSize = 256;
-// From this many particles binned, the cell kernel's forces go through the gradient buffer by
-// sorted index (useSortedGradient()). H100, mixed precision, random particles at 33.4/nm^3, dmax
-// 1 nm, in-step ms straight to the atoms against by sorted index: 100,000 0.114 against 0.118,
-// 300,000 0.256 against 0.265, 1,000,000 0.847 against 0.807.
-static const int SortedGradientMinParticles = 500000;
-// The smallest S chunk of the tile kernel for two groups, which halves its chunks while they would
-// leave the GPU half idle. Chunks of 16 make batches of 16 S particles (each half of a warp meets
-// all of them): for 100 x 7,900 pairs (H100, in MD steps of the water box, by Nsight Compute) the
-// tile kernel took 8.3 against 9.2 us with batches of 32.
-static const int MinSChunk = 16;
+typedef CudaCoordinationCV CV;
 
-class CudaCalcCoordinationForceKernel::ReorderListener : public ComputeContext::ReorderListener {
-public:
-    ReorderListener(CudaCalcCoordinationForceKernel& owner) : owner(owner) {
+/**
+ * Give an energy the expression of a CoordinationForce or CoordinationBiasForce, parsed by its
+ * Impl's parseEnergyExpression(force, placeholders).
+ */
+template <class F, class Parse>
+static void setExpression(CudaCoordinationEnergy& energy, CudaContext& cu, const F& force, const vector<string>& cvNames, Parse parse) {
+    ExpressionUtilities& expressions = cu.getExpressionUtilities();
+    map<string, Lepton::CustomFunction*> placeholders;
+    vector<const TabulatedFunction*> tables;
+    vector<string> tableNames, globalNames;
+    for (int i = 0; i < force.getNumTabulatedFunctions(); i++) {
+        placeholders[force.getTabulatedFunctionName(i)] = expressions.getFunctionPlaceholder(force.getTabulatedFunction(i));
+        tables.push_back(&force.getTabulatedFunction(i));
+        tableNames.push_back(force.getTabulatedFunctionName(i));
     }
-    void execute() {
-        owner.updateGroupAtoms();
-    }
-private:
-    CudaCalcCoordinationForceKernel& owner;
-};
+    for (int i = 0; i < force.getNumGlobalParameters(); i++)
+        globalNames.push_back(force.getGlobalParameterName(i));
+    energy.setExpression(parse(force, placeholders), cvNames, globalNames, tables, tableNames);
+}
 
 CudaCalcCoordinationForceKernel::CudaCalcCoordinationForceKernel(string name, const Platform& platform, CudaContext& cu) :
         CalcCoordinationForceKernel(name, platform), cu(cu) {
@@ -50,446 +39,49 @@ CudaCalcCoordinationForceKernel::CudaCalcCoordinationForceKernel(string name, co
 void CudaCalcCoordinationForceKernel::initialize(const System& system, const CoordinationForce& force) {
     ContextSelector selector(cu);
     tuning = CudaCoordinationTuning::fromEnvironment();
-    mode = force.getMode();
-    groupA = force.getGroupA();
-    groupB = force.getGroupB();
-    periodic = force.usesPeriodicBoundaryConditions();
-    vector<int> slots = groupA;
-    slots.insert(slots.end(), groupB.begin(), groupB.end());
-    numSlots = slots.size();
-    int nA = groupA.size(), nB = groupB.size();
-    if (mode == CoordinationForce::OneGroup) {
-        numL = numS = nA;
-        offsetL = offsetS = 0;
-    }
-    else if (nA >= nB) {
-        numL = nA;
-        numS = nB;
-        offsetL = 0;
-        offsetS = nA;
-    }
-    else {
-        numL = nB;
-        numS = nA;
-        offsetL = nA;
-        offsetS = 0;
-    }
-    maxBlocks = cu.getNumThreadBlocks();
-    // Smaller chunks of the short group when there are too few tiles to fill the GPU.
-    int tile = CudaCoordinationProgram::TileSize;
-    lPerThread = (tuning.lPerThread > 0 ? tuning.lPerThread : CudaCoordinationProgram::chooseLPerThread(force));
-    tileThreads = tile/lPerThread;
-    sChunk = tile;
-    if (mode != CoordinationForce::OneGroup)
-        while (sChunk > MinSChunk &&
-                ((numL+tile-1)/tile)*((numS+sChunk-1)/sChunk)*(long long) tileThreads < maxBlocks*(long long) tile/2)
-            sChunk /= 2;
-    groupOriginal.initialize<int>(cu, numSlots, "coordinationGroupOriginal");
-    groupOriginal.upload(slots);
-    // No atoms have been reordered yet; the ReorderListener follows every later reordering.
-    groupAtoms.initialize<int>(cu, numSlots, "coordinationGroupAtoms");
-    groupAtoms.upload(slots);
-    inverseAtomIndex.initialize<int>(cu, cu.getNumAtoms(), "coordinationInverseAtomIndex");
-    cvPartial.initialize<double>(cu, maxBlocks, "coordinationPartialSums");
-    counter.initialize<unsigned int>(cu, 1, "coordinationCounter");
-    counter.upload(vector<unsigned int>(1, 0));
-    // cvState: the CV, dE/dcv, the first non-finite energy (a flag, the CV, E, dE/dcv), and the
-    // first invalid slot (an int in the last double), so that one download reads them all.
-    cvState.initialize<double>(cu, StateSize, "coordinationState");
-    cvState.upload(initialState());
-    invalidSlot = cvState.getDevicePointer()+InvalidSlotIndex*sizeof(double);
-    cvSums.initialize<double>(cu, 2, "coordinationSums");
-    cvSums.upload(vector<double>(2, 0.0));
-    cu.addReorderListener(new ReorderListener(*this));
     launcher.reset(new CudaCoordinationLauncher(cu));
-    if (periodic && mode != CoordinationForce::PairList)
-        cells.reset(new CudaCoordinationCells(cu, *launcher, mode == CoordinationForce::OneGroup, nA, nB, offsetL == 0, tuning.cellGrid));
-    listLanes = 1;
-    if (cells && mode == CoordinationForce::OneGroup && isfinite(force.getDMax())) {
-        neighborList.reset(new CudaCoordinationNeighborList(cu, *launcher, *cells, nA, tuning));
-        listLanes = CudaCoordinationNeighborList::chooseLanes(cu, nA, tuning);
-    }
+    cv.reset(new CudaCoordinationCV(cu, force, tuning, *launcher));
+    energy.reset(new CudaCoordinationEnergy(cu, *launcher, 1));
     setParameters(force);
 }
 
 void CudaCalcCoordinationForceKernel::setParameters(const CoordinationForce& force) {
-    // Values that are kernel arguments.
-
-    CoordinationSwitching switching(force);
-    dmax = switching.getDMax();
-    paramsDouble.invR0 = 1.0/switching.getLength();
-    paramsDouble.d0 = force.getD0();
-    paramsDouble.dmax2 = (isfinite(dmax) ? dmax*dmax : numeric_limits<double>::infinity());
-    paramsDouble.scale = switching.getStretchScale();
-    paramsDouble.shift = switching.getStretchShift();
-    paramsDouble.a = force.getA();
-    paramsDouble.b = force.getB();
-    paramsDouble.c = switching.getSmapConstant();
-    paramsDouble.imageSearch2 = numeric_limits<double>::infinity();
-    // Q on the device: a length of 1 nm, so x = r - d0, and ref = lambda r0 - d0 (kernels/switching.cu).
-    paramsDouble.beta = force.getBeta();
-    paramsDouble.ref = force.getLambda()*force.getR0()-force.getD0();
-    if (force.getSwitchingFunction() == CoordinationForce::Q)
-        paramsDouble.invR0 = 1.0;
-    if (switching.hasPairParameters())
-        uploadPairValues(force, switching);
-
-    // Compile only when the code path changed: the kernels this configuration uses now, the others
-    // (histograms, tiles where the box is too small for cells) when first needed.
-
-    CudaCoordinationProgram changed(force, cu, lPerThread, listLanes, min(sChunk, 32));
-    if (!program || changed.source != program->source || changed.defines != program->defines) {
-        program.reset(new CudaCoordinationProgram(changed));
-        compiledKernels = 0;
-        requireKernels(expectedKernels());
-    }
-
-    // The energy expression: its global parameters and tables.
-
-    chainRule = !CoordinationForceImpl::isEnergyTheCV(force);
+    bool chainRule = !CoordinationForceImpl::isEnergyTheCV(force);
+    cv->setParameters(force, chainRule);
+    if (chainRule)
+        setExpression(*energy, cu, force, {"cv"}, CoordinationForceImpl::parseEnergyExpression);
+    else
+        energy->clearExpression();
     energyExpression = force.getEnergyExpression();
-    // The cell kernel of a large group adds its gradient there too.
-    sortedGradient = (cells && useSortedGradient());
-    int gradientSize = (chainRule || sortedGradient ? 3*numSlots : 1);
-    if (!gradient.isInitialized())
-        gradient.initialize<long long>(cu, gradientSize, "coordinationGradient");
-    else if (gradient.getSize() < gradientSize)
-        gradient.resize(gradientSize);
-    cu.clearBuffer(gradient);
-    globalNames.clear();
-    for (int i = 0; i < force.getNumGlobalParameters(); i++)
-        globalNames.push_back(force.getGlobalParameterName(i));
-    globalValues.assign(globalNames.size(), numeric_limits<double>::quiet_NaN());
-    int numGlobals = max(1, (int) globalNames.size());
-    if (!globals.isInitialized())
-        globals.initialize<double>(cu, numGlobals, "coordinationGlobals");
-    else if (globals.getSize() != numGlobals)
-        globals.resize(numGlobals);
-    tables.resize(force.getNumTabulatedFunctions());
-    for (int i = 0; i < force.getNumTabulatedFunctions(); i++) {
-        int width;
-        vector<float> coefficients = cu.getExpressionUtilities().computeFunctionCoefficients(force.getTabulatedFunction(i), width);
-        if (!tables[i] || tables[i]->getSize()*4 != coefficients.size()) {
-            tables[i].reset(new CudaArray());
-            tables[i]->initialize(cu, coefficients.size()/4, 4*sizeof(float), "coordinationTable");
-        }
-        tables[i]->upload(coefficients.data());
-    }
-}
-
-void CudaCalcCoordinationForceKernel::uploadPairValues(const CoordinationForce& force, const CoordinationSwitching& switching) {
-    // Per pair: (w scale, w shift, length, dmax^2) with a cutoff, (w, length) without; the length
-    // is 1/r0, or lambda r0 - d0 for Q. The image search must reach the largest cutoff of a pair.
-    bool cutoff = isfinite(dmax), q = (force.getSwitchingFunction() == CoordinationForce::Q);
-    int width = (cutoff ? 4 : 2);
-    vector<double> values;
-    values.reserve(width*groupA.size());
-    for (int k = 0; k < groupA.size(); k++) {
-        CoordinationSwitching::Pair pair = switching.forPair(k);
-        double length = (q ? force.getLambda()*pair.length-force.getD0() : 1.0/pair.length);
-        if (cutoff) {
-            values.insert(values.end(), {pair.scale, pair.shift, length, pair.dmax*pair.dmax});
-            dmax = max(dmax, pair.dmax);
-        }
-        else
-            values.insert(values.end(), {pair.weight, length});
-    }
-    bool useDouble = cu.getUseDoublePrecision();
-    int elementSize = width*(useDouble ? sizeof(double) : sizeof(float));
-    if (!pairValues || pairValues->getSize() != groupA.size() || pairValues->getElementSize() != elementSize) {
-        pairValues.reset(new CudaArray());
-        pairValues->initialize(cu, groupA.size(), elementSize, "coordinationPairValues");
-    }
-    if (useDouble)
-        pairValues->upload(values.data());
-    else {
-        vector<float> floats(values.begin(), values.end());
-        pairValues->upload(floats.data());
-    }
+    energy->compile({cv.get()});
 }
 
 void CudaCalcCoordinationForceKernel::copyParametersToContext(ContextImpl& context, const CoordinationForce& force) {
-    if (force.getMode() != mode || force.getGroupA() != groupA || force.getGroupB() != groupB)
-        throw OpenMMException("updateParametersInContext: The groups of the CoordinationForce have changed; reinitialize the Context");
-    if (force.usesPeriodicBoundaryConditions() != periodic)
-        throw OpenMMException("updateParametersInContext: The periodic flag of the CoordinationForce has changed; reinitialize the Context");
+    cv->checkPairsUnchanged(force);
     ContextSelector selector(cu);
     setParameters(force);
 }
 
-void CudaCalcCoordinationForceKernel::updateGroupAtoms() {
-    // Lists of homes keep the atoms of the last build (sortedAtom): build them anew.
-    if (neighborList)
-        neighborList->invalidate();
-    int numAtoms = cu.getNumAtoms();
-    void* invertArgs[] = {&cu.getAtomIndexArray().getDevicePointer(), &inverseAtomIndex.getDevicePointer(), &numAtoms};
-    cu.executeKernel(invertKernel, invertArgs, numAtoms);
-    void* updateArgs[] = {&groupOriginal.getDevicePointer(), &inverseAtomIndex.getDevicePointer(), &groupAtoms.getDevicePointer(), &numSlots};
-    cu.executeKernel(updateKernel, updateArgs, numSlots);
-}
-
-void CudaCalcCoordinationForceKernel::setImageSearchDistance() {
-    // In a triclinic box the reduced displacement is the nearest image only within half the
-    // smallest box width; beyond it (and only if dmax reaches there) the kernels search.
-    paramsDouble.imageSearch2 = numeric_limits<double>::infinity();
-    if (periodic && cu.getBoxIsTriclinic()) {
-        Vec3 a, b, c;
-        cu.getPeriodicBoxVectors(a, b, c);
-        double volume = a[0]*b[1]*c[2];
-        Vec3 bc = b.cross(c), ca = c.cross(a), ab = a.cross(b);
-        double halfWidth = 0.5*volume/max(sqrt(bc.dot(bc)), max(sqrt(ca.dot(ca)), sqrt(ab.dot(ab))));
-        if (halfWidth < dmax)
-            paramsDouble.imageSearch2 = halfWidth*halfWidth;
-    }
-    PairParams<double>& d = paramsDouble;
-    paramsFloat = {(float) d.invR0, (float) d.d0, (float) d.dmax2, (float) d.scale, (float) d.shift, (float) d.a,
-            (float) d.b, (float) d.c, (float) d.imageSearch2, (float) d.beta, (float) d.ref};
-}
-
-void CudaCalcCoordinationForceKernel::uploadGlobals(ContextImpl& context) {
-    bool changed = false;
-    for (int i = 0; i < globalNames.size(); i++) {
-        double value = context.getParameter(globalNames[i]);
-        if (value != globalValues[i]) {
-            globalValues[i] = value;
-            changed = true;
-        }
-    }
-    if (changed)
-        globals.upload(globalValues);
-}
-
-int CudaCalcCoordinationForceKernel::getNumTileBlocks(int chunk, int maxTileBlocks) const {
-    long long tile = CudaCoordinationProgram::TileSize;
-    long long numLChunks = (numL+tile-1)/tile;
-    long long numTiles = (mode == CoordinationForce::OneGroup ? numLChunks*(numLChunks/2+1) : numLChunks*((numS+chunk-1)/chunk));
-    return (int) max(1LL, min(numTiles, (long long) maxTileBlocks));
-}
-
-int CudaCalcCoordinationForceKernel::expectedKernels() const {
-    typedef CudaCoordinationProgram P;
-    if (mode == CoordinationForce::PairList)
-        return P::CoreKernels | P::PairKernels;
-    if (!cells || !isfinite(dmax))
-        return P::CoreKernels | P::TileKernels;
-    bool lists = (neighborList && neighborList->isEnabled());
-    if (lists && !neighborList->hasHomeLists())
-        return P::CoreKernels | P::BinningKernels | P::ListKernels;
-    return P::CoreKernels | P::BinningKernels | P::CellKernels | (lists ? P::ListKernels : 0);
-}
-
-void CudaCalcCoordinationForceKernel::requireKernels(int kernels) {
-    int missing = kernels & ~compiledKernels;
-    if (missing == 0)
-        return;
-    CUmodule module = cu.createModule(program->source, program->getDefines(missing));
-    map<string, CUfunction*> slots = {{"computeCoordinationTiles", &tilesKernel}, {"computeCoordinationPairs", &pairsKernel},
-            {"applyChainRule", &applyKernel}, {"histogramTiles", &histogramTilesKernel}, {"histogramPairs", &histogramPairsKernel},
-            {"invertAtomIndex", &invertKernel}, {"updateGroupAtoms", &updateKernel}, {"checkPositions", &checkKernel},
-            {"computeCoordinationCells", &cellsKernel}, {"histogramCells", &histogramCellsKernel}, {"assignCells", &assignCellsKernel},
-            {"scanCellBlocks", &scanCellsKernel}, {"addCellOffsets", &offsetCellsKernel}, {"scatterCells", &scatterCellsKernel},
-            {"checkNeighborList", &checkListKernel}, {"computeCoordinationList", &listKernel}};
-    for (const string& name : CudaCoordinationProgram::getKernelNames(missing))
-        *slots.at(name) = cu.getKernel(module, name);
-    compiledKernels |= missing;
-    // The tile and list kernels walk their work in a fixed order: as many blocks as run at once,
-    // so that no block starts its share after the others have finished theirs. The tile kernel's
-    // blocks need little cache: shared memory may take all it can, so that registers alone limit them.
-    int perMultiprocessor = 0, multiprocessors = 0;
-    cuDeviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu.getDevice());
-    if (missing & CudaCoordinationProgram::TileKernels) {
-        cuFuncSetAttribute(tilesKernel, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, CU_SHAREDMEM_CARVEOUT_MAX_SHARED);
-        cuOccupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, tilesKernel, tileThreads, 0);
-        residentTileBlocks = max(1, perMultiprocessor*multiprocessors);
-    }
-    if (missing & CudaCoordinationProgram::ListKernels) {
-        cuOccupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, listKernel, ListBlockSize, 0);
-        residentListBlocks = max(1, perMultiprocessor*multiprocessors);
-    }
-    if (max(residentTileBlocks, residentListBlocks) > cvPartial.getSize())
-        cvPartial.resize(max(residentTileBlocks, residentListBlocks));
-}
-
-bool CudaCalcCoordinationForceKernel::useSortedGradient() const {
-    if (tuning.sortedGradient >= 0)
-        return tuning.sortedGradient == 1;
-    return cells->getNumBinned() >= SortedGradientMinParticles;
-}
-
-bool CudaCalcCoordinationForceKernel::binCells(double cutoff) {
-    if (!cells || !cells->chooseGrid(cutoff))
-        return false;
-    requireKernels(CudaCoordinationProgram::BinningKernels);
-    cells->bin(assignCellsKernel, scanCellsKernel, offsetCellsKernel, scatterCellsKernel, groupAtoms);
-    return true;
-}
-
-void CudaCalcCoordinationForceKernel::launchCoordination(int flags) {
-    setImageSearchDistance();
-    void* params = (cu.getUseDoublePrecision() ? (void*) &paramsDouble : (void*) &paramsFloat);
-    int tile = CudaCoordinationProgram::TileSize;
-    if (neighborList && neighborList->isEnabled())
-        requireKernels(CudaCoordinationProgram::ListKernels | CudaCoordinationProgram::BinningKernels);
-    bool useList = (neighborList && neighborList->prepare(dmax, checkListKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel,
-            scatterCellsKernel, groupAtoms));
-    // Lists of homes are the cell kernel's: prepare() launched the check and the binning.
-    bool homeLists = (useList && neighborList->hasHomeLists());
-    bool useCells = (homeLists || (!useList && binCells(dmax)));
-    // The cell kernel's forces for a large group: its gradient, by sorted index, then applyChainRule() with dE/dcv = 1;
-    // with home lists, only while the atoms are not in spatial order (the lists measure it at each build).
-    bool spatialAtoms = (homeLists && tuning.sortedGradient < 0 && neighborList->getNearFraction() > 0.5);
-    bool sortedForces = (useCells && (flags & DirectForces) && sortedGradient && !spatialAtoms);
-    int cellFlags = (sortedForces ? (flags & ~DirectForces) | Gradient : flags);
-    CUdeviceptr sortedSlots = (useCells ? cells->getSortedSlots().getDevicePointer() : 0);
-    vector<void*> args;
-    if (useList && !homeLists)
-        args = listArguments(params, flags);
-    else if (useCells) {
-        args = {&cells->getSortedPositions().getDevicePointer(), &sortedSlots, &cells->getSortedAtoms().getDevicePointer(),
-                &cells->getCellStarts().getDevicePointer(), &cells->getWorkCounter().getDevicePointer(), &groupOriginal.getDevicePointer(),
-                &cells->getGrid(), params, cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(),
-                cu.getPeriodicBoxVecZPointer(), &cellFlags, &cu.getLongForceBuffer().getDevicePointer(), &gradient.getDevicePointer(),
-                &numSlots};
-        vector<void*> lists = homeListArguments(homeLists);
-        args.insert(args.end(), lists.begin(), lists.end());
-    }
-    else if (mode == CoordinationForce::PairList) {
-        args = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &numL, params,
-                cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(), cu.getPeriodicBoxVecXPointer(),
-                cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &flags, &cu.getLongForceBuffer().getDevicePointer(),
-                &gradient.getDevicePointer(), (pairValues ? &pairValues->getDevicePointer() : &noPointer)};
-    }
-    else {
-        args = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &groupOriginal.getDevicePointer(), &numL,
-                &numS, &offsetL, &offsetS, &sChunk, params, cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(),
-                cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &flags,
-                &cu.getLongForceBuffer().getDevicePointer(), &gradient.getDevicePointer(), &numSlots};
-    }
-    // ACCUMULATE: the blocks add their sums to the CV sum of this evaluation (of two, in turn).
-    CUdeviceptr partial = (flags & Accumulate ? cvSums.getDevicePointer()+sumParity*sizeof(double) : cvPartial.getDevicePointer());
-    vector<void*> tail = {&cu.getEnergyBuffer().getDevicePointer(), &partial, &counter.getDevicePointer(),
-            &cvState.getDevicePointer(), &globals.getDevicePointer()};
-    args.insert(args.end(), tail.begin(), tail.end());
-    if (chainRule)
-        for (auto& table : tables)
-            args.push_back(&table->getDevicePointer());
-    typedef CudaCoordinationProgram P;
-    lastPath = (useList && !homeLists ? P::ListKernels : useCells ? P::CellKernels : mode == CoordinationForce::PairList ?
-            P::PairKernels : P::TileKernels);
-    lastHomeLists = homeLists;
-    lastSortedForces = sortedForces;
-    requireKernels(lastPath);
-    if (useList && !homeLists)
-        launcher->launch(listKernel, args.data(), min((numL*(long long) listLanes+ListBlockSize-1)/ListBlockSize,
-                (long long) residentListBlocks), ListBlockSize);
-    else if (useCells)
-        launcher->launch(cellsKernel, args.data(), min(((long long) cells->getNumItems()*32+tile-1)/tile, (long long) maxBlocks), tile);
-    else if (mode == CoordinationForce::PairList)
-        launcher->launch(pairsKernel, args.data(), min((numL+tile-1)/tile, maxBlocks), tile);
-    else
-        launcher->launch(tilesKernel, args.data(), getNumTileBlocks(sChunk, residentTileBlocks), tileThreads);
-    if (useList)
-        neighborList->finishLaunch();
-    if (flags & Gradient || sortedForces)
-        launchChainRule(flags & Gradient ? flags : DirectForces, sortedSlots);
-}
-
-vector<void*> CudaCalcCoordinationForceKernel::homeListArguments(bool homeLists) {
-    if (!homeLists)
-        return {&noPointer, &noStamp, &noPointer, &noPointer, &noPointer, &noPointer, &noPointer, &noPointer, &noPointer, &noPointer,
-                &noPointer, &noStamp, (cu.getUseDoublePrecision() ? (void*) &noCutoffDouble : (void*) &noCutoffFloat)};
-    CudaCoordinationNeighborList& list = *neighborList;
-    return {&list.getRebuildStamp().getDevicePointer(), (void*) &list.getStamp(), &cu.getPosq().getDevicePointer(),
-            &groupAtoms.getDevicePointer(), &list.getListPositions().getDevicePointer(), &list.getReferencePositions().getDevicePointer(),
-            &list.getShifts().getDevicePointer(), &list.getSlots().getDevicePointer(), &list.getEntries().getDevicePointer(),
-            &list.getCounts().getDevicePointer(), &list.getMaxCount().getDevicePointer(), (void*) &list.getCapacity(),
-            list.getListCutoff2()};
-}
-
-vector<void*> CudaCalcCoordinationForceKernel::listArguments(void* params, int& flags) {
-    CudaCoordinationNeighborList& list = *neighborList;
-    return {&list.getRebuildStamp().getDevicePointer(), (void*) &list.getStamp(), &cu.getPosq().getDevicePointer(),
-            &cells->getSortedPositions().getDevicePointer(), &cells->getSortedSlots().getDevicePointer(),
-            &cells->getCellStarts().getDevicePointer(), &list.getGrid(), &list.getListPositions().getDevicePointer(),
-            &list.getReferencePositions().getDevicePointer(), &list.getShifts().getDevicePointer(), &list.getSlots().getDevicePointer(),
-            &list.getEntries().getDevicePointer(), &list.getCounts().getDevicePointer(), &list.getMaxCount().getDevicePointer(), &numL,
-            (void*) &list.getCapacity(), list.getListCutoff2(), &groupAtoms.getDevicePointer(), params, cu.getPeriodicBoxVecXPointer(),
-            cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &flags, &cu.getLongForceBuffer().getDevicePointer(),
-            &gradient.getDevicePointer(), &numSlots};
-}
-
-void CudaCalcCoordinationForceKernel::launchChainRule(int flags, CUdeviceptr entrySlot) {
-    CUdeviceptr sum = cvSums.getDevicePointer()+sumParity*sizeof(double), nextSum = cvSums.getDevicePointer()+(1-sumParity)*sizeof(double);
-    vector<void*> args = {&groupAtoms.getDevicePointer(), &entrySlot, &numSlots, &gradient.getDevicePointer(), &sum, &nextSum, &flags,
-            &cvState.getDevicePointer(), &cu.getEnergyBuffer().getDevicePointer(), &cu.getLongForceBuffer().getDevicePointer(),
-            &globals.getDevicePointer()};
-    for (auto& table : tables)
-        args.push_back(&table->getDevicePointer());
-    int blockSize = CudaCoordinationProgram::TileSize;
-    launcher->launch(applyKernel, args.data(), min((numSlots+blockSize-1)/blockSize, maxBlocks), blockSize);
-    // The next evaluation adds to the other sum, which this launch clears.
-    if (!(flags & DirectForces))
-        sumParity = 1-sumParity;
-}
-
-void CudaCalcCoordinationForceKernel::checkPositions() {
-    void* args[] = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &numSlots, &invalidSlot};
-    cu.executeKernel(checkKernel, args, numSlots);
-}
-
-vector<double> CudaCalcCoordinationForceKernel::initialState() {
-    vector<double> state(StateSize, 0.0);
-    const int noSlot = numeric_limits<int>::max();
-    memcpy(&state[InvalidSlotIndex], &noSlot, sizeof(int));
-    return state;
-}
-
-vector<double> CudaCalcCoordinationForceKernel::readState(bool checkEnergy) {
-    vector<double> state;
-    cvState.download(state);
-    int slot;
-    memcpy(&slot, &state[InvalidSlotIndex], sizeof(int));
-    bool energyInvalid = (checkEnergy && state[2] != 0);
-    if (slot == numeric_limits<int>::max() && !energyInvalid)
-        return state;
-    // Clear the record thrown for (an invalid position first), and keep the other for later.
-    vector<double> cleared = state;
-    if (slot != numeric_limits<int>::max())
-        cleared[InvalidSlotIndex] = initialState()[InvalidSlotIndex];
-    else
-        cleared[2] = 0;
-    cvState.upload(cleared);
-    if (slot != numeric_limits<int>::max()) {
-        int particle = (slot < groupA.size() ? groupA[slot] : groupB[slot-groupA.size()]);
-        throw OpenMMException("CoordinationForce: the position of particle "+to_string(particle)+" is not finite (NaN or infinity)");
-    }
-    double cv = state[3], energy = state[4], dEdcv = state[5];
-    if (!chainRule || !isfinite(cv))
-        throw OpenMMException(CoordinationForceImpl::nonFiniteCollectiveVariableMessage(cv));
-    map<string, double> variables = {{"cv", cv}};
-    for (int i = 0; i < globalNames.size(); i++)
-        variables[globalNames[i]] = globalValues[i];
-    throw OpenMMException(CoordinationForceImpl::nonFiniteEnergyMessage(energyExpression, variables, energy, dEdcv));
+double CudaCalcCoordinationForceKernel::readState(bool checkEnergy) {
+    return energy->readState({cv.get()}, checkEnergy, [&] (const map<string, double>& variables, double e, const vector<double>& dEdcv) {
+        return CoordinationForceImpl::nonFiniteEnergyMessage(energyExpression, variables, e, dEdcv[0]);
+    })[0];
 }
 
 double CudaCalcCoordinationForceKernel::execute(ContextImpl& context, bool includeForces, bool includeEnergy) {
+    if (!includeForces && !includeEnergy)
+        return 0.0;
     ContextSelector selector(cu);
-    int flags;
-    if (chainRule) {
-        if (!includeForces && !includeEnergy)
-            return 0.0;
-        uploadGlobals(context);
-        // With forces, applyChainRule() takes the CV from the sum the blocks accumulated.
-        flags = (includeForces ? Accumulate | Gradient : Reduce) | (includeEnergy ? ExpressionEnergy : 0);
-    }
-    else {
-        flags = (includeForces ? DirectForces : 0) | (includeEnergy ? BlockEnergy : 0);
-        if (flags == 0)
-            return 0.0;
-    }
     if (includeEnergy)
-        checkPositions();
-    launchCoordination(flags);
+        cv->checkPositions(energy->getInvalidSlot(0));
+    if (energy->hasExpression()) {
+        // The pair kernel accumulates the CV (and its gradient), the chain rule does the rest.
+        energy->uploadGlobals(context);
+        cv->launch(CV::Accumulate | (includeForces ? CV::Gradient : 0), energy->getSum(0), 0, 0);
+        energy->launchChainRule({cv.get()}, includeForces, includeEnergy);
+    }
+    else
+        cv->launch((includeForces ? CV::DirectForces : 0) | (includeEnergy ? CV::BlockEnergy : 0), 0, 0, energy->getRecord());
     if (includeEnergy)
         readState(true);
     return 0.0;
@@ -497,49 +89,9 @@ double CudaCalcCoordinationForceKernel::execute(ContextImpl& context, bool inclu
 
 double CudaCalcCoordinationForceKernel::computeCollectiveVariable(ContextImpl& context) {
     ContextSelector selector(cu);
-    if (chainRule)
-        uploadGlobals(context);
-    checkPositions();
-    launchCoordination(Reduce);
-    return readState(false)[0];
-}
-
-void CudaCalcCoordinationForceKernel::launchHistogram(CudaArray& counts, int numBins, double maxDistance) {
-    setImageSearchDistance();
-    double maxDistance2 = maxDistance*maxDistance, invBinWidth = numBins/maxDistance;
-    float maxDistance2Float = (float) maxDistance2, invBinWidthFloat = (float) invBinWidth;
-    bool useDouble = cu.getUseDoublePrecision();
-    void* imageSearch = (useDouble ? (void*) &paramsDouble.imageSearch2 : (void*) &paramsFloat.imageSearch2);
-    void* maxArg = (useDouble ? (void*) &maxDistance2 : (void*) &maxDistance2Float);
-    void* binArg = (useDouble ? (void*) &invBinWidth : (void*) &invBinWidthFloat);
-    int tile = CudaCoordinationProgram::TileSize;
-    if (binCells(maxDistance)) {
-        // The binning for the histogram replaced that of the neighbour lists.
-        if (neighborList)
-            neighborList->invalidate();
-        void* args[] = {&cells->getSortedPositions().getDevicePointer(), &cells->getSortedSlots().getDevicePointer(),
-                &cells->getCellStarts().getDevicePointer(), &cells->getWorkCounter().getDevicePointer(), &groupOriginal.getDevicePointer(),
-                &cells->getGrid(),
-                cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &numBins, maxArg,
-                binArg, &counts.getDevicePointer()};
-        requireKernels(CudaCoordinationProgram::HistogramCellKernels);
-        cu.executeKernel(histogramCellsKernel, args, (int) min((long long) cells->getNumItems()*32, (long long) maxBlocks*tile), tile);
-    }
-    else if (mode == CoordinationForce::PairList) {
-        requireKernels(CudaCoordinationProgram::HistogramKernels);
-        void* args[] = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &numL, imageSearch,
-                cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(), cu.getPeriodicBoxVecXPointer(),
-                cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &numBins, maxArg, binArg, &counts.getDevicePointer()};
-        cu.executeKernel(histogramPairsKernel, args, numL, tile);
-    }
-    else {
-        requireKernels(CudaCoordinationProgram::HistogramKernels);
-        void* args[] = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &groupOriginal.getDevicePointer(),
-                &numL, &numS, &offsetL, &offsetS, imageSearch, cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(),
-                cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &numBins, maxArg,
-                binArg, &counts.getDevicePointer()};
-        cu.executeKernel(histogramTilesKernel, args, getNumTileBlocks(tile, maxBlocks)*tile, tile);
-    }
+    cv->checkPositions(energy->getInvalidSlot(0));
+    cv->launch(CV::Reduce, 0, energy->getValue(0), 0);
+    return readState(false);
 }
 
 static vector<long long> downloadCounts(CudaArray& counts) {
@@ -555,8 +107,8 @@ vector<long long> CudaCalcCoordinationForceKernel::computePairHistogram(ContextI
     else if (histogramScratch.getSize() != numBins)
         histogramScratch.resize(numBins);
     cu.clearBuffer(histogramScratch);
-    checkPositions();
-    launchHistogram(histogramScratch, numBins, maxDistance);
+    cv->checkPositions(energy->getInvalidSlot(0));
+    cv->launchHistogram(histogramScratch, numBins, maxDistance);
     readState(false);
     return downloadCounts(histogramScratch);
 }
@@ -570,8 +122,8 @@ void CudaCalcCoordinationForceKernel::accumulatePairHistogram(ContextImpl& conte
             histogram.resize(numBins);
         cu.clearBuffer(histogram);
     }
-    checkPositions();
-    launchHistogram(histogram, numBins, maxDistance);
+    cv->checkPositions(energy->getInvalidSlot(0));
+    cv->launchHistogram(histogram, numBins, maxDistance);
 }
 
 vector<long long> CudaCalcCoordinationForceKernel::getAccumulatedPairHistogram(ContextImpl& context) {
@@ -587,21 +139,79 @@ void CudaCalcCoordinationForceKernel::clearPairHistogram(ContextImpl& context) {
 }
 
 string CudaCalcCoordinationForceKernel::describeLastEvaluation() const {
-    typedef CudaCoordinationProgram P;
-    stringstream text;
-    text << "kernel=" << (lastPath == P::TileKernels ? "tiles" : lastPath == P::PairKernels ? "pairs" : lastPath == P::CellKernels ?
-            "cells" : lastPath == P::ListKernels ? "lists" : "none");
-    if (lastPath == P::TileKernels)
-        text << " lPerThread=" << lPerThread << " sChunk=" << sChunk;
-    if (lastPath == P::CellKernels)
-        text << " homeLists=" << lastHomeLists << " sortedForces=" << lastSortedForces;
-    if (lastPath == P::ListKernels)
-        text << " lanes=" << listLanes;
-    if (lastPath == P::CellKernels || lastPath == P::ListKernels) {
-        const CudaCoordinationCells::Grid& grid = cells->getGrid();
-        text << " grid=" << grid.rx << "," << grid.ry << "," << grid.rz << "," << grid.runLength;
+    return cv->describeLastEvaluation();
+}
+
+CudaCalcCoordinationBiasForceKernel::CudaCalcCoordinationBiasForceKernel(string name, const Platform& platform, CudaContext& cu) :
+        CalcCoordinationBiasForceKernel(name, platform), cu(cu) {
+}
+
+void CudaCalcCoordinationBiasForceKernel::initialize(const System& system, const CoordinationBiasForce& force) {
+    ContextSelector selector(cu);
+    tuning = CudaCoordinationTuning::fromEnvironment();
+    launcher.reset(new CudaCoordinationLauncher(cu));
+    for (int k = 0; k < force.getNumCollectiveVariables(); k++) {
+        owned.emplace_back(new CudaCoordinationCV(cu, force.getCollectiveVariable(k), tuning, *launcher));
+        cvs.push_back(owned.back().get());
     }
-    if (neighborList && (lastPath == P::ListKernels || lastHomeLists))
-        text << " skin=" << neighborList->getSkin() << " rebuilds=" << (neighborList->rebuildsAlways() ? "always" : "when stale");
-    return text.str();
+    energy.reset(new CudaCoordinationEnergy(cu, *launcher, cvs.size()));
+    setParameters(force);
+}
+
+void CudaCalcCoordinationBiasForceKernel::setParameters(const CoordinationBiasForce& force) {
+    names.clear();
+    for (int k = 0; k < cvs.size(); k++) {
+        cvs[k]->setParameters(force.getCollectiveVariable(k), true);
+        names.push_back(force.getCollectiveVariableName(k));
+    }
+    setExpression(*energy, cu, force, names, CoordinationBiasForceImpl::parseEnergyExpression);
+    energyExpression = force.getEnergyExpression();
+    energy->compile(cvs);
+}
+
+void CudaCalcCoordinationBiasForceKernel::copyParametersToContext(ContextImpl& context, const CoordinationBiasForce& force) {
+    if (force.getNumCollectiveVariables() != cvs.size())
+        throw OpenMMException("updateParametersInContext: The number of collective variables of the CoordinationBiasForce has changed; reinitialize the Context");
+    for (int k = 0; k < cvs.size(); k++)
+        cvs[k]->checkPairsUnchanged(force.getCollectiveVariable(k));
+    ContextSelector selector(cu);
+    setParameters(force);
+}
+
+vector<double> CudaCalcCoordinationBiasForceKernel::readState(bool checkEnergy) {
+    return energy->readState(cvs, checkEnergy, [&] (const map<string, double>& variables, double e, const vector<double>& dEdcv) {
+        return CoordinationBiasForceImpl::nonFiniteEnergyMessage(energyExpression, variables, e, dEdcv);
+    });
+}
+
+double CudaCalcCoordinationBiasForceKernel::execute(ContextImpl& context, bool includeForces, bool includeEnergy) {
+    if (!includeForces && !includeEnergy)
+        return 0.0;
+    ContextSelector selector(cu);
+    energy->uploadGlobals(context);
+    for (int k = 0; k < cvs.size(); k++) {
+        if (includeEnergy)
+            cvs[k]->checkPositions(energy->getInvalidSlot(k));
+        cvs[k]->launch(CV::Accumulate | (includeForces ? CV::Gradient : 0), energy->getSum(k), 0, 0);
+    }
+    energy->launchChainRule(cvs, includeForces, includeEnergy);
+    if (includeEnergy)
+        readState(true);
+    return 0.0;
+}
+
+vector<double> CudaCalcCoordinationBiasForceKernel::computeCollectiveVariables(ContextImpl& context) {
+    ContextSelector selector(cu);
+    for (int k = 0; k < cvs.size(); k++) {
+        cvs[k]->checkPositions(energy->getInvalidSlot(k));
+        cvs[k]->launch(CV::Reduce, 0, energy->getValue(k), 0);
+    }
+    return readState(false);
+}
+
+string CudaCalcCoordinationBiasForceKernel::describeLastEvaluation() const {
+    string text;
+    for (int k = 0; k < cvs.size(); k++)
+        text += (k > 0 ? "; " : "")+names[k]+": "+cvs[k]->describeLastEvaluation();
+    return text;
 }

@@ -8,6 +8,7 @@
 #include "openmm/OpenMMException.h"
 #include <cmath>
 #include <set>
+#include <sstream>
 #include <vector>
 
 using namespace CoordinationPlugin;
@@ -30,14 +31,15 @@ static const struct {
     const char* define;
     vector<string> names;
 } families[] = {
-    {CudaCoordinationProgram::CoreKernels, "COMPILE_CORE", {"applyChainRule", "invertAtomIndex", "updateGroupAtoms", "checkPositions"}},
+    {CudaCoordinationProgram::CoreKernels, "COMPILE_CORE", {"applyGradient", "invertAtomIndex", "updateGroupAtoms", "checkPositions"}},
     {CudaCoordinationProgram::TileKernels, "COMPILE_TILES", {"computeCoordinationTiles"}},
     {CudaCoordinationProgram::PairKernels, "COMPILE_PAIRS", {"computeCoordinationPairs"}},
     {CudaCoordinationProgram::CellKernels, "COMPILE_CELLS", {"computeCoordinationCells"}},
     {CudaCoordinationProgram::BinningKernels, "COMPILE_BINNING", {"assignCells", "scanCellBlocks", "addCellOffsets", "scatterCells"}},
     {CudaCoordinationProgram::ListKernels, "COMPILE_LISTS", {"checkNeighborList", "computeCoordinationList"}},
     {CudaCoordinationProgram::HistogramKernels, "COMPILE_HISTOGRAM", {"histogramTiles", "histogramPairs"}},
-    {CudaCoordinationProgram::HistogramCellKernels, "COMPILE_HISTOGRAM_CELLS", {"histogramCells"}}
+    {CudaCoordinationProgram::HistogramCellKernels, "COMPILE_HISTOGRAM_CELLS", {"histogramCells"}},
+    {CudaCoordinationProgram::CellValueKernels, "COMPILE_CELL_VALUES", {"computeCoordinationCellValues"}}
 };
 
 vector<string> CudaCoordinationProgram::getKernelNames(int kernels) {
@@ -56,6 +58,81 @@ map<string, string> CudaCoordinationProgram::getDefines(int kernels) const {
     return result;
 }
 
+CudaCoordinationModulePart CudaCoordinationProgram::getPart(int kernels) const {
+    return {source, getDefines(kernels), getKernelNames(kernels)};
+}
+
+CudaCoordinationModulePart CudaCoordinationProgram::getChainRulePart(ComputeContext& cc, const Lepton::ParsedExpression& energy,
+        const vector<string>& cvNames, const vector<string>& globalNames, const vector<const TabulatedFunction*>& tables,
+        const vector<string>& tableNames) {
+    CudaCoordinationModulePart part;
+    string tableParameters, tableArguments;
+    vector<pair<string, string> > functionNames;
+    for (int i = 0; i < tables.size(); i++) {
+        string name = "table"+cc.intToString(i);
+        functionNames.push_back(make_pair(tableNames[i], name));
+        tableParameters += ", const float4* RESTRICT "+name;
+        tableArguments += ", "+name;
+    }
+    map<string, string> variables;
+    map<string, Lepton::ParsedExpression> terms = {{"E = ", energy}};
+    for (int k = 0; k < cvNames.size(); k++) {
+        variables[cvNames[k]] = "cv["+cc.intToString(k)+"]";
+        terms["dEdcv["+cc.intToString(k)+"] = "] = energy.differentiate(cvNames[k]).optimize();
+    }
+    for (int i = 0; i < globalNames.size(); i++)
+        variables[globalNames[i]] = "globals["+cc.intToString(i)+"]";
+    string code = cc.getExpressionUtilities().createExpressions(terms, variables, tables, functionNames, "energy", "double");
+    part.source = cc.replaceStrings(CudaCoordinationKernelSources::launch+CudaCoordinationKernelSources::energy,
+            {{"COMPUTE_ENERGY_EXPRESSION", code}});
+    part.defines["COMPILE_CHAIN_RULE"] = "";
+    part.defines["NUM_CVS"] = cc.intToString(cvNames.size());
+    part.defines["PADDED_NUM_ATOMS"] = cc.intToString(cc.getPaddedNumAtoms());
+    part.defines["ENERGY_TABLE_PARAMETERS"] = tableParameters;
+    part.defines["ENERGY_TABLE_ARGUMENTS"] = tableArguments;
+    part.kernels = {"applyChainRule"};
+    return part;
+}
+
+int CudaCoordinationProgram::addPart(vector<CudaCoordinationModulePart>& parts, const CudaCoordinationModulePart& part) {
+    for (int i = 0; i < parts.size(); i++)
+        if (parts[i].source == part.source && parts[i].defines == part.defines && parts[i].kernels == part.kernels)
+            return i;
+    parts.push_back(part);
+    return parts.size()-1;
+}
+
+string CudaCoordinationProgram::getKernelName(const string& kernel, int part) {
+    return kernel+"_"+to_string(part);
+}
+
+string CudaCoordinationProgram::assemble(const vector<CudaCoordinationModulePart>& parts, ComputeContext& cc) {
+    stringstream module;
+    for (int i = 0; i < parts.size(); i++) {
+        const CudaCoordinationModulePart& part = parts[i];
+        map<string, string> names;
+        for (const string& kernel : part.kernels)
+            names[kernel] = getKernelName(kernel, i);
+        set<string> macros;
+        for (auto& define : part.defines) {
+            module << "#define " << define.first << (define.second.empty() ? "" : " "+define.second) << "\n";
+            macros.insert(define.first);
+        }
+        string source = cc.replaceStrings(part.source, names);
+        stringstream lines(source);
+        string line, word, name;
+        while (getline(lines, line)) {
+            stringstream words(line);
+            if (words >> word && word == "#define" && words >> name)
+                macros.insert(name.substr(0, name.find('(')));
+        }
+        module << "namespace coordinationPart" << i << " {\n" << source << "\n} // namespace coordinationPart" << i << "\n";
+        for (const string& macro : macros)
+            module << "#undef " << macro << "\n";
+    }
+    return module.str();
+}
+
 int CudaCoordinationProgram::chooseLPerThread(const CoordinationForce& force) {
     double nA = force.getGroupA().size(), nB = force.getGroupB().size();
     double pairs = (force.getMode() == CoordinationForce::OneGroup ? 0.5*nA*nA : nA*nB);
@@ -69,9 +146,9 @@ CudaCoordinationProgram::CudaCoordinationProgram(const CoordinationForce& force,
     defineConfiguration(force, cc, lPerThread, listLanes, sBatch);
     map<string, string> replacements;
     replacements["CUSTOM_SWITCH"] = customSwitchCode(force, cc);
-    replacements["COMPUTE_ENERGY_EXPRESSION"] = energyExpressionCode(force, cc);
-    string all = CudaCoordinationKernelSources::switching+CudaCoordinationKernelSources::pairs+CudaCoordinationKernelSources::cells+
-            CudaCoordinationKernelSources::coordination+CudaCoordinationKernelSources::neighbors+CudaCoordinationKernelSources::histogram;
+    string all = CudaCoordinationKernelSources::switching+CudaCoordinationKernelSources::launch+CudaCoordinationKernelSources::pairs+
+            CudaCoordinationKernelSources::cells+CudaCoordinationKernelSources::energy+CudaCoordinationKernelSources::coordination+
+            CudaCoordinationKernelSources::neighbors+CudaCoordinationKernelSources::histogram;
     source = cc.replaceStrings(all, replacements);
 }
 
@@ -125,33 +202,4 @@ string CudaCoordinationProgram::customSwitchCode(const CoordinationForce& force,
     map<string, string> variables = {{"x", "x"}};
     return cc.getExpressionUtilities().createExpressions(code, variables, vector<const TabulatedFunction*>(),
             vector<pair<string, string> >(), "custom");
-}
-
-string CudaCoordinationProgram::energyExpressionCode(const CoordinationForce& force, ComputeContext& cc) {
-    string tableParameters, tableArguments, code;
-    if (!CoordinationForceImpl::isEnergyTheCV(force)) {
-        ExpressionUtilities& expressions = cc.getExpressionUtilities();
-        defines["USE_ENERGY_EXPRESSION"] = "";
-        map<string, Lepton::CustomFunction*> placeholders;
-        vector<const TabulatedFunction*> functions;
-        vector<pair<string, string> > functionNames;
-        for (int i = 0; i < force.getNumTabulatedFunctions(); i++) {
-            const TabulatedFunction& function = force.getTabulatedFunction(i);
-            string name = "table"+cc.intToString(i);
-            placeholders[force.getTabulatedFunctionName(i)] = expressions.getFunctionPlaceholder(function);
-            functions.push_back(&function);
-            functionNames.push_back(make_pair(force.getTabulatedFunctionName(i), name));
-            tableParameters += ", const float4* RESTRICT "+name;
-            tableArguments += ", "+name;
-        }
-        Lepton::ParsedExpression energy = CoordinationForceImpl::parseEnergyExpression(force, placeholders);
-        map<string, string> variables = {{"cv", "cv"}};
-        for (int i = 0; i < force.getNumGlobalParameters(); i++)
-            variables[force.getGlobalParameterName(i)] = "globals["+cc.intToString(i)+"]";
-        map<string, Lepton::ParsedExpression> terms = {{"E = ", energy}, {"dEdcv = ", energy.differentiate("cv").optimize()}};
-        code = expressions.createExpressions(terms, variables, functions, functionNames, "energy", "double");
-    }
-    defines["ENERGY_TABLE_PARAMETERS"] = tableParameters;
-    defines["ENERGY_TABLE_ARGUMENTS"] = tableArguments;
-    return code;
 }

@@ -1,11 +1,15 @@
 /* Compiles the plugin's CUDA kernels with NVRTC, needing no GPU: CI runs this to catch errors in
- * the kernel sources. The program is assembled exactly as the plugin assembles it
- * (CudaCoordinationProgram), behind the prelude that OpenMM 8.6's CudaContext::createModule puts
- * in front of every module (its precision defines and typedefs, and CudaKernelSources::common,
- * read from libOpenMMCUDA itself), and compiled with the options createModule uses. */
+ * the kernel sources. Each module is assembled exactly as the plugin assembles it
+ * (CudaCoordinationProgram: the parts of the CVs and the chain rule of their energy), behind the
+ * prelude that OpenMM 8.6's CudaContext::createModule puts in front of every module (its precision
+ * defines and typedefs, and CudaKernelSources::common, read from libOpenMMCUDA itself), and
+ * compiled with the options createModule uses. */
 
 #include "CudaCoordinationProgram.h"
+#include "CoordinationBiasForce.h"
 #include "CoordinationForce.h"
+#include "internal/CoordinationBiasForceImpl.h"
+#include "internal/CoordinationForceImpl.h"
 #include "openmm/System.h"
 #include "openmm/TabulatedFunction.h"
 #include "openmm/common/ComputeArray.h"
@@ -146,26 +150,30 @@ static string prelude(const string& precision, bool triclinic) {
 // Where to write each program (a path prefix, the first command-line argument), to inspect it with nvcc -Xptxas -v.
 static string dumpPrefix;
 
-static void compile(const CoordinationForce& force, const string& precision, bool triclinic, const string& label, int lPerThread = 1,
-        int listLanes = 1, int sBatch = 32, int kernels = CudaCoordinationProgram::AllKernels) {
-    System system;
-    for (int i = 0; i < 40; i++)
-        system.addParticle(1.0);
-    ProgramOnlyContext context(system, precision, triclinic);
-    CudaCoordinationProgram program(force, context, lPerThread, listLanes, sBatch);
-    stringstream src;
-    src << prelude(precision, triclinic);
-    for (auto& define : program.getDefines(kernels)) {
-        src << "#define " << define.first;
-        if (!define.second.empty())
-            src << " " << define.second;
-        src << "\n";
+/** The part of a module with the chain rule of a force's energy expression (CudaCoordinationEnergy::setExpression()). */
+template <class F, class Parse>
+static CudaCoordinationModulePart chainRulePart(ComputeContext& context, const F& force, const vector<string>& cvNames, Parse parse) {
+    map<string, Lepton::CustomFunction*> placeholders;
+    vector<const TabulatedFunction*> tables;
+    vector<string> tableNames, globalNames;
+    for (int i = 0; i < force.getNumTabulatedFunctions(); i++) {
+        placeholders[force.getTabulatedFunctionName(i)] = context.getExpressionUtilities().getFunctionPlaceholder(force.getTabulatedFunction(i));
+        tables.push_back(&force.getTabulatedFunction(i));
+        tableNames.push_back(force.getTabulatedFunctionName(i));
     }
-    src << "\n" << program.source << "\n";
+    for (int i = 0; i < force.getNumGlobalParameters(); i++)
+        globalNames.push_back(force.getGlobalParameterName(i));
+    return CudaCoordinationProgram::getChainRulePart(context, parse(force, placeholders), cvNames, globalNames, tables, tableNames);
+}
+
+/** Compile the module of some parts with NVRTC and check that it holds each part's kernels (renamed) and no others. */
+static void compileModule(ComputeContext& context, const vector<CudaCoordinationModulePart>& parts, const string& precision,
+        bool triclinic, const string& label) {
+    string src = prelude(precision, triclinic)+CudaCoordinationProgram::assemble(parts, context);
     if (!dumpPrefix.empty())
-        ofstream(dumpPrefix+label+"-"+precision+".cu") << src.str();
+        ofstream(dumpPrefix+label+"-"+precision+".cu") << src;
     nvrtcProgram nvrtc;
-    if (nvrtcCreateProgram(&nvrtc, src.str().c_str(), NULL, 0, NULL, NULL) != NVRTC_SUCCESS)
+    if (nvrtcCreateProgram(&nvrtc, src.c_str(), NULL, 0, NULL, NULL) != NVRTC_SUCCESS)
         throw OpenMMException("nvrtcCreateProgram failed");
     const char* options[] = {"-arch=compute_90", "--use_fast_math"};
     nvrtcResult result = nvrtcCompileProgram(nvrtc, 2, options);
@@ -183,15 +191,80 @@ static void compile(const CoordinationForce& force, const string& precision, boo
     nvrtcDestroyProgram(&nvrtc);
     if (result != NVRTC_SUCCESS)
         throw OpenMMException("NVRTC failed for "+label+" ("+precision+"):\n"+log);
-    // The families asked for are there, and no others.
-    for (string kernel : CudaCoordinationProgram::getKernelNames(CudaCoordinationProgram::AllKernels)) {
-        vector<string> wanted = CudaCoordinationProgram::getKernelNames(kernels);
-        bool isWanted = (find(wanted.begin(), wanted.end(), kernel) != wanted.end());
-        if ((ptx.find(".entry "+kernel+"(") != string::npos) != isWanted)
-            throw OpenMMException("The PTX for "+label+" ("+precision+") "+(isWanted ? "lacks" : "has")+" the kernel "+kernel);
-    }
+    // The kernels asked for are there, and no others.
+    vector<string> all = CudaCoordinationProgram::getKernelNames(CudaCoordinationProgram::AllKernels);
+    all.push_back("applyChainRule");
+    for (int i = 0; i < parts.size(); i++)
+        for (const string& kernel : all) {
+            bool isWanted = (find(parts[i].kernels.begin(), parts[i].kernels.end(), kernel) != parts[i].kernels.end());
+            if ((ptx.find(".entry "+CudaCoordinationProgram::getKernelName(kernel, i)+"(") != string::npos) != isWanted)
+                throw OpenMMException("The PTX for "+label+" ("+precision+") "+(isWanted ? "lacks" : "has")+" the kernel "+kernel+
+                        " of part "+to_string(i));
+        }
+}
+
+/** A System of 40 particles, for the padding of the modules. */
+static void addParticles(System& system) {
+    for (int i = 0; i < 40; i++)
+        system.addParticle(1.0);
+}
+
+/** A force's module as its CUDA kernel compiles it: the CV's kernel families, and the chain rule of an energy expression. */
+static void compile(const CoordinationForce& force, const string& precision, bool triclinic, const string& label, int lPerThread = 1,
+        int listLanes = 1, int sBatch = 32, int kernels = CudaCoordinationProgram::AllKernels) {
+    System system;
+    addParticles(system);
+    ProgramOnlyContext context(system, precision, triclinic);
+    vector<CudaCoordinationModulePart> parts = {CudaCoordinationProgram(force, context, lPerThread, listLanes, sBatch).getPart(kernels)};
+    if (!CoordinationForceImpl::isEnergyTheCV(force))
+        parts.push_back(chainRulePart(context, force, {"cv"}, CoordinationForceImpl::parseEnergyExpression));
+    compileModule(context, parts, precision, triclinic, label);
     cout << "  compiled " << label << " (" << precision << ", " << lPerThread << " L a thread, " << listLanes << " list lanes, S batches of "
             << sBatch << ")" << endl;
+}
+
+/**
+ * A CoordinationBiasForce's module as its CUDA kernel compiles it: each distinct CV configuration
+ * once (the families of its pair kernel), and the chain rule of the expression of all CVs.
+ */
+static void compileBias(const CoordinationBiasForce& force, const string& precision, bool triclinic, const string& label) {
+    typedef CudaCoordinationProgram P;
+    System system;
+    addParticles(system);
+    ProgramOnlyContext context(system, precision, triclinic);
+    vector<CudaCoordinationModulePart> parts;
+    vector<string> names;
+    for (int k = 0; k < force.getNumCollectiveVariables(); k++) {
+        const CoordinationForce& cv = force.getCollectiveVariable(k);
+        int kernels = P::CoreKernels | (cv.getMode() == CoordinationForce::PairList ? P::PairKernels :
+                cv.usesPeriodicBoundaryConditions() && isfinite(cv.getDMax()) ? P::CellKernels | P::BinningKernels : P::TileKernels);
+        CudaCoordinationProgram::addPart(parts, CudaCoordinationProgram(cv, context, 1).getPart(kernels));
+        names.push_back(force.getCollectiveVariableName(k));
+    }
+    CudaCoordinationProgram::addPart(parts, chainRulePart(context, force, names, CoordinationBiasForceImpl::parseEnergyExpression));
+    compileModule(context, parts, precision, triclinic, label);
+    cout << "  compiled " << label << " (" << precision << ", " << force.getNumCollectiveVariables() << " CVs in "
+            << parts.size()-1 << " parts)" << endl;
+}
+
+/** A CV for the bias forces: one group, two groups or a pair list (per-pair Q), switching type and cutoff varied with index. */
+static CoordinationForce* biasCV(int index, bool periodic) {
+    vector<int> a = {0, 1, 2, 3, 4, 5}, b = {5, 6, 7, 8, 9, 10};
+    CoordinationForce* cv = new CoordinationForce();
+    if (index%3 == 0)
+        cv->setGroup(a);
+    else if (index%3 == 1)
+        cv->setGroups(a, b);
+    else {
+        cv->setPairs(a, b, {0.5, 1.0, 0.0, 2.0, 1.0, 0.25}, {0.3, 0.4, 0.35, 0.5, 0.45, 0.33});
+        cv->setSwitchingFunction(CoordinationForce::Q);
+    }
+    if (index%3 != 2)
+        cv->setSwitchingFunction((CoordinationForce::SwitchingFunction) (index%7));
+    if (index%2 == 1 || cv->getSwitchingFunction() == CoordinationForce::Cubic)
+        cv->setDMax(1.2);
+    cv->setUsesPeriodicBoundaryConditions(periodic);
+    return cv;
 }
 
 int main(int argc, char* argv[]) {
@@ -266,6 +339,32 @@ int main(int argc, char* argv[]) {
             custom.setCustomExpression("exp(-x^2)");
             compile(custom, precision, false, "Custom per pair");
             count += 5;
+        }
+        // CoordinationBiasForces: 2, 3 and 8 CVs of mixed modes and switching types (two of the same
+        // configuration share a part), with an expression, a 2-D table and a 3-D table.
+        for (string precision : {"single", "mixed", "double"}) {
+            CoordinationBiasForce two("0.5*k1*(c1-a)^2+bias(c1, c2)");
+            two.addGlobalParameter("k1", 10.0);
+            two.addGlobalParameter("a", 1.0);
+            two.addTabulatedFunction("bias", new Continuous2DFunction(3, 2, {0.0, 1.0, 0.5, 0.2, 0.1, 0.3}, 0.0, 5.0, 0.0, 2.0));
+            two.addCollectiveVariable("c1", biasCV(0, true));
+            two.addCollectiveVariable("c2", biasCV(1, true));
+            compileBias(two, precision, false, "bias 2 CVs, 2-D table");
+            CoordinationBiasForce three("w(c1, c2, c3)+k*max(0, c1+c2-c3)^2");
+            three.addGlobalParameter("k", 1.0);
+            three.addTabulatedFunction("w", new Continuous3DFunction(2, 2, 2, {0, 1, 2, 3, 4, 5, 6, 7}, 0, 1, 0, 1, 0, 1));
+            for (int k = 0; k < 3; k++)
+                three.addCollectiveVariable("c"+to_string(k+1), biasCV(k+2, false));
+            compileBias(three, precision, true, "bias 3 CVs, 3-D table, triclinic");
+            string expression = "0";
+            CoordinationBiasForce eight("0");
+            for (int k = 0; k < 8; k++) {
+                eight.addCollectiveVariable("x"+to_string(k), biasCV(k%4, true));
+                expression += "+0.5*(x"+to_string(k)+"-"+to_string(k)+")^2";
+            }
+            eight.setEnergyExpression(expression);
+            compileBias(eight, precision, false, "bias 8 CVs, harmonic");
+            count += 3;
         }
         // Each family of kernels alone, as a Context compiles them (here one group in a periodic box).
         CoordinationForce cells(a);

@@ -1,10 +1,13 @@
 /* The shared test body on the CUDA platform, in the precision named on the command line;
- * an optional second argument selects tests by comma-separated parts of their names. */
+ * an optional second argument selects tests: comma-separated parts of their names, "shard:k/n"
+ * (every n-th test, those that leak a context left out) or "leaks-context" (only those; see
+ * RUN_TEST_LEAKING_CONTEXT in tests/CoordinationTestUtilities.h). */
 #include "CudaCoordinationKernelFactory.h"
 #include "ReferenceCoordinationKernelFactory.h"
 #include "openmm/cuda/CudaPlatform.h"
 #include "../../../tests/TestCoordinationForce.h"
 #include "TestCudaCoordinationTuning.h"
+#include "TestCudaCoordinationBiasPaths.h"
 
 /** The CUDA platform; a test binary loads no plugins, so register it if needed. */
 static Platform& cudaPlatform() {
@@ -34,6 +37,7 @@ int main(int argc, char* argv[]) {
         cout << "CUDA, " << precision << " precision" << endl;
         runCoordinationTests();
         runCudaTuningTests();
+        runCudaBiasPathTests();
     }
     catch (const exception& e) {
         cout << "exception: " << e.what() << endl;

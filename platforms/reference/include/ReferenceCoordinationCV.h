@@ -70,7 +70,8 @@ public:
             bool includeForces, const std::function<std::string(const std::map<std::string, double>&, double, const std::vector<double>&)>& message);
 private:
     std::vector<std::string> cvNames, parameterNames;
-    Lepton::ExpressionProgram energy;
+    /** Held by pointer: Lepton's ExpressionProgram::operator= does not free the program it replaces. */
+    std::unique_ptr<Lepton::ExpressionProgram> energy;
     std::vector<Lepton::ExpressionProgram> derivatives;
     std::map<std::string, double> variables;
 };

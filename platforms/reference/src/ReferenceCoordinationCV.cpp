@@ -124,7 +124,7 @@ void ReferenceCoordinationEnergy::set(const Lepton::ParsedExpression& parsed, co
         const vector<string>& parameterNames) {
     this->cvNames = cvNames;
     this->parameterNames = parameterNames;
-    energy = parsed.createProgram();
+    energy.reset(new Lepton::ExpressionProgram(parsed.createProgram()));
     derivatives.clear();
     for (const string& name : cvNames)
         derivatives.push_back(parsed.differentiate(name).optimize().createProgram());
@@ -143,7 +143,7 @@ double ReferenceCoordinationEnergy::apply(ContextImpl& context, const vector<dou
         variables[name] = context.getParameter(name);
     for (int k = 0; k < cvs.size(); k++)
         variables[cvNames[k]] = cvs[k];
-    double energyValue = energy.evaluate(variables);
+    double energyValue = energy->evaluate(variables);
     vector<double> dEdcv(cvs.size());
     bool finite = isfinite(energyValue);
     for (int k = 0; k < cvs.size(); k++) {

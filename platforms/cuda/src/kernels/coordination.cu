@@ -1,23 +1,13 @@
 /**
- * The collective variable and its gradient. Runtime flags select what a launch does:
+ * The collective variable and its gradient. Runtime flags (kernels/launch.cu) select what a launch does:
  *   DIRECT_FORCES    add -ds/dx to the force buffer (the energy is the CV itself)
- *   GRADIENT         add ds/dx to the fixed-point gradient buffer, for applyChainRule()
+ *   GRADIENT         add ds/dx to the fixed-point gradient buffer, for the chain rule
+ *                    (kernels/energy.cu) or applyGradient()
  *   BLOCK_ENERGY     add each block's sum of s to the energy buffer (the energy is the CV)
- *   REDUCE           the last block to finish sums the blocks' values into cvState[0] and,
- *                    with USE_ENERGY_EXPRESSION, stores dE/dcv in cvState[1] (cvState[2..5]:
- *                    the first energy that was not finite, checkEnergy())
- *   ACCUMULATE       each block adds its sum of s to one double (with GRADIENT: applyChainRule()
- *                    takes the CV from there, without a last block's reduction in between)
- *   EXPRESSION_ENERGY  the last block (or, with ACCUMULATE, applyChainRule()) adds E(cv) to the
- *                    energy buffer
+ *   REDUCE           the last block to finish sums the blocks' values into *cvValue
+ *   ACCUMULATE       each block adds its sum of s to one double, the CV's sum that
+ *                    applyChainRule() reads, without a last block's reduction in between
  */
-
-#define FLAG_DIRECT_FORCES 1
-#define FLAG_GRADIENT 2
-#define FLAG_BLOCK_ENERGY 4
-#define FLAG_REDUCE 8
-#define FLAG_EXPRESSION_ENERGY 16
-#define FLAG_ACCUMULATE 32
 
 /** Sum a value over the threads of a block (at most TILE); the result is valid in thread 0. */
 inline DEVICE mixed blockSum(mixed value, mixed* scratch) {
@@ -62,49 +52,19 @@ inline DEVICE void addGradient(real3 g, int slot, int atom, int flags, unsigned 
 }
 
 /**
- * Where an energy or dE/dcv is not finite (a NaN global parameter, an overflow, a CV that is not
- * finite), record the first such one in cvState[2..5] (a flag, the CV, E, dE/dcv) for the host's
- * error at the next read of the energy, and make both zero, so that nothing that is not finite
- * reaches the energy or the forces.
- */
-inline DEVICE void checkEnergy(double cv, double* energy, double* derivative, double* RESTRICT cvState) {
-    if (isfinite(*energy) && isfinite(*derivative))
-        return;
-    if (atomicCAS((unsigned long long*) &cvState[2], 0ULL, (unsigned long long) __double_as_longlong(1.0)) == 0ULL) {
-        cvState[3] = cv;
-        cvState[4] = *energy;
-        cvState[5] = *derivative;
-    }
-    *energy = 0;
-    *derivative = 0;
-}
-
-#ifdef USE_ENERGY_EXPRESSION
-/** The energy expression E(cv) and dE/dcv, from the global parameters and the tables. */
-inline DEVICE void evaluateEnergy(double cv, double* energy, double* derivative, const double* RESTRICT globals
-        ENERGY_TABLE_PARAMETERS) {
-    double E, dEdcv;
-    COMPUTE_ENERGY_EXPRESSION
-    *energy = E;
-    *derivative = dEdcv;
-}
-#endif
-
-/**
- * Finish a launch: add the block's sum to the energy; then either add it to *cvPartial
- * (ACCUMULATE), or let the last block reduce the blocks' sums in cvPartial into the CV and
- * evaluate the energy expression (REDUCE).
+ * Finish a launch: add the block's sum to the energy (BLOCK_ENERGY, recording a CV that is not
+ * finite in record[], kernels/energy.cu); then either add it to *cvPartial (ACCUMULATE), or let
+ * the last block reduce the blocks' sums in cvPartial into *cvValue (REDUCE).
  */
 inline DEVICE void finishBlock(mixed cvSum, int flags, mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial,
-        unsigned int* RESTRICT counter, double* RESTRICT cvState, const double* RESTRICT globals
-        ENERGY_TABLE_PARAMETERS) {
+        unsigned int* RESTRICT counter, double* RESTRICT cvValue, double* RESTRICT record) {
     __shared__ mixed scratch[TILE/32];
     if (!(flags & (FLAG_BLOCK_ENERGY | FLAG_REDUCE | FLAG_ACCUMULATE)))
         return;
     mixed total = blockSum(cvSum, scratch);
     if (threadIdx.x == 0 && (flags & FLAG_BLOCK_ENERGY)) {
-        double energy = total, derivative = 1;
-        checkEnergy(total, &energy, &derivative, cvState);
+        double cv = total, energy = total, derivative = 1;
+        recordNonFinite(record, 1, &cv, &energy, &derivative);
         atomicAdd(&energyBuffer[blockIdx.x], (mixed) energy);
     }
     if (threadIdx.x == 0 && (flags & FLAG_ACCUMULATE))
@@ -119,18 +79,8 @@ inline DEVICE void finishBlock(mixed cvSum, int flags, mixed* RESTRICT energyBuf
     for (int i = threadIdx.x; i < gridDim.x; i += blockDim.x)
         sum += __ldcg(&cvPartial[i]);
     sum = blockSum(sum, scratch);
-    if (threadIdx.x == 0) {
-        cvState[0] = sum;
-#ifdef USE_ENERGY_EXPRESSION
-        double E, dEdcv;
-        evaluateEnergy(sum, &E, &dEdcv, globals ENERGY_TABLE_ARGUMENTS);
-        cvState[1] = dEdcv;
-        if (flags & FLAG_EXPRESSION_ENERGY) {
-            checkEnergy(sum, &E, &dEdcv, cvState);
-            atomicAdd(&energyBuffer[0], (mixed) E);
-        }
-#endif
-    }
+    if (threadIdx.x == 0)
+        *cvValue = sum;
 }
 
 #define ROTATION_THRESHOLD 12
@@ -400,8 +350,8 @@ KERNEL void computeCoordinationTiles(const real4* RESTRICT posq, const int* REST
         const int* RESTRICT groupOriginal, int numL, int numS, int offsetL, int offsetS, int sChunk, PairParams params,
         real4 periodicBoxSize, real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ,
         int flags, unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient, int numSlots,
-        mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial, unsigned int* RESTRICT counter, double* RESTRICT cvState,
-        const double* RESTRICT globals ENERGY_TABLE_PARAMETERS) {
+        mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial, unsigned int* RESTRICT counter, double* RESTRICT cvValue,
+        double* RESTRICT record) {
     __shared__ real4 sPos[2*TILE];
     __shared__ int sKey[2*TILE];
     __shared__ real3 sGradient[TILE];
@@ -423,7 +373,7 @@ KERNEL void computeCoordinationTiles(const real4* RESTRICT posq, const int* REST
             cvSum += computeTile<false>(a, b, diagonal, sChunk, posq, groupAtoms, groupOriginal, numL, numS, offsetL, offsetS, params,
                     box, flags, forceBuffer, gradient, numSlots, sPos, sKey, sGradient);
     }
-    finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvState, globals ENERGY_TABLE_ARGUMENTS);
+    finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvValue, record);
 }
 #endif
 
@@ -604,23 +554,30 @@ inline DEVICE mixed computeCellItems(CellCoordination<GRADIENT> visitor, const C
 #define CELL_LAUNCH_BOUNDS
 #endif
 
-#ifdef COMPILE_CELLS
+#if defined(COMPILE_CELLS) || defined(COMPILE_CELL_VALUES)
+#define CELL_KERNEL_PARAMETERS const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot, \
+        const int* RESTRICT sortedAtom, const int* RESTRICT cellStart, unsigned int* RESTRICT workCounter, \
+        const int* RESTRICT groupOriginal, CellGrid grid, PairParams params, real4 periodicBoxVecX, real4 periodicBoxVecY, \
+        real4 periodicBoxVecZ, int flags, unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient, int numSlots, \
+        const int* RESTRICT rebuildStamp, int stamp, const real4* RESTRICT posq, const int* RESTRICT groupAtoms, \
+        real4* RESTRICT listPos, real4* RESTRICT refPos, real4* RESTRICT listShift, int* RESTRICT listSlot, \
+        unsigned int* RESTRICT listEntries, int* RESTRICT listCount, unsigned int* RESTRICT maxCount, int capacity, \
+        real listCutoff2, mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial, unsigned int* RESTRICT counter, \
+        double* RESTRICT cvValue, double* RESTRICT record
+#define CELL_KERNEL_ARGUMENTS sortedPos, sortedSlot, sortedAtom, cellStart, workCounter, groupOriginal, grid, params, \
+        periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, flags, forceBuffer, gradient, numSlots, rebuildStamp, stamp, posq, \
+        groupAtoms, listPos, refPos, listShift, listSlot, listEntries, listCount, maxCount, capacity, listCutoff2, energyBuffer, \
+        cvPartial, counter, cvValue, record
+
 /**
  * The CV over the pairs of neighbouring cells (a finite cutoff in a periodic box). With GRADIENT,
- * the gradient goes to gradient[] by sorted index. With home lists (rebuildStamp not NULL: one
- * group, CudaCoordinationNeighborList), the lists are rebuilt where *rebuildStamp == stamp, and the
- * arrays that checkNeighborList reads (listSlot, listShift, refPos, listPos) recorded from this
- * evaluation's binning; otherwise the lists are evaluated at listPos.
+ * the gradient goes to the forces or to gradient[] by sorted index. With home lists (rebuildStamp
+ * not NULL: one group, CudaCoordinationNeighborList), the lists are rebuilt where *rebuildStamp ==
+ * stamp, and the arrays that checkNeighborList reads (listSlot, listShift, refPos, listPos)
+ * recorded from this evaluation's binning; otherwise the lists are evaluated at listPos.
  */
-KERNEL CELL_LAUNCH_BOUNDS void computeCoordinationCells(const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot,
-        const int* RESTRICT sortedAtom, const int* RESTRICT cellStart, unsigned int* RESTRICT workCounter,
-        const int* RESTRICT groupOriginal, CellGrid grid, PairParams params, real4 periodicBoxVecX, real4 periodicBoxVecY,
-        real4 periodicBoxVecZ, int flags, unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient, int numSlots,
-        const int* RESTRICT rebuildStamp, int stamp, const real4* RESTRICT posq, const int* RESTRICT groupAtoms,
-        real4* RESTRICT listPos, real4* RESTRICT refPos, real4* RESTRICT listShift, int* RESTRICT listSlot,
-        unsigned int* RESTRICT listEntries, int* RESTRICT listCount, unsigned int* RESTRICT maxCount, int capacity,
-        real listCutoff2, mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial, unsigned int* RESTRICT counter,
-        double* RESTRICT cvState, const double* RESTRICT globals ENERGY_TABLE_PARAMETERS) {
+template <bool GRADIENT>
+inline DEVICE void computeCells(CELL_KERNEL_PARAMETERS) {
     CELL_BATCH_MEMORY
     __shared__ real4 shifts[HOME_CODE+1];
     DEPENDENT_KERNEL_START
@@ -646,18 +603,24 @@ KERNEL CELL_LAUNCH_BOUNDS void computeCoordinationCells(const real4* RESTRICT so
         if (threadIdx.x%32 == 0 && near > 0)
             atomicAdd(&workCounter[2], (unsigned int) near);
     }
-    mixed cvSum;
-    if (flags & (FLAG_DIRECT_FORCES | FLAG_GRADIENT)) {
-        CellCoordination<true> visitor = {sortedPos, sortedSlot, sortedAtom, groupOriginal, params, box, flags, numSlots, forceBuffer,
-                gradient};
-        cvSum = computeCellItems(visitor, grid, cellStart, workCounter, batch, lists, maxCount);
-    }
-    else {
-        CellCoordination<false> visitor = {sortedPos, sortedSlot, sortedAtom, groupOriginal, params, box, flags, numSlots, forceBuffer,
-                gradient};
-        cvSum = computeCellItems(visitor, grid, cellStart, workCounter, batch, lists, maxCount);
-    }
-    finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvState, globals ENERGY_TABLE_ARGUMENTS);
+    CellCoordination<GRADIENT> visitor = {sortedPos, sortedSlot, sortedAtom, groupOriginal, params, box, flags, numSlots, forceBuffer,
+            gradient};
+    mixed cvSum = computeCellItems(visitor, grid, cellStart, workCounter, batch, lists, maxCount);
+    finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvValue, record);
+}
+#endif
+
+#ifdef COMPILE_CELLS
+/** The cell kernel with forces or the gradient (DIRECT_FORCES or GRADIENT). */
+KERNEL CELL_LAUNCH_BOUNDS void computeCoordinationCells(CELL_KERNEL_PARAMETERS) {
+    computeCells<true>(CELL_KERNEL_ARGUMENTS);
+}
+#endif
+
+#ifdef COMPILE_CELL_VALUES
+/** The cell kernel for the CV alone (no forces: compiled when first needed, not at a Context's start). */
+KERNEL CELL_LAUNCH_BOUNDS void computeCoordinationCellValues(CELL_KERNEL_PARAMETERS) {
+    computeCells<false>(CELL_KERNEL_ARGUMENTS);
 }
 #endif
 
@@ -670,7 +633,8 @@ KERNEL void computeCoordinationPairs(const real4* RESTRICT posq, const int* REST
         PairParams params, real4 periodicBoxSize, real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY,
         real4 periodicBoxVecZ, int flags, unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient,
         const PairValues* RESTRICT pairValues, mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial,
-        unsigned int* RESTRICT counter, double* RESTRICT cvState, const double* RESTRICT globals ENERGY_TABLE_PARAMETERS) {
+        unsigned int* RESTRICT counter, double* RESTRICT cvValue,
+        double* RESTRICT record) {
     DEPENDENT_KERNEL_START
     bool gradientWanted = (flags & (FLAG_DIRECT_FORCES | FLAG_GRADIENT)) != 0;
     mixed cvSum = 0;
@@ -698,63 +662,19 @@ KERNEL void computeCoordinationPairs(const real4* RESTRICT posq, const int* REST
             addGradient(make_real3(-gj.x, -gj.y, -gj.z), k, i, flags, forceBuffer, gradient, 2*numPairs);
         }
     }
-    finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvState, globals ENERGY_TABLE_ARGUMENTS);
+    finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvValue, record);
 }
 #endif
 
 #ifdef COMPILE_CORE
 /**
- * Add -dE/dcv times the accumulated gradient to the forces, and clear the gradient. Entry k of
- * the gradient belongs to slot k, or with entrySlot (the cell kernel's sorted order) to slot
- * entrySlot[k]. With DIRECT_FORCES the energy is the CV (dE/dcv = 1). Otherwise the CV is *cvSum,
- * which the pair kernel accumulated (ACCUMULATE): each block evaluates dE/dcv; block 0 stores the
- * CV and dE/dcv in cvState, adds E to the energy buffer (EXPRESSION_ENERGY) and clears
- * *nextCvSum, the sum of the next evaluation (the one before read it). Each entry's loads are
- * issued together, the particle index of the next entry ahead.
+ * Add the accumulated gradient of the CV to the forces as -dcv/dx (the energy is the CV) and
+ * clear it: the cell kernel's forces of a large group, by sorted index (entrySlot).
  */
-KERNEL void applyChainRule(const int* RESTRICT groupAtoms, const int* RESTRICT entrySlot, int numSlots, long long* RESTRICT gradient,
-        const double* RESTRICT cvSum, double* RESTRICT nextCvSum, int flags, double* RESTRICT cvState,
-        mixed* RESTRICT energyBuffer, unsigned long long* RESTRICT forceBuffer, const double* RESTRICT globals
-        ENERGY_TABLE_PARAMETERS) {
-    __shared__ double derivative;
+KERNEL void applyGradient(const int* RESTRICT groupAtoms, const int* RESTRICT entrySlot, int numSlots, long long* RESTRICT gradient,
+        unsigned long long* RESTRICT forceBuffer) {
     DEPENDENT_KERNEL_START
-    const int first = blockIdx.x*blockDim.x+threadIdx.x;
-    int nextAtom = (first < numSlots ? groupAtoms[entrySlot == NULL ? first : entrySlot[first]] : 0);
-    if (threadIdx.x == 0)
-        derivative = 1;
-#ifdef USE_ENERGY_EXPRESSION
-    if (threadIdx.x == 0 && !(flags & FLAG_DIRECT_FORCES)) {
-        const double cv = *cvSum;
-        double E, dEdcv;
-        evaluateEnergy(cv, &E, &dEdcv, globals ENERGY_TABLE_ARGUMENTS);
-        checkEnergy(cv, &E, &dEdcv, cvState);
-        derivative = dEdcv;
-        if (blockIdx.x == 0) {
-            cvState[0] = cv;
-            cvState[1] = dEdcv;
-            *nextCvSum = 0;
-            if (flags & FLAG_EXPRESSION_ENERGY)
-                atomicAdd(&energyBuffer[0], (mixed) E);
-        }
-    }
-#endif
-    __syncthreads();
-    const real scale = (real) (-derivative/(double) 0x100000000);
-    for (int entry = first; entry < numSlots; entry += blockDim.x*gridDim.x) {
-        long long gx = gradient[entry], gy = gradient[entry+numSlots], gz = gradient[entry+2*numSlots];
-        const int atom = nextAtom;
-        const int next = entry+blockDim.x*gridDim.x;
-        if (next < numSlots)
-            nextAtom = groupAtoms[entrySlot == NULL ? next : entrySlot[next]];
-        if ((gx | gy | gz) == 0)
-            continue;
-        atomicAdd(&forceBuffer[atom], (unsigned long long) realToFixedPoint(scale*(real) gx));
-        atomicAdd(&forceBuffer[atom+PADDED_NUM_ATOMS], (unsigned long long) realToFixedPoint(scale*(real) gy));
-        atomicAdd(&forceBuffer[atom+2*PADDED_NUM_ATOMS], (unsigned long long) realToFixedPoint(scale*(real) gz));
-        gradient[entry] = 0;
-        gradient[entry+numSlots] = 0;
-        gradient[entry+2*numSlots] = 0;
-    }
+    scatterGradient(gradient, groupAtoms, entrySlot, numSlots, chainRuleScale(1.0), forceBuffer);
 }
 
 /** After atoms are reordered: inverse[atomIndex[i]] = i. */

@@ -225,8 +225,8 @@ KERNEL void computeCoordinationList(const int* RESTRICT rebuildStamp, int stamp,
         unsigned int* RESTRICT entries, int* RESTRICT listCount, unsigned int* RESTRICT maxCount, int numParticles, int capacity,
         real listCutoff2, const int* RESTRICT groupAtoms, PairParams params, real4 periodicBoxVecX, real4 periodicBoxVecY,
         real4 periodicBoxVecZ, int flags, unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient, int numSlots,
-        mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial, unsigned int* RESTRICT counter, double* RESTRICT cvState,
-        const double* RESTRICT globals ENERGY_TABLE_PARAMETERS) {
+        mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial, unsigned int* RESTRICT counter, double* RESTRICT cvValue,
+        double* RESTRICT record) {
     __shared__ real4 shifts[27];
     DEPENDENT_KERNEL_START
     if (threadIdx.x < 27)
@@ -242,6 +242,6 @@ KERNEL void computeCoordinationList(const int* RESTRICT rebuildStamp, int stamp,
         cvSum = computeListParticles<false>(rebuild, posq, sortedPos, sortedSlot, cellStart, grid, listPos, refPos, listShift, listSlot,
                 entries, listCount, maxCount, numParticles, capacity, listCutoff2, shifts, groupAtoms, params, flags, forceBuffer,
                 gradient, numSlots);
-    finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvState, globals ENERGY_TABLE_ARGUMENTS);
+    finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvValue, record);
 }
 #endif

@@ -9,17 +9,6 @@
  */
 
 /**
- * The start of every kernel that CudaCoordinationLauncher launches: let the next kernel launch
- * (programmatic dependent launch, sm_90 and later), then wait until the kernel before this one
- * has finished and its writes are visible. Nothing is read before.
- */
-#if __CUDA_ARCH__ >= 900
-#define DEPENDENT_KERNEL_START asm volatile("griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" ::: "memory");
-#else
-#define DEPENDENT_KERNEL_START
-#endif
-
-/**
  * Whether this block is the last of its launch to get here; every block calls it once, with all
  * its threads, after the writes the last block is to see (they are visible to it on return).
  * blocksDone counts the blocks and returns to 0 for the next launch.

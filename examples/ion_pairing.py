@@ -1,0 +1,326 @@
+"""The free energy of Na+/Cl- ion pairing in TIP3P water on two coordination numbers, from
+well-tempered metadynamics with the bias on the device.
+
+CV 1, c1: the Na-Cl coordination, s(r) = (1 - x^4)/(1 - x^8), x = r/0.35 nm, of the Na-Cl distance
+    (stretched to 0 at 1 nm): 0.7 in the contact ion pair (r = 0.28 nm), 0.18 in the
+    solvent-separated pair (r = 0.5 nm), below 0.1 beyond 0.6 nm. n = 4 rather than PLUMED's
+    default 6 keeps the solvent-separated pair clear of the grid's edge at c1 = 0.
+CV 2, c2: the Na-O(water) coordination, rational with r0 = 0.31 nm (the first minimum of the Na-O
+    g(r)), n = 12, m = 24: the number of waters in the first shell of Na+, which loses one when Cl-
+    takes its place.
+
+1. Build Na+ and Cl- in a cubic box of TIP3P water with openmm.app.Modeller (Amber14 force field
+   files from the OpenMM wheel: Joung-Cheatham ions), with a flat-bottomed wall beyond the
+   solvent-separated pair (Na-Cl distance 0.65 nm, --wall), so that short runs come back to the
+   pair rather than explore the box; minimize and equilibrate.
+2. Run 2-D well-tempered metadynamics on (c1, c2) with openmmcoordination.Metadynamics: the bias
+   grid is the table of a CoordinationBiasForce, updated every --frequency steps; the steps in
+   between stay on the platform.
+3. Write fes.png (the 2-D free energy, contact and solvent-separated basins marked, and its
+   projection on c1), fes.csv (the grid) and cv.csv (the CVs over time).
+
+PLUMED equivalent (docs/ion-pairing.md): c1: COORDINATION GROUPA=na GROUPB=cl R_0=0.35 NN=4 MM=8
+D_MAX=1.0, c2: COORDINATION GROUPA=na GROUPB=ow R_0=0.31 NN=12 MM=24, d: DISTANCE ATOMS=na,cl,
+UPPER_WALLS ARG=d AT=0.65 KAPPA=2500, METAD ARG=c1,c2 SIGMA=0.04,0.15 HEIGHT=1.0 PACE=250 BIASFACTOR=6
+TEMP=300 GRID_MIN=0,2 GRID_MAX=1,8 GRID_BIN=100,120.
+
+    python examples/ion_pairing.py                   # CUDA if it runs the bias force, else CPU (about 2 minutes)
+    python examples/ion_pairing.py --platform CPU --steps 200000 --output output/ion_pairing_long
+    python examples/ion_pairing.py --help
+"""
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+import openmm
+import openmm.app as app
+import openmm.unit as unit
+
+import openmmcoordination as oc
+from openmmcoordination.metadynamics import BiasVariable, Metadynamics
+from openmmcoordination.reporters import CollectiveVariableReporter
+
+# Settings per platform: box edge (nm), equilibration and metadynamics steps (2 fs), steps between hills.
+SETTINGS = {'gpu': dict(box=3.0, equil=20000, steps=2000000, frequency=250),
+            'cpu': dict(box=2.2, equil=2000, steps=30000, frequency=50),
+            'quick': dict(box=2.0, equil=100, steps=400, frequency=50)}
+TEMPERATURE = 300*unit.kelvin
+GRID = dict(c1=(0.0, 1.0, 101), c2=(2.0, 8.0, 121))      # min, max, points
+# Na-Cl distances (nm) of the basins in TIP3P with these ions: the contact ion pair (CIP) below the
+# barrier at about 0.36 nm, the solvent-separated ion pair (SSIP) around 0.5 nm.
+CIP_RANGE, SSIP_RANGE = (0.22, 0.36), (0.42, 0.60)
+
+
+def parseArguments(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--platform', default='auto', help='CUDA, CPU, Reference or auto (CUDA when it runs the bias force, else CPU)')
+    parser.add_argument('--box', type=float, help='cubic box edge in nm (default 3.0 on CUDA, 2.2 otherwise)')
+    parser.add_argument('--equil-steps', type=int, help='equilibration steps (default 20,000 on CUDA, 2,000 otherwise)')
+    parser.add_argument('--steps', type=int, help='metadynamics steps of 2 fs (default 2,000,000 = 4 ns on CUDA, 30,000 otherwise)')
+    parser.add_argument('--frequency', type=int, help='steps between hills (default 250 on CUDA, 50 otherwise)')
+    parser.add_argument('--height', type=float, default=1.0, help='initial hill height in kJ/mol (default 1)')
+    parser.add_argument('--bias-factor', type=float, default=6.0, help='well-tempered bias factor (default 6)')
+    parser.add_argument('--width-nacl', type=float, default=0.04, help='hill width along c1, the Na-Cl coordination (default 0.04)')
+    parser.add_argument('--width-nao', type=float, default=0.15, help='hill width along c2, the Na-O coordination (default 0.15)')
+    parser.add_argument('--r0-nacl', type=float, default=0.35, help='r0 of the Na-Cl switching function in nm (default 0.35)')
+    parser.add_argument('--r0-nao', type=float, default=0.31, help='r0 of the Na-O switching function in nm (default 0.31)')
+    parser.add_argument('--wall', type=float, default=0.65, help='upper wall on the Na-Cl distance in nm (default 0.65; 0: none)')
+    parser.add_argument('--bias-dir', help='a directory shared by several walkers (runs of this script); default none')
+    parser.add_argument('--quick', action='store_true', help='tiny settings for a smoke test (CI)')
+    parser.add_argument('--seed', type=int, default=2026, help='random seed (default 2026)')
+    parser.add_argument('--output', default=os.path.join('output', 'ion_pairing'), help='output folder (default output/ion_pairing)')
+    return parser.parse_args(argv)
+
+
+def buildSystem(box, wall):
+    """Na+ and Cl- 0.3 nm apart in a cubic box of TIP3P water (Amber14, PME, rigid water, H bonds
+    constrained), with the wall 2500 (r - wall)^2 kJ/mol (r in nm) beyond ``wall`` nm of Na-Cl distance.
+    Returns (modeller, system, sodium index, chloride index, water oxygens)."""
+    forcefield = app.ForceField('amber14-all.xml', 'amber14/tip3p.xml')
+    topology = app.Topology()
+    chain = topology.addChain()
+    topology.addAtom('NA', app.element.sodium, topology.addResidue('NA', chain))
+    topology.addAtom('CL', app.element.chlorine, topology.addResidue('CL', chain))
+    modeller = app.Modeller(topology, [openmm.Vec3(0, 0, 0), openmm.Vec3(0.3, 0, 0)]*unit.nanometer)
+    modeller.addSolvent(forcefield, model='tip3p', boxSize=openmm.Vec3(box, box, box)*unit.nanometer, neutralize=False)
+    cutoff = min(0.9, 0.5*box - 0.05)
+    system = forcefield.createSystem(modeller.topology, nonbondedMethod=app.PME, nonbondedCutoff=cutoff*unit.nanometer,
+                                     constraints=app.HBonds)
+    atoms = list(modeller.topology.atoms())
+    sodium = [a.index for a in atoms if a.residue.name == 'NA'][0]
+    chloride = [a.index for a in atoms if a.residue.name == 'CL'][0]
+    oxygens = [a.index for a in atoms if a.residue.name == 'HOH' and a.element == app.element.oxygen]
+    if wall > 0:
+        bond = openmm.CustomBondForce('0.5*kwall*max(0, r - rwall)^2')
+        bond.addGlobalParameter('kwall', 5000.0)
+        bond.addGlobalParameter('rwall', wall)
+        bond.addBond(sodium, chloride)
+        bond.setUsesPeriodicBoundaryConditions(True)
+        system.addForce(bond)
+    return modeller, system, sodium, chloride, oxygens
+
+
+def collectiveVariables(sodium, chloride, oxygens, args):
+    """c1 (Na-Cl) and c2 (Na-O water) as CoordinationForces, periodic."""
+    nacl = oc.CoordinationForce([sodium], [chloride])
+    nacl.setR0(args.r0_nacl)
+    nacl.setN(4)                             # m = 2n = 8
+    nacl.setDMax(1.0)                        # stretched to 0 at 1 nm
+    nacl.setUsesPeriodicBoundaryConditions(True)
+    nao = oc.CoordinationForce([sodium], oxygens)
+    nao.setR0(args.r0_nao)
+    nao.setN(12)                             # m = 24; PLUMED's default dmax, 2.61 r0
+    nao.setUsesPeriodicBoundaryConditions(True)
+    return nacl, nao
+
+
+def switching(force, r):
+    """s(r) of a CoordinationForce at the distances r (nm)."""
+    return np.array([force.evaluateSwitchingFunction(float(x))[0] for x in np.atleast_1d(r)])
+
+
+def distanceAt(force, c):
+    """The distance (nm) at which the switching function of ``force`` is c (its inverse, 0.15 to 1 nm)."""
+    r = np.linspace(1.0, 0.15, 2000)
+    return np.interp(c, switching(force, r), r)
+
+
+def distance(state, i, j):
+    """The minimum-image distance (nm) between particles i and j of a State (rectangular box)."""
+    positions = state.getPositions(asNumpy=True).value_in_unit(unit.nanometer)
+    box = np.diag(state.getPeriodicBoxVectors(asNumpy=True).value_in_unit(unit.nanometer))
+    delta = positions[i] - positions[j]
+    delta -= box*np.round(delta/box)
+    return float(np.linalg.norm(delta))
+
+
+def runWithProgress(label, advance, steps, chunks=10, extra=None):
+    """Run ``advance(n)`` in chunks, printing progress and speed."""
+    done, start, size = 0, time.time(), max(1, steps//chunks)
+    while done < steps:
+        n = min(size, steps - done)
+        advance(n)
+        done += n
+        elapsed = time.time() - start
+        nsPerDay = done*0.002e-3/elapsed*86400 if elapsed > 0 else 0.0
+        line = '  %s: %7d/%d steps  %6.1f ps  %6.2f ns/day' % (label, done, steps, done*0.002, nsPerDay)
+        if extra is not None:
+            line += '  ' + extra()
+        print(line, flush=True)
+
+
+def basin(fes, axes, sampled, c1range, kT):
+    """(c1, c2, F at the lowest sampled grid point with c1 in c1range, the basin's free energy
+    -kT ln sum exp(-F/kT) over its sampled points), or None where it was not sampled."""
+    c1, c2 = np.meshgrid(*axes)               # shape (len c2, len c1), as fes
+    inside = sampled & (c1 >= c1range[0]) & (c1 <= c1range[1])
+    if not inside.any():
+        return None
+    k = np.argmin(np.where(inside, fes, np.inf))
+    area = (axes[0][1] - axes[0][0])*(axes[1][1] - axes[1][0])
+    total = -kT*np.log(np.sum(np.exp(-fes[inside]/kT))*area)
+    return float(c1.flat[k]), float(c2.flat[k]), float(fes.flat[k]), float(total)
+
+
+def analyse(meta, nacl, args):
+    """The free energy with its sampled minimum at 0, the sampled region (within two hill widths of a
+    hill), the projection on c1 and the two basins. Writes fes.csv."""
+    axes = meta.getCollectiveVariableGrid()                        # [c1 values, c2 values]
+    fes = meta.getFreeEnergy().value_in_unit(unit.kilojoules_per_mole)   # shape (len c2, len c1)
+    centers = meta.getHillCenters()
+    c1, c2 = np.meshgrid(*axes)
+    sampled = np.zeros(fes.shape, dtype=bool)
+    for x, y in centers:
+        sampled |= ((c1 - x)/args.width_nacl)**2 + ((c2 - y)/args.width_nao)**2 < 4.0
+    if not sampled.any():
+        sampled[:] = True
+    fes = fes - fes[sampled].min()
+    kT = (unit.MOLAR_GAS_CONSTANT_R*TEMPERATURE).value_in_unit(unit.kilojoules_per_mole)
+    weights = np.where(sampled, np.exp(-fes/kT), 0.0).sum(axis=0)
+    with np.errstate(divide='ignore'):
+        profile = -kT*np.log(weights)
+    profile -= profile[np.isfinite(profile)].min()
+    ranges = {'CIP': sorted(switching(nacl, CIP_RANGE)), 'SSIP': sorted(switching(nacl, SSIP_RANGE))}
+    basins = {name: basin(fes, axes, sampled, c1range, kT) for name, c1range in ranges.items()}
+    rows = np.column_stack([c1.ravel(), c2.ravel(), fes.ravel(), sampled.ravel().astype(int)])
+    np.savetxt(os.path.join(args.output, 'fes.csv'), rows, delimiter=',', fmt=['%.4f', '%.4f', '%.4f', '%d'],
+               header='c1_nacl,c2_nao,free_energy_kJ_per_mol,sampled', comments='')
+    return axes, fes, sampled, profile, basins
+
+
+def plot(axes, fes, sampled, profile, basins, nacl, meta, args, ps, path):
+    """fes.png: the 2-D free energy (filled contours, kJ/mol) with the basins marked and a top axis in
+    Na-Cl distance, and its projection on c1."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    r = np.linspace(0.15, 1.0, 2000)
+    s = switching(nacl, r)                                        # decreasing in r
+
+    def toDistance(c):
+        return np.interp(c, s[::-1], r[::-1])
+
+    def toCoordination(x):
+        return np.interp(x, r, s)
+
+    top = max(4.0, float(np.ceil(np.percentile(fes[sampled], 98)/4)*4))
+    shown = np.ma.masked_where(~sampled, np.minimum(fes, top))
+    figure, (left, right) = plt.subplots(1, 2, figsize=(12, 5.2), dpi=110, gridspec_kw={'width_ratios': [1.55, 1]})
+    levels = np.linspace(0, top, 17)
+    filled = left.contourf(axes[0], axes[1], shown, levels=levels, cmap='viridis')
+    left.contour(axes[0], axes[1], shown, levels=levels[::2], colors='k', linewidths=0.4, alpha=0.6)
+    bar = figure.colorbar(filled, ax=left, pad=0.02)
+    bar.set_label('free energy (kJ/mol)')
+    left.set_facecolor('0.92')
+    for name, point in basins.items():
+        if point is None:
+            continue
+        left.plot(point[0], point[1], marker='o', markersize=9, markerfacecolor='white', markeredgecolor='k')
+        right_side = point[0] > 0.5*(axes[0][0] + axes[0][-1])
+        left.annotate('%s\nr = %.2f nm, %.1f kJ/mol' % (name, toDistance(point[0]), point[2]), xy=point[:2],
+                      xytext=(-12 if right_side else 12, 12), textcoords='offset points', fontsize=9,
+                      ha='right' if right_side else 'left',
+                      bbox=dict(boxstyle='round,pad=0.25', facecolor='white', alpha=0.85))
+    left.set_xlabel('c1: Na-Cl coordination, s(r), r0 = %.2f nm' % args.r0_nacl)
+    left.set_ylabel('c2: Na-O(water) coordination, r0 = %.2f nm' % args.r0_nao)
+    left.set_xlim(axes[0][0], axes[0][-1])
+    left.set_ylim(axes[1][0], axes[1][-1])
+    ticks = [0.25, 0.3, 0.35, 0.4, 0.5, 0.6]
+    for axis in (left, right):
+        secondary = axis.secondary_xaxis('top', functions=(toDistance, toCoordination))
+        secondary.set_xticks(ticks)
+        secondary.set_xlabel('Na-Cl distance (nm)')
+    left.set_title('Na+/Cl- in TIP3P: free energy (grey: not sampled)', fontsize=11)
+
+    finite = np.isfinite(profile)
+    right.plot(axes[0][finite], profile[finite], color='C0')
+    for name, point in basins.items():
+        if point is not None:
+            right.axvline(point[0], color='0.5', linestyle=':', linewidth=1)
+            right.annotate(name, xy=(point[0], 0), xytext=(3, 4), textcoords='offset points', fontsize=9)
+    right.set_xlim(axes[0][0], axes[0][-1])
+    right.set_ylim(bottom=0)
+    right.set_xlabel('c1: Na-Cl coordination')
+    right.set_ylabel('free energy (kJ/mol)')
+    if basins['CIP'] is not None and basins['SSIP'] is not None:
+        right.text(0.45, 0.97, 'F(SSIP) - F(CIP) = %.1f kJ/mol\n(basins integrated)' % (basins['SSIP'][3] - basins['CIP'][3]),
+                   transform=right.transAxes, ha='center', va='top', fontsize=9)
+    right.set_title('projected on c1', fontsize=11)
+    figure.suptitle('Well-tempered metadynamics on two coordination numbers: %g ps, %d hills, bias factor %g'
+                    % (ps, len(meta.getHillHeights()), args.bias_factor), fontsize=12)
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)
+
+
+def main(argv=None):
+    args = parseArguments(argv)
+    platform = oc.bestPlatform(biasForce=True) if args.platform == 'auto' else openmm.Platform.getPlatformByName(args.platform)
+    kind = 'quick' if args.quick else ('gpu' if platform.getName() in ('CUDA', 'OpenCL', 'HIP') else 'cpu')
+    settings = dict(SETTINGS[kind])
+    for key, value in [('box', args.box), ('equil', args.equil_steps), ('steps', args.steps), ('frequency', args.frequency)]:
+        if value is not None:
+            settings[key] = value
+    os.makedirs(args.output, exist_ok=True)
+    print('openmm-coordination %s, OpenMM %s, platform %s, settings %s: %s' % (
+        oc.__version__, openmm.__version__, platform.getName(), kind, settings), flush=True)
+
+    modeller, system, sodium, chloride, oxygens = buildSystem(settings['box'], args.wall)
+    print('Na+ and Cl- in %d TIP3P waters, box %.2f nm, %d atoms' % (len(oxygens), settings['box'], system.getNumParticles()))
+    nacl, nao = collectiveVariables(sodium, chloride, oxygens, args)
+    variables = [BiasVariable(nacl, GRID['c1'][0], GRID['c1'][1], args.width_nacl, gridWidth=GRID['c1'][2]),
+                 BiasVariable(nao, GRID['c2'][0], GRID['c2'][1], args.width_nao, gridWidth=GRID['c2'][2])]
+    walkers = dict(saveFrequency=10*settings['frequency'], biasDir=args.bias_dir) if args.bias_dir else {}
+    meta = Metadynamics(system, variables, TEMPERATURE, args.bias_factor, args.height*unit.kilojoules_per_mole,
+                        settings['frequency'], **walkers)
+    print('c1: Na-Cl, r0 %.2f nm, n 4, m 8, dmax 1 nm; c2: Na-O, r0 %.2f nm, n 12, m 24, dmax %.2f nm; '
+          'grid %d x %d, hills %g x %g every %d steps; Na-Cl wall at %s'
+          % (args.r0_nacl, args.r0_nao, nao.getDMax().value_in_unit(unit.nanometer), GRID['c1'][2], GRID['c2'][2],
+             args.width_nacl, args.width_nao, settings['frequency'], '%g nm' % args.wall if args.wall > 0 else 'none'),
+          flush=True)
+
+    integrator = openmm.LangevinMiddleIntegrator(TEMPERATURE, 1/unit.picosecond, 0.002*unit.picoseconds)
+    integrator.setRandomNumberSeed(args.seed)
+    simulation = app.Simulation(modeller.topology, system, integrator, platform)
+    simulation.context.setPositions(modeller.positions)
+    simulation.minimizeEnergy(maxIterations=500)
+    simulation.context.setVelocitiesToTemperature(TEMPERATURE, args.seed)
+    runWithProgress('equilibration', simulation.step, settings['equil'], chunks=2)
+    simulation.currentStep = 0          # hills and the trace count from the start of metadynamics
+    simulation.context.setTime(0)
+
+    trace = CollectiveVariableReporter(os.path.join(args.output, 'cv.csv'), max(1, settings['frequency']//2), meta.force,
+                                       names=['c1_nacl', 'c2_nao'])
+    simulation.reporters.append(trace)
+
+    def progress():
+        c1, c2 = meta.getCollectiveVariables(simulation)
+        r = distance(simulation.context.getState(getPositions=True), sodium, chloride)
+        heights = meta.getHillHeights().value_in_unit(unit.kilojoules_per_mole)
+        return 'c1 %.2f  c2 %.2f  Na-Cl %.3f nm  hills %d  last height %.3f kJ/mol' % (
+            c1, c2, r, len(heights), heights[-1] if len(heights) else 0.0)
+    runWithProgress('metadynamics', lambda n: meta.step(simulation, n), settings['steps'], chunks=10, extra=progress)
+    trace.close()
+
+    ps = settings['steps']*0.002
+    axes, fes, sampled, profile, basins = analyse(meta, nacl, args)
+    for name, point in basins.items():
+        if point is None:
+            print('%s: not sampled' % name)
+        else:
+            print('%s: lowest at c1 %.2f (Na-Cl %.3f nm), c2 %.2f, free energy %.1f kJ/mol' % (
+                name, point[0], distanceAt(nacl, point[0]), point[1], point[2]))
+    if basins['CIP'] is not None and basins['SSIP'] is not None:
+        print('F(SSIP) - F(CIP) = %.1f kJ/mol, the basins integrated (%g ps: a first estimate; it converges in ns)'
+              % (basins['SSIP'][3] - basins['CIP'][3], ps))
+    plot(axes, fes, sampled, profile, basins, nacl, meta, args, ps, os.path.join(args.output, 'fes.png'))
+    print('wrote %s' % ', '.join(os.path.join(args.output, name) for name in ['fes.png', 'fes.csv', 'cv.csv']), flush=True)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,147 @@
+#ifndef CUDA_COORDINATION_CV_H_
+#define CUDA_COORDINATION_CV_H_
+
+#include "CoordinationForce.h"
+#include "CudaCoordinationCells.h"
+#include "CudaCoordinationLaunch.h"
+#include "CudaCoordinationNeighborList.h"
+#include "CudaCoordinationProgram.h"
+#include "CudaCoordinationTuning.h"
+#include "internal/CoordinationSwitching.h"
+#include "openmm/cuda/CudaArray.h"
+#include "openmm/cuda/CudaContext.h"
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace CoordinationPlugin {
+
+/**
+ * One coordination CV on the GPU: its groups, its pair kernel (tiles, a pair list, cell lists or
+ * neighbour lists, chosen for its own size and box), its sum and its gradient. The CoordinationForce
+ * kernel uses one, the CoordinationBiasForce kernel one per CV; CudaCoordinationEnergy turns their
+ * sums and gradients into the energy and the forces. Nothing here copies between host and
+ * device during an evaluation.
+ */
+class CudaCoordinationCV {
+public:
+    /** The launch flags of the pair kernels (kernels/launch.cu). */
+    enum Flags {DirectForces = 1, Gradient = 2, BlockEnergy = 4, Reduce = 8, ExpressionEnergy = 16, Accumulate = 32};
+    /** Where the chain rule finds this CV's gradient after a launch with Gradient. */
+    struct ChainRuleTarget {
+        CUdeviceptr gradient, groupAtoms, entrySlot;
+        int numSlots;
+    };
+    /**
+     * Take the pairs and periodicity of a force (its switching parameters come with setParameters()).
+     *
+     * @param cu        the context
+     * @param force     the force whose CV this is
+     * @param tuning    the tuning switches of the Context (read once by the owning kernel)
+     * @param launcher  the launcher of the owning kernel's evaluations
+     */
+    CudaCoordinationCV(OpenMM::CudaContext& cu, const CoordinationForce& force, const CudaCoordinationTuning& tuning,
+            CudaCoordinationLauncher& launcher);
+    /**
+     * Take the switching parameters (and per-pair values) of a force with the same pairs. A changed
+     * code path leaves kernels to compile (getMissingKernels()).
+     *
+     * @param force      the force
+     * @param chainRule  whether an energy expression uses the CV (its gradient goes through the chain rule)
+     */
+    void setParameters(const CoordinationForce& force, bool chainRule);
+    /** Throw OpenMMException if the force's groups or periodicity differ from this CV's. */
+    void checkPairsUnchanged(const CoordinationForce& force) const;
+    /** The kernel families (CudaCoordinationProgram::Kernels) the configuration uses now and that are not compiled yet. */
+    int getMissingKernels() const;
+    /** The program of the current configuration. */
+    const CudaCoordinationProgram& getProgram() const;
+    /** Take the kernels of some families from part `part` of a module (CudaCoordinationProgram::assemble()). */
+    void loadKernels(CUmodule module, int kernels, int part);
+    /** Compile, in a module of their own, the kernel families of these that are not compiled yet. */
+    void requireKernels(int kernels);
+    /**
+     * Launch the pair kernel (and, for the cell kernel's sorted forces, applyGradient()).
+     *
+     * @param flags   a combination of Flags
+     * @param sum     where Accumulate adds the CV
+     * @param value   where Reduce stores the CV
+     * @param record  where BlockEnergy records a CV that is not finite (kernels/energy.cu)
+     */
+    void launch(int flags, CUdeviceptr sum, CUdeviceptr value, CUdeviceptr record);
+    /** Where the last launch with Gradient left the gradient. */
+    ChainRuleTarget getChainRuleTarget();
+    /** Record, on the GPU, the first slot whose particle's position is not finite (an int at invalidSlot). */
+    void checkPositions(CUdeviceptr invalidSlot);
+    /** The particle of a slot (group A, then group B). */
+    int getParticle(int slot) const;
+    /** Count the pair distances into counts (numBins bins up to maxDistance), adding to what is there. */
+    void launchHistogram(OpenMM::CudaArray& counts, int numBins, double maxDistance);
+    /** Recompute where each group particle sits after OpenMM reorders atoms (on the GPU). */
+    void updateGroupAtoms();
+    /** The code path of the last evaluation (CudaCalcCoordinationForceKernel::describeLastEvaluation()). */
+    std::string describeLastEvaluation() const;
+private:
+    class ReorderListener;
+    /** Runtime values of the switching function and pair geometry, in the device's precision. */
+    template <class T>
+    struct PairParams {
+        T invR0, d0, dmax2, scale, shift, a, b, c, imageSearch2, beta, ref;
+    };
+    /** Upload the weight and r0 of each pair of a pair list (PairValues in kernels/switching.cu). */
+    void uploadPairValues(const CoordinationForce& force, const CoordinationSwitching& switching);
+    /** The kernel families (CudaCoordinationProgram::Kernels) this force's configuration uses. */
+    int expectedKernels() const;
+    void setImageSearchDistance();
+    /** The arguments of computeCoordinationList, before those that every pair kernel ends with. */
+    std::vector<void*> listArguments(void* params, int& flags);
+    /** The arguments of computeCoordinationCells for its lists of homes (homeLists), or for none. */
+    std::vector<void*> homeListArguments(bool homeLists);
+    /**
+     * Whether the cell kernel's forces go through the gradient buffer by sorted index and
+     * applyGradient() (a launch more, fewer scattered atomics: faster for large groups), rather
+     * than straight to the atoms. CudaCoordinationTuning::sortedGradient can force either.
+     */
+    bool useSortedGradient() const;
+    /** Whether to use the cell lists for this cutoff in the current box; if so, bin the particles. */
+    bool binCells(double cutoff);
+    /** Blocks for the tile kernels: one per tile of L chunks and S chunks of the given size, at most maxTileBlocks. */
+    int getNumTileBlocks(int chunk, int maxTileBlocks) const;
+    OpenMM::CudaContext& cu;
+    const CudaCoordinationTuning& tuning;
+    CudaCoordinationLauncher& launcher;
+    CoordinationForce::Mode mode;
+    std::vector<int> groupA, groupB;
+    bool periodic, sortedGradient;
+    int numL, numS, offsetL, offsetS, sChunk, numSlots, maxBlocks, lPerThread, tileThreads, listLanes;
+    int residentTileBlocks = 1, residentListBlocks = 1;
+    double dmax;
+    /** The program of the current configuration, and the kernel families compiled from it. */
+    std::unique_ptr<CudaCoordinationProgram> program;
+    int compiledKernels = 0;
+    /** The pair kernel of the last evaluation (a CudaCoordinationProgram::Kernels bit), its options and gradient order. */
+    int lastPath = 0;
+    bool lastHomeLists = false, lastSortedForces = false;
+    CUdeviceptr lastEntrySlot = 0;
+    CUfunction tilesKernel, pairsKernel, applyKernel, histogramTilesKernel, histogramPairsKernel, invertKernel, updateKernel, checkKernel;
+    CUfunction cellsKernel, cellValuesKernel, histogramCellsKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel, scatterCellsKernel;
+    CUfunction checkListKernel, listKernel;
+    /** Cell lists for a finite cutoff in a periodic box (null where they cannot apply). */
+    std::unique_ptr<CudaCoordinationCells> cells;
+    /** Verlet lists built from the cells, for one group (null where they cannot apply). */
+    std::unique_ptr<CudaCoordinationNeighborList> neighborList;
+    OpenMM::CudaArray groupOriginal, groupAtoms, inverseAtomIndex, gradient, cvPartial, counter;
+    /** The weight and r0 of each pair of a pair list with parameters of its own (null otherwise). */
+    std::unique_ptr<OpenMM::CudaArray> pairValues;
+    PairParams<float> paramsFloat;
+    PairParams<double> paramsDouble;
+    /** The list arguments of a cell kernel without lists of homes. */
+    CUdeviceptr noPointer = 0;
+    int noStamp = 0;
+    double noCutoffDouble = 0;
+    float noCutoffFloat = 0;
+};
+
+} // namespace CoordinationPlugin
+
+#endif /*CUDA_COORDINATION_CV_H_*/

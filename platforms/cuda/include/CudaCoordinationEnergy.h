@@ -1,0 +1,110 @@
+#ifndef CUDA_COORDINATION_ENERGY_H_
+#define CUDA_COORDINATION_ENERGY_H_
+
+#include "CudaCoordinationCV.h"
+#include "CudaCoordinationLaunch.h"
+#include "CudaCoordinationProgram.h"
+#include "openmm/TabulatedFunction.h"
+#include "openmm/cuda/CudaArray.h"
+#include "openmm/cuda/CudaContext.h"
+#include "openmm/internal/ContextImpl.h"
+#include "lepton/ParsedExpression.h"
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace CoordinationPlugin {
+
+/**
+ * The energy of one or more coordination CVs on the GPU (the one chain rule of both CUDA kernels,
+ * device code in kernels/energy.cu): either an energy expression of the CVs, with global
+ * parameters and tabulated functions, whose E and dE/dcv_k are evaluated on the device from the
+ * CVs' sums and applied to their gradients in one launch (applyChainRule()); or, for one CV
+ * without an expression, the CV itself, which the pair kernel adds directly. Also holds the
+ * state the host reads back in one download (the CVs, and the first position or energy that
+ * was not finite), and compiles every kernel the CVs and the expression need in one module.
+ */
+class CudaCoordinationEnergy {
+public:
+    /**
+     * @param cu        the context
+     * @param launcher  the launcher of the owning kernel's evaluations
+     * @param numCVs    the number of CVs
+     */
+    CudaCoordinationEnergy(OpenMM::CudaContext& cu, CudaCoordinationLauncher& launcher, int numCVs);
+    /**
+     * Use an energy expression. Its code compiles at the next compile() where it changed; the
+     * tables' values are uploaded now, so that new values of tables of the same size need no compile.
+     *
+     * @param energy       the parsed expression, its tables bound to the placeholders of cu's ExpressionUtilities
+     * @param cvNames      the names of the CVs in the expression, in order
+     * @param globalNames  the global parameters it reads from the Context
+     * @param tables       the tabulated functions, and tableNames their names in the expression
+     */
+    void setExpression(const Lepton::ParsedExpression& energy, const std::vector<std::string>& cvNames,
+            const std::vector<std::string>& globalNames, const std::vector<const OpenMM::TabulatedFunction*>& tables,
+            const std::vector<std::string>& tableNames);
+    /** Use no expression: the energy is the one CV itself. */
+    void clearExpression();
+    /** Whether an energy expression is in use. */
+    bool hasExpression() const {
+        return expression;
+    }
+    /** Compile, in one module, what the CVs and the expression need and have not compiled yet. */
+    void compile(const std::vector<CudaCoordinationCV*>& cvs);
+    /** Upload the global parameters whose values in the Context changed. */
+    void uploadGlobals(OpenMM::ContextImpl& context);
+    /** Where CV k's pair kernel accumulates its sum for the next applyChainRule(). */
+    CUdeviceptr getSum(int k);
+    /** Where CV k's pair kernel stores the CV with Reduce. */
+    CUdeviceptr getValue(int k);
+    /** Where a pair kernel with BlockEnergy records a CV that is not finite (one CV). */
+    CUdeviceptr getRecord();
+    /** Where CV k records its first slot whose position is not finite. */
+    CUdeviceptr getInvalidSlot(int k);
+    /**
+     * Launch applyChainRule(): E and every dE/dcv_k from the sums of this evaluation.
+     *
+     * @param cvs        the CVs, in the order of the expression's
+     * @param gradient   whether to add the forces (the CVs were launched with Gradient)
+     * @param energy     whether to add E to the energy
+     */
+    void launchChainRule(const std::vector<CudaCoordinationCV*>& cvs, bool gradient, bool energy);
+    /**
+     * Read the state back, in one download that waits for the GPU (so only where a result is
+     * read anyway), and throw OpenMMException for what it records: a position that is not finite
+     * (CV k's first slot, naming its particle), and, if checkEnergy is true, an evaluation since
+     * the last check whose energy or dE/dcv_k was not finite (applyChainRule() made it zero there).
+     * Clears what it throws for.
+     *
+     * @param cvs          the CVs
+     * @param checkEnergy  whether to check the energy record
+     * @param message      the error's text for an expression that is not finite: from the
+     *                     values of its variables (CVs and global parameters), E and dE/dcv_k
+     * @return the CVs' values (of the last Reduce or chain rule)
+     */
+    std::vector<double> readState(const std::vector<CudaCoordinationCV*>& cvs, bool checkEnergy,
+            const std::function<std::string(const std::map<std::string, double>&, double, const std::vector<double>&)>& message);
+private:
+    /** The state as it starts, and as readState() leaves what it cleared. */
+    std::vector<double> initialState() const;
+    OpenMM::CudaContext& cu;
+    CudaCoordinationLauncher& launcher;
+    int numCVs;
+    bool expression = false;
+    /** The chain rule's part of the next module, where its code changed; the compiled kernel. */
+    std::unique_ptr<CudaCoordinationModulePart> pendingPart, compiledPart;
+    CUfunction chainRuleKernel;
+    std::vector<std::string> cvNames, globalNames;
+    std::vector<double> globalValues;
+    /** The CVs' sums, two sets used in turn; sumParity is the set of the next evaluation. */
+    OpenMM::CudaArray sums, state, globals;
+    int sumParity = 0;
+    std::vector<std::unique_ptr<OpenMM::CudaArray> > tables;
+};
+
+} // namespace CoordinationPlugin
+
+#endif /*CUDA_COORDINATION_ENERGY_H_*/

@@ -1,0 +1,446 @@
+#include "CudaCoordinationCV.h"
+#include "openmm/OpenMMException.h"
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+using namespace CoordinationPlugin;
+using namespace OpenMM;
+using namespace std;
+
+// The threads of a block of computeCoordinationList.
+static const int ListBlockSize = 256;
+// From this many particles binned, the cell kernel's forces go through the gradient buffer by
+// sorted index (useSortedGradient()). H100, mixed precision, random particles at 33.4/nm^3, dmax
+// 1 nm, in-step ms straight to the atoms against by sorted index: 100,000 0.114 against 0.118,
+// 300,000 0.256 against 0.265, 1,000,000 0.847 against 0.807.
+static const int SortedGradientMinParticles = 500000;
+// The smallest S chunk of the tile kernel for two groups, which halves its chunks while they would
+// leave the GPU half idle. Chunks of 16 make batches of 16 S particles (each half of a warp meets
+// all of them): for 100 x 7,900 pairs (H100, in MD steps of the water box, by Nsight Compute) the
+// tile kernel took 8.3 against 9.2 us with batches of 32.
+static const int MinSChunk = 16;
+
+class CudaCoordinationCV::ReorderListener : public ComputeContext::ReorderListener {
+public:
+    ReorderListener(CudaCoordinationCV& owner) : owner(owner) {
+    }
+    void execute() {
+        owner.updateGroupAtoms();
+    }
+private:
+    CudaCoordinationCV& owner;
+};
+
+CudaCoordinationCV::CudaCoordinationCV(CudaContext& cu, const CoordinationForce& force, const CudaCoordinationTuning& tuning,
+        CudaCoordinationLauncher& launcher) : cu(cu), tuning(tuning), launcher(launcher) {
+    mode = force.getMode();
+    groupA = force.getGroupA();
+    groupB = force.getGroupB();
+    periodic = force.usesPeriodicBoundaryConditions();
+    vector<int> slots = groupA;
+    slots.insert(slots.end(), groupB.begin(), groupB.end());
+    numSlots = slots.size();
+    int nA = groupA.size(), nB = groupB.size();
+    if (mode == CoordinationForce::OneGroup) {
+        numL = numS = nA;
+        offsetL = offsetS = 0;
+    }
+    else if (nA >= nB) {
+        numL = nA;
+        numS = nB;
+        offsetL = 0;
+        offsetS = nA;
+    }
+    else {
+        numL = nB;
+        numS = nA;
+        offsetL = nA;
+        offsetS = 0;
+    }
+    maxBlocks = cu.getNumThreadBlocks();
+    // Smaller chunks of the short group when there are too few tiles to fill the GPU.
+    int tile = CudaCoordinationProgram::TileSize;
+    lPerThread = (tuning.lPerThread > 0 ? tuning.lPerThread : CudaCoordinationProgram::chooseLPerThread(force));
+    tileThreads = tile/lPerThread;
+    sChunk = tile;
+    if (mode != CoordinationForce::OneGroup)
+        while (sChunk > MinSChunk &&
+                ((numL+tile-1)/tile)*((numS+sChunk-1)/sChunk)*(long long) tileThreads < maxBlocks*(long long) tile/2)
+            sChunk /= 2;
+    groupOriginal.initialize<int>(cu, numSlots, "coordinationGroupOriginal");
+    groupOriginal.upload(slots);
+    // No atoms have been reordered yet; the ReorderListener follows every later reordering.
+    groupAtoms.initialize<int>(cu, numSlots, "coordinationGroupAtoms");
+    groupAtoms.upload(slots);
+    inverseAtomIndex.initialize<int>(cu, cu.getNumAtoms(), "coordinationInverseAtomIndex");
+    cvPartial.initialize<double>(cu, maxBlocks, "coordinationPartialSums");
+    counter.initialize<unsigned int>(cu, 1, "coordinationCounter");
+    counter.upload(vector<unsigned int>(1, 0));
+    cu.addReorderListener(new ReorderListener(*this));
+    if (periodic && mode != CoordinationForce::PairList)
+        cells.reset(new CudaCoordinationCells(cu, launcher, mode == CoordinationForce::OneGroup, nA, nB, offsetL == 0, tuning.cellGrid));
+    listLanes = 1;
+    if (cells && mode == CoordinationForce::OneGroup && isfinite(force.getDMax())) {
+        neighborList.reset(new CudaCoordinationNeighborList(cu, launcher, *cells, nA, tuning));
+        listLanes = CudaCoordinationNeighborList::chooseLanes(cu, nA, tuning);
+    }
+}
+
+
+void CudaCoordinationCV::setParameters(const CoordinationForce& force, bool chainRule) {
+    // Values that are kernel arguments.
+
+    CoordinationSwitching switching(force);
+    dmax = switching.getDMax();
+    paramsDouble.invR0 = 1.0/switching.getLength();
+    paramsDouble.d0 = force.getD0();
+    paramsDouble.dmax2 = (isfinite(dmax) ? dmax*dmax : numeric_limits<double>::infinity());
+    paramsDouble.scale = switching.getStretchScale();
+    paramsDouble.shift = switching.getStretchShift();
+    paramsDouble.a = force.getA();
+    paramsDouble.b = force.getB();
+    paramsDouble.c = switching.getSmapConstant();
+    paramsDouble.imageSearch2 = numeric_limits<double>::infinity();
+    // Q on the device: a length of 1 nm, so x = r - d0, and ref = lambda r0 - d0 (kernels/switching.cu).
+    paramsDouble.beta = force.getBeta();
+    paramsDouble.ref = force.getLambda()*force.getR0()-force.getD0();
+    if (force.getSwitchingFunction() == CoordinationForce::Q)
+        paramsDouble.invR0 = 1.0;
+    if (switching.hasPairParameters())
+        uploadPairValues(force, switching);
+
+    // A new program only when the code path changed; the owner compiles the kernels this
+    // configuration uses now, the others (histograms, tiles where the box is too small for
+    // cells) compile when first needed.
+
+    CudaCoordinationProgram changed(force, cu, lPerThread, listLanes, min(sChunk, 32));
+    if (!program || changed.source != program->source || changed.defines != program->defines) {
+        program.reset(new CudaCoordinationProgram(changed));
+        compiledKernels = 0;
+    }
+
+    // The gradient buffer: for the chain rule, and the cell kernel's forces by sorted index.
+
+    sortedGradient = (cells && useSortedGradient());
+    int gradientSize = (chainRule || sortedGradient ? 3*numSlots : 1);
+    if (!gradient.isInitialized())
+        gradient.initialize<long long>(cu, gradientSize, "coordinationGradient");
+    else if (gradient.getSize() < gradientSize)
+        gradient.resize(gradientSize);
+    cu.clearBuffer(gradient);
+}
+
+void CudaCoordinationCV::uploadPairValues(const CoordinationForce& force, const CoordinationSwitching& switching) {
+    // Per pair: (w scale, w shift, length, dmax^2) with a cutoff, (w, length) without; the length
+    // is 1/r0, or lambda r0 - d0 for Q. The image search must reach the largest cutoff of a pair.
+    bool cutoff = isfinite(dmax), q = (force.getSwitchingFunction() == CoordinationForce::Q);
+    int width = (cutoff ? 4 : 2);
+    vector<double> values;
+    values.reserve(width*groupA.size());
+    for (int k = 0; k < groupA.size(); k++) {
+        CoordinationSwitching::Pair pair = switching.forPair(k);
+        double length = (q ? force.getLambda()*pair.length-force.getD0() : 1.0/pair.length);
+        if (cutoff) {
+            values.insert(values.end(), {pair.scale, pair.shift, length, pair.dmax*pair.dmax});
+            dmax = max(dmax, pair.dmax);
+        }
+        else
+            values.insert(values.end(), {pair.weight, length});
+    }
+    bool useDouble = cu.getUseDoublePrecision();
+    int elementSize = width*(useDouble ? sizeof(double) : sizeof(float));
+    if (!pairValues || pairValues->getSize() != groupA.size() || pairValues->getElementSize() != elementSize) {
+        pairValues.reset(new CudaArray());
+        pairValues->initialize(cu, groupA.size(), elementSize, "coordinationPairValues");
+    }
+    if (useDouble)
+        pairValues->upload(values.data());
+    else {
+        vector<float> floats(values.begin(), values.end());
+        pairValues->upload(floats.data());
+    }
+}
+
+void CudaCoordinationCV::checkPairsUnchanged(const CoordinationForce& force) const {
+    if (force.getMode() != mode || force.getGroupA() != groupA || force.getGroupB() != groupB)
+        throw OpenMMException("updateParametersInContext: The groups of the CoordinationForce have changed; reinitialize the Context");
+    if (force.usesPeriodicBoundaryConditions() != periodic)
+        throw OpenMMException("updateParametersInContext: The periodic flag of the CoordinationForce has changed; reinitialize the Context");
+}
+
+void CudaCoordinationCV::updateGroupAtoms() {
+    // Lists of homes keep the atoms of the last build (sortedAtom): build them anew.
+    if (neighborList)
+        neighborList->invalidate();
+    int numAtoms = cu.getNumAtoms();
+    void* invertArgs[] = {&cu.getAtomIndexArray().getDevicePointer(), &inverseAtomIndex.getDevicePointer(), &numAtoms};
+    cu.executeKernel(invertKernel, invertArgs, numAtoms);
+    void* updateArgs[] = {&groupOriginal.getDevicePointer(), &inverseAtomIndex.getDevicePointer(), &groupAtoms.getDevicePointer(), &numSlots};
+    cu.executeKernel(updateKernel, updateArgs, numSlots);
+}
+
+void CudaCoordinationCV::setImageSearchDistance() {
+    // In a triclinic box the reduced displacement is the nearest image only within half the
+    // smallest box width; beyond it (and only if dmax reaches there) the kernels search.
+    paramsDouble.imageSearch2 = numeric_limits<double>::infinity();
+    if (periodic && cu.getBoxIsTriclinic()) {
+        Vec3 a, b, c;
+        cu.getPeriodicBoxVectors(a, b, c);
+        double volume = a[0]*b[1]*c[2];
+        Vec3 bc = b.cross(c), ca = c.cross(a), ab = a.cross(b);
+        double halfWidth = 0.5*volume/max(sqrt(bc.dot(bc)), max(sqrt(ca.dot(ca)), sqrt(ab.dot(ab))));
+        if (halfWidth < dmax)
+            paramsDouble.imageSearch2 = halfWidth*halfWidth;
+    }
+    PairParams<double>& d = paramsDouble;
+    paramsFloat = {(float) d.invR0, (float) d.d0, (float) d.dmax2, (float) d.scale, (float) d.shift, (float) d.a,
+            (float) d.b, (float) d.c, (float) d.imageSearch2, (float) d.beta, (float) d.ref};
+}
+
+int CudaCoordinationCV::getNumTileBlocks(int chunk, int maxTileBlocks) const {
+    long long tile = CudaCoordinationProgram::TileSize;
+    long long numLChunks = (numL+tile-1)/tile;
+    long long numTiles = (mode == CoordinationForce::OneGroup ? numLChunks*(numLChunks/2+1) : numLChunks*((numS+chunk-1)/chunk));
+    return (int) max(1LL, min(numTiles, (long long) maxTileBlocks));
+}
+
+int CudaCoordinationCV::expectedKernels() const {
+    typedef CudaCoordinationProgram P;
+    if (mode == CoordinationForce::PairList)
+        return P::CoreKernels | P::PairKernels;
+    bool lists = (cells && isfinite(dmax) && neighborList && neighborList->isEnabled());
+    if (lists && !neighborList->hasHomeLists())
+        return P::CoreKernels | P::BinningKernels | P::ListKernels;
+    if (lists)
+        return P::CoreKernels | P::BinningKernels | P::CellKernels | P::ListKernels;
+    // The cells only where the cost model chooses them in the Context's box (as launch() will ask).
+    if (!cells || !cells->chooseGrid(dmax))
+        return P::CoreKernels | P::TileKernels;
+    return P::CoreKernels | P::BinningKernels | P::CellKernels;
+}
+
+int CudaCoordinationCV::getMissingKernels() const {
+    return expectedKernels() & ~compiledKernels;
+}
+
+const CudaCoordinationProgram& CudaCoordinationCV::getProgram() const {
+    return *program;
+}
+
+void CudaCoordinationCV::requireKernels(int kernels) {
+    int missing = kernels & ~compiledKernels;
+    if (missing != 0)
+        loadKernels(cu.createModule(CudaCoordinationProgram::assemble({program->getPart(missing)}, cu)), missing, 0);
+}
+
+void CudaCoordinationCV::loadKernels(CUmodule module, int kernels, int part) {
+    map<string, CUfunction*> slots = {{"computeCoordinationTiles", &tilesKernel}, {"computeCoordinationPairs", &pairsKernel},
+            {"applyGradient", &applyKernel}, {"histogramTiles", &histogramTilesKernel}, {"histogramPairs", &histogramPairsKernel},
+            {"invertAtomIndex", &invertKernel}, {"updateGroupAtoms", &updateKernel}, {"checkPositions", &checkKernel},
+            {"computeCoordinationCells", &cellsKernel}, {"computeCoordinationCellValues", &cellValuesKernel}, {"histogramCells", &histogramCellsKernel}, {"assignCells", &assignCellsKernel},
+            {"scanCellBlocks", &scanCellsKernel}, {"addCellOffsets", &offsetCellsKernel}, {"scatterCells", &scatterCellsKernel},
+            {"checkNeighborList", &checkListKernel}, {"computeCoordinationList", &listKernel}};
+    for (const string& name : CudaCoordinationProgram::getKernelNames(kernels))
+        *slots.at(name) = cu.getKernel(module, CudaCoordinationProgram::getKernelName(name, part));
+    compiledKernels |= kernels;
+    // The tile and list kernels walk their work in a fixed order: as many blocks as run at once,
+    // so that no block starts its share after the others have finished theirs. The tile kernel's
+    // blocks need little cache: shared memory may take all it can, so that registers alone limit them.
+    int perMultiprocessor = 0, multiprocessors = 0;
+    cuDeviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu.getDevice());
+    if (kernels & CudaCoordinationProgram::TileKernels) {
+        cuFuncSetAttribute(tilesKernel, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, CU_SHAREDMEM_CARVEOUT_MAX_SHARED);
+        cuOccupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, tilesKernel, tileThreads, 0);
+        residentTileBlocks = max(1, perMultiprocessor*multiprocessors);
+    }
+    if (kernels & CudaCoordinationProgram::ListKernels) {
+        cuOccupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, listKernel, ListBlockSize, 0);
+        residentListBlocks = max(1, perMultiprocessor*multiprocessors);
+    }
+    if (max(residentTileBlocks, residentListBlocks) > cvPartial.getSize())
+        cvPartial.resize(max(residentTileBlocks, residentListBlocks));
+}
+
+bool CudaCoordinationCV::useSortedGradient() const {
+    if (tuning.sortedGradient >= 0)
+        return tuning.sortedGradient == 1;
+    return cells->getNumBinned() >= SortedGradientMinParticles;
+}
+
+bool CudaCoordinationCV::binCells(double cutoff) {
+    if (!cells || !cells->chooseGrid(cutoff))
+        return false;
+    requireKernels(CudaCoordinationProgram::BinningKernels);
+    cells->bin(assignCellsKernel, scanCellsKernel, offsetCellsKernel, scatterCellsKernel, groupAtoms);
+    return true;
+}
+
+void CudaCoordinationCV::launch(int flags, CUdeviceptr sum, CUdeviceptr value, CUdeviceptr record) {
+    setImageSearchDistance();
+    void* params = (cu.getUseDoublePrecision() ? (void*) &paramsDouble : (void*) &paramsFloat);
+    int tile = CudaCoordinationProgram::TileSize;
+    if (neighborList && neighborList->isEnabled())
+        requireKernels(CudaCoordinationProgram::ListKernels | CudaCoordinationProgram::BinningKernels);
+    bool useList = (neighborList && neighborList->prepare(dmax, checkListKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel,
+            scatterCellsKernel, groupAtoms));
+    // Lists of homes are the cell kernel's: prepare() launched the check and the binning.
+    bool homeLists = (useList && neighborList->hasHomeLists());
+    bool useCells = (homeLists || (!useList && binCells(dmax)));
+    // The cell kernel's forces for a large group: its gradient, by sorted index, then applyGradient();
+    // with home lists, only while the atoms are not in spatial order (the lists measure it at each build).
+    bool spatialAtoms = (homeLists && tuning.sortedGradient < 0 && neighborList->getNearFraction() > 0.5);
+    bool sortedForces = (useCells && (flags & DirectForces) && sortedGradient && !spatialAtoms);
+    int cellFlags = (sortedForces ? (flags & ~DirectForces) | Gradient : flags);
+    CUdeviceptr sortedSlots = (useCells ? cells->getSortedSlots().getDevicePointer() : 0);
+    vector<void*> args;
+    if (useList && !homeLists)
+        args = listArguments(params, flags);
+    else if (useCells) {
+        args = {&cells->getSortedPositions().getDevicePointer(), &sortedSlots, &cells->getSortedAtoms().getDevicePointer(),
+                &cells->getCellStarts().getDevicePointer(), &cells->getWorkCounter().getDevicePointer(), &groupOriginal.getDevicePointer(),
+                &cells->getGrid(), params, cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(),
+                cu.getPeriodicBoxVecZPointer(), &cellFlags, &cu.getLongForceBuffer().getDevicePointer(), &gradient.getDevicePointer(),
+                &numSlots};
+        vector<void*> lists = homeListArguments(homeLists);
+        args.insert(args.end(), lists.begin(), lists.end());
+    }
+    else if (mode == CoordinationForce::PairList) {
+        args = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &numL, params,
+                cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(), cu.getPeriodicBoxVecXPointer(),
+                cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &flags, &cu.getLongForceBuffer().getDevicePointer(),
+                &gradient.getDevicePointer(), (pairValues ? &pairValues->getDevicePointer() : &noPointer)};
+    }
+    else {
+        args = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &groupOriginal.getDevicePointer(), &numL,
+                &numS, &offsetL, &offsetS, &sChunk, params, cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(),
+                cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &flags,
+                &cu.getLongForceBuffer().getDevicePointer(), &gradient.getDevicePointer(), &numSlots};
+    }
+    // ACCUMULATE: the blocks add their sums to *sum.
+    CUdeviceptr partial = (flags & Accumulate ? sum : cvPartial.getDevicePointer());
+    vector<void*> tail = {&cu.getEnergyBuffer().getDevicePointer(), &partial, &counter.getDevicePointer(), &value, &record};
+    args.insert(args.end(), tail.begin(), tail.end());
+    typedef CudaCoordinationProgram P;
+    lastPath = (useList && !homeLists ? P::ListKernels : useCells ? P::CellKernels : mode == CoordinationForce::PairList ?
+            P::PairKernels : P::TileKernels);
+    lastHomeLists = homeLists;
+    lastSortedForces = sortedForces;
+    lastEntrySlot = sortedSlots;
+    // The cell kernel without forces is a family of its own, compiled only once it is first needed.
+    bool cellValues = (useCells && !(cellFlags & (DirectForces | Gradient)));
+    requireKernels(cellValues ? P::CellValueKernels : lastPath);
+    if (useList && !homeLists)
+        launcher.launch(listKernel, args.data(), min((numL*(long long) listLanes+ListBlockSize-1)/ListBlockSize,
+                (long long) residentListBlocks), ListBlockSize);
+    else if (useCells)
+        launcher.launch(cellValues ? cellValuesKernel : cellsKernel, args.data(),
+                min(((long long) cells->getNumItems()*32+tile-1)/tile, (long long) maxBlocks), tile);
+    else if (mode == CoordinationForce::PairList)
+        launcher.launch(pairsKernel, args.data(), min((numL+tile-1)/tile, maxBlocks), tile);
+    else
+        launcher.launch(tilesKernel, args.data(), getNumTileBlocks(sChunk, residentTileBlocks), tileThreads);
+    if (useList)
+        neighborList->finishLaunch();
+    if (sortedForces) {
+        vector<void*> applyArgs = {&groupAtoms.getDevicePointer(), &sortedSlots, &numSlots, &gradient.getDevicePointer(),
+                &cu.getLongForceBuffer().getDevicePointer()};
+        launcher.launch(applyKernel, applyArgs.data(), min((numSlots+tile-1)/tile, maxBlocks), tile);
+    }
+}
+
+CudaCoordinationCV::ChainRuleTarget CudaCoordinationCV::getChainRuleTarget() {
+    return {gradient.getDevicePointer(), groupAtoms.getDevicePointer(), lastEntrySlot, numSlots};
+}
+
+int CudaCoordinationCV::getParticle(int slot) const {
+    return (slot < groupA.size() ? groupA[slot] : groupB[slot-groupA.size()]);
+}
+
+vector<void*> CudaCoordinationCV::homeListArguments(bool homeLists) {
+    if (!homeLists)
+        return {&noPointer, &noStamp, &noPointer, &noPointer, &noPointer, &noPointer, &noPointer, &noPointer, &noPointer, &noPointer,
+                &noPointer, &noStamp, (cu.getUseDoublePrecision() ? (void*) &noCutoffDouble : (void*) &noCutoffFloat)};
+    CudaCoordinationNeighborList& list = *neighborList;
+    return {&list.getRebuildStamp().getDevicePointer(), (void*) &list.getStamp(), &cu.getPosq().getDevicePointer(),
+            &groupAtoms.getDevicePointer(), &list.getListPositions().getDevicePointer(), &list.getReferencePositions().getDevicePointer(),
+            &list.getShifts().getDevicePointer(), &list.getSlots().getDevicePointer(), &list.getEntries().getDevicePointer(),
+            &list.getCounts().getDevicePointer(), &list.getMaxCount().getDevicePointer(), (void*) &list.getCapacity(),
+            list.getListCutoff2()};
+}
+
+vector<void*> CudaCoordinationCV::listArguments(void* params, int& flags) {
+    CudaCoordinationNeighborList& list = *neighborList;
+    return {&list.getRebuildStamp().getDevicePointer(), (void*) &list.getStamp(), &cu.getPosq().getDevicePointer(),
+            &cells->getSortedPositions().getDevicePointer(), &cells->getSortedSlots().getDevicePointer(),
+            &cells->getCellStarts().getDevicePointer(), &list.getGrid(), &list.getListPositions().getDevicePointer(),
+            &list.getReferencePositions().getDevicePointer(), &list.getShifts().getDevicePointer(), &list.getSlots().getDevicePointer(),
+            &list.getEntries().getDevicePointer(), &list.getCounts().getDevicePointer(), &list.getMaxCount().getDevicePointer(), &numL,
+            (void*) &list.getCapacity(), list.getListCutoff2(), &groupAtoms.getDevicePointer(), params, cu.getPeriodicBoxVecXPointer(),
+            cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &flags, &cu.getLongForceBuffer().getDevicePointer(),
+            &gradient.getDevicePointer(), &numSlots};
+}
+
+void CudaCoordinationCV::checkPositions(CUdeviceptr invalidSlot) {
+    void* args[] = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &numSlots, &invalidSlot};
+    cu.executeKernel(checkKernel, args, numSlots);
+}
+
+void CudaCoordinationCV::launchHistogram(CudaArray& counts, int numBins, double maxDistance) {
+    setImageSearchDistance();
+    double maxDistance2 = maxDistance*maxDistance, invBinWidth = numBins/maxDistance;
+    float maxDistance2Float = (float) maxDistance2, invBinWidthFloat = (float) invBinWidth;
+    bool useDouble = cu.getUseDoublePrecision();
+    void* imageSearch = (useDouble ? (void*) &paramsDouble.imageSearch2 : (void*) &paramsFloat.imageSearch2);
+    void* maxArg = (useDouble ? (void*) &maxDistance2 : (void*) &maxDistance2Float);
+    void* binArg = (useDouble ? (void*) &invBinWidth : (void*) &invBinWidthFloat);
+    int tile = CudaCoordinationProgram::TileSize;
+    if (binCells(maxDistance)) {
+        // The binning for the histogram replaced that of the neighbour lists.
+        if (neighborList)
+            neighborList->invalidate();
+        void* args[] = {&cells->getSortedPositions().getDevicePointer(), &cells->getSortedSlots().getDevicePointer(),
+                &cells->getCellStarts().getDevicePointer(), &cells->getWorkCounter().getDevicePointer(), &groupOriginal.getDevicePointer(),
+                &cells->getGrid(),
+                cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &numBins, maxArg,
+                binArg, &counts.getDevicePointer()};
+        requireKernels(CudaCoordinationProgram::HistogramCellKernels);
+        cu.executeKernel(histogramCellsKernel, args, (int) min((long long) cells->getNumItems()*32, (long long) maxBlocks*tile), tile);
+    }
+    else if (mode == CoordinationForce::PairList) {
+        requireKernels(CudaCoordinationProgram::HistogramKernels);
+        void* args[] = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &numL, imageSearch,
+                cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(), cu.getPeriodicBoxVecXPointer(),
+                cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &numBins, maxArg, binArg, &counts.getDevicePointer()};
+        cu.executeKernel(histogramPairsKernel, args, numL, tile);
+    }
+    else {
+        requireKernels(CudaCoordinationProgram::HistogramKernels);
+        void* args[] = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &groupOriginal.getDevicePointer(),
+                &numL, &numS, &offsetL, &offsetS, imageSearch, cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(),
+                cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &numBins, maxArg,
+                binArg, &counts.getDevicePointer()};
+        cu.executeKernel(histogramTilesKernel, args, getNumTileBlocks(tile, maxBlocks)*tile, tile);
+    }
+}
+
+string CudaCoordinationCV::describeLastEvaluation() const {
+    typedef CudaCoordinationProgram P;
+    stringstream text;
+    text << "kernel=" << (lastPath == P::TileKernels ? "tiles" : lastPath == P::PairKernels ? "pairs" : lastPath == P::CellKernels ?
+            "cells" : lastPath == P::ListKernels ? "lists" : "none");
+    if (lastPath == P::TileKernels)
+        text << " lPerThread=" << lPerThread << " sChunk=" << sChunk;
+    if (lastPath == P::CellKernels)
+        text << " homeLists=" << lastHomeLists << " sortedForces=" << lastSortedForces;
+    if (lastPath == P::ListKernels)
+        text << " lanes=" << listLanes;
+    if (lastPath == P::CellKernels || lastPath == P::ListKernels) {
+        const CudaCoordinationCells::Grid& grid = cells->getGrid();
+        text << " grid=" << grid.rx << "," << grid.ry << "," << grid.rz << "," << grid.runLength;
+    }
+    if (neighborList && (lastPath == P::ListKernels || lastHomeLists))
+        text << " skin=" << neighborList->getSkin() << " rebuilds=" << (neighborList->rebuildsAlways() ? "always" : "when stale");
+    return text.str();
+}

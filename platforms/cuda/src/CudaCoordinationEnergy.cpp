@@ -1,0 +1,176 @@
+#include "CudaCoordinationEnergy.h"
+#include "internal/CoordinationForceImpl.h"
+#include "openmm/OpenMMException.h"
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace CoordinationPlugin;
+using namespace OpenMM;
+using namespace std;
+
+static const int NoSlot = numeric_limits<int>::max();
+
+CudaCoordinationEnergy::CudaCoordinationEnergy(CudaContext& cu, CudaCoordinationLauncher& launcher, int numCVs) :
+        cu(cu), launcher(launcher), numCVs(numCVs) {
+    sums.initialize<double>(cu, 2*numCVs, "coordinationSums");
+    sums.upload(vector<double>(2*numCVs, 0.0));
+    state.initialize<double>(cu, 5*numCVs+2, "coordinationState");
+    state.upload(initialState());
+    globals.initialize<double>(cu, 1, "coordinationGlobals");
+}
+
+vector<double> CudaCoordinationEnergy::initialState() const {
+    vector<double> values(5*numCVs+2, 0.0);
+    for (int k = 0; k < numCVs; k++)
+        memcpy(&values[4*numCVs+2+k], &NoSlot, sizeof(int));
+    return values;
+}
+
+void CudaCoordinationEnergy::setExpression(const Lepton::ParsedExpression& energy, const vector<string>& cvNames,
+        const vector<string>& globalNames, const vector<const TabulatedFunction*>& tables, const vector<string>& tableNames) {
+    CudaCoordinationModulePart part = CudaCoordinationProgram::getChainRulePart(cu, energy, cvNames, globalNames, tables, tableNames);
+    bool compiled = (compiledPart && compiledPart->source == part.source && compiledPart->defines == part.defines);
+    pendingPart.reset(compiled ? NULL : new CudaCoordinationModulePart(part));
+    expression = true;
+    this->cvNames = cvNames;
+    this->globalNames = globalNames;
+    globalValues.assign(globalNames.size(), numeric_limits<double>::quiet_NaN());
+    int numGlobals = max(1, (int) globalNames.size());
+    if (globals.getSize() != numGlobals)
+        globals.resize(numGlobals);
+    this->tables.resize(tables.size());
+    for (int i = 0; i < tables.size(); i++) {
+        int width;
+        vector<float> coefficients = cu.getExpressionUtilities().computeFunctionCoefficients(*tables[i], width);
+        unique_ptr<CudaArray>& table = this->tables[i];
+        if (!table || table->getSize()*4 != coefficients.size()) {
+            table.reset(new CudaArray());
+            table->initialize(cu, coefficients.size()/4, 4*sizeof(float), "coordinationTable");
+        }
+        table->upload(coefficients.data());
+    }
+}
+
+void CudaCoordinationEnergy::clearExpression() {
+    expression = false;
+    pendingPart.reset();
+}
+
+void CudaCoordinationEnergy::compile(const vector<CudaCoordinationCV*>& cvs) {
+    // One part per distinct program and families (CVs of the same configuration share it), and the chain rule.
+    vector<CudaCoordinationModulePart> parts;
+    vector<int> missing(cvs.size()), partOf(cvs.size());
+    for (int k = 0; k < cvs.size(); k++) {
+        missing[k] = cvs[k]->getMissingKernels();
+        if (missing[k] != 0)
+            partOf[k] = CudaCoordinationProgram::addPart(parts, cvs[k]->getProgram().getPart(missing[k]));
+    }
+    int chainRulePart = (pendingPart ? CudaCoordinationProgram::addPart(parts, *pendingPart) : -1);
+    if (parts.empty())
+        return;
+    CUmodule module = cu.createModule(CudaCoordinationProgram::assemble(parts, cu));
+    for (int k = 0; k < cvs.size(); k++)
+        if (missing[k] != 0)
+            cvs[k]->loadKernels(module, missing[k], partOf[k]);
+    if (pendingPart) {
+        chainRuleKernel = cu.getKernel(module, CudaCoordinationProgram::getKernelName("applyChainRule", chainRulePart));
+        compiledPart = move(pendingPart);
+    }
+}
+
+void CudaCoordinationEnergy::uploadGlobals(ContextImpl& context) {
+    bool changed = false;
+    for (int i = 0; i < globalNames.size(); i++) {
+        double value = context.getParameter(globalNames[i]);
+        if (value != globalValues[i]) {
+            globalValues[i] = value;
+            changed = true;
+        }
+    }
+    if (changed)
+        globals.upload(globalValues);
+}
+
+CUdeviceptr CudaCoordinationEnergy::getSum(int k) {
+    return sums.getDevicePointer()+(sumParity*numCVs+k)*sizeof(double);
+}
+
+CUdeviceptr CudaCoordinationEnergy::getValue(int k) {
+    return state.getDevicePointer()+k*sizeof(double);
+}
+
+CUdeviceptr CudaCoordinationEnergy::getRecord() {
+    return state.getDevicePointer()+2*numCVs*sizeof(double);
+}
+
+CUdeviceptr CudaCoordinationEnergy::getInvalidSlot(int k) {
+    return state.getDevicePointer()+(4*numCVs+2+k)*sizeof(double);
+}
+
+void CudaCoordinationEnergy::launchChainRule(const vector<CudaCoordinationCV*>& cvs, bool gradient, bool energy) {
+    // ChainRuleTargets (kernels/energy.cu), by value: NUM_CVS pointers to each gradient, to each
+    // groupAtoms and to each entrySlot, then NUM_CVS ints, padded to a multiple of 8 bytes.
+    int pointers = 3*numCVs*sizeof(CUdeviceptr);
+    vector<char> targets((pointers+numCVs*sizeof(int)+7)/8*8, 0);
+    int maxSlots = 0;
+    for (int k = 0; k < numCVs; k++) {
+        CudaCoordinationCV::ChainRuleTarget target = cvs[k]->getChainRuleTarget();
+        memcpy(&targets[k*sizeof(CUdeviceptr)], &target.gradient, sizeof(CUdeviceptr));
+        memcpy(&targets[(numCVs+k)*sizeof(CUdeviceptr)], &target.groupAtoms, sizeof(CUdeviceptr));
+        memcpy(&targets[(2*numCVs+k)*sizeof(CUdeviceptr)], &target.entrySlot, sizeof(CUdeviceptr));
+        memcpy(&targets[pointers+k*sizeof(int)], &target.numSlots, sizeof(int));
+        maxSlots = max(maxSlots, target.numSlots);
+    }
+    int flags = (gradient ? CudaCoordinationCV::Gradient : 0) | (energy ? CudaCoordinationCV::ExpressionEnergy : 0);
+    CUdeviceptr sum = getSum(0);
+    CUdeviceptr nextSum = sums.getDevicePointer()+(1-sumParity)*numCVs*sizeof(double);
+    vector<void*> args = {targets.data(), &sum, &nextSum, &flags, &state.getDevicePointer(), &cu.getEnergyBuffer().getDevicePointer(),
+            &cu.getLongForceBuffer().getDevicePointer(), &globals.getDevicePointer()};
+    for (auto& table : tables)
+        args.push_back(&table->getDevicePointer());
+    int blockSize = CudaCoordinationProgram::TileSize;
+    int blocks = (gradient ? min((maxSlots+blockSize-1)/blockSize, cu.getNumThreadBlocks()) : 1);
+    launcher.launch(chainRuleKernel, args.data(), max(1, blocks), blockSize);
+    // The next evaluation adds to the other sums, which this launch clears.
+    sumParity = 1-sumParity;
+}
+
+vector<double> CudaCoordinationEnergy::readState(const vector<CudaCoordinationCV*>& cvs, bool checkEnergy,
+        const function<string(const map<string, double>&, double, const vector<double>&)>& message) {
+    vector<double> values;
+    state.download(values);
+    vector<double> cvValues(values.begin(), values.begin()+numCVs);
+    int invalidCV = -1, slot = NoSlot;
+    for (int k = 0; k < numCVs && invalidCV < 0; k++) {
+        memcpy(&slot, &values[4*numCVs+2+k], sizeof(int));
+        if (slot != NoSlot)
+            invalidCV = k;
+    }
+    const double* record = &values[2*numCVs];
+    bool energyInvalid = (checkEnergy && record[0] != 0);
+    if (invalidCV < 0 && !energyInvalid)
+        return cvValues;
+    // Clear the record thrown for (an invalid position first), and keep any other for later.
+    vector<double> cleared = values;
+    if (invalidCV >= 0)
+        cleared[4*numCVs+2+invalidCV] = initialState()[4*numCVs+2+invalidCV];
+    else
+        cleared[2*numCVs] = 0;
+    state.upload(cleared);
+    if (invalidCV >= 0)
+        throw OpenMMException("CoordinationForce: the position of particle "+to_string(cvs[invalidCV]->getParticle(slot))+
+                " is not finite (NaN or infinity)");
+    double energy = record[1];
+    vector<double> recorded(record+2, record+2+numCVs), dEdcv(record+2+numCVs, record+2+2*numCVs);
+    for (double cv : recorded)
+        if (!isfinite(cv) || !expression)
+            throw OpenMMException(CoordinationForceImpl::nonFiniteCollectiveVariableMessage(cv));
+    map<string, double> variables;
+    for (int k = 0; k < numCVs; k++)
+        variables[cvNames[k]] = recorded[k];
+    for (int i = 0; i < globalNames.size(); i++)
+        variables[globalNames[i]] = globalValues[i];
+    throw OpenMMException(message(variables, energy, dEdcv));
+}

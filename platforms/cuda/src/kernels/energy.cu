@@ -1,0 +1,124 @@
+/**
+ * The energy of NUM_CVS collective variables and the chain rule: the one device home of both,
+ * for a CoordinationForce with an energy expression (one CV named cv) and a CoordinationBiasForce
+ * (several). Each CV's pair kernel accumulates its sum into cvSums[k] and its gradient dcv_k/dx,
+ * in 64-bit fixed point, into a buffer of its own; applyChainRule() evaluates E and every dE/dcv_k
+ * once and adds -dE/dcv_k times each gradient to the forces.
+ *
+ * The state the host reads back in one download (CudaCoordinationEnergy), for K CVs:
+ *   state[k]          CV k (the chain rule, or a pair kernel's REDUCE)          k < K
+ *   state[K+k]        dE/dcv_k
+ *   state[2K...]      the record of the first energy or dE/dcv that was not finite:
+ *                     a flag, E, the K CVs and the K dE/dcv_k there (recordNonFinite())
+ *   state[4K+2+k]     the first slot of CV k whose particle's position is not finite (an int)
+ */
+
+/**
+ * Where an energy or a dE/dcv_k is not finite (a NaN global parameter, an overflow, a CV that
+ * is not finite), record the first such one in record[] (a flag, E, the numCVs CVs and dE/dcv_k)
+ * for the host's error at its next read, and make them zero, so that nothing that is not
+ * finite reaches the energy or the forces.
+ */
+inline DEVICE void recordNonFinite(double* RESTRICT record, int numCVs, const double* cv, double* energy, double* dEdcv) {
+    bool finite = isfinite(*energy);
+    for (int k = 0; k < numCVs; k++)
+        finite = finite && isfinite(dEdcv[k]);
+    if (finite)
+        return;
+    if (atomicCAS((unsigned long long*) &record[0], 0ULL, (unsigned long long) __double_as_longlong(1.0)) == 0ULL) {
+        record[1] = *energy;
+        for (int k = 0; k < numCVs; k++) {
+            record[2+k] = cv[k];
+            record[2+numCVs+k] = dEdcv[k];
+        }
+    }
+    *energy = 0;
+    for (int k = 0; k < numCVs; k++)
+        dEdcv[k] = 0;
+}
+
+/**
+ * Add scale times one CV's fixed-point gradient to the forces and clear the gradient, over the
+ * entries of this thread (a grid-stride loop). Entry k of the gradient belongs to slot k, or
+ * with entrySlot (the cell kernel's sorted order) to slot entrySlot[k]. Each entry's loads are
+ * issued together, the particle index of the next entry ahead.
+ */
+inline DEVICE void scatterGradient(long long* RESTRICT gradient, const int* RESTRICT groupAtoms, const int* RESTRICT entrySlot,
+        int numSlots, real scale, unsigned long long* RESTRICT forceBuffer) {
+    const int first = blockIdx.x*blockDim.x+threadIdx.x, stride = blockDim.x*gridDim.x;
+    int nextAtom = (first < numSlots ? groupAtoms[entrySlot == NULL ? first : entrySlot[first]] : 0);
+    for (int entry = first; entry < numSlots; entry += stride) {
+        long long gx = gradient[entry], gy = gradient[entry+numSlots], gz = gradient[entry+2*numSlots];
+        const int atom = nextAtom;
+        const int next = entry+stride;
+        if (next < numSlots)
+            nextAtom = groupAtoms[entrySlot == NULL ? next : entrySlot[next]];
+        if ((gx | gy | gz) == 0)
+            continue;
+        atomicAdd(&forceBuffer[atom], (unsigned long long) realToFixedPoint(scale*(real) gx));
+        atomicAdd(&forceBuffer[atom+PADDED_NUM_ATOMS], (unsigned long long) realToFixedPoint(scale*(real) gy));
+        atomicAdd(&forceBuffer[atom+2*PADDED_NUM_ATOMS], (unsigned long long) realToFixedPoint(scale*(real) gz));
+        gradient[entry] = 0;
+        gradient[entry+numSlots] = 0;
+        gradient[entry+2*numSlots] = 0;
+    }
+}
+
+/** The scale that turns a fixed-point gradient into -dE/dcv times it. */
+inline DEVICE real chainRuleScale(double dEdcv) {
+    return (real) (-dEdcv/(double) 0x100000000);
+}
+
+#ifdef COMPILE_CHAIN_RULE
+/** Where each CV's gradient is, passed by value at each launch (the cell kernel's order can change between evaluations). */
+typedef struct {
+    long long* gradient[NUM_CVS];
+    const int* groupAtoms[NUM_CVS];
+    const int* entrySlot[NUM_CVS];
+    int numSlots[NUM_CVS];
+} ChainRuleTargets;
+
+/** The energy expression E(cv[0], ..., cv[NUM_CVS-1]) and every dE/dcv_k, from the global parameters and the tables. */
+inline DEVICE void evaluateEnergy(const double* cv, double* energy, double* dEdcv, const double* RESTRICT globals
+        ENERGY_TABLE_PARAMETERS) {
+    double E;
+    COMPUTE_ENERGY_EXPRESSION
+    *energy = E;
+}
+
+/**
+ * The chain rule over every CV: each block evaluates E and dE/dcv_k from the sums the pair
+ * kernels accumulated (cvSums); block 0 stores the CVs and dE/dcv_k in state, adds E to the energy
+ * buffer (EXPRESSION_ENERGY) and clears nextCvSums, the sums of the next evaluation (the one
+ * before read them). With GRADIENT, -dE/dcv_k times CV k's gradient goes to the forces.
+ */
+KERNEL void applyChainRule(ChainRuleTargets targets, const double* RESTRICT cvSums, double* RESTRICT nextCvSums, int flags,
+        double* RESTRICT state, mixed* RESTRICT energyBuffer, unsigned long long* RESTRICT forceBuffer,
+        const double* RESTRICT globals ENERGY_TABLE_PARAMETERS) {
+    __shared__ double derivatives[NUM_CVS];
+    DEPENDENT_KERNEL_START
+    if (threadIdx.x == 0) {
+        double cv[NUM_CVS], dEdcv[NUM_CVS], E;
+        for (int k = 0; k < NUM_CVS; k++)
+            cv[k] = cvSums[k];
+        evaluateEnergy(cv, &E, dEdcv, globals ENERGY_TABLE_ARGUMENTS);
+        recordNonFinite(state+2*NUM_CVS, NUM_CVS, cv, &E, dEdcv);
+        for (int k = 0; k < NUM_CVS; k++)
+            derivatives[k] = dEdcv[k];
+        if (blockIdx.x == 0) {
+            for (int k = 0; k < NUM_CVS; k++) {
+                state[k] = cv[k];
+                state[NUM_CVS+k] = dEdcv[k];
+                nextCvSums[k] = 0;
+            }
+            if (flags & FLAG_EXPRESSION_ENERGY)
+                atomicAdd(&energyBuffer[0], (mixed) E);
+        }
+    }
+    __syncthreads();
+    if (flags & FLAG_GRADIENT)
+        for (int k = 0; k < NUM_CVS; k++)
+            scatterGradient(targets.gradient[k], targets.groupAtoms[k], targets.entrySlot[k], targets.numSlots[k],
+                    chainRuleScale(derivatives[k]), forceBuffer);
+}
+#endif

@@ -1,0 +1,55 @@
+/* Tests of the CUDA CoordinationBiasForce kernel, included by the CUDA test main after the shared
+ * test body: each CV of a bias takes the pair kernel of its own size and box (tiles, a pair list,
+ * cell lists, neighbour lists), as CudaCalcCoordinationBiasForceKernel::describeLastEvaluation()
+ * reports it, and with every such path the bias agrees with the Reference platform. */
+#include "CudaCoordinationKernels.h"
+#include "internal/CoordinationBiasForceImpl.h"
+
+/** Reaches a bias force's implementation in a Context (Force::getImplInContext() is protected). */
+struct BiasImplAccess : public CoordinationBiasForce {
+    static CoordinationBiasForceImpl& get(const CoordinationBiasForce& force, Context& context) {
+        ForceImpl& (Force::*getImpl)(Context&) const = &BiasImplAccess::getImplInContext;
+        return dynamic_cast<CoordinationBiasForceImpl&>((force.*getImpl)(context));
+    }
+};
+
+/** Evaluate a bias in a new Context and assert that each CV took the path named in parts. */
+static void assertBiasPaths(System& system, CoordinationBiasForce& bias, const vector<Vec3>& positions, const vector<string>& parts) {
+    VerletIntegrator integrator(0.001);
+    Context context(system, integrator, platform, properties);
+    context.setPositions(positions);
+    context.getState(State::Energy | State::Forces);
+    string paths = BiasImplAccess::get(bias, context).getKernel().getAs<CudaCalcCoordinationBiasForceKernel>().describeLastEvaluation();
+    cout << "    " << paths << endl;
+    for (const string& part : parts)
+        if (paths.find(part) == string::npos)
+            throw OpenMMException("The paths '"+paths+"' lack '"+part+"'");
+}
+
+/** In a system of 30,000 particles, each CV takes the pair kernel its size asks for. */
+void testBiasPathPerCV() {
+    System system;
+    vector<Vec3> positions;
+    Vec3 box[3];
+    CoordinationBiasForce* bias = largeBias(system, positions, box, 30000, 9.0);
+    assertBiasPaths(system, *bias, positions, {"tiles: kernel=tiles", "pairs: kernel=pairs", "cells: kernel=cells", "lists: kernel=lists"});
+}
+
+/**
+ * Over 2,000 particles the cells CV would take tiles: on a forced grid it takes cells (by sorted
+ * index for the chain rule) and agrees with Reference, with lists and tiles beside it.
+ */
+void testBiasCellsAgainstReference() {
+    ScopedEnvironment grid("COORDINATION_CELL_GRID", "1,1,1,1");
+    System system;
+    vector<Vec3> positions;
+    Vec3 box[3];
+    CoordinationBiasForce* bias = largeBias(system, positions, box, 2000, 4.0);
+    assertBiasPaths(system, *bias, positions, {"tiles: kernel=tiles", "pairs: kernel=pairs", "cells: kernel=cells", "lists: kernel=lists"});
+    compareBiasWithReference(system, bias, positions);
+}
+
+void runCudaBiasPathTests() {
+    RUN_TEST(testBiasPathPerCV);
+    RUN_TEST(testBiasCellsAgainstReference);
+}

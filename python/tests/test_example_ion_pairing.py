@@ -1,0 +1,62 @@
+"""examples/ion_pairing.py runs briefly on the CPU (--quick: 400 steps, a hill every 50) and writes
+the 2-D free energy (PNG and CSV) and the CV trace; the free energy is checked against the hills
+rebuilt in NumPy from the trace (the hills are laid at the CVs the trace records at those steps)."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip('matplotlib')
+
+from gr_helpers import REPO, png_size  # noqa: E402
+
+
+def test_ion_pairing_example(tmp_path):
+    result = subprocess.run([sys.executable, os.path.join('examples', 'ion_pairing.py'), '--quick', '--platform', 'CPU',
+                             '--output', str(tmp_path)], capture_output=True, text=True, cwd=REPO, timeout=300,
+                            env=dict(os.environ, MPLBACKEND='Agg'))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    stdout = result.stdout
+    for phrase in ['platform CPU, settings quick', 'Na+ and Cl- in 245 TIP3P waters, box 2.00 nm, 737 atoms',
+                   'grid 101 x 121', 'metadynamics:     400/400 steps', 'hills 8', 'CIP: lowest at', 'wrote']:
+        assert phrase in stdout, (phrase, stdout)
+
+    trace = np.loadtxt(str(tmp_path/'cv.csv'), delimiter=',', skiprows=1)
+    assert open(tmp_path/'cv.csv').readline().strip() == 'step,time_ps,c1_nacl,c2_nao'
+    assert trace.shape == (16, 4)
+    np.testing.assert_array_equal(trace[:, 0], np.arange(25, 401, 25))
+    np.testing.assert_allclose(trace[:, 1], trace[:, 0]*0.002, rtol=1e-5)
+    # started 0.3 nm apart: a contact pair (c1 = s(r), r0 0.35 nm, n 4: 0.64 at 0.3 nm, 0.19 at 0.5 nm),
+    # Na+ keeping 3 to 6 waters
+    assert np.all((trace[:, 2] > 0.3) & (trace[:, 2] < 0.9)) and np.all((trace[:, 3] > 2.5) & (trace[:, 3] < 6.5))
+
+    fes = np.loadtxt(str(tmp_path/'fes.csv'), delimiter=',', skiprows=1)
+    assert open(tmp_path/'fes.csv').readline().strip() == 'c1_nacl,c2_nao,free_energy_kJ_per_mol,sampled'
+    assert fes.shape == (101*121, 4)
+    c1, c2 = np.linspace(0, 1, 101), np.linspace(2, 8, 121)
+    np.testing.assert_allclose(fes[:, 0].reshape(121, 101), np.tile(c1, (121, 1)), atol=1e-4)
+    np.testing.assert_allclose(fes[:, 1].reshape(121, 101), np.tile(c2[:, None], (1, 101)), atol=1e-4)
+    sampled = fes[:, 3] == 1
+    assert 50 < sampled.sum() < 101*121 and fes[sampled, 2].min() == 0.0
+
+    # the hills in NumPy: at the CVs of the trace at steps 50, 100, ..., 400, widths 0.04 and 0.15,
+    # well tempered (kT dT at 300 K and bias factor 6: 12.47 kJ/mol; the bias at a centre taken from
+    # the Gaussians themselves rather than OpenMM's spline of the grid, a 1e-3 difference)
+    kTdT = 8.314462618e-3*300*5
+    G1, G2 = np.meshgrid(c1, c2)
+    bias, hills = np.zeros(G1.shape), []
+    for step, time, x, y in trace[1::2]:
+        here = sum(h*np.exp(-0.5*((x - a)/0.04)**2 - 0.5*((y - b)/0.15)**2) for a, b, h in hills)
+        hills.append((x, y, np.exp(-here/kTdT)))
+        bias += hills[-1][2]*np.exp(-0.5*((G1 - x)/0.04)**2 - 0.5*((G2 - y)/0.15)**2)
+    assert len(hills) == 8 and hills[-1][2] < 1.0
+    expected = -1.2*bias
+    expected = expected - expected[sampled.reshape(G1.shape)].min()
+    np.testing.assert_allclose(fes[:, 2], expected.ravel(), atol=0.02)
+    assert fes[:, 2].max() > 0.5
+
+    width, height = png_size(tmp_path/'fes.png')
+    assert width >= 1000 and height >= 500
