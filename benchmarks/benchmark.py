@@ -22,9 +22,10 @@ md: MD step time of a PME water box of 23,682 atoms (8,000 TIP3P waters, PME 0.9
     0.5*k1*(c1-a)^2 + 0.5*k2*(c2-b)^2. Ours: CoordinationBiasForce over two CoordinationForces; the
     peer: CustomCVForce over two CustomNonbondedForces, the same expression.
   - metadynamics, metadynamics2: well-tempered metadynamics on the 1 O CV, and on both CVs (2-D), hills
-    every 500 steps. Ours: openmmcoordination.metadynamics.Metadynamics (the bias a table on the GPU);
-    the peer: openmm.app.metadynamics.Metadynamics over the CustomNonbondedForce CVs (its own
-    CustomCVForce). The same BiasVariables (ranges, widths, grids) for both.
+    every 500 steps. Ours: openmmcoordination.metadynamics.Metadynamics (the bias grid the table of
+    one CoordinationBiasForce, on the GPU); the peer: openmm.app.metadynamics.Metadynamics over the
+    CustomNonbondedForce CVs (its own CustomCVForce). The same BiasVariables (ranges, widths, grids)
+    for both.
   Why one run: every overhead of the section is a ratio to the same plain Contexts timed in the same
   rounds, so the one-CV, two-CV and metadynamics rows can be read side by side (separate runs would
   each have their own plain Contexts, which step up to a few percent apart, as their replicas show),

@@ -315,8 +315,8 @@ def metadynamics_section(rows):
     if not body:
         return [], []
     text = ('The box and the run of the MD table: well-tempered metadynamics of the 1 O CV (CV 1), and of the 1 O and 100 O '
-            'CVs together (2-D). **Ours**: `openmmcoordination.metadynamics.Metadynamics`, the bias a table evaluated by our '
-            'force on the GPU. **Peer**: `openmm.app.metadynamics.Metadynamics` over the CustomNonbondedForce CVs (its '
+            'CVs together (2-D). **Ours**: `openmmcoordination.metadynamics.Metadynamics`, the bias grid the table of one '
+            'CoordinationBiasForce, evaluated on the GPU and replaced between hills. **Peer**: `openmm.app.metadynamics.Metadynamics` over the CustomNonbondedForce CVs (its '
             'CustomCVForce). Both with the same variables, grids and hills. Overheads: median over the rounds of the step '
             'time against the plain Contexts of the MD table, hills included; ratio: the peer\'s ms per step over ours.')
     frequency = (first or {}).get('hill_frequency', '?')
