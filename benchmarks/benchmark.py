@@ -33,7 +33,8 @@ md: MD step time of a PME water box of 23,682 atoms (8,000 TIP3P waters, PME 0.9
   "ours" (the mean per round), one of each other kind; 5 rounds of step(2000), the order reversed
   every other round. Toggled overhead (restraints): the same Context with and without the force's
   group integrated, in turn. Metadynamics rows have no toggled figure: their Contexts advance through
-  meta.step(), hills included (four per round). Before timing, each pair is checked: the CVs' values
+  meta.step(), hills included (four per round); what the hills cost is timed instead, the same
+  Context through meta.step() and through Simulation.step() (no new hill), in turn, 3 rounds. Before timing, each pair is checked: the CVs' values
   and forces; the two-CV restraint's energy, forces and CV values away from its minimum; the
   metadynamics biases' energy and forces after two hills, at moved positions. A two-CV case that
   cannot run (the platform lacks CoordinationBiasForce, our Metadynamics takes one CV) or fails its
@@ -179,11 +180,12 @@ def adding(force):
 class MdCase:
     """One kind of MD Context of an interleaved run: its label, a build(system) that adds its
     force(s) to a copy of the box's System (and returns a metadynamics object, whose step() then
-    advances the Context, or None), its number of Contexts, and whether its toggled overhead is
-    measured (the added force's group integrated and left out, in turn, in its own Context)."""
+    advances the Context, or None), its number of Contexts, whether its toggled overhead is
+    measured (the added force's group integrated and left out, in turn, in its own Context) and,
+    metadynamics, whether the cost of its hills is (steps with and without adding hills, in turn)."""
 
-    def __init__(self, label, build, replicas=1, toggled=True):
-        self.label, self.build, self.replicas, self.toggled = label, build, replicas, toggled
+    def __init__(self, label, build, replicas=1, toggled=True, hills=False):
+        self.label, self.build, self.replicas, self.toggled, self.hills = label, build, replicas, toggled, hills
 
 
 class MdRun:
@@ -198,22 +200,26 @@ class MdRun:
         integrator.setRandomNumberSeed(1)
         if meta is None:
             self.context, self.integrator = make_context(system, platform, precision, integrator)
-            self.advance = self.integrator.step
+            self.advance = self.withoutHills = self.integrator.step
         else:
             simulation = app.Simulation(topology, system, integrator, platform, platform_properties(platform, precision))
             self.context, self.integrator = simulation.context, integrator
             self.advance = lambda steps: meta.step(simulation, steps)
+            # The same steps with the bias but no new hill (steps a multiple of the hills' interval
+            # keep the steps of later hills).
+            self.withoutHills = simulation.step
             warmup = max(warmup, 2 * meta.frequency)     # hills included
         self.context.setPositions(positions)
         self.context.setVelocitiesToTemperature(TEMPERATURE, 1)
         self.advance(warmup)
 
-    def seconds(self, steps, groups=ALL_GROUPS):
-        """Seconds of step(steps), integrating the force groups in the bit mask groups."""
+    def seconds(self, steps, groups=ALL_GROUPS, hills=True):
+        """Seconds of step(steps), integrating the force groups in the bit mask groups (and, for
+        metadynamics, adding hills or not)."""
         self.integrator.setIntegrationForceGroups(groups)
         self.context.getState(getEnergy=True)
         start = time.perf_counter()
-        self.advance(steps)
+        (self.advance if hills else self.withoutHills)(steps)
         self.context.getState(getEnergy=True)
         return time.perf_counter() - start
 
@@ -253,10 +259,13 @@ def interleaved_md(system, positions, platform, precision, steps, repeats, cases
         results[label] = {'ms': float(np.median(perRound[label])), 'relative': float(np.median(relative)),
                           'rounds': [float(x) for x in relative], 'toggled': None}
     for case in cases:
+        results[case.label]['hills'] = None
         if case.toggled:
             results[case.label]['toggled'] = toggled_md(runs[(case.label, 0)], steps, repeats)
+        if case.hills:
+            results[case.label]['hills'] = hills_md(runs[(case.label, 0)], steps, min(3, repeats))
     if progress:
-        progress('toggled overheads')
+        progress('toggled overheads and hills')
     plainMedians = [np.median(times[('plain', r)]) for r in range(replicas)]
     spread = 100 * (max(plainMedians) - min(plainMedians)) / plainMedians[0]
     return results, spread
@@ -274,6 +283,17 @@ def toggled_md(run, steps, repeats):
             (withForce if include else without).append(seconds)
     run.integrator.setIntegrationForceGroups(ALL_GROUPS)
     return float(np.median([a / b for a, b in zip(withForce, without)]))
+
+
+def hills_md(run, steps, repeats):
+    """What a metadynamics run's hills cost: step(steps) of its Context through meta.step() (a hill
+    every `frequency` steps) and through Simulation.step() (the bias, no new hill), in turn; the
+    median over rounds of the time with hills relative to the time without."""
+    withHills, without = [], []
+    for round_ in range(repeats):
+        for hills in ((True, False) if round_ % 2 == 0 else (False, True)):
+            (withHills if hills else without).append(run.seconds(steps, hills=hills))
+    return float(np.median([a / b for a, b in zip(withHills, without)]))
 
 
 def restraint_constant(cv0):
@@ -318,19 +338,21 @@ def bias_restraint(expression, cvs, parameters):
 
 
 def metadynamics_variables(values, factories):
-    """BiasVariables of the md section's metadynamics, the same for ours and the peer: CV 1 (1 O)
-    over [0, 20] with hills 0.2 wide; CV 2 (100 O) over its starting value +- 100 with hills 2
-    wide; a grid spacing of half a hill's width (401 points in one dimension, 201 x 201 in two).
-    factories: a function per CV that makes a fresh force of it."""
+    """BiasVariables of the md section's metadynamics, the same for ours and the peer and the same
+    axes in one and two dimensions: CV 1 (1 O, about 4.8 at the start) over [0, 12] with hills 0.2
+    wide, CV 2 (100 O, about 457) over its starting value +- 60 with hills 2 wide, a grid spacing of
+    half a hill's width: 121 points, 121 x 121 in two dimensions (openmm.app's default, a fifth of
+    the width, would give 301 x 301). The grid sets the cost of a hill (both classes redo the
+    table's splines and send it to the Context): on a 2-core CPU about 5 ms for 121 x 121 and
+    15 ms for 201 x 201. factories: a function per CV that makes a fresh force of it."""
     from openmm.app.metadynamics import BiasVariable
     variables = []
     for index, (factory, value) in enumerate(zip(factories, values)):
         if index == 0:
-            low, high, width = 0.0, 20.0, 0.2
+            low, high, width = 0.0, 12.0, 0.2
         else:
-            low, high, width = max(0.0, round(value) - 100.0), round(value) + 100.0, 2.0
-        grid = 401 if len(factories) == 1 else 201
-        variables.append(BiasVariable(factory(), low, high, width, gridWidth=grid))
+            low, high, width = max(0.0, round(value) - 60.0), round(value) + 60.0, 2.0
+        variables.append(BiasVariable(factory(), low, high, width, gridWidth=121))
     return variables
 
 
@@ -356,11 +378,11 @@ def bench_md(platform, precision, quick, groups=MD_GROUPS, rounds=None):
     cases, described, skipped = [], [], []
 
     def add(name, bias, kinds, extra):
-        """kinds: [(kind, label, build, replicas, toggled)] of one CV case."""
+        """kinds: [(kind, label, build, replicas, toggled[, hills])] of one CV case."""
         labels = {}
-        for kind, label, build, count, toggled in kinds:
+        for kind, label, build, count, *flags in kinds:
             key = '%s: %s' % (name, label)
-            cases.append(MdCase(key, build, count, toggled))
+            cases.append(MdCase(key, build, count, *flags))
             labels[kind] = key
         described.append({'name': name, 'bias': bias, 'labels': labels, 'extra': extra})
 
@@ -418,10 +440,10 @@ def bench_md(platform, precision, quick, groups=MD_GROUPS, rounds=None):
                                lambda f: metadynamics_build(PeerMetadynamics, peerFactories, cvValues, f))
             add(name, 'metadynamics',
                 [('ours', 'ours (openmmcoordination Metadynamics)',
-                  metadynamics_build(Metadynamics, oursFactories, cvValues, frequency), replicas, False),
+                  metadynamics_build(Metadynamics, oursFactories, cvValues, frequency), replicas, False, True),
                  ('peer', 'peer (openmm.app Metadynamics over %s)' % ('CustomNonbondedForce' if len(cvValues) == 1 else
                                                                       'two CustomNonbondedForces'),
-                  metadynamics_build(PeerMetadynamics, peerFactories, cvValues, frequency), 1, False)],
+                  metadynamics_build(PeerMetadynamics, peerFactories, cvValues, frequency), 1, False, True)],
                 dict(dimensions=len(cvValues), hill_frequency=frequency, bias_factor=BIAS_FACTOR,
                      hill_height=HILL_HEIGHT.value_in_unit(unit.kilojoules_per_mole), initial_cvs=cvValues,
                      bias_variables=[[v.minValue, v.maxValue, v.biasWidth, v.gridWidth]
@@ -456,6 +478,8 @@ def md_rows(section, described, numAtoms, results, spread, replicas, repeats, st
                    'replicas': replicas if kind == 'ours' else 1, 'steps': steps, 'repeats': repeats}
             if result['toggled'] is not None:
                 row['toggled_overhead_percent'] = 100 * (result['toggled'] - 1)
+            if result.get('hills') is not None:
+                row['hills_overhead_percent'] = 100 * (result['hills'] - 1)
             row.update(case['extra'])
             row['note'] = ('all Contexts timed in turn, %d rounds of step(%d); overhead: median over rounds of the time '
                            'relative to the mean of the %d plain Contexts of the same round (ours: the mean of %d '

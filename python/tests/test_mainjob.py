@@ -165,7 +165,7 @@ def test_md_two_cvs_checked_and_timed():
     CoordinationBiasForce agrees with CustomCVForce over two CustomNonbondedForces (and a wrong
     constant is caught); our metadynamics and openmm.app's give the same bias after two hills; a
     restraint and a metadynamics case time in one interleaved run, the metadynamics one through
-    Simulation and Metadynamics.step(), with no toggled figure."""
+    Simulation and Metadynamics.step(), with the cost of its hills and no toggled figure."""
     benchmark = import_benchmark()
     import openmm as mm
     from openmm.app.metadynamics import Metadynamics as PeerMetadynamics
@@ -196,9 +196,11 @@ def test_md_two_cvs_checked_and_timed():
             assert count == 2 and 'one BiasVariable' in str(error)
 
     cases = [benchmark.MdCase('two CVs', benchmark.adding(ours), 1, True),
-             benchmark.MdCase('metadynamics', benchmark.metadynamics_build(PeerMetadynamics, factories(False, 2), values, 2), 1, False)]
+             benchmark.MdCase('metadynamics', benchmark.metadynamics_build(PeerMetadynamics, factories(False, 2), values, 2), 1, False,
+                              True)]
     results, _ = benchmark.interleaved_md(system, positions, platform, 'mixed', 4, 2, cases, 1, topology, warmup=2)
     assert results['two CVs']['toggled'] is not None and results['metadynamics']['toggled'] is None
+    assert results['two CVs']['hills'] is None and results['metadynamics']['hills'] > 0
     assert all(results[label]['ms'] > 0 for label in ('plain', 'two CVs', 'metadynamics'))
     rows = benchmark.md_rows('md', [{'name': 'two CVs case', 'bias': 'restraint', 'labels': {'ours': 'two CVs'}, 'extra': {}},
                                     {'name': 'metadynamics case', 'bias': 'metadynamics', 'labels': {'peer': 'metadynamics'},
@@ -207,6 +209,7 @@ def test_md_two_cvs_checked_and_timed():
     assert [(row['kind'], row.get('cv_case')) for row in rows] == [('plain', None), ('ours', 'two CVs case'),
                                                                    ('peer', 'metadynamics case')]
     assert 'toggled_overhead_percent' in rows[1] and 'toggled_overhead_percent' not in rows[2]
+    assert 'hills_overhead_percent' not in rows[1] and 'hills_overhead_percent' in rows[2]
     assert rows[2]['dimensions'] == 2 and len(rows[2]['overhead_per_round_percent']) == 2
 
 

@@ -43,10 +43,14 @@ def md_rows(name, fast, fastOverhead, fastToggled, compatibleOverhead, peer, pee
                  overhead_per_round_percent=[fastOverhead - 0.5, fastOverhead, fastOverhead + 0.25], replicas=3)]
     if fastToggled is not None:
         rows[0]['toggled_overhead_percent'] = fastToggled
+    if bias == 'metadynamics':
+        rows[0]['hills_overhead_percent'] = fastOverhead / 2
     if compatibleOverhead is not None:
         rows.append(dict(base, case='%s: compatibility path' % name, kind='compatible', ms_per_step=0.3,
                          overhead_percent=compatibleOverhead))
     rows.append(dict(base, case='%s: peer' % name, kind='peer', ms_per_step=peer, overhead_percent=peerOverhead))
+    if bias == 'metadynamics':
+        rows[-1]['hills_overhead_percent'] = 3.0
     if fastToggled is not None:
         rows[-1]['toggled_overhead_percent'] = peerOverhead + 1
     return rows
@@ -152,9 +156,9 @@ def test_synthetic_run(tmp_path):
     # Metadynamics of one CV (4% within 5%) and two (5% over 4%), from the md rows.
     meta = section(text, 'Well-tempered metadynamics')
     assert table_row(meta, '1 O vs the other O (1-D)') == ['1 O vs the other O (1-D)', '0.200', '0.208', '+4.0%', '0.260', '+30.0%',
-                                                           '1.25x', '<= 5%', 'yes']
-    assert table_row(meta, '1 O and 100 O vs the other O (2-D)')[2:] == ['0.210', '+5.0%', '0.300', '+50.0%', '1.43x', '<= 4%',
-                                                                         '**no**']
+                                                           '1.25x', '+2.0% / +3.0%', '<= 5%', 'yes']
+    assert table_row(meta, '1 O and 100 O vs the other O (2-D)')[2:] == ['0.210', '+5.0%', '0.300', '+50.0%', '1.43x',
+                                                                         '+2.5% / +3.0%', '<= 4%', '**no**']
     assert ('1-D: CV 1 over [0, 20] (hills 0.2 wide, 401 grid points); 2-D: CV 1 over [0, 20] and CV 2 over [357, 557] '
             '(hills 0.2 and 2 wide, 201 x 201 grid points).') in meta
     assert 'every 500 steps' in meta
