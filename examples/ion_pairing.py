@@ -24,7 +24,7 @@ D_MAX=1.0, c2: COORDINATION GROUPA=na GROUPB=ow R_0=0.31 NN=12 MM=24, d: DISTANC
 UPPER_WALLS ARG=d AT=0.65 KAPPA=2500, METAD ARG=c1,c2 SIGMA=0.04,0.15 HEIGHT=1.0 PACE=250 BIASFACTOR=6
 TEMP=300 GRID_MIN=0,2 GRID_MAX=1,8 GRID_BIN=100,120.
 
-    python examples/ion_pairing.py                   # CUDA if it runs the bias force, else CPU (about 2 minutes)
+    python examples/ion_pairing.py                   # CUDA (1 ns, a few minutes) if it runs the bias force, else CPU (60 ps, about 2 minutes)
     python examples/ion_pairing.py --platform CPU --steps 200000 --output output/ion_pairing_long
     python examples/ion_pairing.py --help
 """
@@ -45,7 +45,7 @@ from openmmcoordination.metadynamics import BiasVariable, Metadynamics
 from openmmcoordination.reporters import CollectiveVariableReporter
 
 # Settings per platform: box edge (nm), equilibration and metadynamics steps (2 fs), steps between hills.
-SETTINGS = {'gpu': dict(box=3.0, equil=20000, steps=2000000, frequency=250),
+SETTINGS = {'gpu': dict(box=3.0, equil=20000, steps=500000, frequency=250),
             'cpu': dict(box=2.2, equil=2000, steps=30000, frequency=50),
             'quick': dict(box=2.0, equil=100, steps=400, frequency=50)}
 TEMPERATURE = 300*unit.kelvin
@@ -60,7 +60,7 @@ def parseArguments(argv=None):
     parser.add_argument('--platform', default='auto', help='CUDA, CPU, Reference or auto (CUDA when it runs the bias force, else CPU)')
     parser.add_argument('--box', type=float, help='cubic box edge in nm (default 3.0 on CUDA, 2.2 otherwise)')
     parser.add_argument('--equil-steps', type=int, help='equilibration steps (default 20,000 on CUDA, 2,000 otherwise)')
-    parser.add_argument('--steps', type=int, help='metadynamics steps of 2 fs (default 2,000,000 = 4 ns on CUDA, 30,000 otherwise)')
+    parser.add_argument('--steps', type=int, help='metadynamics steps of 2 fs (default 500,000 = 1 ns on CUDA, 30,000 otherwise)')
     parser.add_argument('--frequency', type=int, help='steps between hills (default 250 on CUDA, 50 otherwise)')
     parser.add_argument('--height', type=float, default=1.0, help='initial hill height in kJ/mol (default 1)')
     parser.add_argument('--bias-factor', type=float, default=6.0, help='well-tempered bias factor (default 6)')

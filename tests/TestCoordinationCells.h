@@ -485,6 +485,7 @@ void testForcesOnlyAgainstReference() {
             context.setPositions(positions);
             reference.setPositions(positions);
             State expected = reference.getState(State::Energy | State::Forces);
+            cout << "    case " << c << " frame " << frame << endl;
             assertForcesEqual(expected.getForces(), context.getState(State::Forces).getForces(), forceTolerance());
             ASSERT(expected.getPotentialEnergy() > 1.0);
             ASSERT_EQUAL_TOL(expected.getPotentialEnergy(), context.getState(State::Energy).getPotentialEnergy(), tolerance);
