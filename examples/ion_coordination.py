@@ -17,7 +17,6 @@
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -78,23 +77,6 @@ def buildSystem(ion, box):
     return modeller, system, ionIndex, oxygens
 
 
-def runWithProgress(label, advance, steps, chunks=10, extra=None):
-    """Run ``advance(n)`` in chunks, printing progress and speed."""
-    done = 0
-    start = time.time()
-    size = max(1, steps//chunks)
-    while done < steps:
-        n = min(size, steps - done)
-        advance(n)
-        done += n
-        elapsed = time.time() - start
-        nsPerDay = done*0.002e-3/elapsed*86400 if elapsed > 0 else 0.0
-        line = '  %s: %6d/%d steps  %5.1f ps  %6.2f ns/day' % (label, done, steps, done*0.002, nsPerDay)
-        if extra is not None:
-            line += '  ' + extra()
-        print(line, flush=True)
-
-
 def equilibrate(args, settings, platform):
     """Step 1: the system, a force that only observes the ion-oxygen pairs (energy 0, left out of the
     integration), a minimized and equilibrated Simulation. Returns (simulation, observer, ion, oxygens)."""
@@ -108,7 +90,7 @@ def equilibrate(args, settings, platform):
     simulation.context.setPositions(modeller.positions)
     simulation.minimizeEnergy(maxIterations=500)
     simulation.context.setVelocitiesToTemperature(TEMPERATURE, args.seed)
-    runWithProgress('equilibration', simulation.step, settings['equil'], chunks=2)
+    oc.runWithProgress('equilibration', simulation.step, settings['equil'], chunks=2)
     return simulation, observer, ion, oxygens
 
 
@@ -119,7 +101,7 @@ def measurePairDistribution(simulation, observer, settings, output):
     reporter = PairDistributionReporter(os.path.join(output, 'gr.csv'), 20, observer, numBins=100,
                                         maxDistance=maxDistance)
     simulation.reporters.append(reporter)
-    runWithProgress('g(r)', simulation.step, settings['gr'], chunks=5)
+    oc.runWithProgress('g(r)', simulation.step, settings['gr'], chunks=5)
     simulation.reporters.remove(reporter)
     gr = reporter.writeFile()
     r0 = gr.firstMinimum()
@@ -157,7 +139,7 @@ def runMetadynamics(simulation, cv, low, high, args, settings, output):
         lastHeight = meta.getHillHeights()[-1].value_in_unit(unit.kilojoules_per_mole) if len(meta.getHillCenters()) else 0.0
         return 'cv %.2f  hills %d  last height %.3f kJ/mol' % (meta.getCollectiveVariables(simulation)[0],
                                                                len(meta.getHillCenters()), lastHeight)
-    runWithProgress('metadynamics', lambda n: meta.step(simulation, n), settings['metad'], chunks=10, extra=progress)
+    oc.runWithProgress('metadynamics', lambda n: meta.step(simulation, n), settings['metad'], chunks=10, extra=progress)
     cvReporter.close()
     grid = meta.getCollectiveVariableGrid()
     fes = meta.getFreeEnergy().value_in_unit(unit.kilojoules_per_mole)

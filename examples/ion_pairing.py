@@ -32,7 +32,6 @@ TEMP=300 GRID_MIN=0,2 GRID_MAX=1,8 GRID_BIN=100,120.
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -136,21 +135,6 @@ def distance(state, i, j):
     delta = positions[i] - positions[j]
     delta -= box*np.round(delta/box)
     return float(np.linalg.norm(delta))
-
-
-def runWithProgress(label, advance, steps, chunks=10, extra=None):
-    """Run ``advance(n)`` in chunks, printing progress and speed."""
-    done, start, size = 0, time.time(), max(1, steps//chunks)
-    while done < steps:
-        n = min(size, steps - done)
-        advance(n)
-        done += n
-        elapsed = time.time() - start
-        nsPerDay = done*0.002e-3/elapsed*86400 if elapsed > 0 else 0.0
-        line = '  %s: %7d/%d steps  %6.1f ps  %6.2f ns/day' % (label, done, steps, done*0.002, nsPerDay)
-        if extra is not None:
-            line += '  ' + extra()
-        print(line, flush=True)
 
 
 def basin(fes, axes, sampled, c1range, kT):
@@ -289,7 +273,7 @@ def main(argv=None):
     simulation.context.setPositions(modeller.positions)
     simulation.minimizeEnergy(maxIterations=500)
     simulation.context.setVelocitiesToTemperature(TEMPERATURE, args.seed)
-    runWithProgress('equilibration', simulation.step, settings['equil'], chunks=2)
+    oc.runWithProgress('equilibration', simulation.step, settings['equil'], chunks=2)
     simulation.currentStep = 0          # hills and the trace count from the start of metadynamics
     simulation.context.setTime(0)
 
@@ -303,7 +287,7 @@ def main(argv=None):
         heights = meta.getHillHeights().value_in_unit(unit.kilojoules_per_mole)
         return 'c1 %.2f  c2 %.2f  Na-Cl %.3f nm  hills %d  last height %.3f kJ/mol' % (
             c1, c2, r, len(heights), heights[-1] if len(heights) else 0.0)
-    runWithProgress('metadynamics', lambda n: meta.step(simulation, n), settings['steps'], chunks=10, extra=progress)
+    oc.runWithProgress('metadynamics', lambda n: meta.step(simulation, n), settings['steps'], chunks=10, extra=progress)
     trace.close()
 
     ps = settings['steps']*0.002

@@ -77,7 +77,7 @@ from openmmcoordination.coordination import CoordinationBiasForce, CoordinationF
 # takes an MDAnalysis Universe without importing MDAnalysis).
 from openmmcoordination.gr import (PairDistribution, PairDistributionAccumulator, addHistogramForce,  # noqa: E402
                                    computePairDistribution, pairDistributionFromCounts)
-from openmmcoordination.reporters import CollectiveVariableReporter, PairDistributionReporter  # noqa: E402
+from openmmcoordination.reporters import CollectiveVariableReporter, PairDistributionReporter, runWithProgress  # noqa: E402
 from openmmcoordination.metadynamics import BiasVariable, Metadynamics  # noqa: E402
 from openmmcoordination.analysis import analyzeTrajectory, bestPlatform  # noqa: E402
 from openmmcoordination.contacts import find_native_contacts, native_contacts  # noqa: E402

@@ -1,5 +1,5 @@
-"""Reporters for openmm.app.Simulation: g(r) accumulated during a run, and the coordination number
-over time.
+"""Reporters for openmm.app.Simulation: g(r) accumulated during a run, the coordination number
+over time, and progress lines for a long run (runWithProgress).
 
 >>> force = addHistogramForce(system, ions, oxygens)            # or any CoordinationForce in the System
 >>> simulation.reporters.append(PairDistributionReporter('gr.csv', 100, force, 200, 1.0))
@@ -9,13 +9,15 @@ over time.
 >>> simulation.reporters[0].close()                              # writes gr.csv
 """
 
+import time
+
 import numpy as np
 
 from openmm import unit
 
 from openmmcoordination.gr import PairDistributionAccumulator
 
-__all__ = ['PairDistributionReporter', 'CollectiveVariableReporter']
+__all__ = ['PairDistributionReporter', 'CollectiveVariableReporter', 'runWithProgress']
 
 
 class PairDistributionReporter(object):
@@ -197,3 +199,21 @@ class CollectiveVariableReporter(object):
             self.close()
         except Exception:
             pass
+
+
+def runWithProgress(label, advance, steps, chunks=10, extra=None, timestep=0.002):
+    """Run ``advance(n)`` (``simulation.step``, or ``lambda n: meta.step(simulation, n)``) for
+    ``steps`` steps in ``chunks`` parts, printing after each part the steps done, the simulated time
+    in ps (``timestep`` in ps) and the speed in ns/day, and ``extra()`` where given (a string: the
+    current CVs, say)."""
+    done, start, size = 0, time.time(), max(1, steps//chunks)
+    while done < steps:
+        n = min(size, steps - done)
+        advance(n)
+        done += n
+        elapsed = time.time() - start
+        nsPerDay = done*timestep*1e-3/elapsed*86400 if elapsed > 0 else 0.0
+        line = '  %s: %7d/%d steps  %6.1f ps  %6.2f ns/day' % (label, done, steps, done*timestep, nsPerDay)
+        if extra is not None:
+            line += '  ' + extra()
+        print(line, flush=True)
