@@ -177,13 +177,13 @@ class Metadynamics(object):
             if v.periodic:
                 raise _error('variables[%d].periodic must be False (a coordination number is not periodic), got %r',
                              i, v.periodic)
+            if not v.force.thisown:
+                raise _error('variables[%d].force already belongs to a System or another force (its energy would '
+                             'be added as well); give a CoordinationForce of its own, the bias force adds a copy', i)
             expression = v.force.getEnergyExpression()
             if expression.strip() != 'cv' or v.force.getNumTabulatedFunctions() > 0:
                 raise _error('variables[%d].force must have the energy expression "cv" and no tabulated function, '
                              'got "%s" and %d functions', i, expression, v.force.getNumTabulatedFunctions())
-            if not v.force.thisown:
-                raise _error('variables[%d].force already belongs to a System or another force (its energy would '
-                             'be added as well); give a CoordinationForce of its own, the bias force adds a copy', i)
             for name in ('minValue', 'maxValue', 'biasWidth'):
                 value = getattr(v, name)
                 if not isinstance(value, numbers.Real) or not math.isfinite(value):

@@ -459,9 +459,16 @@ def _tabulated():
     return force
 
 
+# The Systems of _in_a_system(), kept for the whole session: a System deletes its forces with it,
+# and the test reads the force after the call.
+_OWNERS = []
+
+
 def _in_a_system():
     force = toy_cv()
-    openmm.System().addForce(force)
+    system = openmm.System()
+    system.addForce(force)
+    _OWNERS.append(system)
     return force
 
 
