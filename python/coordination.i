@@ -13,6 +13,7 @@ namespace std {
 }
 
 %{
+#include <climits>
 #include "CoordinationBiasForce.h"
 #include "CoordinationForce.h"
 #include "OpenMM.h"
@@ -47,11 +48,16 @@ def _particleList(group, name):
     """The particle indices of a group as a list of ints. Accepts any sequence of integers (lists,
     tuples, ranges, NumPy integer arrays of any width); anything else, floats and bools included,
     raises TypeError naming the argument, and an index beyond a C++ int raises OpenMMException."""
+    if isinstance(group, _np.ndarray) and group.ndim == 1 and group.dtype.kind in 'iu':
+        group = group.tolist()
     try:
         items = list(group)
     except TypeError:
         raise TypeError('CoordinationForce: %s must be a sequence of integer particle indices, got %r (%s)'
                         % (name, group, type(group).__name__)) from None
+    # Plain ints in range (a large group: one pass in C); anything else is checked item by item below.
+    if all(type(item) is int for item in items) and (not items or (-2**31 <= min(items) and max(items) < 2**31)):
+        return items
     indices = []
     for position, item in enumerate(items):
         try:
@@ -158,6 +164,31 @@ def _pairListFlag(flag):
     }
     Py_DECREF(sequence);
     $1 = &values;
+}
+/* Particle indices cross as lists of ints (_particleList checked them): one PyLong_AsLong each,
+ * where SWIG's own typemap for std::vector<int> checks and converts each item twice. */
+%typemap(in) const std::vector<int>& (std::vector<int> values) {
+    PyObject* sequence = PySequence_Fast($input, "CoordinationForce: expected a sequence of integer particle indices");
+    if (sequence == NULL)
+        SWIG_fail;
+    Py_ssize_t size = PySequence_Fast_GET_SIZE(sequence);
+    values.resize(size);
+    for (Py_ssize_t i = 0; i < size; i++) {
+        long value = PyLong_AsLong(PySequence_Fast_GET_ITEM(sequence, i));
+        if (PyErr_Occurred() || value < INT_MIN || value > INT_MAX) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_OverflowError, "CoordinationForce: a particle index does not fit a C++ int");
+            Py_DECREF(sequence);
+            SWIG_fail;
+        }
+        values[i] = (int) value;
+    }
+    Py_DECREF(sequence);
+    $1 = &values;
+}
+%typemap(freearg) const std::vector<int>& ""
+%typemap(typecheck, precedence=SWIG_TYPECHECK_INT32_ARRAY) const std::vector<int>& {
+    $1 = (PySequence_Check($input) && !PyUnicode_Check($input)) ? 1 : 0;
 }
 %typemap(typecheck, precedence=SWIG_TYPECHECK_DOUBLE_ARRAY) const std::vector<double>& {
     $1 = PySequence_Check($input) ? 1 : 0;

@@ -6,6 +6,7 @@
 #include "openmm/internal/ContextImpl.h"
 #include "lepton/ParsedExpression.h"
 #include "lepton/Parser.h"
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -24,19 +25,28 @@ static void require(bool condition, const string& what, T value) {
     }
 }
 
+/**
+ * Check a group: not empty, no negative index, and (unique) no index twice, naming the first
+ * position that repeats one. A million particles take a sort, not a message built per index.
+ */
 static void checkGroup(const vector<int>& group, const string& name, bool unique) {
     require(!group.empty(), name+" is empty: size", 0);
-    set<int> seen;
-    for (int i = 0; i < group.size(); i++) {
-        stringstream what;
-        what << name << " has an invalid particle index at position " << i << ":";
-        require(group[i] >= 0, what.str(), group[i]);
-        if (unique) {
-            stringstream repeated;
-            repeated << name << " repeats a particle index at position " << i << ":";
-            require(seen.insert(group[i]).second, repeated.str(), group[i]);
-        }
-    }
+    for (int i = 0; i < group.size(); i++)
+        if (group[i] < 0)
+            require(false, name+" has an invalid particle index at position "+to_string(i)+":", group[i]);
+    if (!unique)
+        return;
+    // (index, position) in order: each index's later positions repeat it; the first of them is the one to name.
+    vector<pair<int, int> > sorted(group.size());
+    for (int i = 0; i < group.size(); i++)
+        sorted[i] = make_pair(group[i], i);
+    sort(sorted.begin(), sorted.end());
+    int repeat = -1;
+    for (size_t k = 1; k < sorted.size(); k++)
+        if (sorted[k].first == sorted[k-1].first && (repeat < 0 || sorted[k].second < repeat))
+            repeat = sorted[k].second;
+    if (repeat >= 0)
+        require(false, name+" repeats a particle index at position "+to_string(repeat)+":", group[repeat]);
 }
 
 CoordinationForce::CoordinationForce(const vector<int>& group) : mode(OneGroup), type(Rational), r0(0.3), d0(0.0),

@@ -44,6 +44,9 @@ def test_empty_group():
 
 def test_repeated_index():
     raises(lambda: CoordinationForce([3, 1, 3]), 'group', 'repeats', 'position 2', '3')
+    # several repeated: the first position that repeats an earlier index
+    raises(lambda: CoordinationForce([5, 9, 7, 7, 5, 9]), 'group', 'repeats', 'position 3', '7')
+    raises(lambda: CoordinationForce(list(range(100000)) + [99999, 4]), 'group', 'repeats', 'position 100000', '99999')
     raises(lambda: CoordinationForce([0, 5, 5], [1]), 'groupA', 'repeats', '5')
     raises(lambda: CoordinationForce([0], [2, 1, 2]), 'groupB', 'repeats', '2')
     # a pair list may repeat particles: (0, 1), (0, 2) is a valid list
