@@ -8,6 +8,10 @@
 #   pytest    the Python tests on CUDA (single, mixed, double; PYTEST_FILES selects test files),
 #             in PYTEST_WORKERS pytest-xdist workers (default: the cores less four, at most 12)
 #   sanitize  compute-sanitizer memcheck and racecheck on the CUDA tests
+#   stress    an intermittent failure hunted: the C++ tests STRESS_FILTER (default ForcesOnly) in
+#             STRESS_PROCS processes at once (default 6, the precisions in turn) under CUDA MPS,
+#             STRESS_ROUNDS rounds (default 4, the first on an empty kernel cache), with
+#             programmatic dependent launches and again with plain ones (COORDINATION_DEPENDENT_LAUNCH)
 #   coldstart benchmarks/cold_start.py: what the force adds to a first Context, per precision
 #   bench     benchmarks/benchmark.py (BENCH_ARGS adds options, e.g. "--sections md")
 # The test stages run in two steps:
@@ -98,6 +102,7 @@ python3 -c "import openmmcoordination as oc; print('openmmcoordination', oc.__ve
 note "kernel cache: $(ls "$OPENMM_CACHE_DIR" | wc -l) modules at the start; setup and build took $SECONDS s"
 runs_ctest=$([[ " $stages " == *" ctest "* ]] && echo 1)
 runs_pytest=$([[ " $stages " == *" pytest "* ]] && echo 1)
+runs_stress=$([[ " $stages " == *" stress "* ]] && echo 1)
 
 # CUDA MPS for the main test step (see the header); the daemon ends after it, or with the script.
 stop_mps() {
@@ -109,7 +114,7 @@ stop_mps() {
     trap - EXIT
     note "CUDA MPS: off at $SECONDS s"
 }
-if [ -n "$runs_ctest$runs_pytest" ] && [ "${GPU_SUITE_MPS:-1}" = 1 ] && command -v nvidia-cuda-mps-control > /dev/null; then
+if [ -n "$runs_ctest$runs_pytest$runs_stress" ] && [ "${GPU_SUITE_MPS:-1}" = 1 ] && command -v nvidia-cuda-mps-control > /dev/null; then
     export CUDA_MPS_PIPE_DIRECTORY=/tmp/coordination-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/coordination-mps-log
     mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
     if nvidia-cuda-mps-control -d; then
@@ -120,7 +125,7 @@ if [ -n "$runs_ctest$runs_pytest" ] && [ "${GPU_SUITE_MPS:-1}" = 1 ] && command 
         note "CUDA MPS: the daemon did not start; the tests run without it"
     fi
 else
-    [ -n "$runs_ctest$runs_pytest" ] && note "CUDA MPS: off"
+    [ -n "$runs_ctest$runs_pytest$runs_stress" ] && note "CUDA MPS: off"
 fi
 mainTimeout=${STAGE_TIMEOUT:-$(( SUITE_BUDGET - SECONDS - LEAK_TIMEOUT - 60 ))}
 [ "$mainTimeout" -lt 60 ] && mainTimeout=60
@@ -173,6 +178,36 @@ if [ -n "$runs_ctest" ]; then
     wait $ctestPid
     note "ctest (main): exit $?, done at $SECONDS s"
     grep -E "tests passed" "$OUT/ctest-main.log" | tee -a "$summary"
+fi
+
+# The stress stage (still under MPS): per launch mode, how many runs failed, and where (the test
+# prints the case and frame it is at).
+if [ -n "$runs_stress" ]; then
+    TEST=build-gpu/platforms/cuda/tests/TestCudaCoordinationForce
+    precisions=(single mixed double)
+    for mode in 1 0; do
+        cache=/tmp/coordination-stress-cache-$mode
+        rm -rf $cache && mkdir -p $cache
+        runs=0 failed=0 where=""
+        for round in $(seq ${STRESS_ROUNDS:-4}); do
+            pids=()
+            for p in $(seq ${STRESS_PROCS:-6}); do
+                log="$OUT/stress-launch$mode-round$round-$p-${precisions[$(( (p-1)%3 ))]}.log"
+                OPENMM_CACHE_DIR=$cache COORDINATION_DEPENDENT_LAUNCH=$mode timeout ${STRESS_TIMEOUT:-120} \
+                    $TEST ${precisions[$(( (p-1)%3 ))]} ${STRESS_FILTER:-ForcesOnly} > "$log" 2>&1 &
+                pids+=($!)
+            done
+            for p in "${!pids[@]}"; do
+                runs=$((runs+1))
+                if ! wait ${pids[$p]}; then
+                    failed=$((failed+1))
+                    log=$(ls "$OUT"/stress-launch$mode-round$round-$((p+1))-*.log)
+                    where="$where [round $round, $(basename "$log" .log | sed 's/.*-//'): $(grep -hE 'case [0-9]+ frame [0-9]+' "$log" | tail -1 | xargs)]"
+                fi
+            done
+        done
+        note "stress ($([ $mode = 1 ] && echo 'dependent launches' || echo 'plain launches'), ${STRESS_FILTER:-ForcesOnly}): $failed of $runs runs failed$where"
+    done
 fi
 
 # Step 2, outside MPS: the tests that leak a device context.

@@ -8,12 +8,17 @@ namespace CoordinationPlugin {
 /**
  * Launches the plugin's kernels of one evaluation as programmatic dependent launches (sm_90 and
  * later): each may start while the kernel before it finishes, and waits for that kernel's
- * results (DEPENDENT_KERNEL_START in kernels/pairs.cu) before it reads anything. Where the GPU
- * or driver refuses such a launch (before sm_90), it and every later one are plain launches.
+ * results (DEPENDENT_KERNEL_START in kernels/launch.cu) before it reads anything. Where the GPU
+ * or driver refuses such a launch (before sm_90), or COORDINATION_DEPENDENT_LAUNCH=0
+ * (CudaCoordinationTuning) asks, it and every later one are plain launches.
  */
 class CudaCoordinationLauncher {
 public:
-    explicit CudaCoordinationLauncher(OpenMM::CudaContext& cu);
+    /**
+     * @param cu         the context
+     * @param dependent  whether to try programmatic dependent launches (false: plain launches only)
+     */
+    CudaCoordinationLauncher(OpenMM::CudaContext& cu, bool dependent);
     /**
      * Launch a kernel that begins with DEPENDENT_KERNEL_START on the Context's current stream.
      *
@@ -23,6 +28,10 @@ public:
      * @param blockSize  the threads of a block
      */
     void launch(CUfunction kernel, void** arguments, long long blocks, int blockSize);
+    /** Whether the launches are programmatic dependent launches (so far: none refused). */
+    bool usesDependentLaunches() const {
+        return !dependentLaunchFailed;
+    }
 private:
     OpenMM::CudaContext& cu;
     bool dependentLaunchFailed;

@@ -25,6 +25,8 @@ namespace CoordinationPlugin {
  * | COORDINATION_LIST_LANES      | 1, 2, 4, ..., 32  | lanes sharing a particle in the list kernel [about 512 threads an SM]  |
  * | COORDINATION_NEIGHBOR_SKIN   | a distance >= 0   | the lists' skin in nm [dmax/10]                                        |
  * | COORDINATION_CELL_GRID       | rx,ry,rz,run      | a cell grid of that reach and run length (0: chunks) [cost model]      |
+ * | COORDINATION_DEPENDENT_LAUNCH| 0, 1              | plain launches (0) or programmatic dependent ones (1) [1 where the    |
+ * |                              |                   | GPU takes them: sm_90 and later]                                       |
  */
 struct OPENMM_EXPORT_COORDINATION CudaCoordinationTuning {
     enum ListMode {ListsDefault, ListsOff, ListsAlwaysRebuilt};
@@ -41,6 +43,8 @@ struct OPENMM_EXPORT_COORDINATION CudaCoordinationTuning {
     double neighborSkin = -1;
     /** A forced cell grid {rx, ry, rz, runLength}; rx = 0 lets the cost model choose. */
     int cellGrid[4] = {0, 0, 0, -1};
+    /** false forces plain kernel launches; true (the default) launches them as programmatic dependent launches where the GPU can. */
+    bool dependentLaunch = true;
     /**
      * Read the switches from the environment (see the table above).
      *

@@ -442,5 +442,6 @@ string CudaCoordinationCV::describeLastEvaluation() const {
     }
     if (neighborList && (lastPath == P::ListKernels || lastHomeLists))
         text << " skin=" << neighborList->getSkin() << " rebuilds=" << (neighborList->rebuildsAlways() ? "always" : "when stale");
+    text << " launches=" << (launcher.usesDependentLaunches() ? "dependent" : "plain");
     return text.str();
 }

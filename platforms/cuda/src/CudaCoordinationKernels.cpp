@@ -39,7 +39,7 @@ CudaCalcCoordinationForceKernel::CudaCalcCoordinationForceKernel(string name, co
 void CudaCalcCoordinationForceKernel::initialize(const System& system, const CoordinationForce& force) {
     ContextSelector selector(cu);
     tuning = CudaCoordinationTuning::fromEnvironment();
-    launcher.reset(new CudaCoordinationLauncher(cu));
+    launcher.reset(new CudaCoordinationLauncher(cu, tuning.dependentLaunch));
     cv.reset(new CudaCoordinationCV(cu, force, tuning, *launcher));
     energy.reset(new CudaCoordinationEnergy(cu, *launcher, 1));
     setParameters(force);
@@ -149,7 +149,7 @@ CudaCalcCoordinationBiasForceKernel::CudaCalcCoordinationBiasForceKernel(string 
 void CudaCalcCoordinationBiasForceKernel::initialize(const System& system, const CoordinationBiasForce& force) {
     ContextSelector selector(cu);
     tuning = CudaCoordinationTuning::fromEnvironment();
-    launcher.reset(new CudaCoordinationLauncher(cu));
+    launcher.reset(new CudaCoordinationLauncher(cu, tuning.dependentLaunch));
     for (int k = 0; k < force.getNumCollectiveVariables(); k++) {
         owned.emplace_back(new CudaCoordinationCV(cu, force.getCollectiveVariable(k), tuning, *launcher));
         cvs.push_back(owned.back().get());

@@ -7,7 +7,7 @@ using namespace CoordinationPlugin;
 using namespace OpenMM;
 using namespace std;
 
-CudaCoordinationLauncher::CudaCoordinationLauncher(CudaContext& cu) : cu(cu), dependentLaunchFailed(false) {
+CudaCoordinationLauncher::CudaCoordinationLauncher(CudaContext& cu, bool dependent) : cu(cu), dependentLaunchFailed(!dependent) {
 }
 
 void CudaCoordinationLauncher::launch(CUfunction kernel, void** arguments, long long blocks, int blockSize) {

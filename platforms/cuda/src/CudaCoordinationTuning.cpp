@@ -66,5 +66,10 @@ CudaCoordinationTuning CudaCoordinationTuning::fromEnvironment() {
                 g[1] > 3 || g[2] < 1 || g[2] > 3 || g[3] < 0 || g[3] > 8)
             invalid("COORDINATION_CELL_GRID", "rx,ry,rz,runLength with rx in 1-4, ry and rz in 1-3, runLength in 0-8", value);
     }
+    value = variable("COORDINATION_DEPENDENT_LAUNCH");
+    if (value == "0" || value == "1")
+        tuning.dependentLaunch = (value == "1");
+    else if (value != "")
+        invalid("COORDINATION_DEPENDENT_LAUNCH", "0 or 1", value);
     return tuning;
 }

@@ -88,6 +88,8 @@ void testTuningSwitchesChangeThePath() {
     assertSwitchChangesPath("COORDINATION_LIST_KIND", "homes", "homeLists=1", system, *lists, positions, true);
     assertSwitchChangesPath("COORDINATION_LIST_LANES", "1", "lanes=1", system, *lists, positions, true);
     assertSwitchChangesPath("COORDINATION_NEIGHBOR_SKIN", "0.2", "skin=0.2", system, *lists, positions, true);
+    // Plain launches (the default, on sm_90 and later: programmatic dependent launches).
+    assertSwitchChangesPath("COORDINATION_DEPENDENT_LAUNCH", "0", "launches=plain", system, *lists, positions, true);
     string grid = pathWith("COORDINATION_CELL_GRID", "", system, *lists, positions, true);
     string forced = (grid.find("grid=2,2,2,0") == string::npos ? "2,2,2,0" : "1,1,1,1");
     assertSwitchChangesPath("COORDINATION_CELL_GRID", forced, "grid="+forced, system, *lists, positions, true);
@@ -110,7 +112,7 @@ void testTuningSwitchErrors() {
     system.addForce(new CoordinationForce({0, 1, 2}));
     vector<pair<string, string> > invalid = {{"COORDINATION_L_PER_THREAD", "4"}, {"COORDINATION_SORTED_GRADIENT", "yes"},
             {"COORDINATION_NEIGHBOR_LIST", "2"}, {"COORDINATION_LIST_KIND", "cells"}, {"COORDINATION_LIST_LANES", "3"},
-            {"COORDINATION_NEIGHBOR_SKIN", "-1"}, {"COORDINATION_CELL_GRID", "1,1"}};
+            {"COORDINATION_NEIGHBOR_SKIN", "-1"}, {"COORDINATION_CELL_GRID", "1,1"}, {"COORDINATION_DEPENDENT_LAUNCH", "no"}};
     for (auto& setting : invalid) {
         ScopedEnvironment environment(setting.first, setting.second);
         VerletIntegrator integrator(0.001);
