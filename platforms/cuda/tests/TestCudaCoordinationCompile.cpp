@@ -3,9 +3,12 @@
  * (CudaCoordinationProgram: the parts of the CVs and the chain rule of their energy), behind the
  * prelude that OpenMM 8.6's CudaContext::createModule puts in front of every module (its precision
  * defines and typedefs, and CudaKernelSources::common, read from libOpenMMCUDA itself), and
- * compiled with the options createModule uses. */
+ * compiled with the options createModule uses. Also checks that the table coefficients the plugin
+ * uploads (CoordinationSpline) are those of this OpenMM's ExpressionUtilities, whose generated code
+ * reads them. */
 
 #include "CudaCoordinationProgram.h"
+#include "internal/CoordinationSpline.h"
 #include "CoordinationBiasForce.h"
 #include "CoordinationForce.h"
 #include "internal/CoordinationBiasForceImpl.h"
@@ -22,6 +25,7 @@
 #include "openmm/OpenMMException.h"
 #include <nvrtc.h>
 #include <cmath>
+#include <memory>
 #include <cstdlib>
 #include <algorithm>
 #include <fstream>
@@ -267,10 +271,46 @@ static CoordinationForce* biasCV(int index, bool periodic) {
     return cv;
 }
 
+/**
+ * CoordinationSpline's coefficients against ExpressionUtilities::computeFunctionCoefficients of
+ * the OpenMM this test links (the layout its generated code reads), to float rounding.
+ */
+static void checkTableCoefficients() {
+    System system;
+    addParticles(system);
+    ProgramOnlyContext context(system, "mixed", false);
+    vector<double> values(9*7*11);
+    for (int i = 0; i < values.size(); i++)
+        values[i] = sin(0.7*i)+0.01*i;
+    vector<double> line(values.begin(), values.begin()+37), periodic = line;
+    periodic.back() = periodic.front();
+    vector<unique_ptr<TabulatedFunction> > tables;
+    tables.emplace_back(new Continuous1DFunction(line, -1.0, 2.5));
+    tables.emplace_back(new Continuous1DFunction(periodic, 0.0, 1.0, true));
+    tables.emplace_back(new Continuous2DFunction(23, 17, vector<double>(values.begin(), values.begin()+23*17), 0.0, 1.0, 397.0, 517.0));
+    tables.emplace_back(new Continuous3DFunction(9, 7, 11, values, -1.0, 1.0, 0.0, 2.0, 2.0, 3.5));
+    for (int t = 0; t < tables.size(); t++) {
+        int expectedWidth, width;
+        vector<float> expected = context.getExpressionUtilities().computeFunctionCoefficients(*tables[t], expectedWidth);
+        vector<float> actual = CoordinationSpline::computeCoefficients(*tables[t], width);
+        if (width != expectedWidth || actual.size() != expected.size())
+            throw OpenMMException("table "+to_string(t)+": CoordinationSpline's layout differs from ExpressionUtilities'");
+        float largest = 0;
+        for (float c : expected)
+            largest = max(largest, fabs(c));
+        for (int i = 0; i < expected.size(); i++)
+            if (fabs(actual[i]-expected[i]) > 1e-6*max(fabs(expected[i]), 1e-3f*largest))
+                throw OpenMMException("table "+to_string(t)+", coefficient "+to_string(i)+": CoordinationSpline gives "+
+                        to_string(actual[i])+", ExpressionUtilities "+to_string(expected[i]));
+    }
+    cout << tables.size() << " tables' coefficients equal ExpressionUtilities'" << endl;
+}
+
 int main(int argc, char* argv[]) {
     try {
         if (argc > 1)
             dumpPrefix = argv[1];
+        checkTableCoefficients();
         vector<int> a = {0, 1, 2, 3, 4, 5}, b = {5, 6, 7, 8, 9, 10};
         int count = 0;
         for (string precision : {"single", "mixed", "double"}) {
