@@ -51,9 +51,11 @@ histogram: pair histograms against CuPy.
 coldstart: what the force adds to a first Context, cold and warm (cold_start.py), in the run's
   precision (--coldstart-precisions for others).
 
-The JSON's info records the date, the command, and each section's elapsed seconds
-(sections_elapsed_s; also printed as the run goes); the JSON is rewritten after every section, with
-complete = false until the last. A full run (compilation of the kernels on a fresh machine included)
+The JSON's info records the date, the command, the options, the GPU (its UUID too), and each
+section's elapsed seconds (sections_elapsed_s; also printed as the run goes); the JSON is rewritten
+after every section, with complete = false until the last. A run cut short (a device call's time
+limit) goes on with --resume FILE in a later call on the same GPU with the same options: the
+sections it has not finished run, their rows join the file, and info.resumed records when. A full run (compilation of the kernels on a fresh machine included)
 is meant to take about 8 minutes on an H100, so that one run makes the whole of docs/performance.md.
 What keeps it there: md and contacts time 5 rounds (--rounds; with 7 the median's error would be
 about a fifth smaller, while the larger noise, Contexts that step apart for their lifetime, is met by
@@ -1021,9 +1023,32 @@ def describe(platform, precision):
         import subprocess
         info['gpu'] = subprocess.run(['nvidia-smi', '--query-gpu=name,driver_version', '--format=csv,noheader'],
                                      capture_output=True, text=True, check=True).stdout.strip()
+        info['gpu_uuid'] = subprocess.run(['nvidia-smi', '--query-gpu=uuid', '--format=csv,noheader'],
+                                          capture_output=True, text=True, check=True).stdout.strip()
     except Exception:
-        info['gpu'] = None
+        info['gpu'] = info['gpu_uuid'] = None
     return info
+
+
+def resumed_run(path, info, options):
+    """(info, rows, the sections left) of the run in the JSON at path, to go on with where it is the
+    same machine's run (platform, precision, OpenMM, GPU and its UUID) with the same options;
+    raises ValueError saying what differs otherwise."""
+    with open(path) as source:
+        previous = json.load(source)
+    recorded = previous.get('info', {})
+    for key in ('platform', 'precision', 'openmm', 'gpu', 'gpu_uuid'):
+        if recorded.get(key) != info.get(key):
+            raise ValueError('--resume: the run in %s has %s %r, this one %r; a run goes on only on the same machine'
+                             % (path, key, recorded.get(key), info.get(key)))
+    if recorded.get('options') != options:
+        changed = sorted(k for k in set(options) | set(recorded.get('options') or {})
+                         if (recorded.get('options') or {}).get(k) != options.get(k))
+        raise ValueError('--resume: the run in %s was started with other options (%s); give the same ones'
+                         % (path, ', '.join('%s %r, not %r' % (k, (recorded.get('options') or {}).get(k), options.get(k))
+                                            for k in changed)))
+    left = [name for name in recorded['sections'] if name not in recorded.get('sections_elapsed_s', {})]
+    return recorded, previous.get('rows', []), left
 
 
 def print_table(rows):
@@ -1079,6 +1104,9 @@ def main(argv=None):
     parser.add_argument('--quick', action='store_true', help='tiny sizes, for a smoke test')
     parser.add_argument('--json', help='write the results here (after every section, so that a run cut short keeps '
                                        'the sections it finished)')
+    parser.add_argument('--resume', metavar='JSON',
+                        help='go on with the run this JSON holds (cut short in an earlier call): same GPU, same options; '
+                             'runs the sections it lacks and writes them into it (or into --json)')
     args = parser.parse_args(argv)
     names = args.sections.split(',')
     unknown = [name for name in names if name not in SECTIONS]
@@ -1090,13 +1118,25 @@ def main(argv=None):
         parser.error('unknown md case(s) %s; they are %s' % (', '.join(unknown), ', '.join(MD_GROUPS)))
     platform = mm.Platform.getPlatformByName(args.platform)
     info = describe(platform, args.precision)
-    info['date'] = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
-    info['command'] = ' '.join(['python', 'benchmarks/benchmark.py'] + (sys.argv[1:] if argv is None else list(argv)))
-    info['sections'] = names
-    info['sections_elapsed_s'] = {}
-    info['complete'] = False
+    now = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
+    options = {key: value for key, value in vars(args).items() if key not in ('json', 'resume')}
+    rows, done = [], 0.0
+    if args.resume:
+        try:
+            info, rows, names = resumed_run(args.resume, info, options)
+        except (OSError, ValueError, KeyError) as error:
+            parser.error(str(error))
+        info['resumed'] = info.get('resumed', []) + [now]
+        done = info.get('elapsed_s', 0.0)
+        args.json = args.json or args.resume
+    else:
+        info['date'] = now
+        info['command'] = ' '.join(['python', 'benchmarks/benchmark.py'] + (sys.argv[1:] if argv is None else list(argv)))
+        info['options'] = options
+        info['sections'] = names
+        info['sections_elapsed_s'] = {}
+        info['complete'] = False
     print(json.dumps(info), flush=True)
-    rows = []
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     start = time.perf_counter()
     for index, name in enumerate(names):
@@ -1107,13 +1147,13 @@ def main(argv=None):
         print_table(new)
         rows += new
         info['sections_elapsed_s'][name] = round(elapsed, 1)
-        info['elapsed_s'] = round(time.perf_counter() - start, 1)
+        info['elapsed_s'] = round(done + time.perf_counter() - start, 1)
         info['complete'] = index == len(names) - 1
         print('== %s: %d rows in %.0f s (the run so far: %.0f s)' % (name, len(new), elapsed, info['elapsed_s']), flush=True)
         if args.json:
             with open(args.json, 'w') as out:
                 json.dump({'info': info, 'rows': rows}, out, indent=1)
-    print('== all %d sections in %.0f s: %s' % (len(names), info.get('elapsed_s', 0), ', '.join(
+    print('== all %d sections in %.0f s: %s' % (len(info['sections']), info.get('elapsed_s', 0), ', '.join(
         '%s %.0f s' % item for item in info['sections_elapsed_s'].items())), flush=True)
 
 

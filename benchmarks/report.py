@@ -115,7 +115,7 @@ def describe_run(info, path, sections):
     return {'gpu': name.strip() if name else (info.get('platform') or 'unknown'), 'driver': driver.strip(),
             'openmm': info.get('openmm', 'unknown'), 'platform': info.get('platform', 'unknown'),
             'precision': info.get('precision') or 'n/a', 'date': date, 'command': command,
-            'command_recorded': info.get('command') is not None,
+            'command_recorded': info.get('command') is not None, 'resumed': info.get('resumed') or [],
             'elapsed': '%.1f min' % (elapsed / 60) if elapsed is not None else 'not recorded'}
 
 
@@ -642,6 +642,9 @@ def write_report(path, docs='docs', shown=None):
     lines += ['', 'The run and this page:', '', '```bash', run['command'], shown, '```']
     if not run['command_recorded']:
         lines += ['', '(The JSON does not record its command line; the command above is the one that runs its sections.)']
+    if run['resumed']:
+        lines += ['', 'The run was cut short by a device call\'s time limit and went on, on the same GPU (by its UUID) with '
+                  'the same options, with `--resume` at %s.' % ', '.join(run['resumed'])]
     if '(commit)' in run['date']:
         lines += ['', 'Date *(commit)*: the JSON does not record its date; this is the date of the commit that added it.']
     elapsed = info.get('sections_elapsed_s') or {}

@@ -87,6 +87,35 @@ def test_benchmark_smoke(tmp_path):
         assert row['value_relative_difference'] < 1e-4
 
 
+def test_benchmark_resume(tmp_path):
+    """A run cut short goes on with --resume: the sections it lacks run and join its rows and times,
+    info.resumed records when; another precision or other options are refused, naming what differs."""
+    path = tmp_path/'bench.json'
+    command = [os.path.join('benchmarks', 'benchmark.py'), '--platform', 'Reference', '--quick', '--sections', 'throughput,latency']
+    run(command + ['--json', str(path)], timeout=300)
+    full = json.loads(path.read_text())
+    assert full['info']['options']['sections'] == 'throughput,latency' and full['info']['complete'] is True
+    # As if the device call had ended after throughput.
+    cut = json.loads(path.read_text())
+    cut['rows'] = [row for row in cut['rows'] if row['section'] != 'latency']
+    del cut['info']['sections_elapsed_s']['latency']
+    cut['info']['complete'] = False
+    path.write_text(json.dumps(cut))
+    run(command + ['--resume', str(path)], timeout=300)
+    resumed = json.loads(path.read_text())
+    assert [row['section'] for row in resumed['rows']] == ['throughput', 'throughput', 'latency']
+    assert resumed['rows'][:2] == cut['rows']
+    info = resumed['info']
+    assert list(info['sections_elapsed_s']) == ['throughput', 'latency'] and info['complete'] is True
+    assert info['date'] == full['info']['date'] and len(info['resumed']) == 1 and info['command'] == full['info']['command']
+    assert info['elapsed_s'] >= cut['info']['elapsed_s']
+    for arguments, message in ((['--precision', 'double'], "precision 'mixed', this one 'double'"),
+                               (['--rounds', '2'], 'other options (rounds None, not 2)')):
+        result = subprocess.run([sys.executable] + command + arguments + ['--resume', str(path)], capture_output=True, text=True,
+                                cwd=REPO, timeout=120)
+        assert result.returncode == 2 and message in result.stderr, result.stderr
+
+
 def import_benchmark():
     """benchmarks/benchmark.py as a module."""
     folder = os.path.join(REPO, 'benchmarks')

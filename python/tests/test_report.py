@@ -239,6 +239,16 @@ def test_sections_absent_and_incomplete(tmp_path):
     assert '](%s)' % report.MD_IMAGE in section(text, 'MD step time')
 
 
+def test_resumed_run(tmp_path):
+    """A run that went on with --resume says so, with when; one that did not, nothing of it."""
+    rows = [r for r in synthetic_rows() if r['section'] == 'latency']
+    info = dict(INFO, resumed=['2026-12-01T10:20:00Z'])
+    text = report.write_report(write_json(tmp_path / 'resumed.json', rows, info), str(tmp_path / 'docs'))
+    assert ('went on, on the same GPU (by its UUID) with the same options, with `--resume` at 2026-12-01T10:20:00Z.' in text)
+    text = report.write_report(write_json(tmp_path / 'once.json', rows), str(tmp_path / 'docs'))
+    assert '--resume' not in text
+
+
 def test_one_json_only(tmp_path):
     """The page comes from one run: report.py takes one JSON."""
     first, second = write_json(tmp_path / 'a.json', synthetic_rows()), write_json(tmp_path / 'b.json', synthetic_rows())
