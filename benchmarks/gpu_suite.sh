@@ -13,7 +13,8 @@
 #             STRESS_ROUNDS rounds (default 4, the first on an empty kernel cache), with
 #             programmatic dependent launches and again with plain ones (COORDINATION_DEPENDENT_LAUNCH)
 #   coldstart benchmarks/cold_start.py: what the force adds to a first Context, per precision
-#   bench     benchmarks/benchmark.py (BENCH_ARGS adds options, e.g. "--sections md")
+#   bench     benchmarks/benchmark.py (BENCH_ARGS adds options, e.g. "--sections md"; BENCH_RESUME=file goes
+#             on with a run an earlier call cut short, on the same warm machine: its JSON, carried back)
 # The test stages run in two steps:
 #   1. under CUDA MPS (GPU_SUITE_MPS=0 leaves it off): ctest's shards (ctest -LE leaks_context,
 #      CTEST_JOBS at once, default all of them) beside pytest -m "not leaks_context", until both end;
@@ -306,7 +307,7 @@ fi
 if [[ " $stages " == *" bench "* ]]; then
     for precision in ${BENCH_PRECISIONS:-mixed}; do
         python3 benchmarks/benchmark.py --platform CUDA --precision $precision --json "$OUT/benchmark-$precision.json" \
-            ${BENCH_ARGS:-} 2>&1 | tee "$OUT/benchmark-$precision.log"
+            ${BENCH_ARGS:-} ${BENCH_RESUME:+--resume "$BENCH_RESUME"} 2>&1 | tee "$OUT/benchmark-$precision.log"
     done
 fi
 tar czf - -C "$OPENMM_CACHE_DIR" . | split -b 15000000 - "$OUT/kernel-cache.part-"
