@@ -55,8 +55,9 @@ The JSON's info records the date, the command, the options, the GPU (its UUID to
 section's elapsed seconds (sections_elapsed_s; also printed as the run goes); the JSON is rewritten
 after every section, with complete = false until the last. A run cut short (a device call's time
 limit) goes on with --resume FILE in a later call on the same GPU with the same options: the
-sections it has not finished run, their rows join the file, and info.resumed records when. A full run (compilation of the kernels on a fresh machine included)
-is meant to take about 8 minutes on an H100, so that one run makes the whole of docs/performance.md.
+sections it has not finished run, their rows join the file, and info.resumed records when. A full
+run (compilation of the kernels on a fresh machine included) is meant to take about 8 minutes on an
+H100, so that one run makes the whole of docs/performance.md.
 What keeps it there: md and contacts time 5 rounds (--rounds; with 7 the median's error would be
 about a fifth smaller, while the larger noise, Contexts that step apart for their lifetime, is met by
 the replicas) and share their plain Contexts among their cases; the compatibility path has no

@@ -88,8 +88,13 @@ void testTuningSwitchesChangeThePath() {
     assertSwitchChangesPath("COORDINATION_LIST_KIND", "homes", "homeLists=1", system, *lists, positions, true);
     assertSwitchChangesPath("COORDINATION_LIST_LANES", "1", "lanes=1", system, *lists, positions, true);
     assertSwitchChangesPath("COORDINATION_NEIGHBOR_SKIN", "0.2", "skin=0.2", system, *lists, positions, true);
-    // Plain launches (the default, on sm_90 and later: programmatic dependent launches).
-    assertSwitchChangesPath("COORDINATION_DEPENDENT_LAUNCH", "0", "launches=plain", system, *lists, positions, true);
+    // Plain launches; the default is programmatic dependent launches where the GPU takes them (sm_90
+    // and later), else plain ones already.
+    string launches = pathWith("COORDINATION_DEPENDENT_LAUNCH", "", system, *lists, positions, true);
+    if (launches.find("launches=dependent") != string::npos)
+        assertSwitchChangesPath("COORDINATION_DEPENDENT_LAUNCH", "0", "launches=plain", system, *lists, positions, true);
+    else
+        assertPathHas(pathWith("COORDINATION_DEPENDENT_LAUNCH", "0", system, *lists, positions, true), "launches=plain");
     string grid = pathWith("COORDINATION_CELL_GRID", "", system, *lists, positions, true);
     string forced = (grid.find("grid=2,2,2,0") == string::npos ? "2,2,2,0" : "1,1,1,1");
     assertSwitchChangesPath("COORDINATION_CELL_GRID", forced, "grid="+forced, system, *lists, positions, true);
