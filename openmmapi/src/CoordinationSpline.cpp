@@ -77,6 +77,17 @@ public:
         }
     }
 
+    /**
+     * The derivative along this axis at every point of a grid (in[] to out[]), this axis's index
+     * having the given stride in the grid's layout: every line along the axis.
+     */
+    void differentiateGrid(const vector<double>& in, vector<double>& out, size_t stride) {
+        const size_t block = stride*x.size();
+        for (size_t base = 0; base < in.size(); base += block)
+            for (size_t offset = 0; offset < stride; offset++)
+                differentiate(in, out, base+offset, stride);
+    }
+
 private:
     vector<double> x, a, gamma, pivot, rhs, line, second;
 };
@@ -118,12 +129,9 @@ vector<float> coefficients2D(const Continuous2DFunction& function) {
     AxisSplines xAxis(xmin, xmax, nx), yAxis(ymin, ymax, ny);
     // Derivatives in SplineFitter's order: d/dx, d/dy, then d/dx of d/dy.
     vector<double> dx(values.size()), dy(values.size()), dxy(values.size());
-    for (int j = 0; j < ny; j++)
-        xAxis.differentiate(values, dx, j*(size_t) nx, 1);
-    for (int i = 0; i < nx; i++)
-        yAxis.differentiate(values, dy, i, nx);
-    for (int j = 0; j < ny; j++)
-        xAxis.differentiate(dy, dxy, j*(size_t) nx, 1);
+    xAxis.differentiateGrid(values, dx, 1);
+    yAxis.differentiateGrid(values, dy, nx);
+    xAxis.differentiateGrid(dy, dxy, 1);
     const vector<double>* data[2][2] = {{&values, &dy}, {&dx, &dxy}};
     const vector<double>& x = xAxis.points();
     const vector<double>& y = yAxis.points();
@@ -163,27 +171,13 @@ vector<float> coefficients3D(const Continuous3DFunction& function) {
     size_t nxy = nx*(size_t) ny, size = values.size();
     // Derivatives in SplineFitter's order: x, y, z; xy = x of y, yz = y of z, xz = z of x; xyz = x of yz.
     vector<double> dx(size), dy(size), dz(size), dxy(size), dyz(size), dxz(size), dxyz(size);
-    for (int k = 0; k < nz; k++)
-        for (int j = 0; j < ny; j++)
-            xAxis.differentiate(values, dx, j*(size_t) nx+k*nxy, 1);
-    for (int k = 0; k < nz; k++)
-        for (int i = 0; i < nx; i++)
-            yAxis.differentiate(values, dy, i+k*nxy, nx);
-    for (int j = 0; j < ny; j++)
-        for (int i = 0; i < nx; i++)
-            zAxis.differentiate(values, dz, i+j*(size_t) nx, nxy);
-    for (int k = 0; k < nz; k++)
-        for (int j = 0; j < ny; j++)
-            xAxis.differentiate(dy, dxy, j*(size_t) nx+k*nxy, 1);
-    for (int k = 0; k < nz; k++)
-        for (int i = 0; i < nx; i++)
-            yAxis.differentiate(dz, dyz, i+k*nxy, nx);
-    for (int j = 0; j < ny; j++)
-        for (int i = 0; i < nx; i++)
-            zAxis.differentiate(dx, dxz, i+j*(size_t) nx, nxy);
-    for (int k = 0; k < nz; k++)
-        for (int j = 0; j < ny; j++)
-            xAxis.differentiate(dyz, dxyz, j*(size_t) nx+k*nxy, 1);
+    xAxis.differentiateGrid(values, dx, 1);
+    yAxis.differentiateGrid(values, dy, nx);
+    zAxis.differentiateGrid(values, dz, nxy);
+    xAxis.differentiateGrid(dy, dxy, 1);
+    yAxis.differentiateGrid(dz, dyz, nx);
+    zAxis.differentiateGrid(dx, dxz, nxy);
+    xAxis.differentiateGrid(dyz, dxyz, 1);
     // data[ox][oy][oz]: the grid of the derivative of those orders.
     const vector<double>* data[2][2][2] = {{{&values, &dz}, {&dy, &dyz}}, {{&dx, &dxz}, {&dxy, &dxyz}}};
     const vector<double>& x = xAxis.points();
