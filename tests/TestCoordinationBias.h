@@ -283,6 +283,109 @@ void testBiasAgainstReference() {
     compareBiasWithReference(system, bias, positions);
 }
 
+/**
+ * CV number `variant` of one kind for testBiasForcesOnly, over numParticles particles in a
+ * periodic box, with its term of the energy: kind 0 all pairs (tiles: 10 particles against 1,000),
+ * 1 a pair list (500 pairs, Q with per-pair values), 2 cells (two halves, cutoff 1 nm), 3 neighbour
+ * lists (one group of all, cutoff 0.8 nm); variants shift the groups and r0.
+ */
+static CoordinationForce* forcesOnlyCV(int kind, int variant, int numParticles, const string& name, string& term) {
+    CoordinationForce* cv = new CoordinationForce();
+    vector<int> a, b;
+    if (kind == 0) {
+        for (int i = 0; i < 1010; i++)
+            (i < 10 ? a : b).push_back((i+37*variant)%numParticles);
+        cv->setGroups(a, b);
+        term = "0.5*k*("+name+"-40)^2";
+    }
+    else if (kind == 1) {
+        vector<double> weights, r0s;
+        for (int k = 0; k < 500; k++) {
+            a.push_back((7*k+variant)%numParticles);
+            b.push_back((13*k+1+3*variant)%numParticles);
+            weights.push_back(0.002*(k%5+1));
+            r0s.push_back(0.4+0.001*k);
+        }
+        cv->setPairs(a, b, weights, r0s);
+        cv->setSwitchingFunction(CoordinationForce::Q);
+        term = "k*("+name+"-0.5)^2";
+    }
+    else if (kind == 2) {
+        for (int i = 0; i < numParticles; i++)
+            ((i+variant)%numParticles < numParticles/2 ? a : b).push_back(i);
+        cv->setGroups(a, b);
+        cv->setR0(0.3+0.02*variant);
+        cv->setDMax(1.0);
+        term = "1e-3*k*"+name;
+    }
+    else {
+        for (int i = 0; i < numParticles; i++)
+            a.push_back(i);
+        cv->setGroup(a);
+        cv->setSwitchingFunction(CoordinationForce::Gaussian);
+        cv->setR0(0.2+0.02*variant);
+        cv->setDMax(0.8);
+        term = "2e-3*"+name+"^2";
+    }
+    cv->setUsesPeriodicBoundaryConditions(true);
+    return cv;
+}
+
+/**
+ * A bias of 2 CVs (neighbour lists and cells, the longest chains of kernels) and of 8 (two of each
+ * kind of pair kernel: tiles, a pair list, cells, lists) against the Reference platform: forces
+ * alone (as in an MD step), then the energy alone, then both, over three frames in a row (the
+ * second moves every particle a little, which keeps the lists; the third is new). The chain rule
+ * reads every CV's sum and gradient, written by kernels launched up to eight CVs before it.
+ * gpu_suite.sh's stress stage runs this test (with testForcesOnlyAgainstReference) in many
+ * processes at once under CUDA MPS, where an ordering error between kernels shows.
+ */
+void testBiasForcesOnly() {
+    const int numParticles = 2000;
+    const double edge = 4.0;
+    for (int numCVs : {2, 8}) {
+        System system;
+        Vec3 box[3] = {Vec3(edge, 0, 0), Vec3(0, edge, 0), Vec3(0, 0, edge)};
+        for (int i = 0; i < numParticles; i++)
+            system.addParticle(1.0);
+        system.setDefaultPeriodicBoxVectors(box[0], box[1], box[2]);
+        CoordinationBiasForce* bias = new CoordinationBiasForce("0");
+        string expression = "0", term;
+        for (int k = 0; k < numCVs; k++) {
+            string name = "c"+to_string(k);
+            int kind = (numCVs == 2 ? 3-k : k%4);
+            bias->addCollectiveVariable(name, forcesOnlyCV(kind, k/4, numParticles, name, term));
+            expression += "+"+term;
+        }
+        bias->setEnergyExpression(expression);
+        bias->addGlobalParameter("k", 2.0);
+        system.addForce(bias);
+        VerletIntegrator integrator(0.001), referenceIntegrator(0.001);
+        Context context(system, integrator, platform, properties);
+        Context reference(system, referenceIntegrator, referencePlatform());
+        OpenMM_SFMT::SFMT sfmt;
+        OpenMM_SFMT::init_gen_rand(60+numCVs, sfmt);
+        vector<Vec3> positions = randomPositions(numParticles, edge, 31+numCVs);
+        for (int frame = 0; frame < 3; frame++) {
+            if (frame == 1)
+                for (Vec3& p : positions)
+                    p += randomVector(sfmt, 0.02);
+            if (frame == 2)
+                positions = randomPositions(numParticles, edge, 47+numCVs);
+            context.setPositions(positions);
+            reference.setPositions(positions);
+            State expected = reference.getState(State::Energy | State::Forces);
+            cout << "    " << numCVs << " CVs, frame " << frame << endl;
+            assertForcesEqual(expected.getForces(), context.getState(State::Forces).getForces(), forceTolerance());
+            ASSERT(expected.getPotentialEnergy() > 1.0);
+            ASSERT_EQUAL_TOL(expected.getPotentialEnergy(), context.getState(State::Energy).getPotentialEnergy(), tolerance);
+            State both = context.getState(State::Energy | State::Forces);
+            assertForcesEqual(expected.getForces(), both.getForces(), forceTolerance());
+            ASSERT_EQUAL_TOL(expected.getPotentialEnergy(), both.getPotentialEnergy(), tolerance);
+        }
+    }
+}
+
 /** A table of f(x, y) = x*y + x + 2y over a grid (splines reproduce it). */
 static Continuous2DFunction* bilinearTable(double scale) {
     int size = 12;
@@ -445,6 +548,8 @@ void runBiasTests() {
     // Against the Reference platform: on every other platform.
     if (platform.getName() != referencePlatform().getName())
         RUN_TEST(testBiasAgainstReference);
+    if (platform.getName() != referencePlatform().getName())
+        RUN_TEST(testBiasForcesOnly);
     RUN_TEST(testBiasTables);
     RUN_TEST(testBiasUpdateParameters);
     RUN_TEST(testBiasErrors);

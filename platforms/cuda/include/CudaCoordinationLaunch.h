@@ -7,10 +7,12 @@ namespace CoordinationPlugin {
 
 /**
  * Launches the plugin's kernels of one evaluation as programmatic dependent launches (sm_90 and
- * later): each may start while the kernel before it finishes, and waits for that kernel's
- * results (DEPENDENT_KERNEL_START in kernels/launch.cu) before it reads anything. Where the GPU
- * or driver refuses such a launch (before sm_90), or COORDINATION_DEPENDENT_LAUNCH=0
- * (CudaCoordinationTuning) asks, it and every later one are plain launches.
+ * later): each may start while the kernel before it finishes; it waits for that kernel's results
+ * before it reads anything, and only then lets the next kernel launch (DEPENDENT_KERNEL_START in
+ * kernels/launch.cu), so that at most two kernels of the stream are in flight
+ * (docs/cuda-implementation.md, "Ordering"). Where the GPU or driver refuses such a launch
+ * (before sm_90), or COORDINATION_DEPENDENT_LAUNCH=0 (CudaCoordinationTuning) asks, it and every
+ * later one are plain launches.
  */
 class CudaCoordinationLauncher {
 public:

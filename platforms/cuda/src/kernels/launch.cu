@@ -10,12 +10,18 @@
 #define FLAG_ACCUMULATE 32
 
 /**
- * The start of every kernel that CudaCoordinationLauncher launches: let the next kernel launch
- * (programmatic dependent launch, sm_90 and later), then wait until the kernel before this one
- * has finished and its writes are visible. Nothing is read before.
+ * The start of every kernel that CudaCoordinationLauncher launches (programmatic dependent
+ * launch, sm_90 and later): first wait until the kernel before this one has finished and its
+ * writes are visible (griddepcontrol.wait), and only then let the next kernel launch
+ * (griddepcontrol.launch_dependents). Nothing is read before. In that order at most two kernels
+ * of a stream are in flight, this one running and the next one waiting, so every kernel also sees
+ * the writes of all kernels before its predecessor. The other order (launch the next kernel,
+ * then wait) let a chain of waiting kernels build up, and under CUDA MPS the chain rule then read
+ * the CV sums and gradients of a list kernel that had not finished (docs/cuda-implementation.md,
+ * "Ordering").
  */
 #if __CUDA_ARCH__ >= 900
-#define DEPENDENT_KERNEL_START asm volatile("griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" ::: "memory");
+#define DEPENDENT_KERNEL_START asm volatile("griddepcontrol.wait;\n\tgriddepcontrol.launch_dependents;" ::: "memory");
 #else
 #define DEPENDENT_KERNEL_START
 #endif
