@@ -301,6 +301,23 @@ static void assertState(Context& context, double expectedEnergy, const vector<Ve
     assertForcesEqual(expectedForces, state.getForces(), forceTolerance());
 }
 
+/**
+ * Give both Contexts the positions and check the Context under test against the reference: forces
+ * alone (as in an MD step, where the chain rule takes the CV from the sums the pair kernels
+ * accumulated), then the energy alone, then both. label names the case in the output (the stress
+ * stage of gpu_suite.sh reports where a run failed from it); the energy must be above 1.
+ */
+static void assertForcesOnlyAgree(Context& context, Context& reference, const vector<Vec3>& positions, const string& label) {
+    context.setPositions(positions);
+    reference.setPositions(positions);
+    State expected = reference.getState(State::Energy | State::Forces);
+    cout << "    " << label << endl;
+    assertForcesEqual(expected.getForces(), context.getState(State::Forces).getForces(), forceTolerance());
+    ASSERT(expected.getPotentialEnergy() > 1.0);
+    ASSERT_EQUAL_TOL(expected.getPotentialEnergy(), context.getState(State::Energy).getPotentialEnergy(), tolerance);
+    assertState(context, expected.getPotentialEnergy(), expected.getForces());
+}
+
 /** Forces -scale*dCV/dx from a gradient. */
 static vector<Vec3> scaledForces(const vector<Vec3>& gradient, double scale) {
     vector<Vec3> forces(gradient.size());

@@ -372,16 +372,7 @@ void testBiasForcesOnly() {
                     p += randomVector(sfmt, 0.02);
             if (frame == 2)
                 positions = randomPositions(numParticles, edge, 47+numCVs);
-            context.setPositions(positions);
-            reference.setPositions(positions);
-            State expected = reference.getState(State::Energy | State::Forces);
-            cout << "    " << numCVs << " CVs, frame " << frame << endl;
-            assertForcesEqual(expected.getForces(), context.getState(State::Forces).getForces(), forceTolerance());
-            ASSERT(expected.getPotentialEnergy() > 1.0);
-            ASSERT_EQUAL_TOL(expected.getPotentialEnergy(), context.getState(State::Energy).getPotentialEnergy(), tolerance);
-            State both = context.getState(State::Energy | State::Forces);
-            assertForcesEqual(expected.getForces(), both.getForces(), forceTolerance());
-            ASSERT_EQUAL_TOL(expected.getPotentialEnergy(), both.getPotentialEnergy(), tolerance);
+            assertForcesOnlyAgree(context, reference, positions, to_string(numCVs)+" CVs, frame "+to_string(frame));
         }
     }
 }
