@@ -243,6 +243,10 @@ class PlumedInput(object):
                 results.append(total/self.units.energy)
         return results
 
+    def outputFiles(self):
+        """The files attach() writes, as the input names them: each PRINT's FILE, then METAD's."""
+        return [p.file for _, p in self._ofKind('print') if p.file] + [m.hills for _, m in self._ofKind('metad')]
+
     def attach(self, simulation, directory=None):
         """Append a PlumedColvarReporter per PRINT to the simulation's reporters (each writing the
         current step's line at once, as PLUMED prints step 0) and open METAD's HILLS file. Relative
