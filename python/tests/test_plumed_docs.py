@@ -4,7 +4,6 @@ example's CVs and wall; the `openmm-coordination plumed check` and `run` command
 
 import os
 import re
-import sys
 
 import numpy as np
 import pytest
@@ -15,7 +14,7 @@ from openmm import app, unit
 from openmmcoordination import plumed
 from openmmcoordination.cli import main
 
-from gr_helpers import REPO
+from gr_helpers import REPO, import_script
 from helpers import make_system
 
 DOCS = os.path.join(REPO, 'docs')
@@ -48,19 +47,10 @@ def test_docs_input_loads(page, index, text):
     assert all(action.python for action in inp.actions)
 
 
-def ion_pairing():
-    sys.path.insert(0, os.path.join(REPO, 'examples'))
-    try:
-        import ion_pairing
-    finally:
-        sys.path.pop(0)
-    return ion_pairing
-
-
 def test_ion_pairing_input_gives_the_example(capsys):
     """docs/ion-pairing.md's input on the example's CPU system (2.2 nm box, 998 atoms): the same CVs
     as examples/ion_pairing.py builds (values 1e-12 on Reference) and the same wall energy."""
-    example = ion_pairing()
+    example = import_script('examples', 'ion_pairing')
     modeller, system, sodium, chloride, oxygens = example.buildSystem(2.2, 0.65)
     assert (sodium, chloride, system.getNumParticles()) == (0, 1, 998) and oxygens == list(range(2, 998, 3))
     text = [block for page, _, block in blocks() if page == 'ion-pairing.md'][0]
@@ -106,13 +96,7 @@ def test_check_command(tmp_path, capsys):
 
 def test_run_command(tmp_path, capsys):
     """20 steps of the docs' complete input on the CPU, on Na+ and Cl- in a 2 nm box of TIP3P."""
-    forcefield = app.ForceField('amber14-all.xml', 'amber14/tip3p.xml')
-    topology = app.Topology()
-    chain = topology.addChain()
-    topology.addAtom('NA', app.element.sodium, topology.addResidue('NA', chain))
-    topology.addAtom('CL', app.element.chlorine, topology.addResidue('CL', chain))
-    modeller = app.Modeller(topology, [openmm.Vec3(0, 0, 0), openmm.Vec3(0.3, 0, 0)]*unit.nanometer)
-    modeller.addSolvent(forcefield, model='tip3p', boxSize=openmm.Vec3(2, 2, 2)*unit.nanometer)
+    modeller = import_script('examples', 'ion_pairing').buildSystem(2.0, 0)[0]
     with open(tmp_path/'nacl.pdb', 'w') as f:
         app.PDBFile.writeFile(modeller.topology, modeller.positions, f)
     natoms = modeller.topology.getNumAtoms()

@@ -14,6 +14,7 @@ from openmm import unit
 
 from openmmcoordination import CoordinationBiasForce, CoordinationForce, plumed
 
+from gr_helpers import import_script
 from helpers import energy_and_forces, make_system
 
 BOX = np.diag([2.1, 2.2, 2.3])
@@ -135,16 +136,6 @@ def test_group_from_an_index_file(tmp_path):
     assert_same(evaluate(inp.system), evaluate(handmade(cv(([0, 1, 2, 3, 4], [10, 12, 14, 16, 18, 20]), setR0=0.3))))
 
 
-def bias_of(expression, parameters, **cvs):
-    """A CoordinationBiasForce built by hand: the expression with global parameters, the CVs given."""
-    bias = CoordinationBiasForce(expression)
-    for name, force in cvs.items():
-        bias.addCollectiveVariable(name, force)
-    for name, value in parameters.items():
-        bias.addGlobalParameter(name, value)
-    return bias
-
-
 BIASES = {
     'RESTRAINT': ('RESTRAINT ARG=c1,c2 AT=0.5,1.5 KAPPA=20,5 SLOPE=1,-2',
                   '0.5*k1*(c1-a1)^2 + m1*(c1-a1) + 0.5*k2*(c2-a2)^2 + m2*(c2-a2)',
@@ -175,7 +166,8 @@ def test_bias_matches_the_api(name):
     definition, expression, parameters = BIASES[name]
     inp, system = load(TWO_CVS + definition)
     assert inp.forces == [inp.biasForce] and inp.biasForce.getNumCollectiveVariables() == 2
-    assert_same(evaluate(system), evaluate(handmade(bias_of(expression, parameters, **two_cvs()))))
+    bias = import_script('benchmarks', 'benchmark').bias_restraint(expression, two_cvs(), parameters)
+    assert_same(evaluate(system), evaluate(handmade(bias)))
 
 
 def test_distance_walls_match_the_api():
