@@ -81,3 +81,4 @@ from openmmcoordination.reporters import CollectiveVariableReporter, PairDistrib
 from openmmcoordination.metadynamics import BiasVariable, Metadynamics  # noqa: E402
 from openmmcoordination.analysis import analyzeTrajectory, bestPlatform  # noqa: E402
 from openmmcoordination.contacts import find_native_contacts, native_contacts  # noqa: E402
+from openmmcoordination import plumed  # noqa: E402  (openmmcoordination.plumed.load reads a plumed.dat)

@@ -5,6 +5,8 @@
     openmm-coordination plot cv out/cv.csv -o cv.png
     openmm-coordination plot fes fes.csv -o fes.png
     openmm-coordination info
+    openmm-coordination plumed check plumed.dat [--pdb system.pdb]
+    openmm-coordination plumed run plumed.dat --pdb solvated.pdb --steps 10000
 """
 
 import argparse
@@ -60,6 +62,8 @@ def _parser():
     _switchingArguments(plot)
 
     commands.add_parser('info', help='versions, platforms and plugin load failures')
+    from openmmcoordination.plumed_command import addCommands
+    addCommands(commands)
     return parser
 
 
@@ -153,6 +157,9 @@ def main(argv=None):
         _analyze(args)
     elif args.command == 'plot':
         _plot(args)
+    elif args.command == 'plumed':
+        from openmmcoordination.plumed_command import runCommand
+        return runCommand(args)
     else:
         _info()
     return 0

@@ -122,26 +122,38 @@ class CollectiveVariableReporter(object):
         else cv for one column, cv0, cv1, ... for several)
     append: bool
         append to an existing file instead of overwriting it (no header is written)
+
+    A sibling writes another format by overriding _header, _line and _evaluate (the COLVAR files of
+    openmmcoordination.plumed_output.PlumedColvarReporter).
     """
+
+    #: What the State passed to report() must hold (OpenMM's reporter protocol), beyond the time.
+    _include = ()
 
     def __init__(self, file, reportInterval, forces, names=None, append=False):
         from openmmcoordination import CoordinationBiasForce
-        if reportInterval <= 0:
-            raise ValueError('CollectiveVariableReporter: reportInterval must be positive')
         if not isinstance(forces, (list, tuple)):
             forces = [forces]
         self._forces = list(forces)
         self._bias = [isinstance(force, CoordinationBiasForce) for force in self._forces]
-        self._columns = sum(force.getNumCollectiveVariables() if bias else 1 for force, bias in zip(self._forces, self._bias))
+        columns = sum(force.getNumCollectiveVariables() if bias else 1 for force, bias in zip(self._forces, self._bias))
         if names is None:
             if len(self._forces) == 1 and self._bias[0]:
-                names = [self._forces[0].getCollectiveVariableName(i) for i in range(self._columns)]
+                names = [self._forces[0].getCollectiveVariableName(i) for i in range(columns)]
             else:
-                names = ['cv'] if self._columns == 1 else ['cv%d' % i for i in range(self._columns)]
-        if len(names) != self._columns:
-            raise ValueError('CollectiveVariableReporter: %d names for %d collective variables' % (len(names), self._columns))
+                names = ['cv'] if columns == 1 else ['cv%d' % i for i in range(columns)]
+        if len(names) != columns:
+            raise ValueError('CollectiveVariableReporter: %d names for %d collective variables' % (len(names), columns))
+        self._start(file, reportInterval, names, append)
+
+    def _start(self, file, reportInterval, names, append):
+        """What the reporters of values share: the interval, the column names, the values kept, and
+        the file with its header (unless appending)."""
+        if reportInterval <= 0:
+            raise ValueError('%s: reportInterval must be positive' % type(self).__name__)
         self._reportInterval = int(reportInterval)
         self.names = list(names)
+        self._columns = len(self.names)
         self._steps, self._times, self._values = [], [], []
         self._openedFile = False
         if isinstance(file, str):
@@ -150,8 +162,26 @@ class CollectiveVariableReporter(object):
         else:
             self._out = file
         if self._out is not None and not append:
-            print(','.join(['step', 'time_ps'] + self.names), file=self._out)
+            print(self._header(), file=self._out)
             self._out.flush()
+
+    def _header(self):
+        """The first line of the file."""
+        return ','.join(['step', 'time_ps'] + self.names)
+
+    def _line(self, step, time, values):
+        """The line of one report (time in ps)."""
+        return ','.join(['%d' % step, '%.6g' % time] + ['%.10g' % v for v in values])
+
+    def _evaluate(self, simulation, state):
+        """The values of one report, one per column."""
+        values = []
+        for force, bias in zip(self._forces, self._bias):
+            if bias:
+                values.extend(force.getCollectiveVariableValues(simulation.context))
+            else:
+                values.append(force.getCollectiveVariableValue(simulation.context))
+        return values
 
     @property
     def steps(self):
@@ -165,28 +195,23 @@ class CollectiveVariableReporter(object):
 
     @property
     def values(self):
-        """The CV values, one row per report and one column per CV."""
+        """The values, one row per report and one column per CV."""
         return np.array(self._values).reshape(len(self._values), self._columns)
 
     def describeNextReport(self, simulation):
         """Get information about the next report this object will generate (OpenMM reporter protocol)."""
         steps = self._reportInterval - simulation.currentStep % self._reportInterval
-        return {'steps': steps, 'periodic': None, 'include': []}
+        return {'steps': steps, 'periodic': None, 'include': list(self._include)}
 
     def report(self, simulation, state):
-        """Evaluate and write the CVs (OpenMM reporter protocol)."""
-        values = []
-        for force, bias in zip(self._forces, self._bias):
-            if bias:
-                values.extend(force.getCollectiveVariableValues(simulation.context))
-            else:
-                values.append(force.getCollectiveVariableValue(simulation.context))
+        """Evaluate and write the values (OpenMM reporter protocol)."""
+        values = self._evaluate(simulation, state)
         time = state.getTime().value_in_unit(unit.picosecond)
         self._steps.append(simulation.currentStep)
         self._times.append(time)
         self._values.append(values)
         if self._out is not None:
-            print(','.join(['%d' % simulation.currentStep, '%.6g' % time] + ['%.10g' % v for v in values]), file=self._out)
+            print(self._line(simulation.currentStep, time, values), file=self._out)
             self._out.flush()
 
     def close(self):

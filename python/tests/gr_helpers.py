@@ -1,7 +1,9 @@
 """Shared helpers of the tests of the user's side (g(r), reporters, analysis, metadynamics, plots)."""
 
+import importlib
 import os
 import struct
+import sys
 
 import numpy as np
 
@@ -12,6 +14,16 @@ from openmm import unit
 from openmmcoordination import CoordinationForce
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
+
+
+def import_script(folder, name):
+    """A script of the repository (benchmarks/benchmark.py, examples/ion_pairing.py) as a module."""
+    path = os.path.join(REPO, folder)
+    sys.path.insert(0, path)
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(path)
 
 
 def gas_system(num_particles, box):

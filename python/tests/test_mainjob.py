@@ -15,7 +15,7 @@ pytest.importorskip('matplotlib')
 
 from openmmcoordination.gr import PairDistribution  # noqa: E402
 
-from gr_helpers import REPO, png_size  # noqa: E402
+from gr_helpers import REPO, import_script, png_size  # noqa: E402
 
 
 def run(arguments, timeout):
@@ -118,13 +118,7 @@ def test_benchmark_resume(tmp_path):
 
 def import_benchmark():
     """benchmarks/benchmark.py as a module."""
-    folder = os.path.join(REPO, 'benchmarks')
-    sys.path.insert(0, folder)
-    try:
-        import benchmark
-    finally:
-        sys.path.remove(folder)
-    return benchmark
+    return import_script('benchmarks', 'benchmark')
 
 
 def test_md_restraint_constant():

@@ -1,0 +1,322 @@
+"""Reading a PLUMED input (plumed.dat) into this package's forces: the subset PLUMED and this plugin
+share, on the Context's platform (GPU-resident on CUDA). docs/plumed-input.md lists what is read.
+
+>>> from openmmcoordination import plumed
+>>> inp = plumed.load('plumed.dat', system, topology, integrator)   # adds the forces to system
+>>> inp['c1']                        # what each label built: here a CoordinationForce
+>>> simulation = Simulation(topology, system, integrator)
+>>> inp.attach(simulation)           # PRINT: COLVAR reporters; METAD: the HILLS file
+>>> inp.step(simulation, 100000)     # runs (and deposits hills where there is a METAD)
+>>> inp.close()
+
+COORDINATION and CONTACTMAP become CoordinationForces; CUSTOM, MATHEVAL and COMBINE of them Lepton
+expressions; RESTRAINT, UPPER_WALLS, LOWER_WALLS and BIASVALUE terms of one CoordinationBiasForce
+energy (of a CustomBondForce for a DISTANCE); METAD a Metadynamics; PRINT a PlumedColvarReporter.
+Anything else raises PlumedInputError (a ValueError) naming the line, the action and the keyword.
+"""
+
+import copy
+import os
+import sys
+
+import numpy as np
+
+import openmm
+from openmm import unit
+
+from openmmcoordination import plumed_biases, plumed_cvs
+from openmmcoordination.coordination import CoordinationBiasForce
+from openmmcoordination.metadynamics import Metadynamics
+from openmmcoordination.plumed_output import HillsWriter, PlumedColvarReporter
+from openmmcoordination.plumed_syntax import PlumedInputError, Units, Value, parseInput
+
+__all__ = ['load', 'PlumedInput', 'PlumedInputError', 'PlumedColvarReporter', 'HillsWriter']
+
+_CV_READERS = {'GROUP': ('group', plumed_cvs.readGroup), 'COORDINATION': ('coordination', plumed_cvs.readCoordination),
+               'CONTACTMAP': ('coordination', plumed_cvs.readContactMap), 'DISTANCE': ('distance', plumed_cvs.readDistance)}
+_READERS = {'CUSTOM': plumed_biases.readFunction, 'MATHEVAL': plumed_biases.readFunction,
+            'COMBINE': plumed_biases.readCombine, 'RESTRAINT': plumed_biases.readBias,
+            'UPPER_WALLS': plumed_biases.readBias, 'LOWER_WALLS': plumed_biases.readBias,
+            'BIASVALUE': plumed_biases.readBias, 'METAD': plumed_biases.readMetad, 'PRINT': plumed_biases.readPrint}
+#: The actions load() reads.
+ACTIONS = ('UNITS',) + tuple(_CV_READERS) + tuple(_READERS)
+
+
+def load(source, system=None, topology=None, integrator=None):
+    """Read a PLUMED input and build its forces, adding them to ``system``.
+
+    Parameters
+    ----------
+    source: str or path
+        a file name, or the input itself (a string with a newline)
+    system: System (optional)
+        the System to add the forces to (a METAD adds its bias force on construction); atom numbers
+        are checked against its particles. Default: a new, empty System of its own (``.system``),
+        for reading an input without one
+    topology: openmm.app.Topology (optional)
+        checks the atom numbers where no System is given
+    integrator: Integrator (optional)
+        METAD's TEMP is checked against its temperature (and taken from it where TEMP is absent)
+
+    Returns a PlumedInput; raises PlumedInputError (a ValueError) naming the line, the action and
+    the keyword of the first thing it cannot run exactly, before anything is added to the System.
+    """
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and '\n' not in source):
+        path = os.fspath(source)
+        if not os.path.isfile(path):
+            raise PlumedInputError(path, None, None, None, 'no such file (a PLUMED input given as a string needs a newline)')
+        with open(path) as f:
+            return PlumedInput(f.read(), path, os.path.dirname(os.path.abspath(path)), system, topology, integrator)
+    return PlumedInput(source, 'input', os.getcwd(), system, topology, integrator)
+
+
+class PlumedInput(object):
+    """What load() built from a PLUMED input.
+
+    ``inp[label]`` is what the labelled action built: a list of particle indices (GROUP), a
+    CoordinationForce (COORDINATION, CONTACTMAP: the template; the System holds copies), the pair of
+    particle indices (DISTANCE), a Lepton expression of the CVs (CUSTOM, MATHEVAL, COMBINE), the energy
+    term in kJ/mol (RESTRAINT, walls, BIASVALUE), the Metadynamics (METAD). ``actions`` are the
+    actions read, each with ``python`` (what it became) and ``log`` (what was replaced); ``forces``
+    the forces added to ``system``; ``biasForce`` the CoordinationBiasForce of the biases (or None);
+    ``metadynamics`` the Metadynamics (or None); ``units`` the UNITS in force.
+    """
+
+    def __init__(self, text, source, directory, system, topology, integrator):
+        self.source, self.directory, self.integrator = source, directory, integrator
+        self.system = openmm.System() if system is None else system
+        if system is not None:
+            self.numAtoms, self.atomSource = system.getNumParticles(), 'System'
+        elif topology is not None:
+            self.numAtoms, self.atomSource = topology.getNumAtoms(), 'Topology'
+        else:
+            self.numAtoms, self.atomSource = None, None
+        self.units, self.groups, self.values, self.actions = Units(), {}, {}, []
+        self.forces, self.biasForce, self.metadynamics, self.python = [], None, None, []
+        self._cvSources, self._reporters, self._hills = {}, [], None
+        for action in parseInput(text, source):
+            self._read(action)
+        self._build()
+
+    def __getitem__(self, label):
+        return self.values[label].obj
+
+    def __contains__(self, label):
+        return label in self.values
+
+    def labels(self):
+        """The labels of the input, in order."""
+        return list(self.values)
+
+    def _read(self, action):
+        if action.name == 'UNITS':
+            if any(a.name != 'GROUP' for a in self.actions):
+                raise action.fail(None, 'must come before the actions whose numbers it converts')
+            self.units = Units.read(action)
+            action.python.append('# lengths in %s (x %g nm), energies in %s (x %g kJ/mol)' % (
+                self.units.lengthName, self.units.length, self.units.energyName, self.units.energy))
+        elif action.name in _CV_READERS or action.name in _READERS:
+            if action.label in self.values:
+                raise action.fail('LABEL', 'the label %r is used twice (line %d)', action.label,
+                                  self.values[action.label].action.line)
+            if action.name == 'METAD' and any(v.kind == 'metad' for v in self.values.values()):
+                raise action.fail(None, 'a second METAD: one Metadynamics per input')
+            if action.name in _CV_READERS:
+                kind, reader = _CV_READERS[action.name]
+                built = reader(self, action)
+                value = Value(action, kind, built[0] if kind == 'distance' else built)
+                if kind == 'distance':
+                    value.periodic = built[1]
+                if kind == 'group':
+                    self.groups[action.label or 'group'] = built
+            else:
+                value = _READERS[action.name](self, action)
+            self.values[action.label or '@%d' % action.line] = value
+        else:
+            raise action.fail(None, 'not supported: this package reads %s (docs/plumed-input.md)', ', '.join(ACTIONS))
+        self.actions.append(action)
+
+    def _ofKind(self, *kinds):
+        return [(label, value) for label, value in self.values.items() if value.kind in kinds]
+
+    def _printedCVs(self):
+        """The CVs PRINT needs (directly, through functions, through a bias's .bias)."""
+        needed = set()
+        for _, printed in self._ofKind('print'):
+            for arg in printed.args:
+                value = self.values[arg.split('.')[0]]
+                if value.kind == 'coordination':
+                    needed.add(arg)
+                elif value.kind in ('function', 'bias'):
+                    needed |= value.cvs
+        return needed
+
+    def _build(self):
+        """Create the forces once every action is read; the System is touched only when all succeeded."""
+        biases = self._ofKind('bias')
+        metad = next((value for _, value in self._ofKind('metad')), None)
+        terms = [(value.action, term) for _, value in biases for label, term, _ in value.parts if label is None]
+        inBias = set().union(*[value.cvs for _, value in biases]) | (self._printedCVs() - set(metad.labels if metad else []))
+        toAdd = []
+        if inBias:
+            first = terms[0][0] if terms else next(v.action for v in self.values.values() if v.kind == 'print')
+            expression = ' + '.join(term for _, term in terms) or '0'
+            try:
+                bias = CoordinationBiasForce(expression)
+            except openmm.OpenMMException as error:
+                raise first.fail(None, 'the energy %r: %s', expression, str(error).strip()) from None
+            for label, value in self._ofKind('coordination'):
+                if label in inBias:
+                    try:
+                        bias.addCollectiveVariable(label, copy.deepcopy(value.obj))
+                    except openmm.OpenMMException as error:
+                        raise value.action.fail('NOPBC' if value.action.has('NOPBC') else None,
+                                                'cannot join the other CVs in one CoordinationBiasForce: %s',
+                                                str(error).strip()) from None
+                    self._cvSources[label] = (bias, bias.getNumCollectiveVariables() - 1)
+            bias.setName('PLUMED bias')
+            self.biasForce = bias
+            toAdd.append(bias)
+            self.python += ['bias = CoordinationBiasForce(%r)' % expression]
+            self.python += ['bias.addCollectiveVariable(%r, copy.deepcopy(%s))' % (l, l) for l in self._cvSources]
+            self.python += ['system.addForce(bias)']
+        for label, value in self._ofKind('distance'):
+            terms = [term for _, biased in biases for name, term, _ in biased.parts if name == label]
+            if terms:
+                toAdd.append(self._distanceForce(label, value, ' + '.join(terms)))
+        if metad is not None:
+            try:
+                self.metadynamics = Metadynamics(self.system, **metad.spec)
+            except ValueError as error:
+                raise metad.action.fail(None, str(error)) from None
+            metad.obj = self.metadynamics
+            self.forces.append(self.metadynamics.force)
+            for index, label in enumerate(metad.labels):
+                self._cvSources.setdefault(label, (self.metadynamics.force, index))
+        for force in toAdd:
+            self.system.addForce(force)
+            self.forces.append(force)
+
+    def _distanceForce(self, label, value, energy):
+        """A CustomBondForce of the bias terms (kJ/mol, r in nm) on a DISTANCE."""
+        force = openmm.CustomBondForce(energy)
+        force.addBond(*value.obj, [])
+        force.setUsesPeriodicBoundaryConditions(value.periodic)
+        force.setName('PLUMED %s' % label)
+        self.python += ['%s_bias = CustomBondForce(%r); %s_bias.addBond(%d, %d); '
+                        '%s_bias.setUsesPeriodicBoundaryConditions(%s); system.addForce(%s_bias)'
+                        % (label, energy, label, value.obj[0], value.obj[1], label, value.periodic, label)]
+        return force
+
+    def getValues(self, context, names, state=None):
+        """The values of PRINT-able names (labels of values, label.bias of biases and METAD) in the
+        input's units (a list of floats): the CVs from the forces in the Context, the functions and
+        bias terms evaluated from them on the host, distances from the positions (from ``state`` if
+        it holds them)."""
+        cvs = {}
+        for force in {id(f): f for f, _ in self._cvSources.values()}.values():
+            current = force.getCollectiveVariableValues(context)
+            cvs.update({label: current[i] for label, (f, i) in self._cvSources.items() if f is force})
+        positions = None
+        results = []
+        for name in names:
+            label, dot, _ = name.partition('.')
+            value = self.values[label]
+            if value.kind == 'distance' or (dot and value.kind == 'bias' and any(l for l, _, _ in value.parts)):
+                if positions is None:
+                    state = state if state is not None and _hasPositions(state) else context.getState(getPositions=True)
+                    positions = (state.getPositions(asNumpy=True).value_in_unit(unit.nanometer),
+                                 state.getPeriodicBoxVectors(asNumpy=True).value_in_unit(unit.nanometer))
+            if value.kind == 'coordination':
+                results.append(cvs[label])
+            elif value.kind == 'function':
+                results.append(value.expression.evaluate(cvs))
+            elif value.kind == 'distance':
+                results.append(_distance(value, *positions)/self.units.length)
+            elif value.kind == 'metad':
+                group = self.metadynamics.force.getForceGroup()
+                energy = context.getState(getEnergy=True, groups={group}).getPotentialEnergy()
+                results.append(energy.value_in_unit(unit.kilojoules_per_mole)/self.units.energy)
+            else:
+                total = sum(expression.evaluate({'r': _distance(self.values[l], *positions)} if l else cvs)
+                            for l, _, expression in value.parts)
+                results.append(total/self.units.energy)
+        return results
+
+    def outputFiles(self):
+        """The files attach() writes, as the input names them: each PRINT's FILE, then METAD's."""
+        return [p.file for _, p in self._ofKind('print') if p.file] + [m.hills for _, m in self._ofKind('metad')]
+
+    def attach(self, simulation, directory=None):
+        """Append a PlumedColvarReporter per PRINT to the simulation's reporters (each writing the
+        current step's line at once, as PLUMED prints step 0) and open METAD's HILLS file. Relative
+        file names are taken in ``directory`` (default: the working directory). Returns the reporters."""
+        directory = os.getcwd() if directory is None else directory
+        path = lambda name: name if os.path.isabs(name) else os.path.join(directory, name)
+        for _, printed in self._ofKind('print'):
+            distances = any(self.values[arg.split('.')[0]].kind in ('distance', 'bias') for arg in printed.args)
+            reporter = PlumedColvarReporter(sys.stdout if printed.file is None else path(printed.file), printed.stride,
+                                            lambda context, state, args=printed.args: self.getValues(context, args, state),
+                                            printed.args, printed.fmt, ['positions'] if distances else [])
+            if simulation.currentStep % printed.stride == 0:
+                reporter.report(simulation, simulation.context.getState(getPositions=distances))
+            simulation.reporters.append(reporter)
+            self._reporters.append(reporter)
+        metad = next((value for _, value in self._ofKind('metad')), None)
+        if metad is not None:
+            timestep = simulation.integrator.getStepSize().value_in_unit(unit.picosecond)
+            self._hills = HillsWriter(path(metad.hills), self.metadynamics, metad.labels, timestep, self.units.energy)
+        return list(self._reporters)
+
+    def step(self, simulation, steps):
+        """Advance the simulation by ``steps``: Metadynamics.step where there is a METAD (then the new
+        hills go to the HILLS file), else simulation.step."""
+        if self.metadynamics is None:
+            simulation.step(steps)
+            return
+        remaining, frequency = int(steps), self.metadynamics.frequency
+        while remaining > 0:
+            chunk = min(remaining, frequency - simulation.currentStep % frequency)
+            self.metadynamics.step(simulation, chunk)
+            remaining -= chunk
+            if self._hills is not None:
+                self._hills.update(simulation.currentStep)
+
+    def close(self):
+        """Close the files of attach()."""
+        for reporter in self._reporters:
+            reporter.close()
+        if self._hills is not None:
+            self._hills.close()
+
+    def describe(self):
+        """What each action became, as the `openmm-coordination plumed check` command prints it."""
+        lines = []
+        for action in self.actions:
+            lines.append('line %d: %s' % (action.line, action.text))
+            lines += ['    ' + line for line in action.python]
+            lines += ['    note: ' + line for line in action.log]
+        if self.python:
+            lines += ['forces added to the System:'] + ['    ' + line for line in self.python]
+        if self.metadynamics is not None:
+            lines += ['    # Metadynamics added its CoordinationBiasForce, bias(%s), in force group %d' % (
+                ', '.join('c%d' % (k + 1) for k in range(len(self.metadynamics.variables))),
+                self.metadynamics.force.getForceGroup())]
+        return '\n'.join(lines)
+
+
+def _hasPositions(state):
+    try:
+        state.getPositions()
+        return True
+    except Exception:
+        return False
+
+
+def _distance(value, positions, box):
+    """The distance (nm) of a DISTANCE, the nearest periodic image as OpenMM's bonded forces take it."""
+    delta = positions[value.obj[1]] - positions[value.obj[0]]
+    if value.periodic:
+        for k in (2, 1, 0):
+            delta = delta - box[k]*np.round(delta[k]/box[k][k])
+    return float(np.linalg.norm(delta))

@@ -1,0 +1,297 @@
+"""The actions of a PLUMED input that combine and bias values, for openmmcoordination.plumed:
+CUSTOM, MATHEVAL and COMBINE (Lepton expressions of coordination numbers), RESTRAINT, UPPER_WALLS,
+LOWER_WALLS and BIASVALUE (terms of one CoordinationBiasForce energy, or of a CustomBondForce for a
+DISTANCE), METAD (the arguments of Metadynamics) and PRINT (what a COLVAR reporter writes).
+
+Energies are in kJ/mol and lengths in nm once read: UNITS scales KAPPA, SLOPE, HEIGHT and the
+value of BIASVALUE by its ENERGY, and AT, OFFSET, EPS of a DISTANCE (with KAPPA per length^2 and
+SLOPE per length) by its LENGTH. The formulas are PLUMED's (src/bias/Restraint.cpp, UWalls.cpp,
+LWalls.cpp): 0.5*KAPPA*(x-AT)^2 + SLOPE*(x-AT); KAPPA*((x-AT+OFFSET)/EPS)^EXP where that is
+positive; KAPPA*((x-AT-OFFSET)/EPS)^EXP where that is negative.
+"""
+
+import math
+
+from openmm import unit
+
+from openmmcoordination.plumed_expression import Expression, substitute
+from openmmcoordination.plumed_syntax import Value
+
+__all__ = ['readFunction', 'readCombine', 'readBias', 'readMetad', 'readPrint', 'number']
+
+_DEFAULT_VARIABLES = ('x', 'y', 'z')
+
+
+def number(value):
+    """A number as a Lepton expression writes it: an integer without a point, a negative one in parentheses."""
+    text = repr(int(value)) if float(value).is_integer() and abs(value) < 1e15 else repr(float(value))
+    return '(%s)' % text if value < 0 else text
+
+
+def _arguments(plumed, action, kinds, key='ARG'):
+    """The labels and Values of an ARG list, each of one of ``kinds``."""
+    labels = action.strings(key)
+    if labels is None:
+        raise action.fail(key, 'is required')
+    values = []
+    for label in labels:
+        if '.' in label or '*' in label or label.startswith('('):
+            raise action.fail(key, '%r: components, wildcards and regular expressions are not supported here', label)
+        if label not in plumed.values:
+            raise action.fail(key, '%r is not the label of an action above', label)
+        value = plumed.values[label]
+        if value.kind not in kinds:
+            raise action.fail(key, '%r is a %s; %s takes %s', label, value.action.name, action.name,
+                              ' or '.join(sorted({_KIND_NAMES[k] for k in kinds})))
+        values.append(value)
+    return labels, values
+
+
+_KIND_NAMES = {'coordination': 'COORDINATION or CONTACTMAP', 'function': 'CUSTOM, MATHEVAL or COMBINE',
+               'distance': 'DISTANCE'}
+
+
+def _expressionOf(label, value):
+    """The Lepton expression of a value of coordination numbers, in their labels."""
+    return label if value.kind == 'coordination' else value.obj
+
+
+def _cvsOf(label, value):
+    return {label} if value.kind == 'coordination' else value.cvs
+
+
+def _periodicNo(action):
+    periodic = action.required('PERIODIC')
+    if periodic != 'NO':
+        raise action.fail('PERIODIC', 'only PERIODIC=NO: a coordination number is not periodic, got %r', periodic)
+
+
+def readFunction(plumed, action):
+    """CUSTOM or MATHEVAL ARG= [VAR=] FUNC= PERIODIC=NO of coordination numbers: a Lepton expression
+    in their labels (a Value of kind 'function')."""
+    labels, values = _arguments(plumed, action, ('coordination', 'function'))
+    variables = action.strings('VAR')
+    if variables is None:
+        if len(labels) > len(_DEFAULT_VARIABLES):
+            raise action.fail('VAR', 'is required with more than three arguments')
+        variables = list(_DEFAULT_VARIABLES[:len(labels)])
+    if len(variables) != len(labels):
+        raise action.fail('VAR', 'needs one name per argument (%d), got %d', len(labels), len(variables))
+    function = action.required('FUNC')
+    if 'pi' not in variables:
+        function = substitute(function, {'pi': repr(math.pi)})     # PLUMED's Lepton knows pi; OpenMM's does not
+    try:
+        Expression(function, variables)
+    except ValueError as error:
+        raise action.fail('FUNC', str(error)) from None
+    _periodicNo(action)
+    action.finish()
+    expression = substitute(function, {v: _expressionOf(l, value) for v, l, value in zip(variables, labels, values)})
+    return _function(action, expression, labels, values)
+
+
+def _function(action, expression, labels, values):
+    cvs = set().union(*[_cvsOf(label, value) for label, value in zip(labels, values)])
+    action.python.append('%s = %r  # a Lepton expression of %s, for the energy below' % (
+        action.label or 'f', expression, ', '.join(sorted(cvs))))
+    return Value(action, 'function', expression, cvs=cvs, expression=Expression(expression, sorted(cvs)))
+
+
+def readCombine(plumed, action):
+    """COMBINE ARG= [COEFFICIENTS=] [PARAMETERS=] [POWERS=] [NORMALIZE] PERIODIC=NO: sum of
+    c_i (x_i - p_i)^e_i as a Lepton expression (coefficients divided by their sum with NORMALIZE)."""
+    labels, values = _arguments(plumed, action, ('coordination', 'function'))
+    count = len(labels)
+    coefficients = action.numbers('COEFFICIENTS', count, 1.0)
+    parameters = action.numbers('PARAMETERS', count, 0.0)
+    powers = action.numbers('POWERS', count, 1.0)
+    if action.flag('NORMALIZE'):
+        total = sum(coefficients)
+        if total == 0:
+            raise action.fail('NORMALIZE', 'the coefficients sum to 0')
+        coefficients = [c/total for c in coefficients]
+    _periodicNo(action)
+    action.finish()
+    terms = []
+    for label, value, c, p, e in zip(labels, values, coefficients, parameters, powers):
+        x = _expressionOf(label, value)
+        base = '(%s - %s)' % (x, number(p)) if p != 0 else ('(%s)' % x if value.kind == 'function' else x)
+        terms.append('%s*%s' % (number(c), base) + ('' if e == 1 else '^%s' % number(e)))
+    return _function(action, ' + '.join(terms), labels, values)
+
+
+def _biasTerm(action, numbers, index, x, length, energy):
+    """The energy (kJ/mol) of argument ``index``, x (a Lepton expression), of a bias action whose
+    keywords are ``numbers`` ({key: one number per argument, or None}); ``length`` is the nm per
+    input unit of the argument (1 for a coordination number)."""
+    name = action.name
+
+    def get(key, default):
+        return numbers[key][index] if numbers[key] is not None else default
+    if name == 'BIASVALUE':
+        return '%s*%s' % (number(energy/length), x)
+    at = get('AT', None)*length
+    if name == 'RESTRAINT':
+        kappa = get('KAPPA', 0.0)*energy/length**2
+        slope = get('SLOPE', 0.0)*energy/length
+        parts = (['0.5*%s*(%s - %s)^2' % (number(kappa), x, number(at))] if kappa else []) + \
+                (['%s*(%s - %s)' % (number(slope), x, number(at))] if slope else [])
+        return ' + '.join(parts) or '0'
+    kappa = get('KAPPA', None)*energy
+    exponent = get('EXP', 2.0)
+    epsilon = get('EPS', 1.0)*length
+    offset = get('OFFSET', 0.0)*length
+    if not exponent > 0 or (name == 'LOWER_WALLS' and not exponent.is_integer()):
+        raise action.fail('EXP', 'must be positive%s, got %s', ' and an integer (PLUMED\'s lower wall is NaN '
+                          'otherwise)' if name == 'LOWER_WALLS' else '', exponent)
+    if not epsilon > 0:
+        raise action.fail('EPS', 'must be positive, got %s', epsilon/length)
+    shift = at - offset if name == 'UPPER_WALLS' else at + offset
+    wall = '%s(0, %s - %s)' % ('max' if name == 'UPPER_WALLS' else 'min', x, number(shift))
+    if epsilon != 1:
+        wall = '%s/%s' % (wall, number(epsilon))
+    return '%s*(%s)^%s' % (number(kappa), wall, number(exponent))
+
+
+def readBias(plumed, action):
+    """RESTRAINT, UPPER_WALLS, LOWER_WALLS or BIASVALUE on coordination numbers, functions of them and
+    DISTANCEs: one energy term per argument, of the CVs (for the CoordinationBiasForce) or of the
+    distance r (for its CustomBondForce). A Value of kind 'bias' whose ``parts`` are
+    (distance label or None, term, Expression)."""
+    labels, values = _arguments(plumed, action, ('coordination', 'function', 'distance'))
+    keys = {'RESTRAINT': ('AT', 'KAPPA', 'SLOPE'), 'UPPER_WALLS': ('AT', 'KAPPA', 'EXP', 'EPS', 'OFFSET'),
+            'LOWER_WALLS': ('AT', 'KAPPA', 'EXP', 'EPS', 'OFFSET'), 'BIASVALUE': ()}[action.name]
+    numbers = {key: action.numbers(key, len(labels)) for key in keys}
+    for key in ('AT', 'KAPPA'):
+        if key in keys and numbers[key] is None and not (key == 'KAPPA' and action.name == 'RESTRAINT'):
+            raise action.fail(key, 'is required')
+    action.finish()
+    parts = []
+    for index, (label, value) in enumerate(zip(labels, values)):
+        if value.kind == 'distance':
+            term = _biasTerm(action, numbers, index, 'r', plumed.units.length, plumed.units.energy)
+            parts.append((label, term, Expression(term, ['r'])))
+        else:
+            term = _biasTerm(action, numbers, index, _expressionOf(label, value), 1.0, plumed.units.energy)
+            cvs = _cvsOf(label, value)
+            parts.append((None, term, Expression(term, sorted(cvs))))
+        action.python.append('# energy term (kJ/mol) of %s: %s' % (label, parts[-1][1]))
+    return Value(action, 'bias', ' + '.join(term for _, term, _ in parts), parts=parts,
+                 cvs=set().union(*[_cvsOf(l, v) for l, v in zip(labels, values) if v.kind != 'distance']))
+
+
+def _grid(action, count, sigmas):
+    """(minima, maxima, grid widths) of GRID_MIN, GRID_MAX and GRID_BIN or GRID_SPACING, as PLUMED
+    chooses the bins (the larger of the two; without either, a spacing of SIGMA/5)."""
+    minima, maxima = action.numbers('GRID_MIN', count), action.numbers('GRID_MAX', count)
+    if minima is None or maxima is None:
+        raise action.fail('GRID_MIN' if minima is None else 'GRID_MAX', 'is required: the bias lives on a grid')
+    binsText = action.strings('GRID_BIN')
+    spacing = action.numbers('GRID_SPACING', count)
+    if binsText is not None and len(binsText) != count:
+        raise action.fail('GRID_BIN', 'needs %d values (one per argument), got %d', count, len(binsText))
+    bins = [action.toInteger('GRID_BIN', b) for b in binsText] if binsText else [0]*count
+    if binsText is None and spacing is None:
+        spacing = [s/5 for s in sigmas]
+    for i in range(count):
+        if not minima[i] < maxima[i]:
+            raise action.fail('GRID_MAX', 'must be above GRID_MIN, got %s and %s', minima[i], maxima[i])
+        if spacing is not None:
+            if not spacing[i] > 0:
+                raise action.fail('GRID_SPACING', 'must be positive, got %s', spacing[i])
+            bins[i] = max(bins[i], int(math.ceil((maxima[i] - minima[i])/spacing[i])))
+        if bins[i] < 1:
+            raise action.fail('GRID_BIN', 'must be a positive integer, got %d', bins[i])
+    return minima, maxima, [b + 1 for b in bins]
+
+
+def readMetad(plumed, action):
+    """METAD on 1 to 3 coordination numbers (well tempered, on a grid): the arguments of
+    Metadynamics, built once the whole input has been read (a Value of kind 'metad' with ``spec``)."""
+    from openmm.app.metadynamics import BiasVariable
+    labels, values = _arguments(plumed, action, ('coordination',))
+    count = len(labels)
+    if not 1 <= count <= 3:
+        raise action.fail('ARG', 'Metadynamics takes 1, 2 or 3 arguments, got %d', count)
+    sigmas = action.numbers('SIGMA', count)
+    height = action.number('HEIGHT', scale=plumed.units.energy)
+    frequency = action.integer('PACE')
+    biasFactor = action.number('BIASFACTOR')
+    for key, value in (('SIGMA', sigmas), ('HEIGHT', height), ('PACE', frequency)):
+        if value is None:
+            raise action.fail(key, 'is required')
+    if biasFactor is None or not biasFactor > 1:
+        raise action.fail('BIASFACTOR', 'must be given and above 1: this package runs well-tempered metadynamics, got %s',
+                          biasFactor)
+    temperature = _temperature(plumed, action)
+    minima, maxima, widths = _grid(action, count, sigmas)
+    saveFrequency, biasDir = action.integer('WALKERS_RSTRIDE'), action.take('WALKERS_DIR')
+    if (saveFrequency is None) != (biasDir is None):
+        raise action.fail('WALKERS_RSTRIDE' if saveFrequency is None else 'WALKERS_DIR', 'give WALKERS_DIR and '
+                          'WALKERS_RSTRIDE together (the shared directory and the steps between reading it)')
+    for key in ('WALKERS_N', 'WALKERS_ID'):
+        if action.take(key) is not None:
+            action.log.append('%s is not needed: walkers find each other by the files in WALKERS_DIR' % key)
+    hills = action.take('FILE', 'HILLS')
+    action.finish()
+    variables = [BiasVariable(value.obj, lo, hi, sigma, False, width)
+                 for value, lo, hi, sigma, width in zip(values, minima, maxima, sigmas, widths)]
+    spec = dict(variables=variables, temperature=temperature*unit.kelvin, biasFactor=biasFactor,
+                height=height*unit.kilojoules_per_mole, frequency=frequency, saveFrequency=saveFrequency, biasDir=biasDir)
+    action.python.append('%s = Metadynamics(system, [%s], %s*kelvin, %s, %s*kilojoules_per_mole, %d%s)' % (
+        action.label or 'metad', ', '.join('BiasVariable(%s, %r, %r, %r, gridWidth=%d)' % (l, v.minValue, v.maxValue,
+                                                                                            v.biasWidth, v.gridWidth)
+                                           for l, v in zip(labels, variables)),
+        number(temperature), number(biasFactor), repr(height), frequency,
+        '' if biasDir is None else ', saveFrequency=%d, biasDir=%r' % (saveFrequency, biasDir)))
+    action.python.append('# hills written to %s (PLUMED\'s HILLS format) by PlumedInput.step' % hills)
+    return Value(action, 'metad', None, spec=spec, labels=labels, hills=hills)
+
+
+def _temperature(plumed, action):
+    """TEMP (K), checked against the integrator's temperature where it has one; without TEMP, the
+    integrator's."""
+    temperature = action.number('TEMP')
+    integrator = plumed.integrator
+    fromIntegrator = None
+    if integrator is not None and hasattr(integrator, 'getTemperature'):
+        fromIntegrator = integrator.getTemperature().value_in_unit(unit.kelvin)
+    if temperature is None:
+        if fromIntegrator is None:
+            raise action.fail('TEMP', 'is required without an integrator that has a temperature')
+        return fromIntegrator
+    if not temperature > 0:
+        raise action.fail('TEMP', 'must be positive, got %s', temperature)
+    if fromIntegrator is not None and abs(temperature - fromIntegrator) > 1e-6*fromIntegrator:
+        raise action.fail('TEMP', '%s K differs from the integrator\'s %s K', number(temperature), number(fromIntegrator))
+    return temperature
+
+
+def readPrint(plumed, action):
+    """PRINT ARG= [STRIDE=] [FILE=] [FMT=]: the columns of a COLVAR reporter (labels of values, and
+    label.bias of a bias or METAD). A Value of kind 'print' with ``args``, ``stride``, ``file``, ``fmt``."""
+    args = action.strings('ARG')
+    if args is None:
+        raise action.fail('ARG', 'is required')
+    for arg in args:
+        label, dot, component = arg.partition('.')
+        value = plumed.values.get(label)
+        if value is None:
+            raise action.fail('ARG', '%r is not the label of an action above', label)
+        if dot and (component != 'bias' or value.kind not in ('bias', 'metad')):
+            raise action.fail('ARG', '%r: of components only label.bias of a bias or METAD is supported', arg)
+        if not dot and value.kind not in ('coordination', 'function', 'distance'):
+            raise action.fail('ARG', '%r is a %s, not a value (use %s.bias for its energy)', arg, value.action.name, label)
+    stride = action.integer('STRIDE', 1)
+    if stride < 1:
+        raise action.fail('STRIDE', 'must be a positive integer, got %d', stride)
+    fmt = action.take('FMT', '%f')
+    try:
+        fmt % 1.0
+    except (TypeError, ValueError):
+        raise action.fail('FMT', '%r is not a format for one number', fmt) from None
+    file = action.take('FILE')
+    action.finish()
+    action.python.append('PlumedColvarReporter(%r, %d, ...)  # columns time %s, by PlumedInput.attach' % (
+        file, stride, ' '.join(args)))
+    return Value(action, 'print', None, args=args, stride=stride, file=file, fmt=fmt)

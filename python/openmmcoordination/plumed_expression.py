@@ -1,0 +1,99 @@
+"""Lepton expressions on the host, for openmmcoordination.plumed: PLUMED's CUSTOM and MATHEVAL
+functions and OpenMM's energy expressions share Lepton's syntax, so a FUNC goes into a
+CoordinationBiasForce as written. This module checks such an expression (only variables it may use,
+only functions OpenMM's Lepton has), renames its variables, and evaluates it at given values (for
+PRINT of a function or of a bias, which live on the device only as part of an energy).
+
+>>> expression = Expression('0.5*k*(x-1)^2 + step(x)', ['x', 'k'])
+>>> expression.evaluate({'x': 3.0, 'k': 2.0})
+5.0
+>>> substitute('x^2 + y', {'x': 'c1', 'y': '(c2 - 1)'})
+'(c1)^2 + ((c2 - 1))'
+"""
+
+import ast
+import math
+import operator
+import re
+
+__all__ = ['Expression', 'substitute', 'FUNCTIONS']
+
+
+def _step(x):
+    return 1.0 if x >= 0 else 0.0
+
+
+#: The functions of OpenMM's Lepton, with their values (Lepton's definitions: step(0) = 1, delta(0) = 1,
+#: select(x, y, z) = y where x != 0, else z).
+FUNCTIONS = {
+    'sqrt': math.sqrt, 'exp': math.exp, 'log': math.log, 'sin': math.sin, 'cos': math.cos,
+    'sec': lambda x: 1/math.cos(x), 'csc': lambda x: 1/math.sin(x), 'tan': math.tan, 'cot': lambda x: 1/math.tan(x),
+    'asin': math.asin, 'acos': math.acos, 'atan': math.atan, 'atan2': math.atan2, 'sinh': math.sinh,
+    'cosh': math.cosh, 'tanh': math.tanh, 'erf': math.erf, 'erfc': math.erfc, 'step': _step,
+    'delta': lambda x: 1.0 if x == 0 else 0.0, 'square': lambda x: x*x, 'cube': lambda x: x*x*x,
+    'recip': lambda x: 1/x, 'min': min, 'max': max, 'abs': abs, 'floor': math.floor, 'ceil': math.ceil,
+    'select': lambda x, y, z: y if x != 0 else z,
+}
+
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+              ast.Pow: lambda a, b: math.pow(a, b)}
+_IDENTIFIER = re.compile(r'(?<![\w.])([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\()')
+
+
+def substitute(expression, mapping):
+    """The expression with each variable of ``mapping`` replaced by its value in parentheses
+    (function names and the exponents of numbers such as 1e-3 are left alone)."""
+    return _IDENTIFIER.sub(lambda m: '(%s)' % mapping[m.group(1)] if m.group(1) in mapping else m.group(1), expression)
+
+
+class Expression(object):
+    """A Lepton expression of the named variables, checked when created: a ValueError names what
+    cannot be read, an unknown function or a variable not in ``variables``."""
+
+    def __init__(self, text, variables):
+        self.text = text
+        self.variables = list(variables)
+        try:
+            tree = ast.parse(text.replace('^', '**').strip(), mode='eval')
+        except SyntaxError:
+            raise ValueError('cannot read the expression %r' % text) from None
+        self._check(tree.body)
+        self._tree = tree.body
+
+    def _check(self, node):
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+            self._check(node.left)
+            self._check(node.right)
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            self._check(node.operand)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+            if node.func.id not in FUNCTIONS:
+                raise ValueError('%s() in %r is not a function of OpenMM\'s Lepton (%s)'
+                                 % (node.func.id, self.text, ', '.join(sorted(FUNCTIONS))))
+            for argument in node.args:
+                self._check(argument)
+        elif isinstance(node, ast.Name):
+            if node.id not in self.variables:
+                raise ValueError('%r in %r is not a variable of it (%s)' % (node.id, self.text, ', '.join(self.variables)))
+        elif not (isinstance(node, ast.Constant) and isinstance(node.value, (int, float))
+                  and not isinstance(node.value, bool)):
+            raise ValueError('%r is not a Lepton expression (at %r)' % (self.text, ast.unparse(node)))
+
+    def evaluate(self, values):
+        """The value at ``values`` ({variable: number}); NaN where Lepton's would not be finite."""
+        try:
+            return float(self._evaluate(self._tree, values))
+        except (ValueError, ZeroDivisionError, OverflowError):
+            return math.nan
+
+    def _evaluate(self, node, values):
+        if isinstance(node, ast.BinOp):
+            return _OPERATORS[type(node.op)](self._evaluate(node.left, values), self._evaluate(node.right, values))
+        if isinstance(node, ast.UnaryOp):
+            value = self._evaluate(node.operand, values)
+            return -value if isinstance(node.op, ast.USub) else value
+        if isinstance(node, ast.Call):
+            return FUNCTIONS[node.func.id](*[self._evaluate(argument, values) for argument in node.args])
+        if isinstance(node, ast.Name):
+            return float(values[node.id])
+        return float(node.value)

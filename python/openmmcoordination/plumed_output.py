@@ -1,0 +1,112 @@
+"""PLUMED's output files, for openmmcoordination.plumed: COLVAR (PRINT) and HILLS (METAD).
+
+COLVAR: ``#! FIELDS time c1 c2 ...``, then one line per report, the time in ps as PLUMED writes it
+(`` %f``) and each value with `` `` + FMT (PLUMED's default FMT is %f).
+
+HILLS: ``#! FIELDS time c1 ... sigma_c1 ... height biasf`` and ``#! SET multivariate false``,
+``#! SET kerneltype gaussian``, then one line per hill, every field as PLUMED's default ``%23.16lg``.
+As PLUMED does for well-tempered metadynamics (src/bias/MetaD.cpp, writeGaussian), the height
+column is the hill's height times biasf/(biasf - 1), so that the sum of the hills is the free
+energy estimate -F: ``plumed sum_hills --hills HILLS`` and metadynminer read it as they read
+PLUMED's own. The file is written from the public getters of Metadynamics (getHillCenters,
+getHillHeights, the variables' biasWidth, biasFactor, frequency) and the integrator's step size.
+"""
+
+import numpy as np
+
+from openmm import unit
+
+from openmmcoordination.reporters import CollectiveVariableReporter
+
+__all__ = ['PlumedColvarReporter', 'HillsWriter']
+
+
+class PlumedColvarReporter(CollectiveVariableReporter):
+    """Writes values in PLUMED's COLVAR format every ``reportInterval`` steps (PLUMED's PRINT), and
+    keeps them as CollectiveVariableReporter does (``steps``, ``times``, ``values``).
+
+    Parameters
+    ----------
+    file: str or file
+        where to write (a file name, an open file, or sys.stdout); None keeps the values only
+    reportInterval: int
+        the interval in steps between reports (PRINT's STRIDE)
+    evaluate: function
+        evaluate(context, state) returns the values, one per name (PlumedInput.getValues does)
+    names: list of str
+        the field names (PRINT's ARG)
+    fmt: str
+        the format of a value (PRINT's FMT; default '%f', PLUMED's)
+    include: list of str
+        what the State must hold for evaluate (['positions'] for a DISTANCE)
+    append: bool
+        append to an existing file (no header is written)
+    """
+
+    def __init__(self, file, reportInterval, evaluate, names, fmt='%f', include=(), append=False):
+        self._evaluateValues = evaluate
+        self._format = ' ' + fmt
+        self._include = tuple(include)
+        self._start(file, reportInterval, names, append)
+
+    def _header(self):
+        return '#! FIELDS time ' + ' '.join(self.names)
+
+    def _line(self, step, time, values):
+        return ' %f' % time + ''.join(self._format % value for value in values)
+
+    def _evaluate(self, simulation, state):
+        return list(self._evaluateValues(simulation.context, state))
+
+
+class HillsWriter(object):
+    """Writes the hills of an openmmcoordination.Metadynamics object in PLUMED's HILLS format.
+
+    Call update(step) after the run reaches ``step`` (PlumedInput.step does it after every hill):
+    it writes the hills added since the last call, hill k of n new ones at time
+    (step - (n - 1 - k)*frequency)*timestep, as Metadynamics adds one every ``frequency`` steps.
+
+    Parameters
+    ----------
+    file: str or file
+        the HILLS file to write (a name, or an open file)
+    metadynamics: Metadynamics
+        the object whose hills are written
+    names: list of str
+        the field names of the variables (METAD's ARG)
+    timestep: float
+        the integrator's step size in ps
+    energyUnit: float
+        kJ/mol per energy unit of the file (4.184 for UNITS ENERGY=kcal/mol; default 1)
+    """
+
+    def __init__(self, file, metadynamics, names, timestep, energyUnit=1.0):
+        self.metadynamics = metadynamics
+        self._timestep, self._energyUnit, self._written = float(timestep), float(energyUnit), 0
+        self._openedFile = isinstance(file, str)
+        self._out = open(file, 'w') if self._openedFile else file
+        widths = ['sigma_' + name for name in names]
+        print('#! FIELDS time %s %s height biasf' % (' '.join(names), ' '.join(widths)), file=self._out)
+        print('#! SET multivariate false', file=self._out)
+        print('#! SET kerneltype gaussian', file=self._out)
+        self._out.flush()
+
+    def update(self, step):
+        """Write the hills added since the last call; ``step`` is the simulation's current step."""
+        meta = self.metadynamics
+        heights = np.asarray(meta.getHillHeights().value_in_unit(unit.kilojoules_per_mole))
+        centers = np.asarray(meta.getHillCenters()).reshape(len(heights), len(meta.variables))
+        sigmas = [v.biasWidth for v in meta.variables]
+        scale = meta.biasFactor/(meta.biasFactor - 1)/self._energyUnit
+        new = range(self._written, len(heights))
+        for k in new:
+            time = (step - (new.stop - 1 - k)*meta.frequency)*self._timestep
+            fields = [time] + list(centers[k]) + sigmas + [heights[k]*scale, meta.biasFactor]
+            print(' '.join('%23.16g' % field for field in fields), file=self._out)
+        self._written = len(heights)
+        self._out.flush()
+
+    def close(self):
+        """Close the file if the writer opened it."""
+        if self._openedFile and not self._out.closed:
+            self._out.close()

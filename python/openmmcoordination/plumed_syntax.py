@@ -1,0 +1,274 @@
+"""The syntax of a PLUMED input file, for openmmcoordination.plumed: comments, continuation blocks,
+labels, keywords, numbers, atom lists, UNITS and GROMACS index files. Nothing here builds a force.
+
+>>> actions = parseInput('c1: COORDINATION GROUPA=1-10 GROUPB=11-100:3 R_0=0.3\\n')
+>>> actions[0].label, actions[0].name, actions[0].keywords['GROUPB']
+('c1', 'COORDINATION', '11-100:3')
+
+Every error is a PlumedInputError (a ValueError) whose message names the line, the action and the
+keyword: ``plumed.dat line 4: COORDINATION: R_0: not a number: 'abc'``.
+"""
+
+import math
+import re
+
+__all__ = ['PlumedInputError', 'Action', 'Units', 'Value', 'parseInput', 'readIndexFile']
+
+_LABEL = re.compile(r'[A-Za-z_][A-Za-z0-9_]*$')
+_NUMBER = re.compile(r'[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$')
+
+
+class PlumedInputError(ValueError):
+    """A PLUMED input this package cannot run exactly: the message names the source, the line, the
+    action and the keyword (``line``, ``action`` and ``keyword`` hold them; None where none applies)."""
+
+    def __init__(self, source, line, action, keyword, message):
+        where = ['%s line %d' % (source, line) if line else source]
+        where += [part for part in (action, keyword) if part]
+        super().__init__('%s: %s' % (': '.join(where), message))
+        self.line, self.action, self.keyword = line, action, keyword
+
+
+def _scaled(value, scale):
+    """value*scale, as value/10 for a scale of 0.1 (so 3.5 A is 0.35 nm, not 0.35000000000000003)."""
+    return value/round(1/scale) if scale < 1 and (1/scale).is_integer() else value*scale
+
+
+class Action(object):
+    """One action of the input: ``name`` (COORDINATION, ...), ``label`` (or None), ``keywords``
+    (KEY -> the value as written, braces removed, or True for a flag), ``line`` (its first line),
+    ``text`` (the action on one line). Its readers mark the keywords they use; ``finish()`` refuses
+    the others. ``python`` collects what the action becomes, ``log`` what was replaced."""
+
+    def __init__(self, source, line, name, label, keywords, text):
+        self.source, self.line, self.name, self.label = source, line, name, label
+        self.keywords, self.text = keywords, text
+        self.python, self.log = [], []
+        self._used = {'LABEL'}
+
+    def fail(self, keyword, message, *args):
+        """The PlumedInputError of this action and keyword (None: the action as a whole)."""
+        return PlumedInputError(self.source, self.line, self.name, keyword, message % args if args else message)
+
+    def has(self, key):
+        """Whether the keyword is present."""
+        return key in self.keywords
+
+    def take(self, key, default=None):
+        """The keyword's value as written (a string), or default when absent."""
+        self._used.add(key)
+        value = self.keywords.get(key, default)
+        if value is True:
+            raise self.fail(key, 'needs a value (%s=...)', key)
+        return value
+
+    def required(self, key):
+        """The keyword's value; a PlumedInputError when it is absent."""
+        value = self.take(key)
+        if value is None:
+            raise self.fail(key, 'is required')
+        return value
+
+    def flag(self, key):
+        """Whether the flag is present (a flag takes no value)."""
+        self._used.add(key)
+        value = self.keywords.get(key, False)
+        if value is not True and value is not False:
+            raise self.fail(key, 'is a flag and takes no value, got %s=%s', key, value)
+        return value
+
+    def strings(self, key, default=None):
+        """The keyword's comma-separated values, or default when absent."""
+        value = self.take(key)
+        if value is None:
+            return default
+        items = [item.strip() for item in value.split(',')]
+        if any(not item for item in items):
+            raise self.fail(key, 'has an empty item: %r', value)
+        return items
+
+    def number(self, key, default=None, scale=1.0):
+        """The keyword's number times scale (a unit conversion), or default when absent."""
+        value = self.take(key)
+        return default if value is None else _scaled(self.toNumber(key, value), scale)
+
+    def numbers(self, key, count, default=None, scale=1.0):
+        """``count`` comma-separated numbers times scale; default (a number repeated ``count`` times,
+        or None) when absent."""
+        items = self.strings(key)
+        if items is None:
+            return None if default is None else [default]*count
+        if len(items) != count:
+            raise self.fail(key, 'needs %d values (one per argument), got %d: %s', count, len(items), ','.join(items))
+        return [_scaled(self.toNumber(key, item), scale) for item in items]
+
+    def integer(self, key, default=None):
+        """The keyword's integer, or default when absent."""
+        value = self.take(key)
+        return default if value is None else self.toInteger(key, value)
+
+    def toNumber(self, key, text):
+        """A finite number as PLUMED writes it (no expressions); a PlumedInputError otherwise."""
+        if not _NUMBER.match(text.strip()):
+            raise self.fail(key, 'not a number: %r', text)
+        value = float(text)
+        if not math.isfinite(value):
+            raise self.fail(key, 'not a finite number: %r', text)
+        return value
+
+    def toInteger(self, key, text):
+        """An integer; a PlumedInputError otherwise."""
+        if not re.match(r'[+-]?\d+$', text.strip()):
+            raise self.fail(key, 'not an integer: %r', text)
+        return int(text)
+
+    def finish(self):
+        """Refuse every keyword that no reader used (an unsupported keyword)."""
+        for key in self.keywords:
+            if key not in self._used:
+                raise self.fail(key, 'not supported (see docs/plumed-input.md for what is)')
+
+
+class Units(object):
+    """PLUMED's UNITS: ``length`` in nm per input unit, ``energy`` in kJ/mol per input unit."""
+
+    LENGTHS = {'nm': 1.0, 'A': 0.1, 'um': 1000.0}
+    ENERGIES = {'kj/mol': 1.0, 'kcal/mol': 4.184}
+
+    def __init__(self, length=1.0, energy=1.0, lengthName='nm', energyName='kj/mol'):
+        self.length, self.energy = length, energy
+        self.lengthName, self.energyName = lengthName, energyName
+
+    @classmethod
+    def read(cls, action):
+        """The units of a UNITS action (LENGTH nm/A/um, ENERGY kj/mol/kcal/mol, TIME ps)."""
+        length = action.take('LENGTH', 'nm')
+        energy = action.take('ENERGY', 'kj/mol')
+        if length not in cls.LENGTHS:
+            raise action.fail('LENGTH', '%r is not one of %s', length, ', '.join(cls.LENGTHS))
+        if energy not in cls.ENERGIES:
+            raise action.fail('ENERGY', '%r is not one of %s', energy, ', '.join(cls.ENERGIES))
+        if action.take('TIME', 'ps') != 'ps':
+            raise action.fail('TIME', 'only ps (OpenMM\'s unit and PLUMED\'s default) is supported')
+        action.finish()
+        return cls(cls.LENGTHS[length], cls.ENERGIES[energy], length, energy)
+
+
+def _tokens(text, fail):
+    """Split at whitespace outside braces; {...} stays one token with its braces."""
+    tokens, current, depth = [], '', 0
+    for character in text:
+        if character == '{':
+            depth += 1
+        elif character == '}':
+            depth -= 1
+            if depth < 0:
+                raise fail('a "}" without its "{"')
+        if character.isspace() and depth == 0:
+            if current:
+                tokens.append(current)
+            current = ''
+        else:
+            current += character
+    if depth != 0:
+        raise fail('a "{" without its "}"')
+    if current:
+        tokens.append(current)
+    return tokens
+
+
+def _action(source, line, tokens):
+    """An Action from its tokens: [label:] NAME KEY=value ... FLAG ..."""
+    def fail(message, *args):
+        return PlumedInputError(source, line, None, None, message % args if args else message)
+    label = None
+    if tokens[0].endswith(':'):
+        label = tokens.pop(0)[:-1]
+        if not tokens:
+            raise fail('a label %r without an action', label)
+    name = tokens.pop(0)
+    keywords = {}
+    for token in tokens:
+        key, equals, value = token.partition('=')
+        if not key:
+            raise fail('%s: %r is not a keyword', name, token)
+        if equals and value.startswith('{') and value.endswith('}'):
+            value = value[1:-1].strip()
+        if key in keywords:
+            raise PlumedInputError(source, line, name, key, 'given twice')
+        keywords[key] = value if equals else True
+    if 'LABEL' in keywords:
+        if label is not None:
+            raise PlumedInputError(source, line, name, 'LABEL', 'a label both before the action (%s:) and as LABEL=' % label)
+        label = keywords['LABEL']
+    if label is not None and not _LABEL.match(label):
+        raise PlumedInputError(source, line, name, 'LABEL', '%r: only labels made of letters, digits and _ '
+                               '(not starting with a digit) are supported' % label)
+    return Action(source, line, name, label, keywords, ' '.join(([label + ':'] if label else []) + [name] + tokens))
+
+
+def parseInput(text, source='input'):
+    """The actions of a PLUMED input (a string), in order, up to ENDPLUMED. ``source`` names the
+    input in error messages (the file name)."""
+    actions, block = [], None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split('#', 1)[0]
+        fail = lambda message, *args: PlumedInputError(source, number, None, None, message % args if args else message)
+        tokens = _tokens(line, fail)
+        if block is not None:
+            if tokens and tokens[0] == '...':
+                start, collected = block
+                action = _action(source, start, collected)
+                if len(tokens) > 2 or (len(tokens) == 2 and tokens[1] not in (action.name, action.label)):
+                    raise fail('this "... %s" closes the block of %s opened at line %d', ' '.join(tokens[1:]),
+                               action.name, start)
+                actions.append(action)
+                block = None
+            else:
+                block[1].extend(tokens)
+            continue
+        if not tokens:
+            continue
+        if tokens == ['ENDPLUMED']:
+            break
+        if tokens[-1] == '...':
+            if len(tokens) == 1:
+                raise fail('a "..." that closes no block')
+            block = (number, tokens[:-1])
+            continue
+        actions.append(_action(source, number, tokens))
+    if block is not None:
+        raise PlumedInputError(source, block[0], None, None, 'the block opened here ("...") is never closed')
+    return actions
+
+
+def readIndexFile(path, fail):
+    """The groups of a GROMACS .ndx file: {name: [atom numbers, 1-based]}, in file order."""
+    try:
+        with open(path) as f:
+            lines = f.read().splitlines()
+    except OSError as error:
+        raise fail('cannot read %s: %s', path, error.strerror or error)
+    groups, current = {}, None
+    for line in lines:
+        line = line.strip()
+        if line.startswith('['):
+            if not line.endswith(']'):
+                raise fail('%s: a malformed group header %r', path, line)
+            current = line[1:-1].strip()
+            groups[current] = []
+        elif line:
+            if current is None or not all(re.match(r'\d+$', item) for item in line.split()):
+                raise fail('%s: a line that is not a list of atom numbers in a group: %r', path, line)
+            groups[current].extend(int(item) for item in line.split())
+    return groups
+
+
+class Value(object):
+    """What a labelled action defined: ``kind`` ('group', 'coordination', 'distance', 'function',
+    'bias', 'metad' or 'print'), ``obj`` (what PlumedInput[label] returns) and ``action``; the
+    readers add what their kind needs (``cvs``, ``parts``, ``periodic``, ...)."""
+
+    def __init__(self, action, kind, obj, **extra):
+        self.action, self.kind, self.obj = action, kind, obj
+        self.__dict__.update(extra)

@@ -1,0 +1,154 @@
+"""openmmcoordination.plumed refuses what it cannot run exactly: every error path raises
+PlumedInputError (a ValueError) naming the line, the action and the keyword, before anything is
+added to the System."""
+
+import openmm
+import pytest
+
+from openmmcoordination import plumed
+
+from helpers import make_system
+
+C = 'c: COORDINATION GROUPA=1-4 GROUPB=5-8 R_0=0.3\n'
+C2 = C + 'c2: COORDINATION GROUPA=1 GROUPB=9 R_0=0.3\n'
+M = 'METAD ARG=c SIGMA=0.1 HEIGHT=1 PACE=10 BIASFACTOR=5 TEMP=300 GRID_MIN=0 GRID_MAX=4 GRID_BIN=40'
+
+# input, (line, action, keyword), a fragment of the message
+ERRORS = [
+    ('FOO ARG=c\n', (1, 'FOO', None), 'not supported: this package reads UNITS, GROUP, COORDINATION'),
+    ('MOLINFO STRUCTURE=x.pdb\n', (1, 'MOLINFO', None), 'not supported'),
+    ('c: COORDINATION GROUPA=1-4 GROUPB=5-8 R_0=0.3 SERIAL\n', (1, 'COORDINATION', 'SERIAL'), 'not supported'),
+    ('c: COORDINATION GROUPA=1-4 R_0=0.3 NUMERICAL_DERIVATIVES\n', (1, 'COORDINATION', 'NUMERICAL_DERIVATIVES'), 'not supported'),
+    ('c: CONTACTMAP ATOMS1=1,2 SWITCH1={RATIONAL R_0=0.3} SUM CMDIST\n', (1, 'CONTACTMAP', 'CMDIST'), 'distance between'),
+    ('c: CONTACTMAP ATOMS1=1,2 SWITCH1={RATIONAL R_0=0.3} REFERENCE1=0.1\n', (1, 'CONTACTMAP', 'REFERENCE1'), 'CMDIST'),
+    ('c: CONTACTMAP ATOMS1=1,2 SWITCH1={RATIONAL R_0=0.3}\n', (1, 'CONTACTMAP', 'SUM'), 'is required'),
+    ('c: CONTACTMAP ATOMS1=1,2 ATOMS3=3,4 SWITCH={RATIONAL R_0=0.3} SUM\n', (1, 'CONTACTMAP', 'ATOMS1'), 'without gaps'),
+    ('c: CONTACTMAP ATOMS1=1,2,3 SWITCH1={RATIONAL R_0=0.3} SUM\n', (1, 'CONTACTMAP', 'ATOMS1'), 'two atoms, got 3'),
+    ('c: CONTACTMAP ATOMS1=1,2 SWITCH1={RATIONAL R_0=0.3} ATOMS2=3,4 SWITCH2={RATIONAL R_0=0.3 NN=8} SUM\n',
+     (1, 'CONTACTMAP', 'SWITCH2'), 'differs from SWITCH1'),
+    ('c: CONTACTMAP ATOMS1=1,2 SWITCH={RATIONAL R_0=0.3} SWITCH1={RATIONAL R_0=0.3} SUM\n',
+     (1, 'CONTACTMAP', 'SWITCH1'), 'not both'),
+    ('c: CONTACTMAP ATOMS1=1,2 SUM\n', (1, 'CONTACTMAP', 'SWITCH1'), 'not neither'),
+    ('d: DISTANCE ATOMS=1,2 COMPONENTS\n', (1, 'DISTANCE', 'COMPONENTS'), 'not supported'),
+    ('d: DISTANCE ATOMS=1,2,3\n', (1, 'DISTANCE', 'ATOMS'), 'two atoms, got 3'),
+    ('c: COORDINATION GROUPA=1-4 R_0=abc\n', (1, 'COORDINATION', 'R_0'), "not a number: 'abc'"),
+    ('c: COORDINATION GROUPA=1-4 R_0=1e999\n', (1, 'COORDINATION', 'R_0'), 'not a finite number'),
+    ('c: COORDINATION GROUPA=1-4 R_0=pi\n', (1, 'COORDINATION', 'R_0'), 'not a number'),
+    ('c: COORDINATION GROUPA=1-4 R_0=0.3 NN=6.5\n', (1, 'COORDINATION', 'NN'), 'not an integer'),
+    ('c: COORDINATION GROUPA=1-4 R_0=-0.3\n', (1, 'COORDINATION', 'R_0'), 'r0'),
+    ('c: COORDINATION GROUPA=1-4 R_0=0.3 NN=6 MM=6\n', (1, 'COORDINATION', 'R_0'), 'm'),
+    ('c: COORDINATION GROUPA=0-4 R_0=0.3\n', (1, 'COORDINATION', 'GROUPA'), "PLUMED's atom numbers start at 1"),
+    ('c: COORDINATION GROUPA=1-4 GROUPB=100 R_0=0.3\n', (1, 'COORDINATION', 'GROUPB'), 'atom 100 is beyond the 20 particles of the System'),
+    ('c: COORDINATION GROUPA=4-1 R_0=0.3\n', (1, 'COORDINATION', 'GROUPA'), 'must go up'),
+    ('c: COORDINATION GROUPA=ions R_0=0.3\n', (1, 'COORDINATION', 'GROUPA'), "'ions' is not an atom number"),
+    ('c: COORDINATION GROUPA=@water R_0=0.3\n', (1, 'COORDINATION', 'GROUPA'), 'not an atom number'),
+    (C + 'e: COORDINATION GROUPA=c R_0=0.3\n', (2, 'COORDINATION', 'GROUPA'), "'c' is a COORDINATION, not a GROUP"),
+    ('c: COORDINATION GROUPA=1-4\n', (1, 'COORDINATION', 'R_0'), 'is required (or SWITCH'),
+    ('c: COORDINATION GROUPA=1-4 R_0=0.3 SWITCH={EXP R_0=0.3}\n', (1, 'COORDINATION', 'R_0'), 'one way'),
+    ('c: COORDINATION GROUPA=1-4 SWITCH={MATRIX R_0=0.3}\n', (1, 'COORDINATION', 'SWITCH'), "'MATRIX' is not one of"),
+    ('c: COORDINATION GROUPA=1-4 SWITCH={SMAP R_0=0.3 A=2}\n', (1, 'COORDINATION: SWITCH={SMAP}', 'B'), 'required for SMAP'),
+    ('c: COORDINATION GROUPA=1-4 SWITCH={CUSTOM R_0=0.3}\n', (1, 'COORDINATION: SWITCH={CUSTOM}', 'FUNC'), 'required'),
+    ('c: COORDINATION GROUPA=1-4 SWITCH={CUBIC D_0=0.1}\n', (1, 'COORDINATION: SWITCH={CUBIC}', 'D_MAX'), 'required'),
+    ('c: COORDINATION GROUPA=1-4 SWITCH={Q R_0=0.3}\n', (1, 'COORDINATION: SWITCH={Q}', 'REF'), 'required for Q'),
+    ('c: COORDINATION GROUPA=1-4 SWITCH={EXP D_0=0.1}\n', (1, 'COORDINATION: SWITCH={EXP}', 'R_0'), 'required for EXP'),
+    ('c: COORDINATION GROUPA=1-4 SWITCH={EXP R_0=0.3 NN=4}\n', (1, 'COORDINATION: SWITCH={EXP}', 'NN'), 'not supported'),
+    ('c: COORDINATION GROUPA=1-4 SWITCH={CUSTOM FUNC=x^2+y R_0=0.3}\n', (1, 'COORDINATION', 'SWITCH'), 'y'),
+    ('c: COORDINATION GROUPA=1-4 GROUPB=5-6 PAIR R_0=0.3\n', (1, 'COORDINATION', 'PAIR'), 'as many atoms as GROUPA (4)'),
+    ('c: COORDINATION GROUPA=1-4 R_0=0.3 NL_CUTOFF=1\n', (1, 'COORDINATION', 'NL_CUTOFF'), 'without NLIST'),
+    ('c: COORDINATION GROUPA=1-4 R_0=0.3 NOPBC=yes\n', (1, 'COORDINATION', 'NOPBC'), 'is a flag'),
+    ('c: COORDINATION GROUPA=1-4 R_0\n', (1, 'COORDINATION', 'R_0'), 'needs a value'),
+    ('c: COORDINATION GROUPA=1-4 R_0=0.3 R_0=0.4\n', (1, 'COORDINATION', 'R_0'), 'given twice'),
+    ('c: COORDINATION LABEL=d GROUPA=1-4 R_0=0.3\n', (1, 'COORDINATION', 'LABEL'), 'both before'),
+    ('c.1: COORDINATION GROUPA=1-4 R_0=0.3\n', (1, 'COORDINATION', 'LABEL'), 'only labels made of letters'),
+    (C + C, (2, 'COORDINATION', 'LABEL'), "the label 'c' is used twice (line 1)"),
+    ('c: COORDINATION GROUPA=1-4 SWITCH={EXP R_0=0.3\n', (1, None, None), 'without its "}"'),
+    ('c: COORDINATION GROUPA=1-4 R_0=0.3}\n', (1, None, None), 'without its "{"'),
+    ('c:\n', (1, None, None), 'without an action'),
+    ('METAD ...\n ARG=c\n', (1, None, None), 'never closed'),
+    ('...\n', (1, None, None), 'closes no block'),
+    (C + 'METAD ...\n ARG=c SIGMA=0.1\n... PRINT\n', (4, None, None), 'closes the block of METAD opened at line 2'),
+    ('UNITS LENGTH=bohr\n', (1, 'UNITS', 'LENGTH'), "'bohr' is not one of nm, A, um"),
+    ('UNITS ENERGY=eV\n', (1, 'UNITS', 'ENERGY'), 'not one of kj/mol, kcal/mol'),
+    ('UNITS TIME=fs\n', (1, 'UNITS', 'TIME'), 'only ps'),
+    ('UNITS NATURAL\n', (1, 'UNITS', 'NATURAL'), 'not supported'),
+    (C + 'UNITS LENGTH=A\n', (2, 'UNITS', None), 'must come before'),
+    ('g: GROUP ATOMS=1 NDX_FILE=x.ndx\n', (1, 'GROUP', 'ATOMS'), 'either ATOMS or NDX_FILE'),
+    ('g: GROUP NDX_FILE=missing.ndx\n', (1, 'GROUP', 'NDX_FILE'), 'cannot read'),
+    ('g: GROUP ATOMS=1-4 REMOVE=2\n', (1, 'GROUP', 'REMOVE'), 'not supported'),
+    (C2 + 'e: CUSTOM ARG=c,c2 FUNC=x*y+acoth(x) PERIODIC=NO\n', (3, 'CUSTOM', 'FUNC'), "acoth() in 'x*y+acoth(x)' is not a function of OpenMM's Lepton"),
+    (C2 + 'e: CUSTOM ARG=c,c2 FUNC=x*w PERIODIC=NO\n', (3, 'CUSTOM', 'FUNC'), "'w' in 'x*w' is not a variable of it (x, y)"),
+    (C2 + 'e: CUSTOM ARG=c,c2 FUNC=x*(y PERIODIC=NO\n', (3, 'CUSTOM', 'FUNC'), 'cannot read the expression'),
+    (C2 + 'e: CUSTOM ARG=c,c2 FUNC=x*y PERIODIC=0,1\n', (3, 'CUSTOM', 'PERIODIC'), 'only PERIODIC=NO'),
+    (C2 + 'e: CUSTOM ARG=c,c2 FUNC=x*y\n', (3, 'CUSTOM', 'PERIODIC'), 'is required'),
+    (C2 + 'e: MATHEVAL ARG=c,c2 VAR=a FUNC=a PERIODIC=NO\n', (3, 'MATHEVAL', 'VAR'), 'one name per argument (2), got 1'),
+    (C + 'e: CUSTOM ARG=c,c,c,c FUNC=x PERIODIC=NO\n', (2, 'CUSTOM', 'VAR'), 'required with more than three'),
+    (C2 + 's: COMBINE ARG=c,c2 COEFFICIENTS=1,-1 NORMALIZE PERIODIC=NO\n', (3, 'COMBINE', 'NORMALIZE'), 'sum to 0'),
+    (C2 + 's: COMBINE ARG=c,c2 COEFFICIENTS=1 PERIODIC=NO\n', (3, 'COMBINE', 'COEFFICIENTS'), 'needs 2 values'),
+    (C + 'RESTRAINT ARG=x AT=1 KAPPA=1\n', (2, 'RESTRAINT', 'ARG'), "'x' is not the label of an action above"),
+    (C + 'RESTRAINT ARG=c.bias AT=1 KAPPA=1\n', (2, 'RESTRAINT', 'ARG'), 'components'),
+    (C + 'RESTRAINT ARG=c AT=1 KAPPA=1 NOTHING=2\n', (2, 'RESTRAINT', 'NOTHING'), 'not supported'),
+    (C + 'RESTRAINT ARG=c KAPPA=1\n', (2, 'RESTRAINT', 'AT'), 'is required'),
+    (C + 'UPPER_WALLS ARG=c AT=1\n', (2, 'UPPER_WALLS', 'KAPPA'), 'is required'),
+    (C + 'LOWER_WALLS ARG=c AT=1 KAPPA=1 EXP=2.5\n', (2, 'LOWER_WALLS', 'EXP'), 'an integer'),
+    (C + 'UPPER_WALLS ARG=c AT=1 KAPPA=1 EPS=0\n', (2, 'UPPER_WALLS', 'EPS'), 'must be positive'),
+    (C + 'g: GROUP ATOMS=1\nRESTRAINT ARG=g AT=1 KAPPA=1\n', (3, 'RESTRAINT', 'ARG'), "'g' is a GROUP"),
+    ('d: DISTANCE ATOMS=1,2\ne: CUSTOM ARG=d FUNC=x PERIODIC=NO\n', (2, 'CUSTOM', 'ARG'), "'d' is a DISTANCE; CUSTOM takes"),
+    (C2 + 'e: CUSTOM ARG=c,c2 FUNC=x*y PERIODIC=NO\n' + M.replace('ARG=c', 'ARG=e') + '\n', (4, 'METAD', 'ARG'),
+     "'e' is a CUSTOM; METAD takes COORDINATION or CONTACTMAP"),
+    (C + M.replace('ARG=c', 'ARG=c,c,c,c').replace('SIGMA=0.1', 'SIGMA=0.1,0.1,0.1,0.1') + '\n', (2, 'METAD', 'ARG'),
+     '1, 2 or 3 arguments, got 4'),
+    (C + M.replace(' BIASFACTOR=5', '') + '\n', (2, 'METAD', 'BIASFACTOR'), 'well-tempered'),
+    (C + M.replace('BIASFACTOR=5', 'BIASFACTOR=1') + '\n', (2, 'METAD', 'BIASFACTOR'), 'above 1'),
+    (C + M.replace(' GRID_MIN=0', '') + '\n', (2, 'METAD', 'GRID_MIN'), 'the bias lives on a grid'),
+    (C + M.replace('GRID_MAX=4', 'GRID_MAX=0') + '\n', (2, 'METAD', 'GRID_MAX'), 'must be above GRID_MIN'),
+    (C + M.replace('GRID_BIN=40', 'GRID_BIN=40,3') + '\n', (2, 'METAD', 'GRID_BIN'), 'needs 1 values'),
+    (C + M.replace('SIGMA=0.1', 'SIGMA=0.1,0.2') + '\n', (2, 'METAD', 'SIGMA'), 'needs 1 values'),
+    (C + M.replace(' HEIGHT=1', '') + '\n', (2, 'METAD', 'HEIGHT'), 'is required'),
+    (C + M.replace('TEMP=300', 'TEMP=310') + '\n', (2, 'METAD', 'TEMP'), "310 K differs from the integrator's 300 K"),
+    (C + M + ' ADAPTIVE=DIFF\n', (2, 'METAD', 'ADAPTIVE'), 'not supported'),
+    (C + M + ' WALKERS_DIR=.\n', (2, 'METAD', 'WALKERS_RSTRIDE'), 'together'),
+    (C + M + ' WALKERS_DIR=/no/such/dir WALKERS_RSTRIDE=100\n', (2, 'METAD', None), 'biasDir must be an existing directory'),
+    (C + M + ' WALKERS_DIR=. WALKERS_RSTRIDE=15\n', (2, 'METAD', None), 'saveFrequency must be a positive multiple'),
+    (C + M + '\n' + M + '\n', (3, 'METAD', None), 'a second METAD'),
+    (C + 'PRINT ARG=x\n', (2, 'PRINT', 'ARG'), "'x' is not the label"),
+    (C + 'r: RESTRAINT ARG=c AT=1 KAPPA=1\nPRINT ARG=r.force2\n', (3, 'PRINT', 'ARG'), 'only label.bias'),
+    (C + 'r: RESTRAINT ARG=c AT=1 KAPPA=1\nPRINT ARG=r\n', (3, 'PRINT', 'ARG'), 'use r.bias for its energy'),
+    (C + 'PRINT ARG=c FMT=%d%d\n', (2, 'PRINT', 'FMT'), 'not a format'),
+    (C + 'PRINT ARG=c STRIDE=0\n', (2, 'PRINT', 'STRIDE'), 'positive'),
+    (C + 'PRINT ARG=c STRIDE=10 RESTART=YES\n', (2, 'PRINT', 'RESTART'), 'not supported'),
+    (C + 'c2: COORDINATION GROUPA=1 GROUPB=9 R_0=0.3 NOPBC\nRESTRAINT ARG=c,c2 AT=1,1 KAPPA=1,1\n',
+     (2, 'COORDINATION', 'NOPBC'), 'cannot join the other CVs in one CoordinationBiasForce'),
+]
+
+
+@pytest.mark.parametrize('text,where,fragment', ERRORS, ids=['%d' % i for i in range(len(ERRORS))])
+def test_error(text, where, fragment):
+    system = make_system(20)
+    integrator = openmm.LangevinMiddleIntegrator(300, 1, 0.002)
+    with pytest.raises(plumed.PlumedInputError) as raised:
+        plumed.load(text, system, integrator=integrator)
+    error = raised.value
+    assert isinstance(error, ValueError)
+    assert (error.line, error.action, error.keyword) == where, str(error)
+    assert fragment in str(error), str(error)
+    expected = 'input line %d: ' % where[0] + ''.join('%s: ' % part for part in where[1:] if part)
+    assert str(error).startswith(expected), str(error)
+    assert system.getNumForces() == 0
+
+
+def test_errors_without_a_system():
+    """Without an integrator TEMP is required; without a System atom numbers are checked against a
+    Topology, or only for being positive; a file that does not exist is named."""
+    from openmm import app
+    text = 'c: COORDINATION GROUPA=1-4 GROUPB=5-8 R_0=0.3\n' + M.replace(' TEMP=300', '') + '\n'
+    with pytest.raises(plumed.PlumedInputError, match='line 2: METAD: TEMP: is required without an integrator'):
+        plumed.load(text)
+    topology = app.Topology()
+    chain = topology.addChain()
+    for _ in range(6):
+        topology.addAtom('X', None, topology.addResidue('X', chain))
+    with pytest.raises(plumed.PlumedInputError, match='atom 7 is beyond the 6 particles of the Topology'):
+        plumed.load(text, topology=topology)
+    assert plumed.load('c: COORDINATION GROUPA=1-4 GROUPB=5-8000 R_0=0.3\n')['c'].getNumPairs() == 4*7996
+    with pytest.raises(plumed.PlumedInputError, match='no_such_plumed.dat: no such file'):
+        plumed.load('no_such_plumed.dat')
