@@ -13,7 +13,7 @@ with the sums over the points of the grid. Metadynamics records c(t) at each hil
 
 >>> frames = meta.getRecordedFrames()
 >>> fes, edges = reweightedFreeEnergy(frames.collectiveVariables, frames.reweightingBias, 300*kelvin, bins=50, skip=100)
->>> fes, edges = reweightedFreeEnergy(distances, frames.reweightingBias, 300*kelvin, bins=60)   # any quantity of the frames
+>>> fes, edges = reweightedFreeEnergy(distances, frames.reweightingBias, 300*kelvin)   # any quantity of the frames
 """
 
 import math
@@ -135,11 +135,12 @@ def _bins(bins, dimensions, owner):
             edges = np.empty(0)
         if edges is None and axis >= 1:
             checked.append(int(axis))
-        elif edges is not None and edges.ndim == 1 and len(edges) >= 2 and np.all(np.isfinite(edges)) and np.all(np.diff(edges) > 0):
+        elif (edges is not None and edges.ndim == 1 and len(edges) >= 2 and np.all(np.isfinite(edges))
+              and np.all(np.diff(edges) > 0)):
             checked.append(edges)
     if len(checked) != dimensions:
-        raise _error(owner, 'bins must be a positive integer, increasing edges, or one of these per variable (%d), got %r',
-                     dimensions, bins)
+        raise _error(owner, 'bins must be a positive integer, increasing edges, or one of these per variable (%d), '
+                     'got %r', dimensions, bins)
     return checked
 
 
@@ -161,7 +162,7 @@ def _ranges(limits, dimensions, owner):
 def _histogram(owner, values, reweightingBias, temperature, bins, limits, skip):
     """(probability density in the layout of Metadynamics.getFreeEnergy(), edges per variable)."""
     values = _finiteArray(values, owner, 'values')
-    if values.ndim not in (1, 2) or values.shape[-1] == 0:
+    if values.ndim not in (1, 2):
         raise _error(owner, 'values must have shape (frames,) or (frames, variables), got shape %s', values.shape)
     points = values.reshape(len(values), -1)
     bias = _reweightingBias(reweightingBias, owner, len(points))
