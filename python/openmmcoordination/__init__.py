@@ -79,6 +79,8 @@ from openmmcoordination.gr import (PairDistribution, PairDistributionAccumulator
                                    computePairDistribution, pairDistributionFromCounts)
 from openmmcoordination.reporters import CollectiveVariableReporter, PairDistributionReporter, runWithProgress  # noqa: E402
 from openmmcoordination.metadynamics import BiasVariable, Metadynamics  # noqa: E402
+from openmmcoordination.reweighting import (reweightedFreeEnergy, reweightedHistogram, reweightingFactor,  # noqa: E402
+                                          reweightingWeights)
 from openmmcoordination.analysis import analyzeTrajectory, bestPlatform  # noqa: E402
 from openmmcoordination.contacts import find_native_contacts, native_contacts  # noqa: E402
 from openmmcoordination import plumed  # noqa: E402  (openmmcoordination.plumed.load reads a plumed.dat)

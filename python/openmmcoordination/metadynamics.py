@@ -18,9 +18,11 @@ PACE=.. BIASFACTOR=.. TEMP=.. GRID_MIN=.. GRID_MAX=.. GRID_BIN=..``.
 Every ``frequency`` steps it reads the CVs and the bias energy at them, adds a well-tempered
 Gaussian of height h exp(-V/(k_B dT)) to a grid on the host and replaces the force's table
 (setFunctionParameters, then updateParametersInContext); the steps in between run entirely on the
-Context's platform.
+Context's platform. It keeps c(t) of Tiwary and Parrinello after each hill and, with recordFrequency,
+records frames (CVs, V and V - c(t)) for reweighting with openmmcoordination.reweighting.
 """
 
+import collections
 import copy
 import math
 import numbers
@@ -35,10 +37,15 @@ import openmm
 from openmm import unit
 from openmm.app.metadynamics import BiasVariable
 
+from openmmcoordination.reweighting import _isInteger, _positiveQuantity, _reweightingFactor
+
 __all__ = ['Metadynamics', 'BiasVariable']
 
 #: The names of the collective variables inside the bias force, in the order of ``variables``.
 CV_NAMES = ('c1', 'c2', 'c3')
+
+#: The frames recorded with recordFrequency (Metadynamics.getRecordedFrames()).
+RecordedFrames = collections.namedtuple('RecordedFrames', ['steps', 'collectiveVariables', 'bias', 'reweightingBias'])
 
 _BIAS_FILE = re.compile(r'bias_(\d+)_(\d+)\.npy')
 _MAX_ID = 0x7FFFFFFF
@@ -46,27 +53,6 @@ _MAX_ID = 0x7FFFFFFF
 
 def _error(message, *args):
     return ValueError('Metadynamics: ' + (message % args if args else message))
-
-
-def _isInteger(value):
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-
-
-def _shown(value):
-    """A value as an error message shows it: a Quantity as value and unit ("1.0 nm", the same on every
-    OpenMM version, whose reprs differ), anything else by its repr."""
-    return str(value) if unit.is_quantity(value) else repr(value)
-
-
-def _positiveQuantity(value, defaultUnit, name, kind):
-    """The value of a Quantity (or number, taken in defaultUnit) in defaultUnit, checked finite and > 0."""
-    try:
-        number = value.value_in_unit(defaultUnit) if unit.is_quantity(value) else float(value)
-    except (TypeError, ValueError, AttributeError):
-        raise _error('%s must be %s, got %s', name, kind, _shown(value)) from None
-    if not math.isfinite(number) or number <= 0:
-        raise _error('%s must be positive and finite, got %s', name, _shown(value))
-    return number
 
 
 class Metadynamics(object):
@@ -105,16 +91,23 @@ class Metadynamics(object):
         an existing directory for saveFrequency. The files are openmm.app's:
         ``bias_<id>_<index>.npy``, this process's own Gaussians on the grid; files of other grid
         shapes already in it are an error (nothing is written then)
+    recordFrequency: int (optional, keyword)
+        the interval in steps at which step() records a frame for reweighting: the CVs, the bias V
+        in force and V - c(t) (getRecordedFrames()); None (the default) records none
+
+    c(t) of Tiwary and Parrinello, J. Phys. Chem. B 119, 736 (2015), is computed from the total bias
+    on the grid (with the biases of other walkers) whenever it changes (getReweightingFactors()).
 
     Raises ValueError naming the class, the parameter and its value for any invalid argument,
     before the System or biasDir is touched.
     """
 
-    def __init__(self, system, variables, temperature, biasFactor, height, frequency, saveFrequency=None, biasDir=None):
+    def __init__(self, system, variables, temperature, biasFactor, height, frequency, saveFrequency=None, biasDir=None,
+                 *, recordFrequency=None):
         from openmmcoordination import CoordinationBiasForce
         variables = self._checkVariables(variables)
-        temperatureK = _positiveQuantity(temperature, unit.kelvin, 'temperature', 'a temperature')
-        heightKJ = _positiveQuantity(height, unit.kilojoules_per_mole, 'height', 'an energy')
+        temperatureK = _positiveQuantity(temperature, unit.kelvin, 'Metadynamics', 'temperature', 'a temperature')
+        heightKJ = _positiveQuantity(height, unit.kilojoules_per_mole, 'Metadynamics', 'height', 'an energy')
         if not isinstance(biasFactor, numbers.Real) or not math.isfinite(biasFactor) or biasFactor <= 1.0:
             raise _error('biasFactor must be a number > 1, got %r', biasFactor)
         if not _isInteger(frequency) or frequency <= 0:
@@ -128,6 +121,8 @@ class Metadynamics(object):
                              saveFrequency)
             if not os.path.isdir(biasDir):
                 raise _error('biasDir must be an existing directory, got %r', biasDir)
+        if recordFrequency is not None and (not _isInteger(recordFrequency) or recordFrequency <= 0):
+            raise _error('recordFrequency must be None or a positive integer, got %r', recordFrequency)
         freeGroups = set(range(32)) - set(force.getForceGroup() for force in system.getForces())
         if not freeGroups:
             raise RuntimeError('Metadynamics: all 32 force groups of the System are in use; none is left for the bias')
@@ -139,14 +134,18 @@ class Metadynamics(object):
         self.frequency = int(frequency)
         self.saveFrequency = None if saveFrequency is None else int(saveFrequency)
         self.biasDir = biasDir
+        self.recordFrequency = None if recordFrequency is None else int(recordFrequency)
         self._deltaT = self.temperature*(biasFactor - 1)
         self._kTDelta = (unit.MOLAR_GAS_CONSTANT_R*self._deltaT).value_in_unit(unit.kilojoules_per_mole)
+        self._kT = (unit.MOLAR_GAS_CONSTANT_R*self.temperature).value_in_unit(unit.kilojoules_per_mole)
         self._axes = [np.linspace(v.minValue, v.maxValue, v.gridWidth) for v in variables]
         self._shape = tuple(v.gridWidth for v in reversed(variables))
         self._selfBias = np.zeros(self._shape)
         self._totalBias = np.zeros(self._shape)
         self._hillCenters = []
         self._hillHeights = []
+        self._factors = []       # (step, c(t) of the bias in force from that step on)
+        self._frames = []        # (step, CVs, V, c) of each recorded frame
         self._loadedBiases = {}
         self._warned = set()
         self._saveIndex = 0
@@ -164,6 +163,7 @@ class Metadynamics(object):
             self._id = self._newId()
             self._writeBias()
         self._setTable()
+        self._factor = _reweightingFactor(self._totalBias, self._kT, biasFactor)
         system.addForce(force)
 
     @staticmethod
@@ -216,18 +216,29 @@ class Metadynamics(object):
     def step(self, simulation, steps):
         """Advance the simulation by ``steps`` time steps, adding a Gaussian whenever
         simulation.currentStep reaches a multiple of ``frequency`` and, with a biasDir, writing
-        and reading biases at multiples of ``saveFrequency``."""
+        and reading biases at multiples of ``saveFrequency``; with recordFrequency, recording a frame
+        at each multiple of it (before the hill of that step)."""
+        if not self._factors:
+            self._factors.append((simulation.currentStep, self._factor))
+        intervals = [n for n in (self.frequency, self.recordFrequency) if n is not None]
         remaining = int(steps)
         while remaining > 0:
-            chunk = min(remaining, self.frequency - simulation.currentStep % self.frequency)
+            chunk = min([remaining] + [n - simulation.currentStep % n for n in intervals])
             simulation.step(chunk)
             remaining -= chunk
-            if simulation.currentStep % self.frequency == 0:
-                self._addHill(simulation.context)
-            if self.saveFrequency is not None and simulation.currentStep % self.saveFrequency == 0:
+            step, sample = simulation.currentStep, None
+            if self.recordFrequency is not None and step % self.recordFrequency == 0:
+                sample = self._sample(simulation.context)
+                self._frames.append((step, sample[0], sample[1], self._factor))
+            if step % self.frequency != 0:
+                continue
+            self._addHill(simulation.context, sample)
+            if self.saveFrequency is not None and step % self.saveFrequency == 0:
                 self._writeBias()
                 if self._readBiases(strict=False):
                     self._uploadBias(simulation.context)
+            self._factor = _reweightingFactor(self._totalBias, self._kT, self.biasFactor)
+            self._factors.append((step, self._factor))
 
     def getFreeEnergy(self):
         """The free energy on the grid, -(T + dT)/dT times the bias (kJ/mol, a Quantity): an array of
@@ -263,10 +274,40 @@ class Metadynamics(object):
         centers = np.array(self._hillCenters, dtype=float).reshape(len(self._hillCenters), len(self.variables))
         return centers[:, 0] if len(self.variables) == 1 else centers
 
-    def _addHill(self, context):
-        center = self._force.getCollectiveVariableValues(context)
+    def getReweightingFactors(self):
+        """c(t) of Tiwary and Parrinello: (steps, factors), steps an array of simulation steps and
+        factors the c(t) (kJ/mol, a Quantity) of the bias in force from steps[i] until steps[i + 1]:
+        the first entry at the first step() (c of the initial bias: 0, or that of the files in
+        biasDir), then one at each hill, after it (and after the biases of other walkers read at the
+        same step). c is computed from the total bias on the grid, getBias()."""
+        steps = np.array([step for step, _ in self._factors], dtype=np.int64)
+        return steps, np.array([factor for _, factor in self._factors])*unit.kilojoules_per_mole
+
+    def getRecordedFrames(self):
+        """The frames recorded every ``recordFrequency`` steps, a RecordedFrames named tuple: ``steps``
+        (the simulation steps), ``collectiveVariables`` (shape (frames,) for one variable, (frames,
+        variables) for several), ``bias``, the bias V(s, t) in force at the frame's CVs, and
+        ``reweightingBias``, V(s, t) - c(t) (kJ/mol, Quantities). V and c are those of the bias that
+        produced the frame, before the hill of the same step; V is the energy of the bias force (the
+        table's spline, 0 outside the grid). A frame's unbiased weight is exp(reweightingBias/(k_B T)):
+        see openmmcoordination.reweighting."""
+        steps = np.array([frame[0] for frame in self._frames], dtype=np.int64)
+        cvs = np.array([frame[1] for frame in self._frames], dtype=float).reshape(len(steps), len(self.variables))
+        bias = np.array([frame[2] for frame in self._frames], dtype=float)
+        factor = np.array([frame[3] for frame in self._frames], dtype=float)
+        return RecordedFrames(steps, cvs[:, 0] if len(self.variables) == 1 else cvs, bias*unit.kilojoules_per_mole,
+                              (bias - factor)*unit.kilojoules_per_mole)
+
+    def _sample(self, context):
+        """(CVs, bias): the CVs and the energy of the bias force's group there (kJ/mol), what the
+        simulation feels: the spline of the table."""
+        cvs = list(self._force.getCollectiveVariableValues(context))
         state = context.getState(getEnergy=True, groups={self._force.getForceGroup()})
-        bias = state.getPotentialEnergy().value_in_unit(unit.kilojoules_per_mole)
+        return cvs, state.getPotentialEnergy().value_in_unit(unit.kilojoules_per_mole)
+
+    def _addHill(self, context, sample=None):
+        """Add the hill at the current CVs; ``sample``: _sample(context) where already taken."""
+        center, bias = self._sample(context) if sample is None else sample
         height = self.height.value_in_unit(unit.kilojoules_per_mole)*np.exp(-bias/self._kTDelta)
         gaussian = np.ones(self._shape)
         dimensions = len(self.variables)
@@ -277,7 +318,7 @@ class Metadynamics(object):
             gaussian = gaussian*np.exp(-0.5*x*x).reshape(shape)
         self._selfBias += height*gaussian
         self._totalBias += height*gaussian
-        self._hillCenters.append(list(center))
+        self._hillCenters.append(center)
         self._hillHeights.append(height)
         self._uploadBias(context)
 

@@ -148,13 +148,14 @@ def toy_separable_positions(dimensions):
     return positions
 
 
-def run_toy_metadynamics(cls, seed, steps, frequency=100, gridWidth=101, biasDir=None, saveFrequency=None):
-    """Well-tempered metadynamics on the toy model with ``cls`` (ours or openmm.app's), Reference platform."""
+def run_toy_metadynamics(cls, seed, steps, frequency=100, gridWidth=101, biasDir=None, saveFrequency=None, **options):
+    """Well-tempered metadynamics on the toy model with ``cls`` (ours or openmm.app's), Reference platform;
+    ``options``: more keyword arguments of ``cls`` (recordFrequency)."""
     from openmm.app.metadynamics import BiasVariable
     system, topology = toy_system()
     variable = BiasVariable(toy_cv(), 0.0, float(TOY_PARTNERS), 0.1, gridWidth=gridWidth)
     meta = cls(system, [variable], TOY_TEMPERATURE*unit.kelvin, 5.0, 1.0*unit.kilojoules_per_mole, frequency,
-               saveFrequency, biasDir)
+               saveFrequency, biasDir, **options)
     integrator = openmm.LangevinMiddleIntegrator(TOY_TEMPERATURE, 5.0, 0.002)
     integrator.setRandomNumberSeed(seed)
     simulation = app.Simulation(topology, system, integrator, openmm.Platform.getPlatformByName('Reference'))
@@ -165,17 +166,18 @@ def run_toy_metadynamics(cls, seed, steps, frequency=100, gridWidth=101, biasDir
 
 
 def run_toy_metadynamics_nd(cls, seed, steps, dimensions, frequency=20, gridWidth=41, biasWidth=0.1, biasDir=None,
-                            saveFrequency=None, config=None):
+                            saveFrequency=None, config=None, **options):
     """Well-tempered metadynamics with ``cls`` (ours or openmm.app's) on ``dimensions`` CVs of the toy:
     CV k is s(r_0k), the coordination of the centre with partner k alone (grid [0, 1]); the CVs are
     independent, each with the double well of TOY_POTENTIAL. gridWidth: one for all variables or
-    one per variable; config: a helpers.PlatformConfig (default: the Reference platform)."""
+    one per variable; config: a helpers.PlatformConfig (default: the Reference platform); ``options``: more
+    keyword arguments of ``cls`` (recordFrequency)."""
     from openmm.app.metadynamics import BiasVariable
     system, topology = toy_system(dimensions)
     widths = list(gridWidth) if isinstance(gridWidth, (list, tuple)) else [gridWidth]*dimensions
     variables = [BiasVariable(toy_pair_cv(k + 1), 0.0, 1.0, biasWidth, gridWidth=widths[k]) for k in range(dimensions)]
     meta = cls(system, variables, TOY_TEMPERATURE*unit.kelvin, 5.0, 1.0*unit.kilojoules_per_mole, frequency,
-               saveFrequency, biasDir)
+               saveFrequency, biasDir, **options)
     integrator = openmm.LangevinMiddleIntegrator(TOY_TEMPERATURE, 5.0, 0.002)
     integrator.setRandomNumberSeed(seed)
     platform = openmm.Platform.getPlatformByName('Reference') if config is None else config.platform()
@@ -184,3 +186,22 @@ def run_toy_metadynamics_nd(cls, seed, steps, dimensions, frequency=20, gridWidt
     simulation.context.setVelocitiesToTemperature(TOY_TEMPERATURE, seed)
     meta.step(simulation, steps)
     return meta, simulation
+
+
+def hills_on_grid(centers, heights, axes, widths):
+    """The sum of the Gaussians on the grid in NumPy, axis 0 the last variable (openmm.app's layout),
+    built from a meshgrid rather than from outer products as the class does."""
+    centers = np.asarray(centers, dtype=float).reshape(len(heights), len(axes))
+    mesh = np.meshgrid(*axes[::-1], indexing='ij')          # mesh[m] holds the values of variable d-1-m
+    d = len(axes)
+    bias = np.zeros(mesh[0].shape)
+    for center, height in zip(centers, heights):
+        exponent = sum(((mesh[d - 1 - k] - center[k])/widths[k])**2 for k in range(d))
+        bias += height*np.exp(-0.5*exponent)
+    return bias
+
+
+def hills_of(meta):
+    """(centers (hills, d), heights in kJ/mol) of a Metadynamics of ours."""
+    heights = meta.getHillHeights().value_in_unit(unit.kilojoules_per_mole)
+    return np.asarray(meta.getHillCenters()).reshape(len(heights), len(meta.variables)), heights

@@ -31,8 +31,8 @@ from openmmcoordination.metadynamics import BiasVariable, Metadynamics
 
 from cases import natural_spline
 from conftest import available_configs
-from gr_helpers import (TOY_PARTNERS, TOY_TEMPERATURE, run_toy_metadynamics, run_toy_metadynamics_nd, toy_cv,
-                        toy_exact_free_energy, toy_pair_cv, toy_system)
+from gr_helpers import (TOY_PARTNERS, TOY_TEMPERATURE, hills_of, hills_on_grid, run_toy_metadynamics,
+                        run_toy_metadynamics_nd, toy_cv, toy_exact_free_energy, toy_pair_cv, toy_system)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KTDELTA = (unit.MOLAR_GAS_CONSTANT_R*TOY_TEMPERATURE*unit.kelvin*4.0).value_in_unit(unit.kilojoules_per_mole)  # biasFactor 5
@@ -49,25 +49,6 @@ def pytest_generate_tests(metafunc):
 # 8.3), so two runs with one seed differ after any earlier simulation in the process.
 same_seed = pytest.mark.skipif(tuple(int(v) for v in openmm.__version__.split('.')[:2]) < (8, 3),
                                reason='OpenMM < 8.3 does not reproduce a seeded run within one process')
-
-
-def hills_on_grid(centers, heights, axes, widths):
-    """The sum of the Gaussians on the grid in NumPy, axis 0 the last variable (openmm.app's layout),
-    built from a meshgrid rather than from outer products as the class does."""
-    centers = np.asarray(centers, dtype=float).reshape(len(heights), len(axes))
-    mesh = np.meshgrid(*axes[::-1], indexing='ij')          # mesh[m] holds the values of variable d-1-m
-    d = len(axes)
-    bias = np.zeros(mesh[0].shape)
-    for center, height in zip(centers, heights):
-        exponent = sum(((mesh[d - 1 - k] - center[k])/widths[k])**2 for k in range(d))
-        bias += height*np.exp(-0.5*exponent)
-    return bias
-
-
-def hills_of(meta):
-    """(centers (hills, d), heights in kJ/mol) of a Metadynamics of ours."""
-    heights = meta.getHillHeights().value_in_unit(unit.kilojoules_per_mole)
-    return np.asarray(meta.getHillCenters()).reshape(len(heights), len(meta.variables)), heights
 
 
 @same_seed
