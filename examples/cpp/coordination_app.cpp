@@ -6,9 +6,11 @@
  *
  * Build it against an installed openmm-coordination (README.md, "From C++"):
  *     cmake -S examples/cpp -B build-app -DCMAKE_PREFIX_PATH="$(python -m openmmcoordination config --cmake-prefix)"
- *     cmake --build build-app && build-app/coordination_app
+ *     cmake --build build-app
+ *     build-app/coordination_app
  * or without CMake:
  *     g++ examples/cpp/coordination_app.cpp -o coordination_app $(python -m openmmcoordination config --cflags --libs)
+ *     ./coordination_app
  */
 
 #include "OpenMM.h"

@@ -7,16 +7,17 @@ it, and the ``config`` command that prints it (like pkg-config):
 
 (``python -m openmmcoordination config`` is the same.) The compile flags define
 OPENMM_COORDINATION_PLUGIN_DIR, the folder of our plugins, as a string, for
-``OpenMM::Platform::loadPluginsFromDirectory(OPENMM_COORDINATION_PLUGIN_DIR)``; with PyPI's OpenMM
-that folder holds OpenMM's platforms too. The link flags carry an rpath, so the program runs
-without LD_LIBRARY_PATH. The paths are those of this installation, found when asked; a package
-that was not installed (a build tree) has no C++ side to offer and raises RuntimeError.
+``OpenMM::Platform::loadPluginsFromDirectory(OPENMM_COORDINATION_PLUGIN_DIR)``; in a pip install
+beside PyPI's OpenMM (and a CMake install into OpenMM) that folder holds OpenMM's platforms too.
+The link flags carry an rpath, so the program runs without LD_LIBRARY_PATH. The paths are those
+the build recorded in _config.py (as the CMake package has them); a package that was not installed
+(a build tree) or is incomplete raises RuntimeError naming what is missing.
 """
 
 import os
 import sys
 
-__all__ = ['cmakePrefix', 'compileFlags', 'linkFlags', 'pluginDirectories', 'addCommand', 'runCommand']
+__all__ = ['compileFlags', 'linkFlags', 'pluginDirectories', 'cmakePrefix']
 
 
 def _installed():
@@ -49,8 +50,8 @@ def cmakePrefix():
 
 
 def pluginDirectories():
-    """The folders of the platform plugins: ours, then OpenMM's where it is another one (only with
-    an OpenMM that is not PyPI's, such as conda-forge's under a pip install)."""
+    """The folders of the platform plugins: ours, then OpenMM's where it is another one (OpenMM
+    installed elsewhere: conda-forge's under a pip install, or a CMake install with another prefix)."""
     config = _installed()
     return _unique([config.plugin_dirs[0], os.path.join(config.openmm_dir, 'lib', 'plugins')])
 

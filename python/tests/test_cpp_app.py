@@ -103,6 +103,10 @@ def test_config_command_prints_them():
     labelled = subprocess.run([sys.executable, '-m', 'openmmcoordination', 'config'], capture_output=True, text=True,
                               timeout=120).stdout
     assert 'CMAKE_PREFIX_PATH: ' + cpp_config.cmakePrefix() in labelled and 'compile flags: -I' in labelled
+    script = os.path.join(os.path.dirname(sys.executable), 'openmm-coordination')
+    if os.path.isfile(script):   # the console script of a pip install, beside the interpreter
+        result = subprocess.run([script, 'config', '--cmake-prefix'], capture_output=True, text=True, timeout=120)
+        assert result.stdout == cpp_config.cmakePrefix() + '\n', result.stderr
 
 
 def test_config_errors_name_what_is_missing(monkeypatch, tmp_path, capsys):
