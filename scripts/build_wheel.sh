@@ -64,7 +64,8 @@ mkdir -p "$OUT"
     --exclude 'libcuda.so*' --exclude 'libnvrtc*.so*' --exclude 'libcudart.so*' --exclude 'libcufft*.so*'
 WHEEL=$(ls "$WORK"/repaired/openmm_coordination-*.whl)
 
-# Checks: what it carries, what it leaves out, what it requires.
+# Checks: what it carries (the module, the libraries, and for C++ programs the headers and the CMake
+# package), what it leaves out, what it requires.
 "$VPY" - "$WHEEL" "$CUDA" <<'EOF'
 import re, sys, zipfile
 wheel, cuda = sys.argv[1], sys.argv[2] == 'ON'
@@ -74,7 +75,9 @@ def has(pattern):
 needed = [r'^openmmcoordination/__init__\.py$', r'^openmmcoordination/_coordination\..*\.so$',
           r'^openmmcoordination/coordination\.py$', r'^openmmcoordination/_config\.py$',
           r'^OpenMM\.libs/lib/libOpenMMCoordination\.so$',
-          r'^OpenMM\.libs/lib/plugins/libOpenMMCoordinationReference\.so$']
+          r'^OpenMM\.libs/lib/plugins/libOpenMMCoordinationReference\.so$',
+          r'^OpenMM\.libs/include/CoordinationForce\.h$',
+          r'^OpenMM\.libs/lib/cmake/OpenMMCoordination/OpenMMCoordinationConfig\.cmake$']
 if cuda:
     needed.append(r'^OpenMM\.libs/lib/plugins/libOpenMMCoordinationCUDA\.so$')
 missing = [p for p in needed if not has(p)]

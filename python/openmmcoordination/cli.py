@@ -7,6 +7,7 @@
     openmm-coordination info
     openmm-coordination plumed check plumed.dat [--pdb system.pdb]
     openmm-coordination plumed run plumed.dat --pdb solvated.pdb --steps 10000
+    openmm-coordination config --cflags --libs      (and --plugins, --cmake-prefix: for C++ programs)
 """
 
 import argparse
@@ -64,6 +65,8 @@ def _parser():
     commands.add_parser('info', help='versions, platforms and plugin load failures')
     from openmmcoordination.plumed_command import addCommands
     addCommands(commands)
+    from openmmcoordination.cpp_config import addCommand
+    addCommand(commands)
     return parser
 
 
@@ -159,6 +162,9 @@ def main(argv=None):
         _plot(args)
     elif args.command == 'plumed':
         from openmmcoordination.plumed_command import runCommand
+        return runCommand(args)
+    elif args.command == 'config':
+        from openmmcoordination.cpp_config import runCommand
         return runCommand(args)
     else:
         _info()
