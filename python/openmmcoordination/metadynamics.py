@@ -37,7 +37,8 @@ import openmm
 from openmm import unit
 from openmm.app.metadynamics import BiasVariable
 
-from openmmcoordination.reweighting import _isInteger, _positiveQuantity, _reweightingFactor
+from openmmcoordination._checks import _isInteger, _positiveQuantity
+from openmmcoordination.reweighting import _reweightingFactor
 
 __all__ = ['Metadynamics', 'BiasVariable']
 
