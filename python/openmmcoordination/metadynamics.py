@@ -23,33 +23,27 @@ records frames (CVs, V and V - c(t)) for reweighting with openmmcoordination.rew
 """
 
 import collections
-import copy
 import math
 import numbers
 import os
-import random
 import re
 import warnings
 
 import numpy as np
 
-import openmm
 from openmm import unit
 from openmm.app.metadynamics import BiasVariable
 
 from openmmcoordination._checks import _isInteger, _positiveQuantity
+from openmmcoordination._gridbias import CV_NAMES, GridBias, checkVariables, newestFiles, newWalkerId, replaceFile
 from openmmcoordination.reweighting import _reweightingFactor
 
 __all__ = ['Metadynamics', 'BiasVariable']
-
-#: The names of the collective variables inside the bias force, in the order of ``variables``.
-CV_NAMES = ('c1', 'c2', 'c3')
 
 #: The frames recorded with recordFrequency (Metadynamics.getRecordedFrames()).
 RecordedFrames = collections.namedtuple('RecordedFrames', ['steps', 'collectiveVariables', 'bias', 'reweightingBias'])
 
 _BIAS_FILE = re.compile(r'bias_(\d+)_(\d+)\.npy')
-_MAX_ID = 0x7FFFFFFF
 
 
 def _error(message, *args):
@@ -105,8 +99,7 @@ class Metadynamics(object):
 
     def __init__(self, system, variables, temperature, biasFactor, height, frequency, saveFrequency=None, biasDir=None,
                  *, recordFrequency=None):
-        from openmmcoordination import CoordinationBiasForce
-        variables = self._checkVariables(variables)
+        variables = checkVariables('Metadynamics', variables)
         temperatureK = _positiveQuantity(temperature, unit.kelvin, 'Metadynamics', 'temperature', 'a temperature')
         heightKJ = _positiveQuantity(height, unit.kilojoules_per_mole, 'Metadynamics', 'height', 'an energy')
         if not isinstance(biasFactor, numbers.Real) or not math.isfinite(biasFactor) or biasFactor <= 1.0:
@@ -124,9 +117,7 @@ class Metadynamics(object):
                 raise _error('biasDir must be an existing directory, got %r', biasDir)
         if recordFrequency is not None and (not _isInteger(recordFrequency) or recordFrequency <= 0):
             raise _error('recordFrequency must be None or a positive integer, got %r', recordFrequency)
-        freeGroups = set(range(32)) - set(force.getForceGroup() for force in system.getForces())
-        if not freeGroups:
-            raise RuntimeError('Metadynamics: all 32 force groups of the System are in use; none is left for the bias')
+        self._grid = GridBias('Metadynamics', system, variables)
 
         self.variables = variables
         self.temperature = temperatureK*unit.kelvin
@@ -139,8 +130,8 @@ class Metadynamics(object):
         self._deltaT = self.temperature*(biasFactor - 1)
         self._kTDelta = (unit.MOLAR_GAS_CONSTANT_R*self._deltaT).value_in_unit(unit.kilojoules_per_mole)
         self._kT = (unit.MOLAR_GAS_CONSTANT_R*self.temperature).value_in_unit(unit.kilojoules_per_mole)
-        self._axes = [np.linspace(v.minValue, v.maxValue, v.gridWidth) for v in variables]
-        self._shape = tuple(v.gridWidth for v in reversed(variables))
+        self._axes = self._grid.axes
+        self._shape = self._grid.shape
         self._selfBias = np.zeros(self._shape)
         self._totalBias = np.zeros(self._shape)
         self._hillCenters = []
@@ -152,60 +143,14 @@ class Metadynamics(object):
         self._saveIndex = 0
         self._id = None
 
-        names = CV_NAMES[:len(variables)]
-        force = CoordinationBiasForce('bias(%s)' % ', '.join(names))
-        for name, variable in zip(names, variables):
-            force.addCollectiveVariable(name, copy.deepcopy(variable.force))
-        force.addTabulatedFunction('bias', self._makeTable())
-        force.setForceGroup(max(freeGroups))
-        self._force = force
+        self._force = self._grid.force
         if biasDir is not None:
             self._readBiases(strict=True)          # a file of another grid is an error: nothing written yet
-            self._id = self._newId()
+            self._id = newWalkerId(biasDir, _BIAS_FILE)
             self._writeBias()
-        self._setTable()
+        self._grid.setValues(self._totalBias)
         self._factor = _reweightingFactor(self._totalBias, self._kT, biasFactor)
-        system.addForce(force)
-
-    @staticmethod
-    def _checkVariables(variables):
-        from openmmcoordination import CoordinationForce
-        try:
-            variables = list(variables)
-        except TypeError:
-            raise _error('variables must be a list of 1, 2 or 3 BiasVariables, got %r', variables) from None
-        if not 1 <= len(variables) <= 3:
-            raise _error('variables must hold 1, 2 or 3 BiasVariables, got %d', len(variables))
-        for i, v in enumerate(variables):
-            if not all(hasattr(v, name) for name in ('force', 'minValue', 'maxValue', 'biasWidth', 'periodic', 'gridWidth')):
-                raise _error('variables[%d] must be a BiasVariable, got %r', i, v)
-            if not isinstance(v.force, CoordinationForce):
-                raise _error('variables[%d].force must be a CoordinationForce, got %s', i, type(v.force).__name__)
-            if v.periodic:
-                raise _error('variables[%d].periodic must be False (a coordination number is not periodic), got %r',
-                             i, v.periodic)
-            if not v.force.thisown:
-                raise _error('variables[%d].force already belongs to a System or another force (its energy would '
-                             'be added as well); give a CoordinationForce of its own, the bias force adds a copy', i)
-            expression = v.force.getEnergyExpression()
-            if expression.strip() != 'cv' or v.force.getNumTabulatedFunctions() > 0:
-                raise _error('variables[%d].force must have the energy expression "cv" and no tabulated function, '
-                             'got "%s" and %d functions', i, expression, v.force.getNumTabulatedFunctions())
-            for name in ('minValue', 'maxValue', 'biasWidth'):
-                value = getattr(v, name)
-                if not isinstance(value, numbers.Real) or not math.isfinite(value):
-                    raise _error('variables[%d].%s must be a finite number, got %r', i, name, value)
-            if not v.minValue < v.maxValue:
-                raise _error('variables[%d].minValue (%r) must be less than maxValue (%r)', i, v.minValue, v.maxValue)
-            if not v.biasWidth > 0:
-                raise _error('variables[%d].biasWidth must be positive, got %r', i, v.biasWidth)
-            if not _isInteger(v.gridWidth) or v.gridWidth < 2:
-                raise _error('variables[%d].gridWidth must be an integer >= 2, got %r', i, v.gridWidth)
-        periodic = [v.force.usesPeriodicBoundaryConditions() for v in variables]
-        if any(periodic) and not all(periodic):
-            raise _error('the variables\' forces must all use periodic boundary conditions or none, got %s',
-                         ', '.join('variables[%d]: %s' % item for item in enumerate(periodic)))
-        return variables
+        self._grid.addTo(system)
 
     @property
     def force(self):
@@ -300,11 +245,7 @@ class Metadynamics(object):
                               (bias - factor)*unit.kilojoules_per_mole)
 
     def _sample(self, context):
-        """(CVs, bias): the CVs and the energy of the bias force's group there (kJ/mol), what the
-        simulation feels: the spline of the table."""
-        cvs = list(self._force.getCollectiveVariableValues(context))
-        state = context.getState(getEnergy=True, groups={self._force.getForceGroup()})
-        return cvs, state.getPotentialEnergy().value_in_unit(unit.kilojoules_per_mole)
+        return self._grid.sample(context)
 
     def _addHill(self, context, sample=None):
         """Add the hill at the current CVs; ``sample``: _sample(context) where already taken."""
@@ -323,52 +264,16 @@ class Metadynamics(object):
         self._hillHeights.append(height)
         self._uploadBias(context)
 
-    def _makeTable(self):
-        values = self._totalBias.ravel()
-        limits = [limit for v in self.variables for limit in (v.minValue, v.maxValue)]
-        widths = [v.gridWidth for v in self.variables]
-        if len(self.variables) == 1:
-            return openmm.Continuous1DFunction(values, *limits)
-        if len(self.variables) == 2:
-            return openmm.Continuous2DFunction(*widths, values, *limits)
-        return openmm.Continuous3DFunction(*widths, values, *limits)
-
-    def _setTable(self):
-        """Copy the total bias into the force's table (values[i + nx*j + nx*ny*k] = bias[k, j, i])."""
-        values = self._totalBias.ravel()
-        limits = [limit for v in self.variables for limit in (v.minValue, v.maxValue)]
-        table = self._force.getTabulatedFunction(0)
-        if len(self.variables) == 1:
-            table.setFunctionParameters(values, *limits)
-        else:
-            table.setFunctionParameters(*[v.gridWidth for v in self.variables], values, *limits)
-
     def _uploadBias(self, context):
-        self._setTable()
-        self._force.updateParametersInContext(context)
-
-    def _newId(self):
-        """An id for this process's files: from the operating system's entropy (walkers started with the
-        same NumPy seed get different ids), and not one that a file in biasDir already has."""
-        used = {int(m.group(1)) for m in map(_BIAS_FILE.fullmatch, os.listdir(self.biasDir)) if m}
-        generator = random.SystemRandom()
-        while True:
-            candidate = generator.randrange(_MAX_ID)
-            if candidate not in used:
-                return candidate
+        self._grid.upload(context, self._totalBias)
 
     def _writeBias(self):
         """Write this process's own Gaussians as bias_<id>_<index+1>.npy (through a temporary file and a
         rename, so a reader never sees half a file), then remove this process's previous file."""
         if self.biasDir is None:
             return
-        previous = os.path.join(self.biasDir, 'bias_%d_%d.npy' % (self._id, self._saveIndex))
         self._saveIndex += 1
-        temporary = os.path.join(self.biasDir, 'temp_%d_%d.npy' % (self._id, self._saveIndex))
-        np.save(temporary, self._selfBias)
-        os.replace(temporary, os.path.join(self.biasDir, 'bias_%d_%d.npy' % (self._id, self._saveIndex)))
-        if os.path.exists(previous):
-            os.remove(previous)
+        replaceFile(self.biasDir, 'bias', self._id, self._saveIndex, self._selfBias)
 
     def _readBiases(self, strict):
         """Load the newest file of every other process in biasDir and recompute the total bias; returns
@@ -377,14 +282,8 @@ class Metadynamics(object):
         if self.biasDir is None:
             return False
         loaded = False
-        for name in sorted(os.listdir(self.biasDir)):
-            match = _BIAS_FILE.fullmatch(name)
-            if match is None:
-                continue
-            other, index = int(match.group(1)), int(match.group(2))
-            if other == self._id or (other in self._loadedBiases and self._loadedBiases[other][0] >= index):
-                continue
-            path = os.path.join(self.biasDir, name)
+        seen = {other: index for other, (index, _) in self._loadedBiases.items()}
+        for other, index, path in newestFiles(self.biasDir, _BIAS_FILE, self._id, seen):
             try:
                 data = np.load(path, allow_pickle=False)
             except (OSError, ValueError, EOFError):

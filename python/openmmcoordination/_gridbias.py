@@ -1,0 +1,181 @@
+"""The grid bias that Metadynamics and OPES share: 1, 2 or 3 BiasVariables over CoordinationForces,
+the CoordinationBiasForce whose table holds the bias on their grid, the upload of new values, the
+CVs (and bias energy) of a Context, and the files of walkers sharing a directory.
+
+The layout is openmm.app's: the bias array has the variables' grid widths in reverse order (axis 0
+is the last variable), and flattened in C order it is the table's values[i + nx*j + nx*ny*k]."""
+
+import copy
+import math
+import numbers
+import os
+import random
+
+import numpy as np
+
+import openmm
+from openmm import unit
+
+from openmmcoordination._checks import _error, _isInteger
+
+#: The names of the collective variables inside the bias force, in the order of ``variables``.
+CV_NAMES = ('c1', 'c2', 'c3')
+
+_MAX_ID = 0x7FFFFFFF
+
+
+def checkVariables(owner, variables):
+    """The variables as a list, checked: 1 to 3 BiasVariables whose forces are CoordinationForces with
+    the energy "cv", no table, not owned by anything, all periodic or none; ValueError naming
+    ``owner``, the parameter and the value otherwise."""
+    from openmmcoordination import CoordinationForce
+    try:
+        variables = list(variables)
+    except TypeError:
+        raise _error(owner, 'variables must be a list of 1, 2 or 3 BiasVariables, got %r', variables) from None
+    if not 1 <= len(variables) <= 3:
+        raise _error(owner, 'variables must hold 1, 2 or 3 BiasVariables, got %d', len(variables))
+    for i, v in enumerate(variables):
+        if not all(hasattr(v, name) for name in ('force', 'minValue', 'maxValue', 'biasWidth', 'periodic', 'gridWidth')):
+            raise _error(owner, 'variables[%d] must be a BiasVariable, got %r', i, v)
+        if not isinstance(v.force, CoordinationForce):
+            raise _error(owner, 'variables[%d].force must be a CoordinationForce, got %s', i, type(v.force).__name__)
+        if v.periodic:
+            raise _error(owner, 'variables[%d].periodic must be False (a coordination number is not periodic), got %r',
+                         i, v.periodic)
+        if not v.force.thisown:
+            raise _error(owner, 'variables[%d].force already belongs to a System or another force (its energy would '
+                         'be added as well); give a CoordinationForce of its own, the bias force adds a copy', i)
+        expression = v.force.getEnergyExpression()
+        if expression.strip() != 'cv' or v.force.getNumTabulatedFunctions() > 0:
+            raise _error(owner, 'variables[%d].force must have the energy expression "cv" and no tabulated function, '
+                         'got "%s" and %d functions', i, expression, v.force.getNumTabulatedFunctions())
+        for name in ('minValue', 'maxValue', 'biasWidth'):
+            value = getattr(v, name)
+            if not isinstance(value, numbers.Real) or not math.isfinite(value):
+                raise _error(owner, 'variables[%d].%s must be a finite number, got %r', i, name, value)
+        if not v.minValue < v.maxValue:
+            raise _error(owner, 'variables[%d].minValue (%r) must be less than maxValue (%r)', i, v.minValue, v.maxValue)
+        if not v.biasWidth > 0:
+            raise _error(owner, 'variables[%d].biasWidth must be positive, got %r', i, v.biasWidth)
+        if not _isInteger(v.gridWidth) or v.gridWidth < 2:
+            raise _error(owner, 'variables[%d].gridWidth must be an integer >= 2, got %r', i, v.gridWidth)
+    periodic = [v.force.usesPeriodicBoundaryConditions() for v in variables]
+    if any(periodic) and not all(periodic):
+        raise _error(owner, 'the variables\' forces must all use periodic boundary conditions or none, got %s',
+                     ', '.join('variables[%d]: %s' % item for item in enumerate(periodic)))
+    return variables
+
+
+def freeForceGroup(owner, system):
+    """The highest force group that no force of the System uses."""
+    freeGroups = set(range(32)) - set(force.getForceGroup() for force in system.getForces())
+    if not freeGroups:
+        raise RuntimeError('%s: all 32 force groups of the System are in use; none is left for the bias' % owner)
+    return max(freeGroups)
+
+
+class GridBias(object):
+    """A bias on the grid of 1-3 checked BiasVariables, applied by one CoordinationBiasForce with the
+    energy ``bias(c1, ...)`` and the table ``bias`` (a Continuous1D/2D/3DFunction), its CVs copies of
+    the variables' forces, in the System's highest free force group. The force is created here and
+    added to the System by addTo()."""
+
+    def __init__(self, owner, system, variables):
+        from openmmcoordination import CoordinationBiasForce
+        self.variables = variables
+        self.axes = [np.linspace(v.minValue, v.maxValue, v.gridWidth) for v in variables]
+        self.shape = tuple(v.gridWidth for v in reversed(variables))
+        names = CV_NAMES[:len(variables)]
+        force = CoordinationBiasForce('bias(%s)' % ', '.join(names))
+        for name, variable in zip(names, variables):
+            force.addCollectiveVariable(name, copy.deepcopy(variable.force))
+        force.addTabulatedFunction('bias', self._makeTable(np.zeros(self.shape)))
+        force.setForceGroup(freeForceGroup(owner, system))
+        self.force = force
+
+    def grid(self):
+        """The CV values of the grid points: one array per variable, each shaped to broadcast against
+        the bias array (variable k along axis dimensions - 1 - k)."""
+        dimensions = len(self.variables)
+        grids = []
+        for k, axis in enumerate(self.axes):
+            shape = [1]*dimensions
+            shape[dimensions - 1 - k] = len(axis)
+            grids.append(axis.reshape(shape))
+        return grids
+
+    def _makeTable(self, values):
+        limits = [limit for v in self.variables for limit in (v.minValue, v.maxValue)]
+        widths = [v.gridWidth for v in self.variables]
+        if len(self.variables) == 1:
+            return openmm.Continuous1DFunction(values.ravel(), *limits)
+        if len(self.variables) == 2:
+            return openmm.Continuous2DFunction(*widths, values.ravel(), *limits)
+        return openmm.Continuous3DFunction(*widths, values.ravel(), *limits)
+
+    def setValues(self, values):
+        """Copy a bias array (the grid's shape) into the force's table."""
+        values = np.ravel(values)
+        limits = [limit for v in self.variables for limit in (v.minValue, v.maxValue)]
+        table = self.force.getTabulatedFunction(0)
+        if len(self.variables) == 1:
+            table.setFunctionParameters(values, *limits)
+        else:
+            table.setFunctionParameters(*[v.gridWidth for v in self.variables], values, *limits)
+
+    def upload(self, context, values):
+        """Copy a bias array into the table and send it to the Context (no recompilation)."""
+        self.setValues(values)
+        self.force.updateParametersInContext(context)
+
+    def collectiveVariables(self, context):
+        """The CVs of the Context, a list of floats."""
+        return list(self.force.getCollectiveVariableValues(context))
+
+    def sample(self, context):
+        """(CVs, bias): the CVs and the energy of the bias force's group there (kJ/mol), what the
+        simulation feels: the spline of the table."""
+        cvs = self.collectiveVariables(context)
+        state = context.getState(getEnergy=True, groups={self.force.getForceGroup()})
+        return cvs, state.getPotentialEnergy().value_in_unit(unit.kilojoules_per_mole)
+
+    def addTo(self, system):
+        system.addForce(self.force)
+
+
+def newWalkerId(directory, pattern):
+    """An id for this process's files in a directory: from the operating system's entropy (walkers
+    started with the same NumPy seed get different ids), and not one that a file there already has
+    (pattern: a compiled regular expression whose group 1 is the id)."""
+    used = {int(m.group(1)) for m in map(pattern.fullmatch, os.listdir(directory)) if m}
+    generator = random.SystemRandom()
+    while True:
+        candidate = generator.randrange(_MAX_ID)
+        if candidate not in used:
+            return candidate
+
+
+def replaceFile(directory, prefix, walkerId, index, array):
+    """Write array as <prefix>_<id>_<index>.npy through a temporary file and a rename (a reader never
+    sees half a file), then remove <prefix>_<id>_<index - 1>.npy."""
+    previous = os.path.join(directory, '%s_%d_%d.npy' % (prefix, walkerId, index - 1))
+    temporary = os.path.join(directory, 'temp_%d_%d.npy' % (walkerId, index))
+    np.save(temporary, array)
+    os.replace(temporary, os.path.join(directory, '%s_%d_%d.npy' % (prefix, walkerId, index)))
+    if os.path.exists(previous):
+        os.remove(previous)
+
+
+def newestFiles(directory, pattern, ownId, seen):
+    """(id, index, path) of the newest file of each other walker in a directory, where its index is
+    above the index ``seen`` already read of that id (a dict id -> index), ordered by id."""
+    newest = {}
+    for name in os.listdir(directory):
+        match = pattern.fullmatch(name)
+        if match is None:
+            continue
+        other, index = int(match.group(1)), int(match.group(2))
+        if other != ownId and index > seen.get(other, -1) and index > newest.get(other, (-1, None))[0]:
+            newest[other] = (index, os.path.join(directory, name))
+    return [(other, index, path) for other, (index, path) in sorted(newest.items())]

@@ -1,0 +1,437 @@
+"""OPES, on-the-fly probability enhanced sampling (Invernizzi and Parrinello, J. Phys. Chem. Lett. 11,
+2731 (2020)), on one, two or three coordination numbers: PLUMED's OPES_METAD and OPES_METAD_EXPLORE
+with the bias on a grid applied by one CoordinationBiasForce, as Metadynamics does, so the bias
+stays on the Context's platform between updates.
+
+>>> opes = OPES(system, [BiasVariable(nacl, 0.0, 1.0, 0.04, gridWidth=201)], 300*kelvin, barrier=30*kilojoules_per_mole, pace=500)
+>>> simulation = Simulation(topology, system, integrator)          # after creating opes
+>>> opes.step(simulation, 1000000)
+>>> opes.getFreeEnergy()               # kJ/mol on the grid, as Metadynamics.getFreeEnergy()
+
+PLUMED: ``OPES_METAD ARG=c1 TEMP=300 PACE=500 BARRIER=30`` (docs/opes.md maps every keyword).
+
+Every ``pace`` steps it reads the CVs, deposits a kernel as PLUMED does (weight exp(V/kT) of the bias
+there, width shrinking with the effective sample size, merged into its nearest kernel when closer
+than compressionThreshold widths), updates Z and evaluates the bias
+V(s) = (1 - 1/gamma) k_B T ln(P(s)/Z + epsilon) on the grid from the kernels that changed, then
+replaces the force's table. The kernels, Z and the bias at the sampled CVs are exact (double
+precision, every kernel summed); the simulation feels the table's spline of the grid.
+"""
+
+import collections
+import math
+import numbers
+import os
+import re
+import warnings
+
+import numpy as np
+
+from openmm import unit
+
+from openmmcoordination._checks import _error as _ownerError, _isInteger, _positiveQuantity
+from openmmcoordination._gridbias import GridBias, checkVariables, newestFiles, newWalkerId, replaceFile
+from openmmcoordination._opeskernels import GridSum, Kernels
+from openmmcoordination.metadynamics import BiasVariable
+
+__all__ = ['OPES', 'BiasVariable']
+
+#: The frames recorded with recordFrequency (OPES.getRecordedFrames()), those of Metadynamics.
+RecordedFrames = collections.namedtuple('RecordedFrames', ['steps', 'collectiveVariables', 'bias', 'reweightingBias'])
+
+#: PLUMED's output components after each update (OPES.getHistory()).
+History = collections.namedtuple('History', ['steps', 'rct', 'zed', 'neff', 'nker'])
+
+_KERNEL_FILE = re.compile(r'opes_(\d+)_(\d+)\.npy')
+
+
+def _error(message, *args):
+    return _ownerError('OPES', message, *args)
+
+
+def _positiveNumbers(value, count, name):
+    """A list of ``count`` positive finite numbers, or ValueError."""
+    try:
+        numbers_ = [float(x) for x in value]
+    except (TypeError, ValueError):
+        raise _error('%s must be a list of %d positive numbers (one per variable), got %r', name, count, value) from None
+    if len(numbers_) != count or not all(math.isfinite(x) and x > 0 for x in numbers_):
+        raise _error('%s must be a list of %d positive numbers (one per variable), got %r', name, count, value)
+    return np.array(numbers_)
+
+
+class OPES(object):
+    """OPES_METAD (or OPES_METAD_EXPLORE with explore=True) of PLUMED on 1, 2 or 3 coordination
+    numbers, the bias applied by one CoordinationBiasForce whose table is the bias on the variables'
+    grid (the same force, grid and layout as Metadynamics).
+
+    Parameters
+    ----------
+    system: System
+        the System to simulate; the bias force is added to it
+    variables: list of 1, 2 or 3 BiasVariable
+        the collective variables and their grids (minValue, maxValue, gridWidth), as for
+        Metadynamics; their biasWidth is not used (see sigma). The grid must resolve the kernels:
+        a spacing of at most a fifth of the narrowest kernel width (a warning says when it does not).
+    temperature: temperature
+        the simulation temperature (PLUMED's TEMP)
+    barrier: energy
+        the free-energy barrier to overcome (BARRIER); sets the defaults of biasFactor, epsilon and
+        kernelCutoff
+    pace: int
+        the interval in steps between kernel depositions (PACE)
+    biasFactor: float (optional)
+        gamma of the well-tempered target (BIASFACTOR), > 1; default barrier/(k_B T); ``float('inf')``
+        for a flat target (not with explore or an adaptive sigma)
+    sigma: list of float (optional)
+        the initial kernel widths, one per variable (SIGMA); None (the default): adaptive, measured
+        over the first adaptiveSigmaStride steps, during which no kernel is deposited (SIGMA=ADAPTIVE)
+    epsilon: float (optional)
+        the regularization of the probability (EPSILON), > 0; default exp(-barrier/((1 - 1/gamma) k_B T))
+        (explore: exp(-barrier/((gamma - 1) k_B T)))
+    compressionThreshold: float
+        merge a new kernel into the nearest one closer than this, in its widths (COMPRESSION_THRESHOLD);
+        0 never merges; below kernelCutoff
+    explore: bool
+        OPES_METAD_EXPLORE: the estimate is that of the sampled (well-tempered) distribution, a plain
+        kernel density with unit heights, and the bias (gamma - 1) k_B T ln(P/Z + epsilon)
+    adaptiveSigmaStride: int (optional, keyword)
+        the steps over which an adaptive sigma is measured (ADAPTIVE_SIGMA_STRIDE), >= pace; default
+        10 pace
+    sigmaMin: list of float (optional, keyword)
+        widths below which kernels never shrink (SIGMA_MIN)
+    fixedSigma: bool (keyword)
+        kernels keep their initial widths instead of shrinking with the sample size (FIXED_SIGMA)
+    kernelCutoff: float (optional, keyword)
+        kernels are truncated at this distance in widths (KERNEL_CUTOFF); default
+        sqrt(2 barrier/((1 - 1/gamma) k_B T)) (explore: sqrt(2 barrier/(k_B T)))
+    saveFrequency, biasDir: (optional, keyword)
+        walkers sharing a directory, as Metadynamics: every saveFrequency steps (a multiple of pace)
+        this object writes its deposited kernels to biasDir (``opes_<id>_<index>.npy``) and adds the
+        kernels that the other walkers have deposited since it last read them
+    recordFrequency: int (optional, keyword)
+        the interval in steps at which step() records a frame (CVs and bias) for reweighting
+
+    Raises ValueError naming the class, the parameter and its value for any invalid argument,
+    before the System or biasDir is touched.
+    """
+
+    def __init__(self, system, variables, temperature, barrier, pace, biasFactor=None, sigma=None, epsilon=None,
+                 compressionThreshold=1.0, explore=False, *, adaptiveSigmaStride=None, sigmaMin=None, fixedSigma=False,
+                 kernelCutoff=None, saveFrequency=None, biasDir=None, recordFrequency=None):
+        variables = checkVariables('OPES', variables)
+        dimensions = len(variables)
+        temperatureK = _positiveQuantity(temperature, unit.kelvin, 'OPES', 'temperature', 'a temperature')
+        barrierKJ = _positiveQuantity(barrier, unit.kilojoules_per_mole, 'OPES', 'barrier', 'an energy')
+        kT = (unit.MOLAR_GAS_CONSTANT_R*temperatureK*unit.kelvin).value_in_unit(unit.kilojoules_per_mole)
+        if not _isInteger(pace) or pace <= 0:
+            raise _error('pace must be a positive integer, got %r', pace)
+        if not isinstance(explore, bool):
+            raise _error('explore must be True or False, got %r', explore)
+        if biasFactor is None:
+            biasFactor = barrierKJ/kT
+            if biasFactor <= 1.0:
+                raise _error('the default biasFactor, barrier/kT = %g, must be > 1: give a barrier above kT (%g kJ/mol) '
+                             'or a biasFactor', biasFactor, kT)
+        elif (not isinstance(biasFactor, numbers.Real) or isinstance(biasFactor, bool) or math.isnan(biasFactor)
+              or biasFactor <= 1.0):
+            raise _error('biasFactor must be a number > 1 (or inf), got %r', biasFactor)
+        if math.isinf(biasFactor) and (explore or sigma is None):
+            raise _error('biasFactor inf (a flat target) needs explore=False and a given sigma, got explore=%r, sigma=%r',
+                         explore, sigma)
+        prefactor = biasFactor - 1.0 if explore else (1.0 if math.isinf(biasFactor) else 1.0 - 1.0/biasFactor)
+        if sigma is not None:
+            sigma = _positiveNumbers(sigma, dimensions, 'sigma')
+            if adaptiveSigmaStride is not None:
+                raise _error('adaptiveSigmaStride is for an adaptive sigma (sigma=None), got sigma=%r', list(sigma))
+        elif adaptiveSigmaStride is None:
+            adaptiveSigmaStride = 10*int(pace)
+        elif not _isInteger(adaptiveSigmaStride) or adaptiveSigmaStride < pace:
+            raise _error('adaptiveSigmaStride must be an integer >= pace (%d), got %r', pace, adaptiveSigmaStride)
+        if sigmaMin is not None:
+            sigmaMin = _positiveNumbers(sigmaMin, dimensions, 'sigmaMin')
+        if epsilon is None:
+            epsilon = math.exp(-barrierKJ/prefactor/kT)
+        elif not isinstance(epsilon, numbers.Real) or not math.isfinite(epsilon) or epsilon <= 0:
+            raise _error('epsilon must be a positive number, got %r', epsilon)
+        if epsilon == 0.0:
+            raise _error('the default epsilon, exp(-barrier/(%g kT)), is 0 for barrier %g kJ/mol: give an epsilon',
+                         prefactor, barrierKJ)
+        if kernelCutoff is None:
+            kernelCutoff = math.sqrt(2*barrierKJ/(kT if explore else prefactor*kT))
+        elif not isinstance(kernelCutoff, numbers.Real) or not math.isfinite(kernelCutoff) or kernelCutoff <= 0:
+            raise _error('kernelCutoff must be a positive number, got %r', kernelCutoff)
+        if (not isinstance(compressionThreshold, numbers.Real) or not math.isfinite(compressionThreshold)
+                or compressionThreshold < 0 or compressionThreshold >= kernelCutoff):
+            raise _error('compressionThreshold must be a number >= 0 and below kernelCutoff (%g), got %r', kernelCutoff,
+                         compressionThreshold)
+        if (saveFrequency is None) != (biasDir is None):
+            raise _error('give both saveFrequency and biasDir, or neither; got saveFrequency=%r, biasDir=%r',
+                         saveFrequency, biasDir)
+        if saveFrequency is not None:
+            if not _isInteger(saveFrequency) or saveFrequency <= 0 or saveFrequency % pace != 0:
+                raise _error('saveFrequency must be a positive multiple of pace (%d), got %r', pace, saveFrequency)
+            if not os.path.isdir(biasDir):
+                raise _error('biasDir must be an existing directory, got %r', biasDir)
+        if recordFrequency is not None and (not _isInteger(recordFrequency) or recordFrequency <= 0):
+            raise _error('recordFrequency must be None or a positive integer, got %r', recordFrequency)
+        self._grid = GridBias('OPES', system, variables)
+
+        self.variables = variables
+        self.temperature = temperatureK*unit.kelvin
+        self.barrier = barrierKJ*unit.kilojoules_per_mole
+        self.pace = int(pace)
+        self.biasFactor = float(biasFactor)
+        self.epsilon = float(epsilon)
+        self.compressionThreshold = float(compressionThreshold)
+        self.kernelCutoff = float(kernelCutoff)
+        self.explore = explore
+        self.sigma = None if sigma is None else sigma.copy()
+        self.adaptiveSigmaStride = None if adaptiveSigmaStride is None else int(adaptiveSigmaStride)
+        self.sigmaMin = sigmaMin
+        self.fixedSigma = bool(fixedSigma)
+        self.saveFrequency = None if saveFrequency is None else int(saveFrequency)
+        self.biasDir = biasDir
+        self.recordFrequency = None if recordFrequency is None else int(recordFrequency)
+        self._kT = kT
+        self._prefactor = prefactor
+        # The initial sigma of explore is that of the sampled distribution, F/gamma: sqrt(gamma) wider.
+        self._sigma0 = None if sigma is None else (sigma*math.sqrt(biasFactor) if explore else sigma.copy())
+        self._sumWeights = epsilon**prefactor          # PLUMED's start: counter 1, w0 = exp(V0/kT)
+        self._sumWeights2 = self._sumWeights**2
+        self._counter = 1
+        self._zed = 1.0
+        self._norm = float(self._counter) if explore else self._sumWeights
+        self._adaptiveCounter = 0
+        self._averageCV = np.zeros(dimensions)
+        self._m2 = np.zeros(dimensions)
+        self._firstDeposit = True
+        self._kernels = Kernels(dimensions, self.kernelCutoff, self.compressionThreshold)
+        self._gridSum = GridSum(self._kernels, self._grid.axes)
+        self._deposited = []       # this walker's kernels as deposited: centre, sigma, height, log-weight
+        self._history = []         # (step, rct, zed, neff, nker) after each update
+        self._frames = []          # (step, CVs, V)
+        self._readRows = {}        # walker id -> kernels read from its file
+        self._seenFiles = {}       # walker id -> index of its file read last
+        self._warned = set()
+        self._saveIndex = 0
+        self._id = None
+        if biasDir is not None:
+            before = (self._zed, self._norm, 0)
+            self._readKernels(strict=True)
+            self._finishUpdate(*before)
+            self._id = newWalkerId(biasDir, _KERNEL_FILE)
+            self._writeKernels()
+        self._grid.setValues(self._tableValues())
+        self._grid.addTo(system)
+
+    @property
+    def force(self):
+        """The CoordinationBiasForce in the System that applies the bias (as Metadynamics.force); its
+        table holds getBias() - (gamma-1)/gamma k_B T ln(epsilon), the bias shifted to 0 where no
+        kernel reaches (a constant, which changes no force), so that it is continuous at the grid's
+        edges, beyond which the force is 0."""
+        return self._grid.force
+
+    def step(self, simulation, steps):
+        """Advance the simulation by ``steps`` time steps: a kernel whenever simulation.currentStep
+        reaches a multiple of ``pace`` (after the adaptive sigma's first adaptiveSigmaStride steps, whose
+        CVs it reads every step), the files of walkers at multiples of ``saveFrequency``, a frame at
+        multiples of ``recordFrequency``."""
+        if not self._history:
+            self._history.append((simulation.currentStep,) + self._statistics())
+        remaining = int(steps)
+        while remaining > 0:
+            if self._measuringSigma():
+                chunk = 1
+            else:
+                intervals = [n for n in (self.pace, self.recordFrequency) if n is not None]
+                chunk = min([remaining] + [n - simulation.currentStep % n for n in intervals])
+            simulation.step(chunk)
+            remaining -= chunk
+            step = simulation.currentStep
+            measuring = self._measuringSigma()
+            record = self.recordFrequency is not None and step % self.recordFrequency == 0
+            deposit = step % self.pace == 0
+            if not (measuring or record or deposit):
+                continue
+            cvs = np.array(self._grid.collectiveVariables(simulation.context))
+            bias = self._biasAt(cvs)
+            if record:
+                self._frames.append((step, cvs, bias))
+            if self._sigma0 is None and (measuring or deposit):
+                self._measure(cvs)
+            if deposit and not self._measuringSigma():
+                self._deposit(step, cvs, bias, simulation.context)
+
+    def _measuringSigma(self):
+        return self._sigma0 is None and self._adaptiveCounter < self.adaptiveSigmaStride
+
+    def _measure(self, cvs):
+        """PLUMED's running variance of the CVs for the adaptive sigma (Welford's update with an
+        exponentially decaying mean over adaptiveSigmaStride samples)."""
+        self._adaptiveCounter += 1
+        tau = min(self._adaptiveCounter, self.adaptiveSigmaStride)
+        difference = cvs - self._averageCV
+        self._averageCV = self._averageCV + difference/tau
+        self._m2 = self._m2 + difference*(cvs - self._averageCV)
+
+    def _biasAt(self, cvs):
+        """PLUMED's bias at the CVs, exact: (gamma-1)/gamma k_B T ln(P/Z + epsilon) from every kernel."""
+        probability = self._kernels.evaluate(cvs)[0]/self._norm
+        return self._kT*self._prefactor*math.log(probability/self._zed + self.epsilon)
+
+    def _deposit(self, step, cvs, bias, context):
+        """One update of PLUMED's OPES_METAD at the CVs, where the bias is ``bias``."""
+        before = (self._zed, self._norm, len(self._kernels))
+        self._kernels.clearDeltas()
+        height = math.exp(bias/self._kT)
+        self._counter += 1
+        self._sumWeights += height
+        self._sumWeights2 += height*height
+        if self.explore:
+            height = 1.0            # a plain kernel density of the sampled distribution
+        sigma = self._kernelWidths()
+        if not self.fixedSigma:
+            size = self._counter if self.explore else self._neff()
+            rescaling = (size*(len(self.variables) + 2.0)/4.0)**(-1.0/(4 + len(self.variables)))
+            if self.sigmaMin is None:
+                sigma = sigma*rescaling
+                height /= rescaling**len(self.variables)
+            else:
+                factors = np.maximum(rescaling, self.sigmaMin/sigma)
+                sigma = sigma*factors
+                height /= np.prod(factors)
+        self._kernels.add(height, cvs, sigma)
+        self._deposited.append(np.concatenate([cvs, sigma, [height, bias/self._kT]]))
+        self._checkResolution(sigma)
+        if self.saveFrequency is not None and step % self.saveFrequency == 0:
+            self._writeKernels()
+            self._readKernels(strict=False)
+        self._finishUpdate(*before)
+        self._history.append((step,) + self._statistics())
+        self._grid.upload(context, self._tableValues())
+
+    def _kernelWidths(self):
+        """The widths of a new kernel before the rescaling: sigma (sqrt(gamma) sigma with explore), or
+        the adaptive one from the running variance."""
+        if self._sigma0 is not None:
+            return self._sigma0.copy()
+        if self.explore:
+            return np.sqrt(self._m2/self._adaptiveCounter)
+        if self._firstDeposit:
+            self._m2 = self._m2/(1.0 - self._prefactor)    # the first estimate is unbiased: adjust it
+        self._firstDeposit = False
+        return np.sqrt(self._m2/self._adaptiveCounter*(1.0 - self._prefactor))
+
+    def _neff(self):
+        return (1.0 + self._sumWeights)**2/(1.0 + self._sumWeights2)
+
+    def _statistics(self):
+        """(rct, zed, neff, nker), PLUMED's components."""
+        return (self._kT*math.log(self._sumWeights/self._counter), self._zed, self._neff(), len(self._kernels))
+
+    def _finishUpdate(self, oldZed, oldNorm, oldCount):
+        """After the kernels of an update were added (Z, the normalization and the number of kernels
+        before it given): the new normalization, Z and the grid sum."""
+        self._norm = float(self._counter) if self.explore else self._sumWeights
+        if len(self._kernels) > 0:
+            self._zed = self._kernels.zed(oldZed, oldNorm, oldCount, self._norm)
+        self._gridSum.apply(self._kernels.deltas)
+
+    def _tableValues(self):
+        """The bias on the grid less its value where no kernel reaches, (gamma-1)/gamma kT ln(epsilon)."""
+        scaled = np.maximum(self._gridSum.values, 0.0)/(self._norm*self._zed*self.epsilon)
+        return self._kT*self._prefactor*np.log1p(scaled)
+
+    def _checkResolution(self, sigma):
+        for k, (variable, width) in enumerate(zip(self.variables, sigma)):
+            spacing = (variable.maxValue - variable.minValue)/(variable.gridWidth - 1)
+            if width < 5*spacing and k not in self._warned:
+                self._warned.add(k)
+                warnings.warn('OPES: the kernels of variables[%d] are %g wide, less than 5 grid spacings (%g): the '
+                              'table cannot follow the bias; use a larger gridWidth or a sigmaMin' % (k, width, spacing),
+                              RuntimeWarning)
+
+    def getBias(self):
+        """PLUMED's bias on the grid, (gamma-1)/gamma k_B T ln(P/Z + epsilon) (kJ/mol, a Quantity), in
+        the layout of Metadynamics.getBias(); P from every kernel, exact at the grid points."""
+        return (self._tableValues() + self._kT*self._prefactor*math.log(self.epsilon))*unit.kilojoules_per_mole
+
+    def getFreeEnergy(self):
+        """The free energy on the grid, -gamma/(gamma - 1) times the bias (kJ/mol, a Quantity): -k_B T
+        ln(P/Z + epsilon) of OPES_METAD, -gamma k_B T ln(P/Z + epsilon) of explore (whose P is the
+        sampled distribution); -bias for gamma = inf. The layout of Metadynamics.getFreeEnergy()."""
+        factor = 1.0 if math.isinf(self.biasFactor) else self.biasFactor/(self.biasFactor - 1.0)
+        return -factor*self.getBias()
+
+    def getCollectiveVariables(self, simulation):
+        """The current values of the collective variables, a tuple with one float per variable."""
+        return tuple(self._grid.force.getCollectiveVariableValues(simulation.context))
+
+    def getCollectiveVariableGrid(self):
+        """The CV values of the grid points, as Metadynamics.getCollectiveVariableGrid()."""
+        if len(self.variables) == 1:
+            return self._grid.axes[0].copy()
+        return [axis.copy() for axis in self._grid.axes]
+
+    def getKernels(self):
+        """The compressed kernels: (centers, sigmas, heights), arrays of shape (kernels, variables),
+        (kernels, variables) and (kernels,); the heights without the normalization 1/(sum of weights)."""
+        return self._kernels.centers.copy(), self._kernels.sigmas.copy(), self._kernels.heights.copy()
+
+    def getHistory(self):
+        """PLUMED's components after each update, a History named tuple of arrays: ``steps``, ``rct``
+        (kJ/mol, a Quantity: k_B T ln of the mean weight, c(t) of OPES; flat once converged), ``zed``
+        (Z), ``neff`` (the effective sample size) and ``nker`` (the number of compressed kernels). The
+        first entry is at the first step() call, before any kernel."""
+        steps = np.array([h[0] for h in self._history], dtype=np.int64)
+        columns = [np.array([h[i] for h in self._history]) for i in range(1, 5)]
+        return History(steps, columns[0]*unit.kilojoules_per_mole, columns[1], columns[2], columns[3].astype(np.int64))
+
+    def getRecordedFrames(self):
+        """The frames recorded every ``recordFrequency`` steps, a RecordedFrames named tuple as
+        Metadynamics.getRecordedFrames(): ``steps``, ``collectiveVariables``, ``bias`` (PLUMED's
+        opes.bias: the bias at the frame's CVs from the kernels before the frame's update) and
+        ``reweightingBias``, the same V: OPES's bias is quasi-static, a frame's unbiased weight is
+        exp(V/(k_B T)) (see openmmcoordination.reweighting)."""
+        steps = np.array([frame[0] for frame in self._frames], dtype=np.int64)
+        cvs = np.array([frame[1] for frame in self._frames], dtype=float).reshape(len(steps), len(self.variables))
+        bias = np.array([frame[2] for frame in self._frames], dtype=float)*unit.kilojoules_per_mole
+        return RecordedFrames(steps, cvs[:, 0] if len(self.variables) == 1 else cvs, bias, bias)
+
+    def _writeKernels(self):
+        """This walker's deposited kernels (rows: centre, sigma, height, log-weight) to biasDir."""
+        self._saveIndex += 1
+        rows = np.array(self._deposited, dtype=float).reshape(len(self._deposited), 2*len(self.variables) + 2)
+        replaceFile(self.biasDir, 'opes', self._id, self._saveIndex, rows)
+
+    def _readKernels(self, strict):
+        """Add the kernels that other walkers deposited since they were last read: each adds its weight
+        to the sums and one to the count, and is merged as a kernel of this walker. A file of another
+        number of variables raises ValueError when strict (at construction), else is skipped with a
+        warning."""
+        columns = 2*len(self.variables) + 2
+        for other, index, path in newestFiles(self.biasDir, _KERNEL_FILE, self._id, self._seenFiles):
+            try:
+                rows = np.load(path, allow_pickle=False)
+            except (OSError, ValueError, EOFError):
+                continue
+            if rows.ndim != 2 or rows.shape[1] != columns:
+                message = ('biasDir holds %s, kernels of shape %s, but %d variables need %d columns; use another '
+                           'biasDir' % (path, rows.shape, len(self.variables), columns))
+                if strict:
+                    raise _error(message)
+                if ('file', other) not in self._warned:
+                    self._warned.add(('file', other))
+                    warnings.warn('OPES: ' + message + '; it is ignored', RuntimeWarning)
+                continue
+            self._seenFiles[other] = index
+            dimensions = len(self.variables)
+            for row in rows[self._readRows.get(other, 0):]:
+                weight = math.exp(row[-1])
+                self._counter += 1
+                self._sumWeights += weight
+                self._sumWeights2 += weight*weight
+                self._kernels.add(row[-2], row[:dimensions], row[dimensions:2*dimensions])
+            self._readRows[other] = len(rows)

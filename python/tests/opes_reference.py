@@ -1,0 +1,135 @@
+"""OPES_METAD and OPES_METAD_EXPLORE written from Invernizzi and Parrinello, J. Phys. Chem. Lett. 11,
+2731 (2020), and PLUMED's documentation of OPES_METAD, independently of openmmcoordination.opes:
+plain loops over a list of kernels, the normalization Z summed in full at every update, the bias
+evaluated point by point. Fed a sequence of CVs, it gives the bias, Z, rct, neff and the kernels.
+
+    P(s) = sum_k h_k G_k(s) / sum_k w_k,      w_k = exp(V(s_k)/kT)  (explore: h = 1, P over the count)
+    Z = (1/N_kernels) sum_k P(c_k)            (over the compressed kernels' centres)
+    V(s) = (1 - 1/gamma) kT ln(P(s)/Z + epsilon)     (explore: (gamma - 1) kT ln(...))
+    sigma_n = sigma_0 (n_eff (d + 2)/4)^(-1/(4 + d)),   h_n = w_n (sigma_0/sigma_n)^d
+"""
+
+import math
+
+import numpy as np
+
+
+class ReferenceOPES(object):
+
+    def __init__(self, kT, barrier, biasFactor, sigma=None, epsilon=None, threshold=1.0, cutoff=None, explore=False,
+                 adaptiveStride=None, sigmaMin=None, fixedSigma=False):
+        self.kT, self.explore = kT, explore
+        self.gamma = biasFactor
+        if explore:
+            self.prefactor = biasFactor - 1
+        else:
+            self.prefactor = 1.0 if math.isinf(biasFactor) else 1 - 1/biasFactor
+        self.epsilon = math.exp(-barrier/(self.prefactor*kT)) if epsilon is None else epsilon
+        if cutoff is None:
+            cutoff = math.sqrt(2*barrier/kT) if explore else math.sqrt(2*barrier/(self.prefactor*kT))
+        self.cutoff = cutoff
+        self.threshold = threshold
+        self.sigma0 = None if sigma is None else np.array(sigma, float)*(math.sqrt(biasFactor) if explore else 1.0)
+        self.adaptiveStride = adaptiveStride
+        self.sigmaMin = None if sigmaMin is None else np.array(sigmaMin, float)
+        self.fixedSigma = fixedSigma
+        self.kernels = []                 # [height, centre, sigma]
+        self.weights = [self.epsilon**self.prefactor]
+        self.zed = 1.0
+        self.samples = 0
+        self.mean = None
+        self.m2 = None
+        self.first = True
+
+    def kernel(self, kernel, s):
+        height, center, sigma = kernel
+        r2 = 0.0
+        for i in range(len(s)):
+            r2 += ((s[i] - center[i])/sigma[i])**2
+        if r2 >= self.cutoff**2:
+            return 0.0
+        return height*(math.exp(-r2/2) - math.exp(-self.cutoff**2/2))
+
+    def norm(self):
+        return float(len(self.weights)) if self.explore else sum(self.weights)
+
+    def probability(self, s):
+        return sum(self.kernel(k, s) for k in self.kernels)/self.norm()
+
+    def bias(self, s):
+        return self.kT*self.prefactor*math.log(self.probability(s)/self.zed + self.epsilon)
+
+    def measure(self, s):
+        """The running mean and variance of the adaptive sigma."""
+        s = np.array(s, float)
+        if self.mean is None:
+            self.mean, self.m2 = np.zeros(len(s)), np.zeros(len(s))
+        self.samples += 1
+        tau = min(self.samples, self.adaptiveStride)
+        delta = s - self.mean
+        self.mean = self.mean + delta/tau
+        self.m2 = self.m2 + delta*(s - self.mean)
+
+    def nearest(self, center, skip):
+        best, bestDistance = None, self.threshold**2
+        for index, (height, c, sigma) in enumerate(self.kernels):
+            if index == skip:
+                continue
+            distance = sum(((center[i] - c[i])/sigma[i])**2 for i in range(len(center)))
+            if distance < bestDistance:
+                best, bestDistance = index, distance
+        return best
+
+    @staticmethod
+    def merged(a, b):
+        h = a[0] + b[0]
+        c = (a[0]*a[1] + b[0]*b[1])/h
+        variance = (a[0]*(a[2]**2 + a[1]**2) + b[0]*(b[2]**2 + b[1]**2))/h - c**2
+        return [h, c, np.sqrt(variance)]
+
+    def add(self, height, center, sigma):
+        new = [height, np.array(center, float), np.array(sigma, float)]
+        index = self.nearest(new[1], None) if self.threshold > 0 else None
+        if index is None:
+            self.kernels.append(new)
+            return
+        self.kernels[index] = self.merged(self.kernels[index], new)
+        other = self.nearest(self.kernels[index][1], index)
+        while other is not None:
+            low, high = min(index, other), max(index, other)
+            self.kernels[low] = self.merged(self.kernels[other], self.kernels[index])
+            del self.kernels[high]
+            index = low
+            other = self.nearest(self.kernels[index][1], index)
+
+    def update(self, s):
+        """A kernel at s (after the bias there was felt)."""
+        s = np.array(s, float)
+        weight = math.exp(self.bias(s)/self.kT)
+        self.weights.append(weight)
+        height = 1.0 if self.explore else weight
+        d = len(s)
+        if self.sigma0 is not None:
+            sigma = self.sigma0.copy()
+        elif self.explore:
+            sigma = np.sqrt(self.m2/self.samples)
+        else:
+            if self.first:
+                self.m2 = self.m2/(1 - self.prefactor)
+            sigma = np.sqrt(self.m2/self.samples*(1 - self.prefactor))
+        self.first = False
+        if not self.fixedSigma:
+            size = len(self.weights) if self.explore else self.neff()
+            factor = (size*(d + 2)/4)**(-1/(4 + d))
+            factors = np.full(d, factor) if self.sigmaMin is None else np.maximum(factor, self.sigmaMin/sigma)
+            sigma = sigma*factors
+            height /= np.prod(factors)
+        self.add(height, s, sigma)
+        self.zed = sum(self.probability(k[1]) for k in self.kernels)/len(self.kernels)
+
+    def neff(self):
+        w = np.array(self.weights)
+        return (1 + w.sum())**2/(1 + (w**2).sum())
+
+    def rct(self):
+        return self.kT*math.log(sum(self.weights)/len(self.weights))

@@ -1,0 +1,228 @@
+"""OPES (openmmcoordination.opes) against opes_reference.ReferenceOPES, a NumPy reimplementation from
+the paper fed the CVs that our run recorded: the bias on the grid, the bias at every frame, Z, rct,
+neff and the compressed kernels, to 1e-10 in double on the Reference platform (1-D and 2-D, fixed
+and adaptive sigma, explore, SIGMA_MIN and no compression); the table in the force; walkers
+sharing a directory; and every error."""
+
+import math
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import openmm
+import openmm.app as app
+from openmm import unit
+
+from openmmcoordination import BiasVariable, CoordinationForce
+from openmmcoordination.opes import OPES
+
+from gr_helpers import TOY_TEMPERATURE, toy_pair_cv, toy_separable_positions, toy_system
+from opes_reference import ReferenceOPES
+
+KT = (unit.MOLAR_GAS_CONSTANT_R*TOY_TEMPERATURE*unit.kelvin).value_in_unit(unit.kilojoules_per_mole)
+
+# name: (dimensions, OPES keyword arguments, steps)
+CASES = {
+    '1d': (1, dict(sigma=[0.04]), 3000),
+    '1d-adaptive': (1, dict(adaptiveSigmaStride=200), 3000),
+    '1d-explore': (1, dict(sigma=[0.03], explore=True), 3000),
+    '1d-explore-adaptive': (1, dict(explore=True, adaptiveSigmaStride=100), 2000),
+    '1d-sigmamin-no-compression': (1, dict(sigma=[0.04], sigmaMin=[0.03], compressionThreshold=0.0), 2000),
+    '1d-fixed-sigma-epsilon-cutoff': (1, dict(sigma=[0.04], fixedSigma=True, epsilon=1e-3, kernelCutoff=4.0), 2000),
+    '2d': (2, dict(sigma=[0.06, 0.05]), 3000),
+    '2d-adaptive': (2, dict(adaptiveSigmaStride=100), 2000),
+}
+PACE = 20
+BARRIER = 12.0
+
+
+def run_opes(dimensions, steps, seed=3, gridWidth=101, biasDir=None, saveFrequency=None, record=1, quiet=True,
+             **options):
+    """OPES on ``dimensions`` CVs of the toy (CV k: the coordination of the centre with partner k),
+    the Reference platform, recording the CVs of every ``record``-th step."""
+    system, topology = toy_system(dimensions)
+    variables = [BiasVariable(toy_pair_cv(k + 1), 0.0, 1.0, 0.1, gridWidth=gridWidth) for k in range(dimensions)]
+    with warnings.catch_warnings():
+        if quiet:
+            warnings.simplefilter('ignore', RuntimeWarning)     # the grid's resolution, not the point here
+        opes = OPES(system, variables, TOY_TEMPERATURE*unit.kelvin, BARRIER*unit.kilojoules_per_mole, PACE,
+                    biasDir=biasDir, saveFrequency=saveFrequency, recordFrequency=record, **options)
+    integrator = openmm.LangevinMiddleIntegrator(TOY_TEMPERATURE, 5.0, 0.002)
+    integrator.setRandomNumberSeed(seed)
+    simulation = app.Simulation(topology, system, integrator, openmm.Platform.getPlatformByName('Reference'))
+    simulation.context.setPositions(toy_separable_positions(dimensions))
+    simulation.context.setVelocitiesToTemperature(TOY_TEMPERATURE, seed)
+    with warnings.catch_warnings():
+        if quiet:
+            warnings.simplefilter('ignore', RuntimeWarning)
+        opes.step(simulation, steps)
+    return opes, simulation
+
+
+def replay(opes, options):
+    """The reference fed the recorded CVs of every step, on our schedule: the adaptive sigma measured at
+    every step of its stride, then at each update; a kernel every PACE steps once it is measured.
+    Checks the bias of every frame (before the frame's kernel) on the way."""
+    reference = ReferenceOPES(KT, BARRIER, options.get('biasFactor', BARRIER/KT), sigma=options.get('sigma'),
+                              epsilon=options.get('epsilon'), threshold=options.get('compressionThreshold', 1.0),
+                              cutoff=options.get('kernelCutoff'), explore=options.get('explore', False),
+                              adaptiveStride=options.get('adaptiveSigmaStride'), sigmaMin=options.get('sigmaMin'),
+                              fixedSigma=options.get('fixedSigma', False))
+    adaptive = options.get('sigma') is None
+    frames = opes.getRecordedFrames()
+    cvs = frames.collectiveVariables.reshape(len(frames.steps), -1)
+    updates = []
+    for step, s, bias in zip(frames.steps, cvs, frames.bias.value_in_unit(unit.kilojoules_per_mole)):
+        assert bias == pytest.approx(reference.bias(s), abs=1e-10, rel=0)
+        measuring = adaptive and reference.samples < reference.adaptiveStride
+        deposit = step % PACE == 0
+        if adaptive and (measuring or deposit):
+            reference.measure(s)
+        if deposit and not (adaptive and reference.samples < reference.adaptiveStride):
+            reference.update(s)
+            updates.append((step, reference.rct(), reference.zed, reference.neff(), len(reference.kernels)))
+    return reference, updates
+
+
+def grid_points(opes):
+    axes = opes.getCollectiveVariableGrid()
+    axes = [axes] if len(opes.variables) == 1 else axes
+    mesh = np.meshgrid(*reversed(axes), indexing='ij')            # axis 0 is the last variable
+    return np.stack([m.ravel() for m in reversed(mesh)], axis=1), mesh[0].shape
+
+
+@pytest.mark.parametrize('case', list(CASES))
+def test_against_reference(case):
+    dimensions, options, steps = CASES[case]
+    opes, _ = run_opes(dimensions, steps, **options)
+    reference, updates = replay(opes, options)
+    assert len(updates) >= 50 and len(reference.kernels) >= 3
+
+    points, shape = grid_points(opes)
+    expected = np.array([reference.bias(s) for s in points]).reshape(shape)
+    bias = opes.getBias().value_in_unit(unit.kilojoules_per_mole)
+    assert bias.shape == shape
+    np.testing.assert_allclose(bias, expected, rtol=0, atol=1e-10)
+    assert np.ptp(bias) > 3.0                                   # a bias that has grown, not a flat one
+
+    history = opes.getHistory()
+    assert history.steps[0] == 0 and len(history.steps) == len(updates) + 1
+    np.testing.assert_array_equal(history.steps[1:], [u[0] for u in updates])
+    np.testing.assert_allclose(history.rct.value_in_unit(unit.kilojoules_per_mole)[1:], [u[1] for u in updates],
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(history.zed[1:], [u[2] for u in updates], rtol=1e-10)
+    np.testing.assert_allclose(history.neff[1:], [u[3] for u in updates], rtol=1e-12)
+    np.testing.assert_array_equal(history.nker[1:], [u[4] for u in updates])
+
+    centers, sigmas, heights = opes.getKernels()
+    np.testing.assert_allclose(centers, [k[1] for k in reference.kernels], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(sigmas, [k[2] for k in reference.kernels], rtol=1e-12)
+    np.testing.assert_allclose(heights, [k[0] for k in reference.kernels], rtol=1e-12)
+
+    factor = 1.0 if math.isinf(opes.biasFactor) else opes.biasFactor/(opes.biasFactor - 1)
+    np.testing.assert_allclose(opes.getFreeEnergy().value_in_unit(unit.kilojoules_per_mole), -factor*expected,
+                               rtol=0, atol=1e-9)
+
+
+def test_table_and_energy():
+    """The force's table is the bias less its floor (gamma-1)/gamma kT ln(epsilon); the simulation feels
+    its spline, close to the exact bias between grid points too."""
+    opes, simulation = run_opes(1, 2000, sigma=[0.04], gridWidth=201)
+    bias = opes.getBias().value_in_unit(unit.kilojoules_per_mole)
+    floor = KT*(1 - 1/opes.biasFactor)*math.log(opes.epsilon)
+    table = opes.force.getTabulatedFunction(0).getFunctionParameters()
+    np.testing.assert_allclose(np.array(table[0]), bias - floor, rtol=0, atol=1e-10)
+    assert min(table[0]) >= 0.0
+    context = simulation.context
+    cv = opes.getCollectiveVariables(simulation)[0]
+    energy = context.getState(getEnergy=True, groups={opes.force.getForceGroup()}).getPotentialEnergy()
+    exact = opes._biasAt(np.array([cv]))
+    assert energy.value_in_unit(unit.kilojoules_per_mole) + floor == pytest.approx(exact, abs=0.05)
+
+
+def test_walkers_share_kernels(tmp_path):
+    """A walker started on another's directory adds its deposited kernels: the same kernels, Z, weights
+    and bias as the other, to rounding; its own kernels then reach the first walker."""
+    first, _ = run_opes(1, 1000, sigma=[0.04], biasDir=str(tmp_path), saveFrequency=100)
+    assert len([n for n in os.listdir(tmp_path) if n.startswith('opes_')]) == 1
+    system, _ = toy_system(1)
+    second = OPES(system, [BiasVariable(toy_pair_cv(1), 0.0, 1.0, 0.1, gridWidth=101)], TOY_TEMPERATURE,
+                  BARRIER, PACE, sigma=[0.04], biasDir=str(tmp_path), saveFrequency=100)
+    np.testing.assert_allclose(second.getBias()._value, first.getBias()._value, rtol=0, atol=1e-10)
+    for mine, theirs in zip(second.getKernels(), first.getKernels()):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-14)
+    assert second._counter == first._counter and second._sumWeights == pytest.approx(first._sumWeights, rel=1e-14)
+    assert second._zed == pytest.approx(first._zed, rel=1e-12)
+    assert len([n for n in os.listdir(tmp_path) if n.startswith('opes_')]) == 2
+
+
+def test_walkers_file_of_other_variables(tmp_path):
+    run_opes(2, 200, sigma=[0.05, 0.05], biasDir=str(tmp_path), saveFrequency=100)
+    before = sorted(os.listdir(tmp_path))
+    system, _ = toy_system(1)
+    with pytest.raises(ValueError, match=r'OPES: biasDir holds .*opes_\d+_\d+\.npy, kernels of shape \(\d+, 6\), but 1 '
+                                         r'variables need 4 columns'):
+        OPES(system, [BiasVariable(toy_pair_cv(1), 0.0, 1.0, 0.1, gridWidth=11)], 300, BARRIER, PACE, sigma=[0.05],
+             biasDir=str(tmp_path), saveFrequency=100)
+    assert sorted(os.listdir(tmp_path)) == before and system.getNumForces() == 1
+
+
+def _opes(**options):
+    system, _ = toy_system(1)
+    arguments = dict(system=system, variables=[BiasVariable(CoordinationForce([0], [1]), 0.0, 1.0, 0.1, gridWidth=11)],
+                     temperature=300, barrier=20.0, pace=100)
+    arguments.update(options)
+    return OPES(**arguments)
+
+
+ERRORS = [
+    (dict(barrier=-1.0), r'OPES: barrier must be positive and finite, got -1.0'),
+    (dict(barrier='high'), r'OPES: barrier must be an energy, got \'high\''),
+    (dict(temperature=0), r'OPES: temperature must be positive and finite, got 0'),
+    (dict(pace=0), r'OPES: pace must be a positive integer, got 0'),
+    (dict(pace=2.5), r'OPES: pace must be a positive integer, got 2.5'),
+    (dict(barrier=1.0), r'OPES: the default biasFactor, barrier/kT = 0.4\d*, must be > 1'),
+    (dict(biasFactor=1.0), r'OPES: biasFactor must be a number > 1 \(or inf\), got 1.0'),
+    (dict(biasFactor=float('inf')), r'OPES: biasFactor inf \(a flat target\) needs explore=False and a given sigma'),
+    (dict(biasFactor=float('inf'), sigma=[0.1], explore=True), r'OPES: biasFactor inf'),
+    (dict(sigma=[0.1, 0.2]), r'OPES: sigma must be a list of 1 positive numbers \(one per variable\), got \[0.1, 0.2\]'),
+    (dict(sigma=[-0.1]), r'OPES: sigma must be a list of 1 positive numbers'),
+    (dict(sigma=0.1), r'OPES: sigma must be a list of 1 positive numbers \(one per variable\), got 0.1'),
+    (dict(sigma=[0.1], adaptiveSigmaStride=500), r'OPES: adaptiveSigmaStride is for an adaptive sigma'),
+    (dict(adaptiveSigmaStride=50), r'OPES: adaptiveSigmaStride must be an integer >= pace \(100\), got 50'),
+    (dict(sigmaMin=[0.0]), r'OPES: sigmaMin must be a list of 1 positive numbers'),
+    (dict(epsilon=0.0), r'OPES: epsilon must be a positive number, got 0.0'),
+    (dict(kernelCutoff=float('nan')), r'OPES: kernelCutoff must be a positive number, got nan'),
+    (dict(compressionThreshold=-1), r'OPES: compressionThreshold must be a number >= 0 and below kernelCutoff'),
+    (dict(compressionThreshold=5.0, kernelCutoff=4.0), r'below kernelCutoff \(4\), got 5.0'),
+    (dict(explore='yes'), r'OPES: explore must be True or False, got \'yes\''),
+    (dict(saveFrequency=100), r'OPES: give both saveFrequency and biasDir, or neither'),
+    (dict(saveFrequency=150, biasDir='.'), r'OPES: saveFrequency must be a positive multiple of pace \(100\), got 150'),
+    (dict(saveFrequency=100, biasDir='/no/such/dir'), r'OPES: biasDir must be an existing directory, got \'/no/such/dir\''),
+    (dict(recordFrequency=0), r'OPES: recordFrequency must be None or a positive integer, got 0'),
+    (dict(variables=[]), r'OPES: variables must hold 1, 2 or 3 BiasVariables, got 0'),
+    (dict(variables=[BiasVariable(openmm.CustomBondForce('r'), 0.0, 1.0, 0.1)]),
+     r'OPES: variables\[0\].force must be a CoordinationForce, got CustomBondForce'),
+]
+
+
+@pytest.mark.parametrize('options, message', ERRORS, ids=[str(i) for i in range(len(ERRORS))])
+def test_errors(options, message):
+    with pytest.raises(ValueError, match=message):
+        _opes(**options)
+
+
+def test_errors_leave_the_system_alone():
+    system, _ = toy_system(1)
+    with pytest.raises(ValueError):
+        _opes(system=system, pace=-1)
+    assert system.getNumForces() == 1
+
+
+def test_resolution_warning():
+    system, _ = toy_system(1)
+    with pytest.warns(RuntimeWarning, match=r'OPES: the kernels of variables\[0\] are [\d.e-]+ wide, less than 5 grid '
+                                            r'spacings \(0.1\)'):
+        run_opes(1, 200, sigma=[0.2], gridWidth=11, quiet=False)
