@@ -1,5 +1,5 @@
 """The free energy of Na+/Cl- ion pairing in TIP3P water on two coordination numbers, from
-well-tempered metadynamics with the bias on the device.
+well-tempered metadynamics (or OPES, --method opes) with the bias on the device.
 
 CV 1, c1: the Na-Cl coordination, s(r) = (1 - x^4)/(1 - x^8), x = r/0.35 nm, of the Na-Cl distance
     (stretched to 0 at 1 nm): 0.7 in the contact ion pair (r = 0.28 nm), 0.18 in the
@@ -16,6 +16,8 @@ CV 2, c2: the Na-O(water) coordination, rational with r0 = 0.31 nm (the first mi
 2. Run 2-D well-tempered metadynamics on (c1, c2) with openmmcoordination.Metadynamics: the bias
    grid is the table of a CoordinationBiasForce, updated every --frequency steps; the steps in
    between stay on the platform.
+   With --method opes, openmmcoordination.OPES instead (OPES_METAD): a kernel every --frequency
+   steps, the same widths as initial sigma, the barrier --barrier and the same bias factor.
 3. Write fes.png (the 2-D free energy, contact and solvent-separated basins marked, and its
    projection on c1), fes.csv (the grid) and cv.csv (the CVs over time).
 
@@ -26,6 +28,7 @@ TEMP=300 GRID_MIN=0,2 GRID_MAX=1,8 GRID_BIN=100,120.
 
     python examples/ion_pairing.py                   # CUDA (1 ns, 1.5 minutes on an H100), else CPU (60 ps, about 2 minutes)
     python examples/ion_pairing.py --platform CPU --steps 200000 --output output/ion_pairing_long
+    python examples/ion_pairing.py --method opes --output output/ion_pairing_opes
     python examples/ion_pairing.py --help
 """
 
@@ -41,6 +44,7 @@ import openmm.unit as unit
 
 import openmmcoordination as oc
 from openmmcoordination.metadynamics import BiasVariable, Metadynamics
+from openmmcoordination.opes import OPES
 from openmmcoordination.reporters import CollectiveVariableReporter
 
 # Settings per platform: box edge (nm), equilibration and metadynamics steps (2 fs), steps between hills.
@@ -60,11 +64,14 @@ def parseArguments(argv=None):
     parser.add_argument('--box', type=float, help='cubic box edge in nm (default 3.0 on CUDA, 2.2 otherwise)')
     parser.add_argument('--equil-steps', type=int, help='equilibration steps (default 20,000 on CUDA, 2,000 otherwise)')
     parser.add_argument('--steps', type=int, help='metadynamics steps of 2 fs (default 500,000 = 1 ns on CUDA, 30,000 otherwise)')
-    parser.add_argument('--frequency', type=int, help='steps between hills (default 250 on CUDA, 50 otherwise)')
-    parser.add_argument('--height', type=float, default=1.0, help='initial hill height in kJ/mol (default 1)')
+    parser.add_argument('--frequency', type=int, help='steps between hills or OPES kernels (default 250 on CUDA, 50 otherwise)')
+    parser.add_argument('--method', default='metadynamics', choices=['metadynamics', 'opes'],
+                        help='well-tempered metadynamics (default) or OPES')
+    parser.add_argument('--height', type=float, default=1.0, help='initial hill height in kJ/mol (default 1; metadynamics)')
+    parser.add_argument('--barrier', type=float, default=30.0, help='the barrier to overcome in kJ/mol (default 30; OPES)')
     parser.add_argument('--bias-factor', type=float, default=6.0, help='well-tempered bias factor (default 6)')
-    parser.add_argument('--width-nacl', type=float, default=0.04, help='hill width along c1, the Na-Cl coordination (default 0.04)')
-    parser.add_argument('--width-nao', type=float, default=0.15, help='hill width along c2, the Na-O coordination (default 0.15)')
+    parser.add_argument('--width-nacl', type=float, default=0.04, help='hill width (OPES: initial sigma) along c1, the Na-Cl coordination (default 0.04)')
+    parser.add_argument('--width-nao', type=float, default=0.15, help='hill width (OPES: initial sigma) along c2, the Na-O coordination (default 0.15)')
     parser.add_argument('--r0-nacl', type=float, default=0.35, help='r0 of the Na-Cl switching function in nm (default 0.35)')
     parser.add_argument('--r0-nao', type=float, default=0.31, help='r0 of the Na-O switching function in nm (default 0.31)')
     parser.add_argument('--wall', type=float, default=0.65, help='upper wall on the Na-Cl distance in nm (default 0.65; 0: none)')
@@ -155,7 +162,7 @@ def analyse(meta, nacl, args):
     hill), the projection on c1 and the two basins. Writes fes.csv."""
     axes = meta.getCollectiveVariableGrid()                        # [c1 values, c2 values]
     fes = meta.getFreeEnergy().value_in_unit(unit.kilojoules_per_mole)   # shape (len c2, len c1)
-    centers = meta.getHillCenters()
+    centers = meta.getKernels()[0] if isinstance(meta, OPES) else meta.getHillCenters()
     c1, c2 = np.meshgrid(*axes)
     sampled = np.zeros(fes.shape, dtype=bool)
     for x, y in centers:
@@ -234,8 +241,13 @@ def plot(axes, fes, sampled, profile, basins, nacl, meta, args, ps, path):
         right.text(0.45, 0.97, 'F(SSIP) - F(CIP) = %.1f kJ/mol\n(basins integrated)' % (basins['SSIP'][3] - basins['CIP'][3]),
                    transform=right.transAxes, ha='center', va='top', fontsize=9)
     right.set_title('projected on c1', fontsize=11)
-    figure.suptitle('Well-tempered metadynamics on two coordination numbers: %g ps, %d hills, bias factor %g'
-                    % (ps, len(meta.getHillHeights()), args.bias_factor), fontsize=12)
+    if isinstance(meta, OPES):
+        title = 'OPES on two coordination numbers: %g ps, %d kernels (compressed), barrier %g kJ/mol, bias factor %g' % (
+            ps, len(meta.getKernels()[2]), args.barrier, args.bias_factor)
+    else:
+        title = 'Well-tempered metadynamics on two coordination numbers: %g ps, %d hills, bias factor %g' % (
+            ps, len(meta.getHillHeights()), args.bias_factor)
+    figure.suptitle(title, fontsize=12)
     figure.tight_layout()
     figure.savefig(path)
     plt.close(figure)
@@ -259,13 +271,17 @@ def main(argv=None):
     variables = [BiasVariable(nacl, GRID['c1'][0], GRID['c1'][1], args.width_nacl, gridWidth=GRID['c1'][2]),
                  BiasVariable(nao, GRID['c2'][0], GRID['c2'][1], args.width_nao, gridWidth=GRID['c2'][2])]
     walkers = dict(saveFrequency=10*settings['frequency'], biasDir=args.bias_dir) if args.bias_dir else {}
-    meta = Metadynamics(system, variables, TEMPERATURE, args.bias_factor, args.height*unit.kilojoules_per_mole,
-                        settings['frequency'], **walkers)
+    if args.method == 'opes':
+        meta = OPES(system, variables, TEMPERATURE, args.barrier*unit.kilojoules_per_mole, settings['frequency'],
+                    biasFactor=args.bias_factor, sigma=[args.width_nacl, args.width_nao], **walkers)
+    else:
+        meta = Metadynamics(system, variables, TEMPERATURE, args.bias_factor, args.height*unit.kilojoules_per_mole,
+                            settings['frequency'], **walkers)
     print('c1: Na-Cl, r0 %.2f nm, n 4, m 8, dmax 1 nm; c2: Na-O, r0 %.2f nm, n 12, m 24, dmax %.2f nm; '
-          'grid %d x %d, hills %g x %g every %d steps; Na-Cl wall at %s'
+          'grid %d x %d, %s %g x %g every %d steps; Na-Cl wall at %s'
           % (args.r0_nacl, args.r0_nao, nao.getDMax().value_in_unit(unit.nanometer), GRID['c1'][2], GRID['c2'][2],
-             args.width_nacl, args.width_nao, settings['frequency'], '%g nm' % args.wall if args.wall > 0 else 'none'),
-          flush=True)
+             'OPES kernels' if args.method == 'opes' else 'hills', args.width_nacl, args.width_nao,
+             settings['frequency'], '%g nm' % args.wall if args.wall > 0 else 'none'), flush=True)
 
     integrator = openmm.LangevinMiddleIntegrator(TEMPERATURE, 1/unit.picosecond, 0.002*unit.picoseconds)
     integrator.setRandomNumberSeed(args.seed)
@@ -284,10 +300,14 @@ def main(argv=None):
     def progress():
         c1, c2 = meta.getCollectiveVariables(simulation)
         r = distance(simulation.context.getState(getPositions=True), sodium, chloride)
+        if isinstance(meta, OPES):
+            history = meta.getHistory()
+            return 'c1 %.2f  c2 %.2f  Na-Cl %.3f nm  kernels %d  rct %.2f kJ/mol  zed %.3g' % (
+                c1, c2, r, history.nker[-1], history.rct[-1].value_in_unit(unit.kilojoules_per_mole), history.zed[-1])
         heights = meta.getHillHeights().value_in_unit(unit.kilojoules_per_mole)
         return 'c1 %.2f  c2 %.2f  Na-Cl %.3f nm  hills %d  last height %.3f kJ/mol' % (
             c1, c2, r, len(heights), heights[-1] if len(heights) else 0.0)
-    oc.runWithProgress('metadynamics', lambda n: meta.step(simulation, n), settings['steps'], chunks=10, extra=progress)
+    oc.runWithProgress(args.method, lambda n: meta.step(simulation, n), settings['steps'], chunks=10, extra=progress)
     trace.close()
 
     ps = settings['steps']*0.002

@@ -71,8 +71,9 @@ class OPES(object):
         the System to simulate; the bias force is added to it
     variables: list of 1, 2 or 3 BiasVariable
         the collective variables and their grids (minValue, maxValue, gridWidth), as for
-        Metadynamics; their biasWidth is not used (see sigma). The grid must resolve the kernels:
-        a spacing of at most a fifth of the narrowest kernel width (a warning says when it does not).
+        Metadynamics; their biasWidth is not used (see sigma). The grid must resolve the kernels,
+        which narrow as the sample grows: a spacing of at most half the narrowest kernel width (a
+        warning says when a kernel is narrower than two spacings).
     temperature: temperature
         the simulation temperature (PLUMED's TEMP)
     barrier: energy
@@ -347,9 +348,9 @@ class OPES(object):
     def _checkResolution(self, sigma):
         for k, (variable, width) in enumerate(zip(self.variables, sigma)):
             spacing = (variable.maxValue - variable.minValue)/(variable.gridWidth - 1)
-            if width < 5*spacing and k not in self._warned:
+            if width < 2*spacing and k not in self._warned:
                 self._warned.add(k)
-                warnings.warn('OPES: the kernels of variables[%d] are %g wide, less than 5 grid spacings (%g): the '
+                warnings.warn('OPES: the kernels of variables[%d] are %g wide, less than 2 grid spacings (%g): the '
                               'table cannot follow the bias; use a larger gridWidth or a sigmaMin' % (k, width, spacing),
                               RuntimeWarning)
 

@@ -223,6 +223,6 @@ def test_errors_leave_the_system_alone():
 
 def test_resolution_warning():
     system, _ = toy_system(1)
-    with pytest.warns(RuntimeWarning, match=r'OPES: the kernels of variables\[0\] are [\d.e-]+ wide, less than 5 grid '
+    with pytest.warns(RuntimeWarning, match=r'OPES: the kernels of variables\[0\] are [\d.e-]+ wide, less than 2 grid '
                                             r'spacings \(0.1\)'):
-        run_opes(1, 200, sigma=[0.2], gridWidth=11, quiet=False)
+        run_opes(1, 200, sigma=[0.15], gridWidth=11, quiet=False)

@@ -1,0 +1,197 @@
+"""OPES against well-tempered metadynamics on a double well whose free energy is known exactly: how
+fast each reaches it, on the same system, for the same length, with matched parameters.
+
+System: two particles (10 amu) in free space bound by U(r) = A ((r - rc)^2 - w^2)^2/w^4, wells at
+0.25 and 0.45 nm and a barrier A = 10 kJ/mol (4 kT at 300 K) at rc = 0.35 nm. The CV is their
+coordination, s(r) = 1/(1 + (r/0.35 nm)^6), a CoordinationForce over a one-pair list. Exact: the
+distance has the density r^2 exp(-U(r)/kT), so F(s) = U(r) - 2 kT ln r + kT ln |ds/dr| at r(s).
+
+Both methods: bias factor 5, an update every 100 steps, kernels/hills 0.03 wide on a 101-point grid
+over [0, 1], the bias on the Context's platform (one CoordinationBiasForce table).
+- metadynamics: hills of 1 kJ/mol (openmmcoordination.Metadynamics);
+- OPES: barrier 15 kJ/mol (openmmcoordination.OPES; its kernels shrink as the sample grows).
+
+Every --checkpoint steps each run's free energy (getFreeEnergy()) is compared with the exact one at
+the grid points within 15 kJ/mol of its minimum: the RMS difference after the best constant shift.
+Writes fes.png (the final free energies and the exact one), error.png (RMS error against time) and
+error.csv to --output.
+
+    python examples/opes_double_well.py                     # 200,000 steps each, CPU, about 1 minute
+    python examples/opes_double_well.py --platform CUDA --steps 1000000
+"""
+
+import argparse
+import csv
+import os
+import sys
+
+import numpy as np
+
+import openmm
+import openmm.app as app
+import openmm.unit as unit
+
+import openmmcoordination as oc
+from openmmcoordination import BiasVariable, CoordinationForce, Metadynamics, OPES
+
+TEMPERATURE = 300.0                       # K
+A, RC, W = 10.0, 0.35, 0.1                # kJ/mol, nm, nm
+R0 = 0.35                                 # nm
+GRID = (0.0, 1.0, 101)
+BIAS_FACTOR, PACE, WIDTH = 5.0, 100, 0.03
+HEIGHT, BARRIER = 1.0, 15.0               # kJ/mol: metadynamics' hills, OPES's barrier
+RANGE = 15.0                              # kJ/mol above the minimum: the points compared
+KT = (unit.MOLAR_GAS_CONSTANT_R*TEMPERATURE*unit.kelvin).value_in_unit(unit.kilojoules_per_mole)
+
+
+def parseArguments(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--platform', default='CPU', help='CPU (default), CUDA or Reference')
+    parser.add_argument('--steps', type=int, default=200000, help='steps of 2 fs per method (default 200,000)')
+    parser.add_argument('--checkpoint', type=int, default=5000, help='steps between error measurements (default 5,000)')
+    parser.add_argument('--seed', type=int, default=1, help='random seed (default 1)')
+    parser.add_argument('--output', default=os.path.join('output', 'opes_double_well'), help='output folder')
+    return parser.parse_args(argv)
+
+
+def potential(r):
+    return A*((r - RC)**2 - W**2)**2/W**4
+
+
+def coordination():
+    force = CoordinationForce()
+    force.setPairs([0], [1], [], [])
+    force.setR0(R0)
+    return force
+
+
+def buildSystem():
+    system = openmm.System()
+    for _ in range(2):
+        system.addParticle(10.0)
+    bond = openmm.CustomBondForce('A*((r-rc)^2-w^2)^2/w^4; A=%g; rc=%g; w=%g' % (A, RC, W))
+    bond.addBond(0, 1, [])
+    system.addForce(bond)
+    topology = app.Topology()
+    residue = topology.addResidue('DW', topology.addChain())
+    for name in ('C0', 'C1'):
+        topology.addAtom(name, app.element.carbon, residue)
+    return system, topology
+
+
+def exactFreeEnergy(grid):
+    """F(s) at the grid points (kJ/mol, minimum 0): U(r) - 2 kT ln r + kT ln |ds/dr| at r(s)."""
+    force = coordination()
+    r = np.linspace(0.05, 2.0, 40001)
+    s, dsdr = np.array([force.evaluateSwitchingFunction(float(x)) for x in r]).T     # s decreases with r
+    radius = np.interp(grid, s[::-1], r[::-1])
+    slope = np.interp(grid, s[::-1], dsdr[::-1])
+    with np.errstate(divide='ignore'):
+        free = potential(radius) - 2*KT*np.log(radius) + KT*np.log(np.abs(slope))
+    return free - free[np.isfinite(free)].min()
+
+
+def rmsError(freeEnergy, exact):
+    """RMS of F - F_exact over the points within RANGE of the exact minimum, after the best shift."""
+    mask = np.isfinite(exact) & (exact < RANGE)
+    difference = freeEnergy[mask] - exact[mask]
+    return float(np.sqrt(np.mean((difference - difference.mean())**2)))
+
+
+def makeMethod(method, system):
+    variable = BiasVariable(coordination(), GRID[0], GRID[1], WIDTH, gridWidth=GRID[2])
+    if method == 'metadynamics':
+        return Metadynamics(system, [variable], TEMPERATURE*unit.kelvin, BIAS_FACTOR, HEIGHT*unit.kilojoules_per_mole, PACE)
+    return OPES(system, [variable], TEMPERATURE*unit.kelvin, BARRIER*unit.kilojoules_per_mole, PACE,
+                biasFactor=BIAS_FACTOR, sigma=[WIDTH])
+
+
+def run(method, steps, checkpoint, platform, seed):
+    """One run of ``method`` ('metadynamics' or 'opes'): (checkpoint steps, RMS errors, the method)."""
+    system, topology = buildSystem()
+    sampler = makeMethod(method, system)
+    integrator = openmm.LangevinMiddleIntegrator(TEMPERATURE, 5.0, 0.002)
+    integrator.setRandomNumberSeed(seed)
+    properties = {'Threads': '1'} if platform.getName() == 'CPU' else {}
+    simulation = app.Simulation(topology, system, integrator, platform, properties)
+    simulation.context.setPositions([[0.0, 0.0, 0.0], [0.25, 0.0, 0.0]])
+    simulation.context.setVelocitiesToTemperature(TEMPERATURE, seed)
+    exact = exactFreeEnergy(np.linspace(*GRID))
+    times, errors = [], []
+
+    def measure():
+        times.append(simulation.currentStep)
+        errors.append(rmsError(sampler.getFreeEnergy().value_in_unit(unit.kilojoules_per_mole), exact))
+        return 'RMS error %.2f kJ/mol' % errors[-1]
+    oc.runWithProgress(method, lambda n: sampler.step(simulation, n), steps, chunks=max(1, steps//checkpoint),
+                       extra=measure)
+    return np.array(times), np.array(errors), sampler
+
+
+def firstBelow(times, errors, threshold=1.0):
+    """The first checkpoint from which the error stays below threshold; None if it does not."""
+    above = np.nonzero(errors >= threshold)[0]
+    if len(above) == 0:
+        return int(times[0])
+    return int(times[above[-1] + 1]) if above[-1] + 1 < len(times) else None
+
+
+def plot(results, path, kind):
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    figure, axis = plt.subplots(figsize=(7, 4.5), dpi=110)
+    grid = np.linspace(*GRID)
+    exact = exactFreeEnergy(grid)
+    colors = {'metadynamics': 'C0', 'opes': 'C3'}
+    if kind == 'fes':
+        mask = exact < RANGE + 5
+        axis.plot(grid[mask], exact[mask], color='k', linewidth=2.5, label='exact')
+        for method, (times, errors, sampler) in results.items():
+            free = sampler.getFreeEnergy().value_in_unit(unit.kilojoules_per_mole)
+            inside = np.isfinite(exact) & (exact < RANGE)
+            free = free - np.mean(free[inside] - exact[inside])
+            axis.plot(grid[mask], free[mask], color=colors[method], linestyle='--',
+                      label='%s (RMS %.2f kJ/mol)' % (method, errors[-1]))
+        axis.set_xlabel('CV: coordination s(r), r0 = %.2f nm' % R0)
+        axis.set_ylabel('free energy (kJ/mol)')
+        axis.set_title('Double well: free energy after %d steps (%g ps)' % (times[-1], times[-1]*0.002), fontsize=11)
+    else:
+        for method, (times, errors, sampler) in results.items():
+            axis.plot(times*0.002, errors, color=colors[method], marker='o', markersize=3, label=method)
+        axis.axhline(1.0, color='0.5', linestyle=':', linewidth=1)
+        axis.set_yscale('log')
+        axis.set_xlabel('time (ps)')
+        axis.set_ylabel('RMS error of the free energy (kJ/mol)')
+        axis.set_title('Distance to the exact free energy (points within %g kJ/mol of its minimum)' % RANGE, fontsize=10)
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)
+
+
+def main(argv=None):
+    args = parseArguments(argv)
+    platform = openmm.Platform.getPlatformByName(args.platform)
+    os.makedirs(args.output, exist_ok=True)
+    print('openmm-coordination %s, OpenMM %s, platform %s, %d steps per method' % (
+        oc.__version__, openmm.__version__, platform.getName(), args.steps), flush=True)
+    results = {method: run(method, args.steps, args.checkpoint, platform, args.seed) for method in ('metadynamics', 'opes')}
+    with open(os.path.join(args.output, 'error.csv'), 'w', newline='') as out:
+        writer = csv.writer(out)
+        writer.writerow(['step', 'time_ps', 'metadynamics_rms_kJ_per_mol', 'opes_rms_kJ_per_mol'])
+        times = results['opes'][0]
+        for i, step in enumerate(times):
+            writer.writerow([int(step), '%g' % (step*0.002), '%.4f' % results['metadynamics'][1][i], '%.4f' % results['opes'][1][i]])
+    for method, (times, errors, _) in results.items():
+        reached = firstBelow(times, errors)
+        print('%-12s final RMS error %.2f kJ/mol; below 1 kJ/mol from step %s' % (
+            method, errors[-1], 'never' if reached is None else reached), flush=True)
+    plot(results, os.path.join(args.output, 'fes.png'), 'fes')
+    plot(results, os.path.join(args.output, 'error.png'), 'error')
+    print('wrote %s' % ', '.join(os.path.join(args.output, name) for name in ('fes.png', 'error.png', 'error.csv')))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
