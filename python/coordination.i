@@ -38,77 +38,23 @@ namespace std {
     }
 }
 
+/* The arguments are converted and checked in openmmcoordination/_arguments.py (Python, linted and
+ * tested on its own) before they reach the typemaps below; the return values become lists, NumPy
+ * arrays and quantities here. */
 %pythoncode %{
-import operator as _operator
 import numpy as _np
-import openmm as _openmm
 from openmm import unit as _unit
-
-def _particleList(group, name):
-    """The particle indices of a group as a list of ints. Accepts any sequence of integers (lists,
-    tuples, ranges, NumPy integer arrays of any width); anything else, floats and bools included,
-    raises TypeError naming the argument, and an index beyond a C++ int raises OpenMMException."""
-    if isinstance(group, _np.ndarray) and group.ndim == 1 and group.dtype.kind in 'iu':
-        group = group.tolist()
-    try:
-        items = list(group)
-    except TypeError:
-        raise TypeError('CoordinationForce: %s must be a sequence of integer particle indices, got %r (%s)'
-                        % (name, group, type(group).__name__)) from None
-    # Plain ints in range (a large group: one pass in C); anything else is checked item by item below.
-    if all(type(item) is int for item in items) and (not items or (-2**31 <= min(items) and max(items) < 2**31)):
-        return items
-    indices = []
-    for position, item in enumerate(items):
-        try:
-            if isinstance(item, (bool, _np.bool_)):
-                raise TypeError
-            index = _operator.index(item)
-        except TypeError:
-            raise TypeError('CoordinationForce: %s has a particle index that is not an integer at position %d: %r (%s)'
-                            % (name, position, item, type(item).__name__)) from None
-        if not -2**31 <= index < 2**31:
-            raise _openmm.OpenMMException('CoordinationForce: %s has an invalid particle index at position %d: %d'
-                                          % (name, position, index))
-        indices.append(index)
-    return indices
-
-def _pairValues(values, name, unit):
-    """Per-pair weights (unit None) or r0s (unit nm) as a list of floats: None means none (the
-    defaults); accepts sequences, NumPy arrays and, for r0s, openmm.unit quantities of length."""
-    if values is None:
-        return []
-    if _unit.is_quantity(values):
-        if unit is None:
-            raise TypeError('CoordinationForce: %s must be plain numbers, got a quantity in %s' % (name, values.unit))
-        values = values.value_in_unit(unit)
-    try:
-        array = _np.asarray(values, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError('CoordinationForce: %s must be a sequence of numbers, got %r' % (name, values)) from None
-    if array.ndim != 1:
-        raise TypeError('CoordinationForce: %s must be one-dimensional, got shape %s' % (name, array.shape))
-    return [float(v) for v in array]
-
-def _pairListFlag(flag):
-    """The pairList argument: a bool (Python or NumPy), nothing else."""
-    if not isinstance(flag, (bool, _np.bool_)):
-        raise TypeError('CoordinationForce: pairList must be a bool, got %r (%s)' % (flag, type(flag).__name__))
-    return bool(flag)
+from openmmcoordination import _arguments
 %}
 
 %pythonprepend CoordinationPlugin::CoordinationForce::CoordinationForce %{
-    names = ('group',) if len(args) == 1 else ('groupA', 'groupB')
-    args = tuple(_particleList(a, names[i]) if i < len(names) else _pairListFlag(a) if i == 2 else a
-                 for i, a in enumerate(args))
+    args = _arguments.constructorArguments(args)
 %}
 %pythonprepend CoordinationPlugin::CoordinationForce::setGroup %{
-    group = _particleList(group, 'group')
+    group = _arguments.particleList(group, 'group')
 %}
 %pythonprepend CoordinationPlugin::CoordinationForce::setGroups %{
-    groupA = _particleList(groupA, 'groupA')
-    groupB = _particleList(groupB, 'groupB')
-    pairList = _pairListFlag(pairList)
+    groupA, groupB, pairList = _arguments.groupsArguments(groupA, groupB, pairList)
 %}
 %pythonappend CoordinationPlugin::CoordinationForce::getPairWeights %{
     val = _np.array(val, dtype=float)
@@ -147,7 +93,7 @@ def _pairListFlag(flag):
 %factory(OpenMM::TabulatedFunction& CoordinationPlugin::CoordinationForce::getTabulatedFunction, OpenMM::Continuous1DFunction);
 %ignore CoordinationPlugin::CoordinationForce::getTabulatedFunction(int) const;
 %apply double& OUTPUT {double& dsdr};
-/* Per-pair values cross as plain lists of floats (the Python layer converts NumPy arrays and
+/* Per-pair values cross as plain lists of floats (_arguments.pairValues converts NumPy arrays and
  * quantities first); OpenMM's own typemap for them needs NumPy's C API, which this module does not set up. */
 %typemap(in) const std::vector<double>& (std::vector<double> values) {
     PyObject* sequence = PySequence_Fast($input, "CoordinationForce: expected a sequence of numbers");
@@ -165,7 +111,7 @@ def _pairListFlag(flag):
     Py_DECREF(sequence);
     $1 = &values;
 }
-/* Particle indices cross as lists of ints (_particleList checked them): one PyLong_AsLong each,
+/* Particle indices cross as lists of ints (_arguments.particleList checked them): one PyLong_AsLong each,
  * where SWIG's own typemap for std::vector<int> checks and converts each item twice. */
 %typemap(in) const std::vector<int>& (std::vector<int> values) {
     PyObject* sequence = PySequence_Fast($input, "CoordinationForce: expected a sequence of integer particle indices");
@@ -204,27 +150,19 @@ def _pairListFlag(flag):
         """Switch to pair-list mode with a weight and a reference distance r0 per pair (NumPy
         arrays, sequences; r0s may be a Quantity of length). weights None: 1 each; r0s None: the
         force's r0. See the C++ documentation of setPairs and setPairParameters."""
-        particlesA = _particleList(particlesA, 'particlesA')
-        particlesB = _particleList(particlesB, 'particlesB')
-        weights = _pairValues(weights, 'weights', None)
-        r0s = _pairValues(r0s, 'r0s', _unit.nanometer)
-        return $action(self, particlesA, particlesB, weights, r0s)
+        return $action(self, *_arguments.pairsArguments(particlesA, particlesB, weights, r0s))
 %}
 %feature("shadow") CoordinationPlugin::CoordinationForce::setPairParameters %{
     def setPairParameters(self, weights=None, r0s=None):
         """Set the weight and r0 of every pair of a pair list, keeping the pairs (None: the
         defaults, 1 and the force's r0). Change them in a Context with updateParametersInContext."""
-        weights = _pairValues(weights, 'weights', None)
-        r0s = _pairValues(r0s, 'r0s', _unit.nanometer)
-        return $action(self, weights, r0s)
+        return $action(self, *_arguments.pairParameterArguments(weights, r0s))
 %}
 
 /* CoordinationBiasForce: the CVs and tables it is given become its own (C++ deletes them), as
  * OpenMM's wrappers do for CustomCVForce.addCollectiveVariable and System.addForce. */
 %pythonprepend CoordinationPlugin::CoordinationBiasForce::addCollectiveVariable %{
-    if not variable.thisown:
-        raise _openmm.OpenMMException('CoordinationBiasForce: collective variable "%s" is not owned by Python '
-                                      '(it already belongs to a System or a CoordinationBiasForce)' % name)
+    _arguments.checkOwned(variable, name)
 %}
 %pythonappend CoordinationPlugin::CoordinationBiasForce::addCollectiveVariable %{
     variable.thisown = 0

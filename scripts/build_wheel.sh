@@ -73,7 +73,8 @@ names = zipfile.ZipFile(wheel).namelist()
 def has(pattern):
     return any(re.search(pattern, n) for n in names)
 needed = [r'^openmmcoordination/__init__\.py$', r'^openmmcoordination/_coordination\..*\.so$',
-          r'^openmmcoordination/coordination\.py$', r'^openmmcoordination/_config\.py$',
+          r'^openmmcoordination/coordination\.py$', r'^openmmcoordination/_arguments\.py$',
+          r'^openmmcoordination/_config\.py$',
           r'^OpenMM\.libs/lib/libOpenMMCoordination\.so$',
           r'^OpenMM\.libs/lib/plugins/libOpenMMCoordinationReference\.so$',
           r'^OpenMM\.libs/include/CoordinationForce\.h$',
