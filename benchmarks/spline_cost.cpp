@@ -3,8 +3,9 @@
  * SplineFitter, which CustomCVForce's tables use (ExpressionUtilities::computeFunctionCoefficients,
  * SplineFitter's coefficients cast to float), side by side on the same grids, as a ratio.
  *
- * Built with the C++ tests (build/benchmarks/CoordinationSplineCost); run it with no arguments. */
-#include "internal/CoordinationSpline.h"
+ * Built with the CUDA plugin's C++ tests (build/benchmarks/CoordinationSplineCost); run it with no
+ * arguments. */
+#include "CoordinationSpline.h"
 #include "openmm/TabulatedFunction.h"
 #include "openmm/internal/SplineFitter.h"
 #include <chrono>

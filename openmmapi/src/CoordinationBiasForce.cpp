@@ -1,6 +1,6 @@
 #include "CoordinationBiasForce.h"
 #include "internal/CoordinationBiasForceImpl.h"
-#include "internal/CoordinationForceImpl.h"
+#include "internal/CoordinationExpression.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/internal/ContextImpl.h"
 #include <cmath>
@@ -81,7 +81,7 @@ int CoordinationBiasForce::addCollectiveVariable(const string& name, Coordinatio
     if (variables.size() >= MaxCollectiveVariables)
         throw error("too many collective variables: at most MaxCollectiveVariables = "+to_string(MaxCollectiveVariables)
             +", adding \""+name+"\"");
-    if (!CoordinationForceImpl::isEnergyTheCV(*variable))
+    if (!CoordinationExpression::isEnergyTheCV(*variable))
         throw error("collective variable \""+name+"\" has an energy expression that is not \"cv\": \""
             +variable->getEnergyExpression()+"\"");
     if (!variables.empty() && variable->usesPeriodicBoundaryConditions() != usesPeriodicBoundaryConditions())
@@ -124,7 +124,7 @@ const string& CoordinationBiasForce::getEnergyExpression() const {
 }
 
 void CoordinationBiasForce::setEnergyExpression(const string& energy) {
-    CoordinationForceImpl::parseEnergyExpressionSyntax(energy, "CoordinationBiasForce", true);
+    CoordinationExpression::parseEnergyExpressionSyntax(energy, "CoordinationBiasForce", true);
     energyExpression = energy;
 }
 

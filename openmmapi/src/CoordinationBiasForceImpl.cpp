@@ -1,13 +1,11 @@
 #include "internal/CoordinationBiasForceImpl.h"
 #include "internal/CoordinationForceImpl.h"
-#include "internal/CoordinationSwitching.h"
+#include "internal/CoordinationErrorMessages.h"
+#include "internal/CoordinationExpression.h"
 #include "CoordinationKernels.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/internal/ContextImpl.h"
-#include "lepton/Parser.h"
 #include <cmath>
-#include <set>
-#include <sstream>
 
 using namespace CoordinationPlugin;
 using namespace OpenMM;
@@ -27,51 +25,16 @@ void CoordinationBiasForceImpl::validateForce(const CoordinationBiasForce& force
         const CoordinationForce& variable = force.getCollectiveVariable(k);
         const string& name = force.getCollectiveVariableName(k);
         CoordinationForceImpl::validateForce(variable);
-        if (!CoordinationForceImpl::isEnergyTheCV(variable))
+        if (!CoordinationExpression::isEnergyTheCV(variable))
             throw OpenMMException(className+": collective variable \""+name+"\" has an energy expression that is not \"cv\": \""
                 +variable.getEnergyExpression()+"\"");
         if (variable.usesPeriodicBoundaryConditions() != force.getCollectiveVariable(0).usesPeriodicBoundaryConditions())
             throw OpenMMException(className+": collective variable \""+name+"\" has periodic = "
                 +(variable.usesPeriodicBoundaryConditions() ? "true" : "false")+", unlike \""+force.getCollectiveVariableName(0)+"\"");
     }
-    map<string, int> tableArguments;
-    for (int i = 0; i < force.getNumTabulatedFunctions(); i++) {
-        const TabulatedFunction& table = force.getTabulatedFunction(i);
-        CoordinationForceImpl::checkTable(className, force.getTabulatedFunctionName(i), table, 3);
-        tableArguments[force.getTabulatedFunctionName(i)] = (dynamic_cast<const Continuous1DFunction*>(&table) != NULL ? 1
-            : dynamic_cast<const Continuous2DFunction*>(&table) != NULL ? 2 : 3);
-    }
-    Lepton::ParsedExpression parsed = CoordinationForceImpl::parseWithTables(force.getEnergyExpression(), tableArguments, className);
-    set<string> allowed;
-    for (int k = 0; k < force.getNumCollectiveVariables(); k++)
-        allowed.insert(force.getCollectiveVariableName(k));
-    for (int i = 0; i < force.getNumGlobalParameters(); i++)
-        allowed.insert(force.getGlobalParameterName(i));
-    for (const string& variable : CoordinationSwitching::getVariables(parsed))
-        if (allowed.count(variable) == 0)
-            throw OpenMMException(className+": energy expression \""+force.getEnergyExpression()+"\" uses an unknown variable: "+variable);
-}
-
-Lepton::ParsedExpression CoordinationBiasForceImpl::parseEnergyExpression(const CoordinationBiasForce& force,
-        const map<string, Lepton::CustomFunction*>& functions) {
-    validateForce(force);
-    return Lepton::Parser::parse(force.getEnergyExpression(), functions).optimize();
-}
-
-string CoordinationBiasForceImpl::nonFiniteEnergyMessage(const string& expression, const map<string, double>& variables,
-        double energy, const vector<double>& derivatives) {
-    stringstream msg;
-    msg << className << ": the energy expression \"" << expression << "\" gives a non-finite energy or force (energy " << energy
-        << ", dE/dcv";
-    for (double d : derivatives)
-        msg << " " << d;
-    msg << ") at";
-    const char* separator = " ";
-    for (auto& variable : variables) {
-        msg << separator << variable.first << " = " << variable.second;
-        separator = ", ";
-    }
-    return msg.str();
+    for (int i = 0; i < force.getNumTabulatedFunctions(); i++)
+        CoordinationExpression::checkTable(className, force.getTabulatedFunctionName(i), force.getTabulatedFunction(i), 3);
+    CoordinationExpression::parseEnergyExpression(force);
 }
 
 void CoordinationBiasForceImpl::initialize(ContextImpl& context) {
@@ -119,6 +82,6 @@ vector<double> CoordinationBiasForceImpl::computeCollectiveVariables(ContextImpl
     vector<double> values = kernel.getAs<CalcCoordinationBiasForceKernel>().computeCollectiveVariables(context);
     for (double cv : values)
         if (!isfinite(cv))
-            throw OpenMMException(CoordinationForceImpl::nonFiniteCollectiveVariableMessage(cv));
+            throw OpenMMException(CoordinationErrorMessages::nonFiniteCollectiveVariable(cv));
     return values;
 }

@@ -1,4 +1,5 @@
 #include "CoordinationForce.h"
+#include "internal/CoordinationExpression.h"
 #include "internal/CoordinationForceImpl.h"
 #include "internal/CoordinationSwitching.h"
 #include "openmm/OpenMMException.h"
@@ -319,7 +320,7 @@ const string& CoordinationForce::getEnergyExpression() const {
 }
 
 void CoordinationForce::setEnergyExpression(const string& expression) {
-    CoordinationForceImpl::parseEnergyExpressionSyntax(expression);
+    CoordinationExpression::parseEnergyExpressionSyntax(expression);
     energyExpression = expression;
 }
 

@@ -4,8 +4,6 @@
 #include "CoordinationBiasForce.h"
 #include "openmm/Kernel.h"
 #include "openmm/internal/ForceImpl.h"
-#include "lepton/CustomFunction.h"
-#include "lepton/ParsedExpression.h"
 #include <map>
 #include <string>
 #include <vector>
@@ -52,18 +50,6 @@ public:
      * one periodicity for all, the energy expression's variables and functions, the tables.
      */
     static void validateForce(const CoordinationBiasForce& force);
-    /**
-     * Parse the energy expression of a force with the given Lepton functions for its tables,
-     * checking that it uses no variable other than the CV names and global parameters.
-     */
-    static Lepton::ParsedExpression parseEnergyExpression(const CoordinationBiasForce& force,
-            const std::map<std::string, Lepton::CustomFunction*>& functions);
-    /**
-     * The message of the OpenMMException a platform throws when the energy or a derivative
-     * dE/dc_k is not finite: it names the expression and the values of its variables.
-     */
-    static std::string nonFiniteEnergyMessage(const std::string& expression, const std::map<std::string, double>& variables,
-            double energy, const std::vector<double>& derivatives);
 private:
     const CoordinationBiasForce& owner;
     OpenMM::Kernel kernel;

@@ -4,8 +4,6 @@
 #include "CoordinationForce.h"
 #include "openmm/Kernel.h"
 #include "openmm/internal/ForceImpl.h"
-#include "lepton/CustomFunction.h"
-#include "lepton/ParsedExpression.h"
 #include <map>
 #include <string>
 #include <vector>
@@ -72,58 +70,8 @@ public:
      * OpenMMException.
      */
     static void validate(const CoordinationForce& force, const OpenMM::System& system);
-    /**
-     * Parse the energy expression of a force, checking that it uses no variable other than
-     * cv and the force's global parameters.
-     *
-     * @param force      the force
-     * @param functions  Lepton functions for the force's tabulated functions, by name
-     */
-    static Lepton::ParsedExpression parseEnergyExpression(const CoordinationForce& force,
-            const std::map<std::string, Lepton::CustomFunction*>& functions);
-    /**
-     * Parse an energy expression on its own, before the force's tables are known: every call
-     * of a function Lepton does not define stands for a table of one argument (of as many
-     * arguments as the call has, if tablesOfSeveralArguments). Throws OpenMMException, naming
-     * className, if the expression does not parse.
-     */
-    static Lepton::ParsedExpression parseEnergyExpressionSyntax(const std::string& expression,
-            const std::string& className = "CoordinationForce", bool tablesOfSeveralArguments = false);
-    /**
-     * Parse an expression whose tables are known by name and number of arguments (placeholders
-     * stand for them), and optimize it. Throws OpenMMException naming className if it does not parse.
-     */
-    static Lepton::ParsedExpression parseWithTables(const std::string& expression, const std::map<std::string, int>& tableArguments,
-            const std::string& className);
-    /** Whether the energy expression is just the CV (the default), so that no chain rule is needed. */
-    static bool isEnergyTheCV(const CoordinationForce& force);
-    /**
-     * The message of the OpenMMException a platform throws when the energy expression gives a
-     * non-finite energy or dE/dcv (or forces that overflow): it names the expression and the
-     * values of its variables. Every platform builds its message here.
-     *
-     * @param expression  the energy expression
-     * @param variables   the values of cv and of the global parameters, by name
-     * @param energy      the energy the expression gave
-     * @param dEdcv       the derivative the expression gave
-     */
-    static std::string nonFiniteEnergyMessage(const std::string& expression, const std::map<std::string, double>& variables,
-            double energy, double dEdcv);
-    /**
-     * The message of the OpenMMException thrown when the collective variable is not finite or,
-     * if particle is not -1, when its derivative with respect to that particle's position is not.
-     */
-    static std::string nonFiniteCollectiveVariableMessage(double cv, int particle = -1);
-    /**
-     * Check a tabulated function: a Continuous1DFunction (or, with maxDimensions 2 or 3, a
-     * Continuous2DFunction or Continuous3DFunction) with finite values, at least 2 points and
-     * a finite range min < max along each axis. Throws OpenMMException naming className.
-     */
-    static void checkTable(const std::string& className, const std::string& name, const OpenMM::TabulatedFunction& function,
-            int maxDimensions);
 private:
     static void checkHistogramArguments(int numBins, double maxDistance);
-    static void checkTabulatedFunctions(const CoordinationForce& force);
     const CoordinationForce& owner;
     OpenMM::Kernel kernel;
     int frames, histogramBins;

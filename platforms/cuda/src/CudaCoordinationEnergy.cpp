@@ -1,6 +1,6 @@
 #include "CudaCoordinationEnergy.h"
-#include "internal/CoordinationForceImpl.h"
-#include "internal/CoordinationSpline.h"
+#include "CoordinationSpline.h"
+#include "internal/CoordinationErrorMessages.h"
 #include "openmm/OpenMMException.h"
 #include <algorithm>
 #include <cmath>
@@ -168,7 +168,7 @@ vector<double> CudaCoordinationEnergy::readState(const vector<CudaCoordinationCV
     vector<double> recorded(record+2, record+2+numCVs), dEdcv(record+2+numCVs, record+2+2*numCVs);
     for (double cv : recorded)
         if (!isfinite(cv) || !expression)
-            throw OpenMMException(CoordinationForceImpl::nonFiniteCollectiveVariableMessage(cv));
+            throw OpenMMException(CoordinationErrorMessages::nonFiniteCollectiveVariable(cv));
     map<string, double> variables;
     for (int k = 0; k < numCVs; k++)
         variables[cvNames[k]] = recorded[k];

@@ -1,6 +1,6 @@
 #include "CudaCoordinationKernels.h"
-#include "internal/CoordinationBiasForceImpl.h"
-#include "internal/CoordinationForceImpl.h"
+#include "internal/CoordinationErrorMessages.h"
+#include "internal/CoordinationExpression.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/common/ContextSelector.h"
 #include "openmm/common/ExpressionUtilities.h"
@@ -13,11 +13,11 @@ using namespace std;
 typedef CudaCoordinationCV CV;
 
 /**
- * Give an energy the expression of a CoordinationForce or CoordinationBiasForce, parsed by its
- * Impl's parseEnergyExpression(force, placeholders).
+ * Give an energy the expression of a CoordinationForce or CoordinationBiasForce, parsed by
+ * CoordinationExpression::parseEnergyExpression(force, placeholders).
  */
-template <class F, class Parse>
-static void setExpression(CudaCoordinationEnergy& energy, CudaContext& cu, const F& force, const vector<string>& cvNames, Parse parse) {
+template <class F>
+static void setExpression(CudaCoordinationEnergy& energy, CudaContext& cu, const F& force, const vector<string>& cvNames) {
     ExpressionUtilities& expressions = cu.getExpressionUtilities();
     map<string, Lepton::CustomFunction*> placeholders;
     vector<const TabulatedFunction*> tables;
@@ -29,7 +29,7 @@ static void setExpression(CudaCoordinationEnergy& energy, CudaContext& cu, const
     }
     for (int i = 0; i < force.getNumGlobalParameters(); i++)
         globalNames.push_back(force.getGlobalParameterName(i));
-    energy.setExpression(parse(force, placeholders), cvNames, globalNames, tables, tableNames);
+    energy.setExpression(CoordinationExpression::parseEnergyExpression(force, placeholders), cvNames, globalNames, tables, tableNames);
 }
 
 CudaCalcCoordinationForceKernel::CudaCalcCoordinationForceKernel(string name, const Platform& platform, CudaContext& cu) :
@@ -46,10 +46,10 @@ void CudaCalcCoordinationForceKernel::initialize(const System& system, const Coo
 }
 
 void CudaCalcCoordinationForceKernel::setParameters(const CoordinationForce& force) {
-    bool chainRule = !CoordinationForceImpl::isEnergyTheCV(force);
+    bool chainRule = !CoordinationExpression::isEnergyTheCV(force);
     cv->setParameters(force, chainRule);
     if (chainRule)
-        setExpression(*energy, cu, force, {"cv"}, CoordinationForceImpl::parseEnergyExpression);
+        setExpression(*energy, cu, force, {"cv"});
     else
         energy->clearExpression();
     energyExpression = force.getEnergyExpression();
@@ -64,7 +64,7 @@ void CudaCalcCoordinationForceKernel::copyParametersToContext(ContextImpl& conte
 
 double CudaCalcCoordinationForceKernel::readState(bool checkEnergy) {
     return energy->readState({cv.get()}, checkEnergy, [&] (const map<string, double>& variables, double e, const vector<double>& dEdcv) {
-        return CoordinationForceImpl::nonFiniteEnergyMessage(energyExpression, variables, e, dEdcv[0]);
+        return CoordinationErrorMessages::nonFiniteEnergy(energyExpression, variables, e, dEdcv[0]);
     })[0];
 }
 
@@ -164,7 +164,7 @@ void CudaCalcCoordinationBiasForceKernel::setParameters(const CoordinationBiasFo
         cvs[k]->setParameters(force.getCollectiveVariable(k), true);
         names.push_back(force.getCollectiveVariableName(k));
     }
-    setExpression(*energy, cu, force, names, CoordinationBiasForceImpl::parseEnergyExpression);
+    setExpression(*energy, cu, force, names);
     energyExpression = force.getEnergyExpression();
     energy->compile(cvs);
 }
@@ -180,7 +180,7 @@ void CudaCalcCoordinationBiasForceKernel::copyParametersToContext(ContextImpl& c
 
 vector<double> CudaCalcCoordinationBiasForceKernel::readState(bool checkEnergy) {
     return energy->readState(cvs, checkEnergy, [&] (const map<string, double>& variables, double e, const vector<double>& dEdcv) {
-        return CoordinationBiasForceImpl::nonFiniteEnergyMessage(energyExpression, variables, e, dEdcv);
+        return CoordinationErrorMessages::nonFiniteBiasEnergy(energyExpression, variables, e, dEdcv);
     });
 }
 

@@ -8,11 +8,10 @@
  * reads them. */
 
 #include "CudaCoordinationProgram.h"
-#include "internal/CoordinationSpline.h"
+#include "CoordinationSpline.h"
 #include "CoordinationBiasForce.h"
 #include "CoordinationForce.h"
-#include "internal/CoordinationBiasForceImpl.h"
-#include "internal/CoordinationForceImpl.h"
+#include "internal/CoordinationExpression.h"
 #include "openmm/System.h"
 #include "openmm/TabulatedFunction.h"
 #include "openmm/common/ComputeArray.h"
@@ -155,8 +154,8 @@ static string prelude(const string& precision, bool triclinic) {
 static string dumpPrefix;
 
 /** The part of a module with the chain rule of a force's energy expression (CudaCoordinationEnergy::setExpression()). */
-template <class F, class Parse>
-static CudaCoordinationModulePart chainRulePart(ComputeContext& context, const F& force, const vector<string>& cvNames, Parse parse) {
+template <class F>
+static CudaCoordinationModulePart chainRulePart(ComputeContext& context, const F& force, const vector<string>& cvNames) {
     map<string, Lepton::CustomFunction*> placeholders;
     vector<const TabulatedFunction*> tables;
     vector<string> tableNames, globalNames;
@@ -167,7 +166,7 @@ static CudaCoordinationModulePart chainRulePart(ComputeContext& context, const F
     }
     for (int i = 0; i < force.getNumGlobalParameters(); i++)
         globalNames.push_back(force.getGlobalParameterName(i));
-    return CudaCoordinationProgram::getChainRulePart(context, parse(force, placeholders), cvNames, globalNames, tables, tableNames);
+    return CudaCoordinationProgram::getChainRulePart(context, CoordinationExpression::parseEnergyExpression(force, placeholders), cvNames, globalNames, tables, tableNames);
 }
 
 /** Compile the module of some parts with NVRTC and check that it holds each part's kernels (renamed) and no others. */
@@ -220,8 +219,8 @@ static void compile(const CoordinationForce& force, const string& precision, boo
     addParticles(system);
     ProgramOnlyContext context(system, precision, triclinic);
     vector<CudaCoordinationModulePart> parts = {CudaCoordinationProgram(force, context, lPerThread, listLanes, sBatch).getPart(kernels)};
-    if (!CoordinationForceImpl::isEnergyTheCV(force))
-        parts.push_back(chainRulePart(context, force, {"cv"}, CoordinationForceImpl::parseEnergyExpression));
+    if (!CoordinationExpression::isEnergyTheCV(force))
+        parts.push_back(chainRulePart(context, force, {"cv"}));
     compileModule(context, parts, precision, triclinic, label);
     cout << "  compiled " << label << " (" << precision << ", " << lPerThread << " L a thread, " << listLanes << " list lanes, S batches of "
             << sBatch << ")" << endl;
@@ -245,7 +244,7 @@ static void compileBias(const CoordinationBiasForce& force, const string& precis
         CudaCoordinationProgram::addPart(parts, CudaCoordinationProgram(cv, context, 1).getPart(kernels));
         names.push_back(force.getCollectiveVariableName(k));
     }
-    CudaCoordinationProgram::addPart(parts, chainRulePart(context, force, names, CoordinationBiasForceImpl::parseEnergyExpression));
+    CudaCoordinationProgram::addPart(parts, chainRulePart(context, force, names));
     compileModule(context, parts, precision, triclinic, label);
     cout << "  compiled " << label << " (" << precision << ", " << force.getNumCollectiveVariables() << " CVs in "
             << parts.size()-1 << " parts)" << endl;

@@ -3,6 +3,7 @@
 
 #include "CoordinationKernels.h"
 #include "ReferenceCoordinationCV.h"
+#include "ReferenceCoordinationEnergy.h"
 #include <map>
 #include <string>
 #include <memory>

@@ -1,6 +1,6 @@
 #include "ReferenceCoordinationKernels.h"
-#include "internal/CoordinationBiasForceImpl.h"
-#include "internal/CoordinationForceImpl.h"
+#include "internal/CoordinationErrorMessages.h"
+#include "internal/CoordinationExpression.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/internal/ContextImpl.h"
 #include "openmm/reference/ReferenceForce.h"
@@ -44,7 +44,7 @@ static vector<string> parameterNames(const F& force) {
 void ReferenceCalcCoordinationForceKernel::setParameters(const CoordinationForce& force) {
     cv->setParameters(force);
     map<string, Lepton::CustomFunction*> functions = createFunctions(force);
-    Lepton::ParsedExpression parsed = CoordinationForceImpl::parseEnergyExpression(force, functions);
+    Lepton::ParsedExpression parsed = CoordinationExpression::parseEnergyExpression(force, functions);
     energyExpression = force.getEnergyExpression();
     energy.set(parsed, {"cv"}, parameterNames(force));
     for (auto& function : functions)
@@ -64,7 +64,7 @@ double ReferenceCalcCoordinationForceKernel::execute(ContextImpl& context, bool 
         gradient[0].resize(pos.size());
     double value = cv->compute(pos, includeForces ? &gradient[0] : NULL);
     return energy.apply(context, {value}, gradient, includeForces, [&] (const map<string, double>& variables, double e, const vector<double>& dEdcv) {
-        return CoordinationForceImpl::nonFiniteEnergyMessage(energyExpression, variables, e, dEdcv[0]);
+        return CoordinationErrorMessages::nonFiniteEnergy(energyExpression, variables, e, dEdcv[0]);
     });
 }
 
@@ -116,7 +116,7 @@ void ReferenceCalcCoordinationBiasForceKernel::setParameters(const CoordinationB
     }
     map<string, Lepton::CustomFunction*> functions = createFunctions(force);
     try {
-        energy.set(CoordinationBiasForceImpl::parseEnergyExpression(force, functions), names, parameterNames(force));
+        energy.set(CoordinationExpression::parseEnergyExpression(force, functions), names, parameterNames(force));
     }
     catch (...) {
         for (auto& function : functions)
@@ -147,7 +147,7 @@ double ReferenceCalcCoordinationBiasForceKernel::execute(ContextImpl& context, b
         values[k] = cvs[k]->compute(pos, includeForces ? &gradients[k] : NULL);
     }
     return energy.apply(context, values, gradients, includeForces, [&] (const map<string, double>& variables, double e, const vector<double>& dEdcv) {
-        return CoordinationBiasForceImpl::nonFiniteEnergyMessage(energyExpression, variables, e, dEdcv);
+        return CoordinationErrorMessages::nonFiniteBiasEnergy(energyExpression, variables, e, dEdcv);
     });
 }
 

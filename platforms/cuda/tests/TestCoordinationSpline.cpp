@@ -3,7 +3,7 @@
  * coefficients of 1-D, 2-D and 3-D tables, natural (its own splines) and periodic (SplineFitter's,
  * in the same layout), on grids of different sizes along each axis; the patches reproduce the
  * grid; the error for a table that is not continuous. */
-#include "internal/CoordinationSpline.h"
+#include "CoordinationSpline.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/TabulatedFunction.h"
 #include "openmm/internal/AssertionUtilities.h"

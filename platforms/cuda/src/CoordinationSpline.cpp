@@ -1,4 +1,4 @@
-#include "internal/CoordinationSpline.h"
+#include "CoordinationSpline.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/internal/SplineFitter.h"
 #include <string>

@@ -1,0 +1,73 @@
+#ifndef OPENMM_COORDINATION_EXPRESSION_H_
+#define OPENMM_COORDINATION_EXPRESSION_H_
+
+#include "CoordinationBiasForce.h"
+#include "CoordinationForce.h"
+#include "openmm/TabulatedFunction.h"
+#include "lepton/CustomFunction.h"
+#include "lepton/ParsedExpression.h"
+#include <map>
+#include <string>
+#include "internal/windowsExportCoordination.h"
+
+namespace CoordinationPlugin {
+
+/**
+ * The energy expressions of CoordinationForce and CoordinationBiasForce: parsing them with Lepton,
+ * checking their variables and their tabulated functions. The forces, their Impls and every
+ * platform parse an expression here, so that all of them accept the same expressions and refuse
+ * the others with the same message ("<class name>: ...", thrown as OpenMMException).
+ */
+class OPENMM_EXPORT_COORDINATION CoordinationExpression {
+public:
+    /**
+     * Parse the energy expression of a CoordinationForce, checking that it uses no variable
+     * other than cv and the force's global parameters.
+     *
+     * @param force      the force
+     * @param functions  Lepton functions for the force's tabulated functions, by name
+     */
+    static Lepton::ParsedExpression parseEnergyExpression(const CoordinationForce& force,
+            const std::map<std::string, Lepton::CustomFunction*>& functions);
+    /**
+     * Parse the energy expression of a CoordinationForce as parseEnergyExpression(force, functions)
+     * does, with a placeholder of one argument for each of its tabulated functions.
+     */
+    static Lepton::ParsedExpression parseEnergyExpression(const CoordinationForce& force);
+    /**
+     * Parse the energy expression of a CoordinationBiasForce, checking that it uses no variable
+     * other than the names of the CVs and the force's global parameters.
+     *
+     * @param force      the force
+     * @param functions  Lepton functions for the force's tabulated functions, by name
+     */
+    static Lepton::ParsedExpression parseEnergyExpression(const CoordinationBiasForce& force,
+            const std::map<std::string, Lepton::CustomFunction*>& functions);
+    /**
+     * Parse the energy expression of a CoordinationBiasForce as parseEnergyExpression(force,
+     * functions) does, with a placeholder for each of its tabulated functions, of as many
+     * arguments as the table has dimensions. The tables must have passed checkTable().
+     */
+    static Lepton::ParsedExpression parseEnergyExpression(const CoordinationBiasForce& force);
+    /**
+     * Parse an energy expression on its own, before the force's tables are known: every call
+     * of a function Lepton does not define stands for a table of one argument (of as many
+     * arguments as the call has, if tablesOfSeveralArguments). Throws OpenMMException, naming
+     * className, if the expression does not parse.
+     */
+    static Lepton::ParsedExpression parseEnergyExpressionSyntax(const std::string& expression,
+            const std::string& className = "CoordinationForce", bool tablesOfSeveralArguments = false);
+    /** Whether the energy expression of a force is just the CV (the default), so that no chain rule is needed. */
+    static bool isEnergyTheCV(const CoordinationForce& force);
+    /**
+     * Check a tabulated function: a Continuous1DFunction (or, with maxDimensions 2 or 3, a
+     * Continuous2DFunction or Continuous3DFunction) with finite values, at least 2 points and
+     * a finite range min < max along each axis. Throws OpenMMException naming className.
+     */
+    static void checkTable(const std::string& className, const std::string& name, const OpenMM::TabulatedFunction& function,
+            int maxDimensions);
+};
+
+} // namespace CoordinationPlugin
+
+#endif /*OPENMM_COORDINATION_EXPRESSION_H_*/
