@@ -141,7 +141,10 @@ class GridBias(object):
         return cvs, state.getPotentialEnergy().value_in_unit(unit.kilojoules_per_mole)
 
     def addTo(self, system):
+        """Add the force to the System, which then owns it; the System is kept alive with this object,
+        so that ``force`` stays valid after the caller's last reference to the System is gone."""
         system.addForce(self.force)
+        self._system = system
 
 
 def newWalkerId(directory, pattern):
