@@ -3,7 +3,7 @@
 
 #include "CoordinationForce.h"
 #include "CudaCoordinationCells.h"
-#include "CudaCoordinationLaunch.h"
+#include "CudaCoordinationLauncher.h"
 #include "CudaCoordinationNeighborList.h"
 #include "CudaCoordinationProgram.h"
 #include "CudaCoordinationTuning.h"
@@ -31,6 +31,34 @@ public:
     struct ChainRuleTarget {
         CUdeviceptr gradient, groupAtoms, entrySlot;
         int numSlots;
+    };
+    /** Runtime values of the switching function and pair geometry, in the device's precision. */
+    template <class T>
+    struct PairParams {
+        T invR0, d0, dmax2, scale, shift, a, b, c, imageSearch2, beta, ref;
+    };
+    /**
+     * The arguments of the cell kernels, passed by value (CellKernelArguments in
+     * kernels/cellcoordination.cu: the same members in the same order), in the device's precision.
+     */
+    template <class Real, class Real4>
+    struct CellArguments {
+        // The sorted particles and cells of the binning, the pair parameters and the box, and where the gradient goes.
+        CUdeviceptr sortedPos, sortedSlot, sortedAtom, cellStart, workCounter, groupOriginal;
+        CudaCoordinationCells::Grid grid;
+        PairParams<Real> params;
+        Real4 periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ;
+        int flags;
+        CUdeviceptr forceBuffer, gradient;
+        int numSlots;
+        // The home lists (rebuildStamp 0: none).
+        CUdeviceptr rebuildStamp;
+        int stamp;
+        CUdeviceptr posq, groupAtoms, listPos, refPos, listShift, listSlot, listEntries, listCount, maxCount;
+        int capacity;
+        Real listCutoff2;
+        // What finishBlock needs.
+        CUdeviceptr energyBuffer, cvPartial, counter, cvValue, record;
     };
     /**
      * Take the pairs and periodicity of a force (its switching parameters come with setParameters()).
@@ -83,11 +111,6 @@ public:
     std::string describeLastEvaluation() const;
 private:
     class ReorderListener;
-    /** Runtime values of the switching function and pair geometry, in the device's precision. */
-    template <class T>
-    struct PairParams {
-        T invR0, d0, dmax2, scale, shift, a, b, c, imageSearch2, beta, ref;
-    };
     /** Upload the weight and r0 of each pair of a pair list (PairValues in kernels/switching.cu). */
     void uploadPairValues(const CoordinationForce& force, const CoordinationSwitching& switching);
     /** The kernel families (CudaCoordinationProgram::Kernels) this force's configuration uses. */
@@ -95,8 +118,13 @@ private:
     void setImageSearchDistance();
     /** The arguments of computeCoordinationList, before those that every pair kernel ends with. */
     std::vector<void*> listArguments(void* params, int& flags);
-    /** The arguments of computeCoordinationCells for its lists of homes (homeLists), or for none. */
-    std::vector<void*> homeListArguments(bool homeLists);
+    /**
+     * Set the arguments of a cell kernel: its flags, its lists of homes (homeLists) or none, and
+     * finishBlock's cvPartial, cvValue and record.
+     */
+    template <class Real, class Real4>
+    void setCellArguments(CellArguments<Real, Real4>& arguments, const PairParams<Real>& params, int flags, bool homeLists,
+            CUdeviceptr partial, CUdeviceptr value, CUdeviceptr record);
     /**
      * Whether the cell kernel's forces go through the gradient buffer by sorted index and
      * applyGradient() (a launch more, fewer scattered atomics: faster for large groups), rather
@@ -135,11 +163,8 @@ private:
     std::unique_ptr<OpenMM::CudaArray> pairValues;
     PairParams<float> paramsFloat;
     PairParams<double> paramsDouble;
-    /** The list arguments of a cell kernel without lists of homes. */
+    /** The pair values of a pair list without them. */
     CUdeviceptr noPointer = 0;
-    int noStamp = 0;
-    double noCutoffDouble = 0;
-    float noCutoffFloat = 0;
 };
 
 } // namespace CoordinationPlugin

@@ -1,7 +1,7 @@
 #ifndef CUDA_COORDINATION_CELLS_H_
 #define CUDA_COORDINATION_CELLS_H_
 
-#include "CudaCoordinationLaunch.h"
+#include "CudaCoordinationLauncher.h"
 #include "openmm/cuda/CudaArray.h"
 #include "openmm/cuda/CudaContext.h"
 #include <string>
@@ -9,15 +9,15 @@
 namespace CoordinationPlugin {
 
 /**
- * The cell lists of the CUDA kernels (kernels/cells.cu) for a finite cutoff in a periodic box.
- * The grid is chosen on the host from the box the Context already holds there, so choosing
- * costs no GPU round trip; the particles are binned on the GPU at every evaluation. Device
- * memory is proportional to the number of group particles (the grid has at most a few cells
- * per particle).
+ * The cell lists of the CUDA kernels (kernels/cellgrid.cu, binning.cu and traversal.cu) for a
+ * finite cutoff in a periodic box. The grid is chosen on the host from the box the Context already
+ * holds there, so choosing costs no GPU round trip; the particles are binned on the GPU at every
+ * evaluation. Device memory is proportional to the number of group particles (the grid has at
+ * most a few cells per particle).
  */
 class CudaCoordinationCells {
 public:
-    /** The grid as the kernels take it (CellGrid in cells.cu). */
+    /** The grid as the kernels take it (CellGrid in cellgrid.cu). */
     struct Grid {
         int nx, ny, nz, rx, ry, rz, runLength, numRuns, numUnits, rowsPerRun, rowsPerItem, itemsPerRun, numCells, lBase, sBase;
     };
@@ -41,7 +41,7 @@ public:
     /** Allocate the arrays of the binning that do not depend on the grid (bin() does, if need be). */
     void initializeArrays();
     /**
-     * Bin the group particles on the GPU with the kernels of cells.cu (assignCells, scanCellBlocks,
+     * Bin the group particles on the GPU with the kernels of binning.cu (assignCells, scanCellBlocks,
      * addCellOffsets, scatterCells). With a rebuildStamp (device pointer), the kernels bin only if
      * it holds stamp when they run (the neighbour lists' rebuilds, decided on the GPU).
      */
@@ -59,7 +59,7 @@ public:
     long long getNumItems() const {
         return grid.numUnits*(long long) grid.itemsPerRun;
     }
-    /** The wrapped positions in cell order, each with its cell in w (CELL_AS_REAL in cells.cu). */
+    /** The wrapped positions in cell order, each with its cell in w (CELL_AS_REAL in cellgrid.cu). */
     OpenMM::CudaArray& getSortedPositions() {
         return sortedPos;
     }
@@ -93,7 +93,7 @@ private:
      * OpenMM's number of blocks, for grid-stride kernels.
      */
     void launch(CUfunction kernel, void** arguments, long long threads, int blockSize, bool capped = false);
-    /** The cells that one block of scanCellBlocks scans (SCAN_CHUNK in cells.cu). */
+    /** The cells that one block of scanCellBlocks scans (SCAN_CHUNK in binning.cu). */
     static const int ScanChunk = 4096;
     OpenMM::CudaContext& cu;
     CudaCoordinationLauncher& launcher;

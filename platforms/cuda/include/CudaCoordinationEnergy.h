@@ -2,7 +2,7 @@
 #define CUDA_COORDINATION_ENERGY_H_
 
 #include "CudaCoordinationCV.h"
-#include "CudaCoordinationLaunch.h"
+#include "CudaCoordinationLauncher.h"
 #include "CudaCoordinationProgram.h"
 #include "openmm/TabulatedFunction.h"
 #include "openmm/cuda/CudaArray.h"
@@ -19,10 +19,10 @@ namespace CoordinationPlugin {
 
 /**
  * The energy of one or more coordination CVs on the GPU (the one chain rule of both CUDA kernels,
- * device code in kernels/energy.cu): either an energy expression of the CVs, with global
- * parameters and tabulated functions, whose E and dE/dcv_k are evaluated on the device from the
- * CVs' sums and applied to their gradients in one launch (applyChainRule()); or, for one CV
- * without an expression, the CV itself, which the pair kernel adds directly. Also holds the
+ * device code in kernels/energy.cu and kernels/chainrule.cu): either an energy expression of the
+ * CVs, with global parameters and tabulated functions, whose E and dE/dcv_k are evaluated on the
+ * device from the CVs' sums and applied to their gradients in one launch (applyChainRule()); or,
+ * for one CV without an expression, the CV itself, which the pair kernel adds directly. Also holds the
  * state the host reads back in one download (the CVs, and the first position or energy that
  * was not finite), and compiles every kernel the CVs and the expression need in one module.
  */

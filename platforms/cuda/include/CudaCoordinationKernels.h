@@ -4,7 +4,7 @@
 #include "CoordinationKernels.h"
 #include "CudaCoordinationCV.h"
 #include "CudaCoordinationEnergy.h"
-#include "CudaCoordinationLaunch.h"
+#include "CudaCoordinationLauncher.h"
 #include "CudaCoordinationTuning.h"
 #include "openmm/cuda/CudaArray.h"
 #include "openmm/cuda/CudaContext.h"

@@ -3,7 +3,7 @@
 
 #include "CudaCoordinationCells.h"
 #include "CudaCoordinationTuning.h"
-#include "CudaCoordinationLaunch.h"
+#include "CudaCoordinationLauncher.h"
 #include "openmm/cuda/CudaArray.h"
 #include "openmm/cuda/CudaContext.h"
 

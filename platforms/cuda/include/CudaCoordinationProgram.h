@@ -2,41 +2,36 @@
 #define CUDA_COORDINATION_PROGRAM_H_
 
 #include "CoordinationForce.h"
+#include "CudaCoordinationModulePart.h"
 #include "internal/windowsExportCoordination.h"
 #include "openmm/TabulatedFunction.h"
 #include "openmm/common/ComputeContext.h"
 #include "lepton/ParsedExpression.h"
 #include <map>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace CoordinationPlugin {
 
 /**
- * A part of a module: source, the defines it is compiled with, and the names of its kernels.
- * CudaCoordinationProgram::assemble() puts several in one module.
- */
-struct OPENMM_EXPORT_COORDINATION CudaCoordinationModulePart {
-    std::string source;
-    std::map<std::string, std::string> defines;
-    std::vector<std::string> kernels;
-};
-
-/**
  * The source and compile-time defines of the CUDA kernels of one coordination CV, exactly as the
  * CUDA kernels hand them to CudaContext::createModule(), and of the chain rule of an energy
- * expression of several CVs. The switching type and the parameters that fix the code path
- * become defines; the Custom switching expression and the energy expression become code through
- * OpenMM's ExpressionUtilities. The NVRTC test builds the same programs on a machine without a GPU.
+ * expression of several CVs. A part's source is the kernel files (src/kernels/, one job each)
+ * that its families of kernels need, in the order of the list in platforms/cuda/CMakeLists.txt.
+ * The switching type and the parameters that fix the code path become defines; the Custom
+ * switching expression and the energy expression become code through OpenMM's
+ * ExpressionUtilities. The NVRTC test builds the same programs on a machine without a GPU.
  */
 class OPENMM_EXPORT_COORDINATION CudaCoordinationProgram {
 public:
     /** The particles on each side of a tile; the threads of a block, except in the coordination tile kernel. */
     static const int TileSize = 256;
     /**
-     * The families of kernels a module may hold (a bit each; COMPILE_... in the sources). A Context
-     * compiles those its force's configuration uses, the others (histograms, the tiles where
-     * the box turns out too small for cells) only when first needed.
+     * The families of kernels a module may hold (a bit each; each needs some of the kernel files).
+     * A Context compiles those its force's configuration uses, the others (histograms, the tiles
+     * where the box turns out too small for cells) only when first needed.
      */
     enum Kernels {
         CoreKernels = 1,            ///< applyGradient, invertAtomIndex, updateGroupAtoms, checkPositions
@@ -75,7 +70,7 @@ public:
     /** The part of a module holding some families of kernels (a combination of Kernels). */
     CudaCoordinationModulePart getPart(int kernels) const;
     /**
-     * The part of a module holding applyChainRule() (kernels/energy.cu) for an energy expression of
+     * The part of a module holding applyChainRule() (kernels/chainrule.cu) for an energy expression of
      * several CVs.
      *
      * @param cc           the context whose precision and expression utilities apply
@@ -102,9 +97,12 @@ public:
     static std::string getKernelName(const std::string& kernel, int part);
     /** Whether two-group mode has particles in both groups (pairs of a particle with itself are skipped). */
     static bool groupsOverlap(const CoordinationForce& force);
-    std::string source;
+    /** The kernel files (name and text), in the order of the list, with the code of a Custom switching function. */
+    std::vector<std::pair<std::string, std::string> > files;
     std::map<std::string, std::string> defines;
 private:
+    /** Some of the kernel files (names without .cu) of a list of them (name and text), one after another in its order. */
+    static std::string getSource(const std::vector<std::pair<std::string, std::string> >& files, const std::set<std::string>& names);
     /** The defines of the force's configuration: switching type, cutoff, box, mode, launch shape. */
     void defineConfiguration(const CoordinationForce& force, OpenMM::ComputeContext& cc, int lPerThread, int listLanes, int sBatch);
     /** The code that sets s and dsdxValue from x for a Custom switching function (else empty). */

@@ -116,7 +116,7 @@ void CudaCoordinationCV::setParameters(const CoordinationForce& force, bool chai
     // cells) compile when first needed.
 
     CudaCoordinationProgram changed(force, cu, lPerThread, listLanes, min(sChunk, 32));
-    if (!program || changed.source != program->source || changed.defines != program->defines) {
+    if (!program || changed.files != program->files || changed.defines != program->defines) {
         program.reset(new CudaCoordinationProgram(changed));
         compiledKernels = 0;
     }
@@ -295,17 +295,12 @@ void CudaCoordinationCV::launch(int flags, CUdeviceptr sum, CUdeviceptr value, C
     int cellFlags = (sortedForces ? (flags & ~DirectForces) | Gradient : flags);
     CUdeviceptr sortedSlots = (useCells ? cells->getSortedSlots().getDevicePointer() : 0);
     vector<void*> args;
+    CellArguments<float, float4> cellFloat;
+    CellArguments<double, double4> cellDouble;
     if (useList && !homeLists)
         args = listArguments(params, flags);
-    else if (useCells) {
-        args = {&cells->getSortedPositions().getDevicePointer(), &sortedSlots, &cells->getSortedAtoms().getDevicePointer(),
-                &cells->getCellStarts().getDevicePointer(), &cells->getWorkCounter().getDevicePointer(), &groupOriginal.getDevicePointer(),
-                &cells->getGrid(), params, cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(),
-                cu.getPeriodicBoxVecZPointer(), &cellFlags, &cu.getLongForceBuffer().getDevicePointer(), &gradient.getDevicePointer(),
-                &numSlots};
-        vector<void*> lists = homeListArguments(homeLists);
-        args.insert(args.end(), lists.begin(), lists.end());
-    }
+    else if (useCells)
+        args = {cu.getUseDoublePrecision() ? (void*) &cellDouble : (void*) &cellFloat};
     else if (mode == CoordinationForce::PairList) {
         args = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &numL, params,
                 cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(), cu.getPeriodicBoxVecXPointer(),
@@ -321,7 +316,12 @@ void CudaCoordinationCV::launch(int flags, CUdeviceptr sum, CUdeviceptr value, C
     // ACCUMULATE: the blocks add their sums to *sum.
     CUdeviceptr partial = (flags & Accumulate ? sum : cvPartial.getDevicePointer());
     vector<void*> tail = {&cu.getEnergyBuffer().getDevicePointer(), &partial, &counter.getDevicePointer(), &value, &record};
-    args.insert(args.end(), tail.begin(), tail.end());
+    if (useCells && cu.getUseDoublePrecision())
+        setCellArguments(cellDouble, paramsDouble, cellFlags, homeLists, partial, value, record);
+    else if (useCells)
+        setCellArguments(cellFloat, paramsFloat, cellFlags, homeLists, partial, value, record);
+    else
+        args.insert(args.end(), tail.begin(), tail.end());
     typedef CudaCoordinationProgram P;
     lastPath = (useList && !homeLists ? P::ListKernels : useCells ? P::CellKernels : mode == CoordinationForce::PairList ?
             P::PairKernels : P::TileKernels);
@@ -358,16 +358,47 @@ int CudaCoordinationCV::getParticle(int slot) const {
     return (slot < groupA.size() ? groupA[slot] : groupB[slot-groupA.size()]);
 }
 
-vector<void*> CudaCoordinationCV::homeListArguments(bool homeLists) {
-    if (!homeLists)
-        return {&noPointer, &noStamp, &noPointer, &noPointer, &noPointer, &noPointer, &noPointer, &noPointer, &noPointer, &noPointer,
-                &noPointer, &noStamp, (cu.getUseDoublePrecision() ? (void*) &noCutoffDouble : (void*) &noCutoffFloat)};
-    CudaCoordinationNeighborList& list = *neighborList;
-    return {&list.getRebuildStamp().getDevicePointer(), (void*) &list.getStamp(), &cu.getPosq().getDevicePointer(),
-            &groupAtoms.getDevicePointer(), &list.getListPositions().getDevicePointer(), &list.getReferencePositions().getDevicePointer(),
-            &list.getShifts().getDevicePointer(), &list.getSlots().getDevicePointer(), &list.getEntries().getDevicePointer(),
-            &list.getCounts().getDevicePointer(), &list.getMaxCount().getDevicePointer(), (void*) &list.getCapacity(),
-            list.getListCutoff2()};
+template <class Real, class Real4>
+void CudaCoordinationCV::setCellArguments(CellArguments<Real, Real4>& arguments, const PairParams<Real>& params, int flags,
+        bool homeLists, CUdeviceptr partial, CUdeviceptr value, CUdeviceptr record) {
+    CellArguments<Real, Real4>& a = arguments;
+    a = {};
+    a.sortedPos = cells->getSortedPositions().getDevicePointer();
+    a.sortedSlot = cells->getSortedSlots().getDevicePointer();
+    a.sortedAtom = cells->getSortedAtoms().getDevicePointer();
+    a.cellStart = cells->getCellStarts().getDevicePointer();
+    a.workCounter = cells->getWorkCounter().getDevicePointer();
+    a.groupOriginal = groupOriginal.getDevicePointer();
+    a.grid = cells->getGrid();
+    a.params = params;
+    a.periodicBoxVecX = *(Real4*) cu.getPeriodicBoxVecXPointer();
+    a.periodicBoxVecY = *(Real4*) cu.getPeriodicBoxVecYPointer();
+    a.periodicBoxVecZ = *(Real4*) cu.getPeriodicBoxVecZPointer();
+    a.flags = flags;
+    a.forceBuffer = cu.getLongForceBuffer().getDevicePointer();
+    a.gradient = gradient.getDevicePointer();
+    a.numSlots = numSlots;
+    if (homeLists) {
+        CudaCoordinationNeighborList& list = *neighborList;
+        a.rebuildStamp = list.getRebuildStamp().getDevicePointer();
+        a.stamp = list.getStamp();
+        a.posq = cu.getPosq().getDevicePointer();
+        a.groupAtoms = groupAtoms.getDevicePointer();
+        a.listPos = list.getListPositions().getDevicePointer();
+        a.refPos = list.getReferencePositions().getDevicePointer();
+        a.listShift = list.getShifts().getDevicePointer();
+        a.listSlot = list.getSlots().getDevicePointer();
+        a.listEntries = list.getEntries().getDevicePointer();
+        a.listCount = list.getCounts().getDevicePointer();
+        a.maxCount = list.getMaxCount().getDevicePointer();
+        a.capacity = list.getCapacity();
+        a.listCutoff2 = *(Real*) list.getListCutoff2();
+    }
+    a.energyBuffer = cu.getEnergyBuffer().getDevicePointer();
+    a.cvPartial = partial;
+    a.counter = counter.getDevicePointer();
+    a.cvValue = value;
+    a.record = record;
 }
 
 vector<void*> CudaCoordinationCV::listArguments(void* params, int& flags) {

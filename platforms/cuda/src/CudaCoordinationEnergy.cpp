@@ -112,7 +112,7 @@ CUdeviceptr CudaCoordinationEnergy::getInvalidSlot(int k) {
 }
 
 void CudaCoordinationEnergy::launchChainRule(const vector<CudaCoordinationCV*>& cvs, bool gradient, bool energy) {
-    // ChainRuleTargets (kernels/energy.cu), by value: NUM_CVS pointers to each gradient, to each
+    // ChainRuleTargets (kernels/chainrule.cu), by value: NUM_CVS pointers to each gradient, to each
     // groupAtoms and to each entrySlot, then NUM_CVS ints, padded to a multiple of 8 bytes.
     int pointers = 3*numCVs*sizeof(CUdeviceptr);
     vector<char> targets((pointers+numCVs*sizeof(int)+7)/8*8, 0);

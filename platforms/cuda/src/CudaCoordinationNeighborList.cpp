@@ -11,7 +11,7 @@ using namespace CoordinationPlugin;
 using namespace OpenMM;
 using namespace std;
 
-// List indices take LIST_INDEX_BITS (neighbors.cu) of an entry, the image code the rest.
+// List indices take LIST_INDEX_BITS (cellgrid.cu) of an entry, the image code the rest.
 static const int MaxParticles = 1 << 27;
 // A particle may move by this share of the skin before the lists are stale (the rest is margin for rounding).
 static const double HalfSkinShare = 0.49;

@@ -25,22 +25,58 @@ bool CudaCoordinationProgram::groupsOverlap(const CoordinationForce& force) {
     return false;
 }
 
-/** Each family of kernels: its bit, the define that compiles it, and its kernels. */
+/** The union of some sets of kernel files. */
+static set<string> join(initializer_list<set<string> > sets) {
+    set<string> result;
+    for (const set<string>& files : sets)
+        result.insert(files.begin(), files.end());
+    return result;
+}
+
+/** The kernel files of every kernel that computes a CV from pairs: switching, geometry, the CV's sums. */
+static const set<string> pairKernelFiles = {"switching", "launch", "geometry", "energy", "sums"};
+/** The kernel files that the kernels on cell lists add: the grid and its traversal. */
+static const set<string> cellFiles = {"cellgrid", "traversal"};
+/** The kernel files of the cell kernels, with forces and without (COMPILE_CELLS, COMPILE_CELL_VALUES pick one). */
+static const set<string> cellKernelFiles = join({pairKernelFiles, cellFiles, {"batches", "cellcoordination"}});
+
+/**
+ * Each family of kernels: its bit, its kernels, the kernel files it needs, and the define that
+ * picks its kernel where it shares a file with another family (else NULL).
+ */
 static const struct {
     int bit;
-    const char* define;
     vector<string> names;
+    set<string> files;
+    const char* define;
 } families[] = {
-    {CudaCoordinationProgram::CoreKernels, "COMPILE_CORE", {"applyGradient", "invertAtomIndex", "updateGroupAtoms", "checkPositions"}},
-    {CudaCoordinationProgram::TileKernels, "COMPILE_TILES", {"computeCoordinationTiles"}},
-    {CudaCoordinationProgram::PairKernels, "COMPILE_PAIRS", {"computeCoordinationPairs"}},
-    {CudaCoordinationProgram::CellKernels, "COMPILE_CELLS", {"computeCoordinationCells"}},
-    {CudaCoordinationProgram::BinningKernels, "COMPILE_BINNING", {"assignCells", "scanCellBlocks", "addCellOffsets", "scatterCells"}},
-    {CudaCoordinationProgram::ListKernels, "COMPILE_LISTS", {"checkNeighborList", "computeCoordinationList"}},
-    {CudaCoordinationProgram::HistogramKernels, "COMPILE_HISTOGRAM", {"histogramTiles", "histogramPairs"}},
-    {CudaCoordinationProgram::HistogramCellKernels, "COMPILE_HISTOGRAM_CELLS", {"histogramCells"}},
-    {CudaCoordinationProgram::CellValueKernels, "COMPILE_CELL_VALUES", {"computeCoordinationCellValues"}}
+    {CudaCoordinationProgram::CoreKernels, {"applyGradient", "invertAtomIndex", "updateGroupAtoms", "checkPositions"},
+            {"launch", "energy", "core"}, NULL},
+    {CudaCoordinationProgram::TileKernels, {"computeCoordinationTiles"}, join({pairKernelFiles, {"batches", "tiles"}}), NULL},
+    {CudaCoordinationProgram::PairKernels, {"computeCoordinationPairs"}, join({pairKernelFiles, {"pairlist"}}), NULL},
+    {CudaCoordinationProgram::CellKernels, {"computeCoordinationCells"}, cellKernelFiles, "COMPILE_CELLS"},
+    {CudaCoordinationProgram::BinningKernels, {"assignCells", "scanCellBlocks", "addCellOffsets", "scatterCells"},
+            {"launch", "geometry", "cellgrid", "binning"}, NULL},
+    {CudaCoordinationProgram::ListKernels, {"checkNeighborList", "computeCoordinationList"},
+            join({pairKernelFiles, cellFiles, {"batches", "neighbors"}}), NULL},
+    {CudaCoordinationProgram::HistogramKernels, {"histogramTiles", "histogramPairs"}, {"geometry", "histogram", "tilehistogram"}, NULL},
+    {CudaCoordinationProgram::HistogramCellKernels, {"histogramCells"}, join({cellFiles, {"geometry", "histogram", "cellhistogram"}}),
+            NULL},
+    {CudaCoordinationProgram::CellValueKernels, {"computeCoordinationCellValues"}, cellKernelFiles, "COMPILE_CELL_VALUES"}
 };
+
+string CudaCoordinationProgram::getSource(const vector<pair<string, string> >& files, const set<string>& names) {
+    string source;
+    int found = 0;
+    for (auto& file : files)
+        if (names.count(file.first) > 0) {
+            source += file.second;
+            found++;
+        }
+    if (found != names.size())
+        throw OpenMMException("CudaCoordinationProgram: a kernel file is not in the list of platforms/cuda/CMakeLists.txt");
+    return source;
+}
 
 vector<string> CudaCoordinationProgram::getKernelNames(int kernels) {
     vector<string> names;
@@ -53,13 +89,17 @@ vector<string> CudaCoordinationProgram::getKernelNames(int kernels) {
 map<string, string> CudaCoordinationProgram::getDefines(int kernels) const {
     map<string, string> result = defines;
     for (auto& family : families)
-        if (kernels & family.bit)
+        if ((kernels & family.bit) && family.define != NULL)
             result[family.define] = "";
     return result;
 }
 
 CudaCoordinationModulePart CudaCoordinationProgram::getPart(int kernels) const {
-    return {source, getDefines(kernels), getKernelNames(kernels)};
+    set<string> names;
+    for (auto& family : families)
+        if (kernels & family.bit)
+            names.insert(family.files.begin(), family.files.end());
+    return {getSource(files, names), getDefines(kernels), getKernelNames(kernels)};
 }
 
 CudaCoordinationModulePart CudaCoordinationProgram::getChainRulePart(ComputeContext& cc, const Lepton::ParsedExpression& energy,
@@ -83,9 +123,7 @@ CudaCoordinationModulePart CudaCoordinationProgram::getChainRulePart(ComputeCont
     for (int i = 0; i < globalNames.size(); i++)
         variables[globalNames[i]] = "globals["+cc.intToString(i)+"]";
     string code = cc.getExpressionUtilities().createExpressions(terms, variables, tables, functionNames, "energy", "double");
-    part.source = cc.replaceStrings(CudaCoordinationKernelSources::launch+CudaCoordinationKernelSources::energy,
-            {{"COMPUTE_ENERGY_EXPRESSION", code}});
-    part.defines["COMPILE_CHAIN_RULE"] = "";
+    part.source = cc.replaceStrings(getSource(CudaCoordinationKernelSources::files, {"launch", "energy", "chainrule"}), {{"COMPUTE_ENERGY_EXPRESSION", code}});
     part.defines["NUM_CVS"] = cc.intToString(cvNames.size());
     part.defines["PADDED_NUM_ATOMS"] = cc.intToString(cc.getPaddedNumAtoms());
     part.defines["ENERGY_TABLE_PARAMETERS"] = tableParameters;
@@ -146,10 +184,8 @@ CudaCoordinationProgram::CudaCoordinationProgram(const CoordinationForce& force,
     defineConfiguration(force, cc, lPerThread, listLanes, sBatch);
     map<string, string> replacements;
     replacements["CUSTOM_SWITCH"] = customSwitchCode(force, cc);
-    string all = CudaCoordinationKernelSources::switching+CudaCoordinationKernelSources::launch+CudaCoordinationKernelSources::pairs+
-            CudaCoordinationKernelSources::cells+CudaCoordinationKernelSources::energy+CudaCoordinationKernelSources::coordination+
-            CudaCoordinationKernelSources::neighbors+CudaCoordinationKernelSources::histogram;
-    source = cc.replaceStrings(all, replacements);
+    for (auto& file : CudaCoordinationKernelSources::files)
+        files.push_back(make_pair(file.first, cc.replaceStrings(file.second, replacements)));
 }
 
 void CudaCoordinationProgram::defineConfiguration(const CoordinationForce& force, ComputeContext& cc, int lPerThread, int listLanes,

@@ -3,10 +3,12 @@
  * (CudaCoordinationProgram: the parts of the CVs and the chain rule of their energy), behind the
  * prelude that OpenMM 8.6's CudaContext::createModule puts in front of every module (its precision
  * defines and typedefs, and CudaKernelSources::common, read from libOpenMMCUDA itself), and
- * compiled with the options createModule uses. Also checks that the table coefficients the plugin
- * uploads (CoordinationSpline) are those of this OpenMM's ExpressionUtilities, whose generated code
- * reads them. */
+ * compiled with the options createModule uses, with checks that the cell kernels' argument struct
+ * has the layout of the host's (CudaCoordinationCV::CellArguments). Also checks that the table
+ * coefficients the plugin uploads (CoordinationSpline) are those of this OpenMM's
+ * ExpressionUtilities, whose generated code reads them. */
 
+#include "CudaCoordinationCV.h"
 #include "CudaCoordinationProgram.h"
 #include "CoordinationSpline.h"
 #include "CoordinationBiasForce.h"
@@ -169,12 +171,37 @@ static CudaCoordinationModulePart chainRulePart(ComputeContext& context, const F
     return CudaCoordinationProgram::getChainRulePart(context, CoordinationExpression::parseEnergyExpression(force, placeholders), cvNames, globalNames, tables, tableNames);
 }
 
+/**
+ * Checks, compiled after a module, that the cell kernels' argument struct of part index has the layout
+ * of the host's CudaCoordinationCV::CellArguments: the size and alignment of the struct and of
+ * each type of member that is not a pointer or an int (NVRTC has no offsetof; with the members in
+ * the same order, these fix every offset).
+ */
+template <class Real, class Real4>
+static string cellArgumentsLayout(int index) {
+    typedef CudaCoordinationCV::CellArguments<Real, Real4> A;
+    const string part = "coordinationPart"+to_string(index)+"::";
+    const vector<pair<string, pair<size_t, size_t> > > types = {{part+"CellKernelArguments", {sizeof(A), alignof(A)}},
+            {part+"CellGrid", {sizeof(A::grid), alignof(decltype(A::grid))}},
+            {part+"PairParams", {sizeof(A::params), alignof(decltype(A::params))}}, {"real4", {sizeof(Real4), alignof(Real4)}},
+            {"real", {sizeof(Real), alignof(Real)}}};
+    stringstream check;
+    for (auto& type : types)
+        check << "static_assert(sizeof(" << type.first << ") == " << type.second.first << " && alignof(" << type.first << ") == "
+                << type.second.second << ", \"the layout of " << type.first << "\");\n";
+    return check.str();
+}
+
 /** Compile the module of some parts with NVRTC and check that it holds each part's kernels (renamed) and no others. */
 static void compileModule(ComputeContext& context, const vector<CudaCoordinationModulePart>& parts, const string& precision,
         bool triclinic, const string& label) {
     string src = prelude(precision, triclinic)+CudaCoordinationProgram::assemble(parts, context);
     if (!dumpPrefix.empty())
         ofstream(dumpPrefix+label+"-"+precision+".cu") << src;
+    for (int i = 0; i < parts.size(); i++)
+        for (const string& kernel : parts[i].kernels)
+            if (kernel == "computeCoordinationCells" || kernel == "computeCoordinationCellValues")
+                src += (precision == "double" ? cellArgumentsLayout<double, double4>(i) : cellArgumentsLayout<float, float4>(i));
     nvrtcProgram nvrtc;
     if (nvrtcCreateProgram(&nvrtc, src.c_str(), NULL, 0, NULL, NULL) != NVRTC_SUCCESS)
         throw OpenMMException("nvrtcCreateProgram failed");

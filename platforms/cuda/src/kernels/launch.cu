@@ -1,6 +1,6 @@
 /**
- * The launch flags of the coordination and chain-rule kernels (kernels/coordination.cu and
- * kernels/energy.cu say what each does).
+ * The launch flags of the coordination and chain-rule kernels (kernels/sums.cu and
+ * kernels/chainrule.cu say what each does).
  */
 #define FLAG_DIRECT_FORCES 1
 #define FLAG_GRADIENT 2

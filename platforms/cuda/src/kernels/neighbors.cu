@@ -5,7 +5,7 @@
  * evaluation runs, in order:
  *   checkNeighborList   the current positions in list order (listPos) and, where a particle moved
  *                       too far (or the host asks), *rebuildStamp = stamp
- *   the cell binning    (cells.cu) only where *rebuildStamp == stamp, otherwise it returns at once
+ *   the cell binning    (binning.cu) only where *rebuildStamp == stamp, otherwise it returns at once
  *   computeCoordinationList  where *rebuildStamp == stamp, builds the lists from the cells and
  *                       evaluates the pairs on the way; otherwise evaluates the lists
  * so that the host never learns, nor waits for, whether the lists were rebuilt.
@@ -20,11 +20,11 @@
  * grows the capacity (maxCount).
  *
  * Large groups keep lists of homes instead, with the same check and binning: the cell kernel
- * (computeCoordinationCells in coordination.cu, visitHomeList in cells.cu) takes the place of
+ * (computeCoordinationCells in cellcoordination.cu, visitHomeList in traversal.cu) takes the place of
  * computeCoordinationList, and a list belongs to a work item of the cells, not to a particle.
  */
 
-// Entries: LIST_INDEX_BITS, IMAGE_CODE and imageShift in cells.cu.
+// Entries: LIST_INDEX_BITS and IMAGE_CODE in cellgrid.cu, imageShift in traversal.cu.
 
 /** Where entry c of list particle k is stored. */
 inline DEVICE size_t listPlace(int k, int c, int numParticles) {
@@ -43,7 +43,6 @@ inline DEVICE real listLaneSum(real v, unsigned int mask) {
     return v;
 }
 
-#ifdef COMPILE_LISTS
 /**
  * The current positions in list order, each with its cell of the last build in w, and whether
  * the lists must be rebuilt: a particle moved further than sqrt(halfSkin2) from where it was at
@@ -73,7 +72,6 @@ KERNEL void checkNeighborList(const real4* RESTRICT posq, const int* RESTRICT gr
     if (__any_sync(0xffffffff, moved) && threadIdx.x%32 == 0)
         *rebuildStamp = stamp;
 }
-#endif
 
 /**
  * The particles of the cells around list particle k (position pk, with its cell in w) at
@@ -217,7 +215,6 @@ inline DEVICE mixed computeListParticles(bool rebuild, const real4* RESTRICT pos
     return cvSum;
 }
 
-#ifdef COMPILE_LISTS
 /** The CV of one group over its neighbour lists (computeListParticles), then finishBlock as every pair kernel. */
 KERNEL void computeCoordinationList(const int* RESTRICT rebuildStamp, int stamp, const real4* RESTRICT posq,
         const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot, const int* RESTRICT cellStart, CellGrid grid,
@@ -244,4 +241,3 @@ KERNEL void computeCoordinationList(const int* RESTRICT rebuildStamp, int stamp,
                 gradient, numSlots);
     finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvValue, record);
 }
-#endif

@@ -117,3 +117,14 @@ inline DEVICE int countTiles(int numL, int numS, int sChunk) {
     return numLChunks*((numS+sChunk-1)/sChunk);
 #endif
 }
+
+/** Whether the pair of S particle k of a batch (keys sKey) with an L particle of key lKey counts. */
+#ifdef ONE_GROUP
+// Keys order the particles of a diagonal block: each unordered pair once.
+#define PAIR_WANTED(k, lKey) (!diagonal || sKey[k] > (lKey))
+#elif defined(GROUPS_OVERLAP)
+// Keys are the original particle indices: no pair of a particle with itself.
+#define PAIR_WANTED(k, lKey) (sKey[k] != (lKey))
+#else
+#define PAIR_WANTED(k, lKey) true
+#endif

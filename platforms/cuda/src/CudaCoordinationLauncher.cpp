@@ -1,4 +1,4 @@
-#include "CudaCoordinationLaunch.h"
+#include "CudaCoordinationLauncher.h"
 #include "openmm/OpenMMException.h"
 #include <algorithm>
 #include <string>

@@ -1,5 +1,5 @@
-#ifndef CUDA_COORDINATION_LAUNCH_H_
-#define CUDA_COORDINATION_LAUNCH_H_
+#ifndef CUDA_COORDINATION_LAUNCHER_H_
+#define CUDA_COORDINATION_LAUNCHER_H_
 
 #include "openmm/cuda/CudaContext.h"
 
@@ -41,4 +41,4 @@ private:
 
 } // namespace CoordinationPlugin
 
-#endif /*CUDA_COORDINATION_LAUNCH_H_*/
+#endif /*CUDA_COORDINATION_LAUNCHER_H_*/

@@ -1,0 +1,280 @@
+/**
+ * The coordination over the cell lists (traversal.cu), and over the home lists of a large group
+ * (neighbors.cu says when they are rebuilt): computeCoordinationCells (forces or the gradient) and
+ * computeCoordinationCellValues (the CV alone), the same code with GRADIENT true and false.
+ */
+
+#ifdef CELL_HALF_BATCHES
+/**
+ * A full batch of 32 S particles of the cell lists (CellBatch's layout) against the warp's 32 L
+ * particles, two a lane: lane q of half h (q = lane%16) holds L particles q and q+16 and meets
+ * the 16 S particles of half h of the batch, one a step, their running gradients rotating within
+ * the half (3 shuffles and one shared load a step, for two pairs). Adds the gradients with respect
+ * to the lane's L particles to l.gradient (without gradientScale()), returns the lane's sum of s
+ * and leaves in *gjSum, on lane k, the warp's total gradient with respect to S particle k.
+ * Every lane holds two L particles: one that does not exist lies beyond the cutoff (beginCellLane),
+ * as does the padding of a batch. KEYED: only the pairs PAIR_WANTED admits count.
+ */
+template <bool GRADIENT, bool KEYED>
+inline DEVICE real halfBatch(LaneParticles<2>& l, const real4* sPos, const int* sKey, bool diagonal, const PairParams& params,
+        const PeriodicBox& box, real3* gjSum) {
+    const int first = batchPlace(threadIdx.x%32);
+    real sum = 0, g;
+    real3 delta, gj = make_real3(0, 0, 0);
+#pragma unroll (KEYED ? 1 : 4)
+    for (int step = 0; step < 16; step++) {
+        const int k = first+step;
+        const real4 pj = sPos[k];
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            real s = pairTerm<false>(l.pos[i], pj, params, box, &g, &delta);
+            const bool wanted = (!KEYED || PAIR_WANTED(k, l.key[i]));
+            sum += (wanted ? s : 0);
+            if (GRADIENT)
+                addPairGradient(wanted ? g : 0, delta, &l.gradient[i], &gj);
+        }
+        if (GRADIENT)
+            rotateGradient<16>(&gj);
+    }
+    *gjSum = scaled(gradientScale(params), gj);
+    return sum;
+}
+#endif
+
+/**
+ * The CV of the pairs a cell-list work item visits (visitCellItem). With CELL_HALF_BATCHES, the
+ * warp's L particles are held two a lane (halfBatch: lane q of each half holds particles q and
+ * q+16 of the home); otherwise one a lane (pairBatch: lane l, particle l). Forces go to the
+ * particles' atoms (DIRECT_FORCES), or the gradient to the fixed-point gradient buffer by sorted
+ * index (GRADIENT), where the atomics of a batch's S particles (neighbours in cell order) touch
+ * few memory sectors; applyChainRule() then maps it to the atoms.
+ */
+template <bool GRADIENT>
+struct CellCoordination {
+    const real4* sortedPos;
+    const int* sortedSlot;
+    const int* sortedAtom;
+    const int* groupOriginal;
+    PairParams params;
+    PeriodicBox box;
+    int flags, numSlots;
+    unsigned long long* forceBuffer;
+    long long* gradient;
+
+    /** Add the gradient g with respect to sorted particle index, as the flags ask. */
+    inline DEVICE void addSortedGradient(real3 g, int index) {
+        addGradient(g, index, (flags & FLAG_DIRECT_FORCES ? sortedAtom[index] : 0), flags, forceBuffer, gradient, numSlots);
+    }
+    LaneParticles<CELL_L_PER_LANE> l;
+    mixed cvSum;
+
+    inline DEVICE void beginL(int index, int slot, bool valid, real4 position) {
+#ifdef CELL_HALF_BATCHES
+        LaneParticles<1> own;
+        beginCellLane(own, index, slot, valid, position, groupOriginal);
+        const int q = threadIdx.x%16;
+        for (int i = 0; i < 2; i++) {
+            l.pos[i] = make_real4(__shfl_sync(0xffffffff, own.pos[0].x, q+16*i), __shfl_sync(0xffffffff, own.pos[0].y, q+16*i),
+                    __shfl_sync(0xffffffff, own.pos[0].z, q+16*i), 0);
+            l.key[i] = __shfl_sync(0xffffffff, own.key[0], q+16*i);
+            l.valid[i] = true;
+            l.gradient[i] = make_real3(0, 0, 0);
+        }
+#else
+        beginCellLane(l, index, slot, valid, position, groupOriginal);
+#endif
+    }
+
+    inline DEVICE void batch(const real4* sPos, const int* sKey, const int* sIndex, int count, bool diagonal) {
+        // The batch is padded to 32 with particles beyond the cutoff (flushCellBatch), and a lane
+        // without an L particle lies beyond the cutoff too (beginCellLane).
+        real3 gj;
+#ifdef CELL_HALF_BATCHES
+        if (isKeyedBatch(diagonal))
+            cvSum += halfBatch<GRADIENT, true>(l, sPos, sKey, diagonal, params, box, &gj);
+        else
+            cvSum += halfBatch<GRADIENT, false>(l, sPos, sKey, diagonal, params, box, &gj);
+#else
+        cvSum += pairBatch<1, 32, GRADIENT, false>(l, true, sPos, sKey, 32, diagonal, params, box, &gj);
+#endif
+        if (GRADIENT && threadIdx.x%32 < count && isNonzero(gj))
+            addSortedGradient(gj, sIndex[threadIdx.x%32]);
+    }
+
+    inline DEVICE void endL(int index, bool valid) {
+        if (!GRADIENT)
+            return;
+#ifdef CELL_HALF_BATCHES
+        // Lane q of half h gets the gradient of L particle q+16h: its own part and that of the
+        // lane in the other half.
+        const bool upper = (threadIdx.x%32 >= 16);
+        const real3 own = (upper ? l.gradient[1] : l.gradient[0]);
+        real3 other = (upper ? l.gradient[0] : l.gradient[1]);
+        other.x = __shfl_xor_sync(0xffffffff, other.x, 16);
+        other.y = __shfl_xor_sync(0xffffffff, other.y, 16);
+        other.z = __shfl_xor_sync(0xffffffff, other.z, 16);
+        const real3 total = make_real3(own.x+other.x, own.y+other.y, own.z+other.z);
+#else
+        const real3 total = l.gradient[0];
+#endif
+        if (valid && isNonzero(total))
+            addSortedGradient(scaled(gradientScale(params), total), index);
+    }
+};
+
+/**
+ * The home lists of the cell kernel (one group, kernels/neighbors.cu's checks): none (every
+ * evaluation filters the cells), REBUILD (this evaluation's binning is new: each item's list is
+ * recorded while it is evaluated, with the list cutoff) or KEEP (each item is evaluated from its
+ * list at the current positions pos; an item whose list outgrew the capacity is filtered from the
+ * cells of the last build, at pos). entries: capacity places an item; count: the places each item used.
+ */
+#define HOME_LISTS_NONE 0
+// Atoms whose indices differ by less than this are close in memory (CudaCoordinationNeighborList::getNearFraction).
+#define NEAR_ATOMS 64
+#define HOME_LISTS_REBUILD 1
+#define HOME_LISTS_KEEP 2
+typedef struct {
+    int state, capacity;
+    unsigned int* entries;
+    int* count;
+    real cutoff2;
+    const real4* pos;
+    const real4* shifts;
+} HomeLists;
+
+/** Every work item of the cell lists, one warp each (from its home list where lists keeps one). */
+template <bool GRADIENT>
+inline DEVICE mixed computeCellItems(CellCoordination<GRADIENT> visitor, const CellGrid& grid, const int* RESTRICT cellStart,
+        unsigned int* RESTRICT workCounter, CellBatch batch, const HomeLists& lists, unsigned int* RESTRICT maxCount) {
+    const int numItems = countCellItems(grid);
+    int largest = 0;
+    visitor.cvSum = 0;
+    for (int item = nextCellItem(workCounter); item < numItems; item = nextCellItem(workCounter)) {
+        unsigned int* record = lists.entries+(size_t) item*lists.capacity;
+        const int recorded = (lists.state == HOME_LISTS_KEEP ? lists.count[item] : 0);
+        if (lists.state == HOME_LISTS_KEEP && recorded <= lists.capacity) {
+            visitHomeList(record, recorded, lists.pos, lists.shifts, batch, visitor);
+            continue;
+        }
+        batch.record = (lists.state == HOME_LISTS_REBUILD ? record : NULL);
+        batch.recorded = 0;
+        batch.recordCapacity = lists.capacity;
+        visitCellItem(item, grid, (lists.state == HOME_LISTS_NONE ? visitor.params.dmax2 : lists.cutoff2), cellStart,
+                (lists.state == HOME_LISTS_KEEP ? lists.pos : visitor.sortedPos), visitor.sortedSlot, visitor.groupOriginal,
+                visitor.box.vecX, visitor.box.vecY, visitor.box.vecZ, batch, visitor);
+        if (batch.record != NULL && threadIdx.x%32 == 0) {
+            lists.count[item] = batch.recorded;
+            largest = max(largest, batch.recorded);
+        }
+    }
+    if (lists.state == HOME_LISTS_REBUILD && threadIdx.x%32 == 0)
+        atomicMax(maxCount, (unsigned int) largest);
+    return visitor.cvSum;
+}
+
+#ifdef CELL_HALF_BATCHES
+// At most 85 registers, so that three blocks fit a multiprocessor (with 96, two did: 0.805 against
+// 0.843 ms for 1,000,000 particles, 0.122 against 0.125 ms for 100,000, for 24 bytes of spills).
+#define CELL_LAUNCH_BOUNDS __launch_bounds__(TILE, 3)
+#else
+#define CELL_LAUNCH_BOUNDS
+#endif
+
+/**
+ * The arguments of the cell kernels, passed by value: CudaCoordinationCV::CellArguments on the
+ * host has the same members in the same order.
+ */
+typedef struct {
+    // The sorted particles and cells of the binning, the pair parameters and the box, and where the gradient goes.
+    const real4* RESTRICT sortedPos;
+    const int* RESTRICT sortedSlot;
+    const int* RESTRICT sortedAtom;
+    const int* RESTRICT cellStart;
+    unsigned int* RESTRICT workCounter;
+    const int* RESTRICT groupOriginal;
+    CellGrid grid;
+    PairParams params;
+    real4 periodicBoxVecX;
+    real4 periodicBoxVecY;
+    real4 periodicBoxVecZ;
+    int flags;
+    unsigned long long* RESTRICT forceBuffer;
+    long long* RESTRICT gradient;
+    int numSlots;
+    // The home lists (rebuildStamp NULL: none).
+    const int* RESTRICT rebuildStamp;
+    int stamp;
+    const real4* RESTRICT posq;
+    const int* RESTRICT groupAtoms;
+    real4* RESTRICT listPos;
+    real4* RESTRICT refPos;
+    real4* RESTRICT listShift;
+    int* RESTRICT listSlot;
+    unsigned int* RESTRICT listEntries;
+    int* RESTRICT listCount;
+    unsigned int* RESTRICT maxCount;
+    int capacity;
+    real listCutoff2;
+    // What finishBlock needs.
+    mixed* RESTRICT energyBuffer;
+    double* RESTRICT cvPartial;
+    unsigned int* RESTRICT counter;
+    double* RESTRICT cvValue;
+    double* RESTRICT record;
+} CellKernelArguments;
+
+/**
+ * The CV over the pairs of neighbouring cells (a finite cutoff in a periodic box). With GRADIENT,
+ * the gradient goes to the forces or to gradient[] by sorted index. With home lists (rebuildStamp
+ * not NULL: one group, CudaCoordinationNeighborList), the lists are rebuilt where *rebuildStamp ==
+ * stamp, and the arrays that checkNeighborList reads (listSlot, listShift, refPos, listPos)
+ * recorded from this evaluation's binning; otherwise the lists are evaluated at listPos.
+ */
+template <bool GRADIENT>
+inline DEVICE void computeCells(const CellKernelArguments& args) {
+    CELL_BATCH_MEMORY
+    __shared__ real4 shifts[HOME_CODE+1];
+    DEPENDENT_KERNEL_START
+    const CellBatch batch = WARP_CELL_BATCH;
+    const real4 unused = make_real4(0, 0, 0, 0);
+    const PeriodicBox box = {unused, unused, args.periodicBoxVecX, args.periodicBoxVecY, args.periodicBoxVecZ, 0};
+    HomeLists lists = {HOME_LISTS_NONE, args.capacity, args.listEntries, args.listCount, args.listCutoff2, args.listPos, shifts};
+    if (args.rebuildStamp != NULL) {
+        lists.state = (*args.rebuildStamp == args.stamp ? HOME_LISTS_REBUILD : HOME_LISTS_KEEP);
+        if (threadIdx.x <= HOME_CODE)
+            shifts[threadIdx.x] = imageShift(threadIdx.x, args.periodicBoxVecX, args.periodicBoxVecY, args.periodicBoxVecZ);
+        __syncthreads();
+    }
+    if (lists.state == HOME_LISTS_REBUILD) {
+        // And how many particles have their atom close in memory to that of the next in cell
+        // order (the host reads it back: if most do, forces straight to the atoms are cheaper).
+        int near = 0;
+        for (int k = blockIdx.x*blockDim.x+threadIdx.x; k < args.numSlots; k += blockDim.x*gridDim.x) {
+            recordListParticle(k, args.sortedPos, args.sortedSlot, args.posq, args.groupAtoms, args.listPos, args.refPos, args.listShift,
+                    args.listSlot);
+            near += (k+1 < args.numSlots && abs(args.sortedAtom[k+1]-args.sortedAtom[k]) < NEAR_ATOMS);
+        }
+        near = __reduce_add_sync(0xffffffff, near);
+        if (threadIdx.x%32 == 0 && near > 0)
+            atomicAdd(&args.workCounter[2], (unsigned int) near);
+    }
+    CellCoordination<GRADIENT> visitor = {args.sortedPos, args.sortedSlot, args.sortedAtom, args.groupOriginal, args.params, box,
+            args.flags, args.numSlots, args.forceBuffer, args.gradient};
+    mixed cvSum = computeCellItems(visitor, args.grid, args.cellStart, args.workCounter, batch, lists, args.maxCount);
+    finishBlock(cvSum, args.flags, args.energyBuffer, args.cvPartial, args.counter, args.cvValue, args.record);
+}
+
+#ifdef COMPILE_CELLS
+/** The cell kernel with forces or the gradient (DIRECT_FORCES or GRADIENT). */
+KERNEL CELL_LAUNCH_BOUNDS void computeCoordinationCells(CellKernelArguments args) {
+    computeCells<true>(args);
+}
+#endif
+
+#ifdef COMPILE_CELL_VALUES
+/** The cell kernel for the CV alone (no forces: compiled when first needed, not at a Context's start). */
+KERNEL CELL_LAUNCH_BOUNDS void computeCoordinationCellValues(CellKernelArguments args) {
+    computeCells<false>(args);
+}
+#endif

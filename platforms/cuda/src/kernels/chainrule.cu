@@ -1,0 +1,53 @@
+/** The chain rule of NUM_CVS CVs through the energy expression (energy.cu says what the state holds). */
+
+/** Where each CV's gradient is, passed by value at each launch (the cell kernel's order can change between evaluations). */
+typedef struct {
+    long long* gradient[NUM_CVS];
+    const int* groupAtoms[NUM_CVS];
+    const int* entrySlot[NUM_CVS];
+    int numSlots[NUM_CVS];
+} ChainRuleTargets;
+
+/** The energy expression E(cv[0], ..., cv[NUM_CVS-1]) and every dE/dcv_k, from the global parameters and the tables. */
+inline DEVICE void evaluateEnergy(const double* cv, double* energy, double* dEdcv, const double* RESTRICT globals
+        ENERGY_TABLE_PARAMETERS) {
+    double E;
+    COMPUTE_ENERGY_EXPRESSION
+    *energy = E;
+}
+
+/**
+ * The chain rule over every CV: each block evaluates E and dE/dcv_k from the sums the pair
+ * kernels accumulated (cvSums); block 0 stores the CVs and dE/dcv_k in state, adds E to the energy
+ * buffer (EXPRESSION_ENERGY) and clears nextCvSums, the sums of the next evaluation (the one
+ * before read them). With GRADIENT, -dE/dcv_k times CV k's gradient goes to the forces.
+ */
+KERNEL void applyChainRule(ChainRuleTargets targets, const double* RESTRICT cvSums, double* RESTRICT nextCvSums, int flags,
+        double* RESTRICT state, mixed* RESTRICT energyBuffer, unsigned long long* RESTRICT forceBuffer,
+        const double* RESTRICT globals ENERGY_TABLE_PARAMETERS) {
+    __shared__ double derivatives[NUM_CVS];
+    DEPENDENT_KERNEL_START
+    if (threadIdx.x == 0) {
+        double cv[NUM_CVS], dEdcv[NUM_CVS], E;
+        for (int k = 0; k < NUM_CVS; k++)
+            cv[k] = cvSums[k];
+        evaluateEnergy(cv, &E, dEdcv, globals ENERGY_TABLE_ARGUMENTS);
+        recordNonFinite(state+2*NUM_CVS, NUM_CVS, cv, &E, dEdcv);
+        for (int k = 0; k < NUM_CVS; k++)
+            derivatives[k] = dEdcv[k];
+        if (blockIdx.x == 0) {
+            for (int k = 0; k < NUM_CVS; k++) {
+                state[k] = cv[k];
+                state[NUM_CVS+k] = dEdcv[k];
+                nextCvSums[k] = 0;
+            }
+            if (flags & FLAG_EXPRESSION_ENERGY)
+                atomicAdd(&energyBuffer[0], (mixed) E);
+        }
+    }
+    __syncthreads();
+    if (flags & FLAG_GRADIENT)
+        for (int k = 0; k < NUM_CVS; k++)
+            scatterGradient(targets.gradient[k], targets.groupAtoms[k], targets.entrySlot[k], targets.numSlots[k],
+                    chainRuleScale(derivatives[k]), forceBuffer);
+}
