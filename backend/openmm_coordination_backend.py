@@ -38,10 +38,20 @@ class _ScikitBuildCore:
 
 _skbuild = _ScikitBuildCore()
 
-# The supported OpenMM range, in one place for the build (CMakeLists.txt checks it too). A build
-# with no OpenMM installed fetches the newest supported series.
-OPENMM_MIN = (8, 2)
-OPENMM_NEWEST = (8, 6)
+# The file at the repository's top that names the supported OpenMM range (CMakeLists.txt reads it too).
+OPENMM_RANGE_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'openmm-range.txt')
+
+
+def read_openmm_range(path=OPENMM_RANGE_FILE):
+    """The oldest and the newest supported OpenMM series, as ((major, minor), (major, minor)), from
+    the lines `oldest = 8.2` and `newest = 8.6` of openmm-range.txt."""
+    with open(path) as f:
+        found = dict(re.findall(r'^(oldest|newest)\s*=\s*(\d+\.\d+)\s*$', f.read(), re.M))
+    return tuple(tuple(int(part) for part in found[key].split('.')) for key in ('oldest', 'newest'))
+
+
+# A build with no OpenMM installed fetches the newest supported series.
+OPENMM_MIN, OPENMM_NEWEST = read_openmm_range()
 OPENMM_DEFAULT_REQUIREMENT = 'openmm>=%d.%d,<%d.%d' % (OPENMM_NEWEST + (OPENMM_NEWEST[0], OPENMM_NEWEST[1] + 1))
 # SWIG for the newest series (OpenMM 8.4 and later: SWIG 4.4 and 4.5, one type-table layout).
 DEFAULT_SWIG_REQUIREMENT = 'swig>=4.4,<5'

@@ -2,7 +2,7 @@
 MD, our CoordinationForce (pair list with per-pair r0 and weight, Q switching, the restraint
 through its own energy expression) against the fastest per-pair peer in OpenMM, a CustomBondForce
 with per-bond w and r0 inside a CustomCVForce, timed side by side in one run (interleaved_md of
-benchmark.py, both cases in one interleaving against the same plain Contexts: MD overhead against
+common.py, both cases in one interleaving against the same plain Contexts: MD overhead against
 the plain Contexts, and toggled in the force's own Context).
 
 Cases: Best-Hummer-Eaton's native contacts (heavy atoms, residues more than 3 apart, within
@@ -13,7 +13,7 @@ without cutoff, the first case only, a few steps (a smoke test on the CPU).
 Per-pair parameters against the plain pair list: the same pairs (10^4 to 10^6 among 10^5
 particles, Q switching, a restraint through the force's own energy expression), once with the
 force's r0 and once with a weight and r0 of their own per pair, timed per step with the force
-alone (step_time of benchmark.py), alternating; the ratio is the cost of the per-pair values.
+alone (step_time of common.py), alternating; the ratio is the cost of the per-pair values.
 """
 
 import os
@@ -28,8 +28,8 @@ import numpy as np
 
 from openmmcoordination import CoordinationForce
 
-from benchmark import (MD_REPLICAS, MD_ROUNDS, MD_STEPS, MdCase, adding, check_md_values, interleaved_md, make_context, md_rows,
-                       step_time)
+from common import (MD_REPLICAS, MD_ROUNDS, MD_STEPS, MdCase, adding, check_md_values, interleaved_md, make_context, md_rows,
+                    step_time)
 
 # The solvated DHFR of the timed runs (COORDINATION_DHFR_PDB, else ../shared/data beside the
 # repository), and the protein alone that ships in examples/data for --quick.
@@ -154,3 +154,8 @@ def pair_parameter_rows(platform, precision, quick):
                          pairs=numPairs, particles=numParticles, plain_ms_per_step=plainMs, per_pair_ms_per_step=perPairMs,
                          per_pair_over_plain=perPairMs/plainMs, replicas=3, steps=steps, repeats=repeats))
     return rows
+
+
+def section(platform, options):
+    """The rows of the section for benchmark.py's options (precision, quick, rounds)."""
+    return run(platform, options.precision, options.quick, options.rounds)

@@ -20,7 +20,7 @@
 #             (COORDINATION_DEPENDENT_LAUNCH=1 and 0); 72 runs by default, and every one must pass
 #   sanitize  compute-sanitizer memcheck, racecheck and synccheck on the CUDA tests (racecheck and
 #             synccheck on the stress stage's tests too)
-#   coldstart benchmarks/cold_start.py: what the force adds to a first Context, per precision
+#   coldstart benchmarks/bench_coldstart.py: what the force adds to a first Context, per precision
 #   bench     benchmarks/benchmark.py (BENCH_ARGS adds options, e.g. "--sections md"; BENCH_RESUME=file goes
 #             on with a run an earlier call cut short, on the same warm machine: its JSON, carried back)
 # The test stages run in two steps:
@@ -345,7 +345,7 @@ fi
 
 if [[ " $stages " == *" coldstart "* ]]; then
     # Timed without MPS (stopped after the main test step), as a user's Context starts.
-    python3 benchmarks/cold_start.py --json "$OUT/coldstart.json" 2>&1 | tee "$OUT/coldstart.log" | tee -a "$summary"
+    python3 benchmarks/bench_coldstart.py --json "$OUT/coldstart.json" 2>&1 | tee "$OUT/coldstart.log" | tee -a "$summary"
 fi
 
 if [[ " $stages " == *" bench "* ]]; then

@@ -8,7 +8,7 @@ import argparse
 
 import openmm as mm
 
-from benchmark import CUTOFF, MdRun, rational_cv, water_box
+from common import CUTOFF, MdRun, adding, rational_cv, water_box
 
 
 def main():
@@ -27,7 +27,8 @@ def main():
         force.setEnergyExpression('0.5*k*(cv-cv0)^2')
         force.addGlobalParameter('k', 1e-6)  # the same code path as a real restraint, harmless
         force.addGlobalParameter('cv0', 1.0)
-    run = MdRun(system, positions, mm.Platform.getPlatformByName(args.platform), args.precision, force)
+    run = MdRun(system, positions, mm.Platform.getPlatformByName(args.platform), args.precision,
+                adding(force) if force is not None else None)
     seconds = run.seconds(args.steps)
     print('%s: %.4f ms per step' % (args.case, 1000 * seconds / args.steps))
 

@@ -450,7 +450,7 @@ def histogram_section(rows):
 
 
 def coldstart_section(rows):
-    """Seconds the force adds to creating a Context and evaluating it once (benchmarks/cold_start.py)."""
+    """Seconds the force adds to creating a Context and evaluating it once (benchmarks/bench_coldstart.py)."""
     before = all('before_added_cold_s' in row for row in rows)
     body = table(['configuration', 'precision'] + (['before: adds, cold (s)'] if before else []) +
                  ['adds, cold (s)', 'adds, warm (s)', 'first histogram (s)', 'plain box, empty cache (s)',

@@ -1,6 +1,7 @@
 """The scripts of the repository run: the README's main job (examples/ion_coordination.py) in its
 small setting, writing its files, and the quickstart example; the benchmarks (bench_metadynamics.py,
-benchmark.py) in their quick settings, and the helpers of benchmark.py that choose what is timed."""
+benchmark.py) in their quick settings, and the helpers of benchmarks/ (common.py and the sections'
+bench_*.py) that choose what is timed."""
 
 import json
 import os
@@ -116,15 +117,15 @@ def test_benchmark_resume(tmp_path):
         assert result.returncode == 2 and message in result.stderr, result.stderr
 
 
-def import_benchmark():
-    """benchmarks/benchmark.py as a module."""
-    return import_script('benchmarks', 'benchmark')
+def import_benchmark(name='common'):
+    """A module of benchmarks/ (the helpers the sections share, common.py, unless named)."""
+    return import_script('benchmarks', name)
 
 
 def test_md_restraint_constant():
     """The MD benchmark's restraint: k = 10 kJ/mol up to a CV of 10; beyond, a deviation of a tenth
     of cv0 costs 5 kJ/mol (a fixed k made the 8,000 O self-coordination case blow up)."""
-    restraint_constant = import_benchmark().restraint_constant
+    restraint_constant = import_benchmark('bench_md').restraint_constant
     assert restraint_constant(4.8) == 10.0
     for cv0 in (457.0, 18411.0):
         assert 0.5 * restraint_constant(cv0) * (0.1 * cv0) ** 2 == pytest.approx(5.0)
@@ -189,7 +190,7 @@ def test_md_two_cvs_checked_and_timed():
     constant is caught); our metadynamics and openmm.app's give the same bias after two hills; a
     restraint and a metadynamics case time in one interleaved run, the metadynamics one through
     Simulation and Metadynamics.step(), with the cost of its hills and no toggled figure."""
-    benchmark = import_benchmark()
+    benchmark, md = import_benchmark(), import_benchmark('bench_md')
     import openmm as mm
     from openmm.app.metadynamics import Metadynamics as PeerMetadynamics
     from openmmcoordination.metadynamics import Metadynamics
@@ -199,27 +200,26 @@ def test_md_two_cvs_checked_and_timed():
     values = [benchmark.check_md_values(system, positions, platform, 'mixed', o, p)
               for o, p in zip(two_cvs(benchmark, oxygens, n, True), two_cvs(benchmark, oxygens, n, False))]
     parameters = {'k1': 10.0, 'a': values[0], 'k2': 1.0, 'b': values[1]}
-    ours = benchmark.bias_restraint(benchmark.RESTRAINT2, dict(zip(('c1', 'c2'), two_cvs(benchmark, oxygens, n, True))), parameters)
-    peer = benchmark.cv_restraint(benchmark.RESTRAINT2, dict(zip(('c1', 'c2'), two_cvs(benchmark, oxygens, n, False))), parameters)
-    benchmark.check_bias_values(system, positions, platform, 'mixed', ours, peer, {'a': 0.9 * values[0], 'b': 0.9 * values[1]})
-    wrong = benchmark.cv_restraint(benchmark.RESTRAINT2, dict(zip(('c1', 'c2'), two_cvs(benchmark, oxygens, n, False))),
-                                   dict(parameters, k2=1.1))
+    ours = md.bias_restraint(md.RESTRAINT2, dict(zip(('c1', 'c2'), two_cvs(benchmark, oxygens, n, True))), parameters)
+    peer = md.cv_restraint(md.RESTRAINT2, dict(zip(('c1', 'c2'), two_cvs(benchmark, oxygens, n, False))), parameters)
+    md.check_bias_values(system, positions, platform, 'mixed', ours, peer, {'a': 0.9 * values[0], 'b': 0.9 * values[1]})
+    wrong = md.cv_restraint(md.RESTRAINT2, dict(zip(('c1', 'c2'), two_cvs(benchmark, oxygens, n, False))),
+                            dict(parameters, k2=1.1))
     with pytest.raises(RuntimeError, match='energy'):
-        benchmark.check_bias_values(system, positions, platform, 'mixed', ours, wrong, {'a': 0.9 * values[0], 'b': 0.9 * values[1]})
+        md.check_bias_values(system, positions, platform, 'mixed', ours, wrong, {'a': 0.9 * values[0], 'b': 0.9 * values[1]})
 
     def factories(ours, count):
         return [lambda k=k: two_cvs(benchmark, oxygens, n, ours)[k] for k in range(count)]
     for count in (1, 2):
         try:
-            benchmark.check_metadynamics(system, positions, topology, platform, 'mixed',
-                                         lambda f: benchmark.metadynamics_build(Metadynamics, factories(True, count), values[:count], f),
-                                         lambda f: benchmark.metadynamics_build(PeerMetadynamics, factories(False, count),
-                                                                                values[:count], f))
+            md.check_metadynamics(system, positions, topology, platform, 'mixed',
+                                  lambda f: md.metadynamics_build(Metadynamics, factories(True, count), values[:count], f),
+                                  lambda f: md.metadynamics_build(PeerMetadynamics, factories(False, count), values[:count], f))
         except ValueError as error:     # our Metadynamics of one CV only (before the metadynamics of several CVs)
             assert count == 2 and 'one BiasVariable' in str(error)
 
     cases = [benchmark.MdCase('two CVs', benchmark.adding(ours), 1, True),
-             benchmark.MdCase('metadynamics', benchmark.metadynamics_build(PeerMetadynamics, factories(False, 2), values, 2), 1, False,
+             benchmark.MdCase('metadynamics', md.metadynamics_build(PeerMetadynamics, factories(False, 2), values, 2), 1, False,
                               True)]
     results, _ = benchmark.interleaved_md(system, positions, platform, 'mixed', 4, 2, cases, 1, topology, warmup=2)
     assert results['two CVs']['toggled'] is not None and results['metadynamics']['toggled'] is None
@@ -262,7 +262,7 @@ def test_energy_only_step_time():
 def test_environment_restores_variables(monkeypatch):
     """The benchmark's environment block sets the CUDA switches for the Contexts created inside it,
     then restores what was there (a value, or nothing)."""
-    benchmark = import_benchmark()
+    benchmark = import_benchmark('bench_cutoff')
     monkeypatch.setenv('COORDINATION_NEIGHBOR_LIST', '1')
     monkeypatch.delenv('COORDINATION_LIST_KIND', raising=False)
     with benchmark.environment(COORDINATION_NEIGHBOR_LIST='always', COORDINATION_LIST_KIND='homes'):

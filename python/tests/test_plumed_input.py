@@ -166,7 +166,7 @@ def test_bias_matches_the_api(name):
     definition, expression, parameters = BIASES[name]
     inp, system = load(TWO_CVS + definition)
     assert inp.forces == [inp.biasForce] and inp.biasForce.getNumCollectiveVariables() == 2
-    bias = import_script('benchmarks', 'benchmark').bias_restraint(expression, two_cvs(), parameters)
+    bias = import_script('benchmarks', 'bench_md').bias_restraint(expression, two_cvs(), parameters)
     assert_same(evaluate(system), evaluate(handmade(bias)))
 
 

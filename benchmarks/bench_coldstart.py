@@ -11,7 +11,7 @@ configuration again, its kernels now cached. Each configuration (which decides t
 force compiles) is a row, in every precision. The first pair histogram compiles its own kernels:
 its time is reported beside.
 
-    python benchmarks/cold_start.py [--platform CUDA] [--json out.json]
+    python benchmarks/bench_coldstart.py [--platform CUDA] [--json out.json]
 
 (also the section `coldstart` of benchmark.py).
 """
@@ -24,6 +24,11 @@ import subprocess
 import sys
 import tempfile
 
+import numpy as np
+import openmm as mm
+
+from common import water_box
+
 # What one fresh process measures: a Context of the water box with or without one CV, its first
 # evaluation, and the first histogram. Printed as JSON on the last line.
 CHILD = r'''
@@ -31,7 +36,7 @@ import json, sys, time
 sys.path.insert(0, sys.argv[1])
 import numpy as np
 import openmm as mm
-from benchmark import CUTOFF, rational_cv
+from common import CUTOFF, rational_cv
 from openmmcoordination import CoordinationForce
 platformName, precision, case, boxFiles = sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
 with open(boxFiles+'.xml') as xml:
@@ -82,17 +87,13 @@ def measure(platform, precision, case, boxFiles, cacheDir):
     result = subprocess.run([sys.executable, '-c', CHILD, here, platform, precision, case, boxFiles], env=environment,
                             capture_output=True, text=True)
     if result.returncode != 0:
-        raise RuntimeError('cold_start: the %s case (%s) failed:\n%s' % (case, precision, result.stderr))
+        raise RuntimeError('bench_coldstart: the %s case (%s) failed:\n%s' % (case, precision, result.stderr))
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def run(platform='CUDA', precisions=('single', 'mixed', 'double'), numWaters=8000, quick=False):
     """Rows of the section `coldstart`: per precision and configuration, the seconds the force adds
     to a first Context and evaluation, cold and warm."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import numpy as np
-    import openmm as mm
-    from benchmark import water_box
     if quick:
         numWaters, precisions = 200, precisions[:1]
     rows = []
@@ -125,6 +126,12 @@ def run(platform='CUDA', precisions=('single', 'mixed', 'double'), numWaters=800
                       'first histogram %.2f s' % (precision, name, row['added_cold_s'], row['added_warm_s'], row['plain_s'],
                                                    row['plain_fresh_cache_s'], row['first_histogram_cold_s']), flush=True)
     return rows
+
+
+def section(platform, options):
+    """The rows of the section for benchmark.py's options (platform, precision or coldstart_precisions, quick)."""
+    precisions = (options.coldstart_precisions or options.precision).split(',')
+    return run(platform=options.platform, precisions=precisions, quick=options.quick)
 
 
 def main():
