@@ -12,6 +12,9 @@ cutoff 1 nm), every case in ONE interleaved run against the same plain Contexts 
   one CoordinationBiasForce, on the GPU); the peer: openmm.app.metadynamics.Metadynamics over the
   CustomNonbondedForce CVs (its own CustomCVForce). The same BiasVariables (ranges, widths, grids)
   for both.
+- opes2: OPES (openmmcoordination.OPES, PLUMED's OPES_METAD) on both CVs, the metadynamics rows'
+  grid, a kernel every 500 steps with the hills' widths as sigma, barrier 30 kJ/mol and the same bias
+  factor; ours alone (OpenMM has no OPES to compare with).
 Why one run: every overhead of the section is a ratio to the same plain Contexts timed in the same
 rounds, so the one-CV, two-CV and metadynamics rows can be read side by side (separate runs would
 each have their own plain Contexts, which step up to a few percent apart, as their replicas show),
@@ -45,8 +48,9 @@ from common import (CUTOFF, MD_REPLICAS, MD_ROUNDS, MD_STEPS, TEMPERATURE, MdCas
                     compare, energy_and_forces, interleaved_md, make_context, md_rows, peer_cv, platform_properties,
                     rational_cv, water_box)
 
-# Well-tempered metadynamics of the md section (the same for ours and the peer).
+# Well-tempered metadynamics of the md section (the same for ours and the peer), and OPES's barrier.
 HILL_FREQUENCY, BIAS_FACTOR, HILL_HEIGHT = 500, 10.0, 1.0 * unit.kilojoules_per_mole
+OPES_BARRIER = 30.0 * unit.kilojoules_per_mole
 
 
 def md_cases(oxygens, quick):
@@ -66,7 +70,7 @@ def restraint_constant(cv0):
     return 10.0 * min(1.0, (10.0 / cv0) ** 2)
 
 
-MD_GROUPS = ('restraint', 'restraint2', 'metadynamics', 'metadynamics2')
+MD_GROUPS = ('restraint', 'restraint2', 'metadynamics', 'metadynamics2', 'opes2')
 RESTRAINT2 = '0.5*k1*(c1-a)^2 + 0.5*k2*(c2-b)^2'
 
 
@@ -122,6 +126,18 @@ def metadynamics_build(cls, factories, values, frequency):
     `frequency` steps."""
     def build(system):
         return cls(system, metadynamics_variables(values, factories), TEMPERATURE, BIAS_FACTOR, HILL_HEIGHT, frequency)
+    return build
+
+
+def opes_build(factories, values, frequency):
+    """A build for MdCase: OPES over fresh CVs on the metadynamics rows' grid, a kernel every
+    `frequency` steps, sigma the hills' widths."""
+    from openmmcoordination.opes import OPES
+
+    def build(system):
+        variables = metadynamics_variables(values, factories)
+        return OPES(system, variables, TEMPERATURE, OPES_BARRIER, frequency, biasFactor=BIAS_FACTOR,
+                    sigma=[v.biasWidth for v in variables])
     return build
 
 
@@ -211,6 +227,18 @@ def run(platform, precision, quick, groups=MD_GROUPS, rounds=None):
                                      for v in metadynamics_variables(cvValues, oursFactories)]))
         except (ValueError, RuntimeError, mm.OpenMMException) as error:
             skip(name, 'metadynamics', error)
+    if 'opes2' in groups:
+        name = 'OPES of 1 O and 100 O vs the other O (2-D)'
+        build = opes_build([ours1, ours2], [cv1, cv2], frequency)
+        try:
+            check_opes(system, positions, topology, platform, precision, lambda f: opes_build([ours1, ours2], [cv1, cv2], f))
+            add(name, 'opes', [('ours', 'ours (openmmcoordination OPES)', build, replicas, False, True)],
+                dict(dimensions=2, hill_frequency=frequency, bias_factor=BIAS_FACTOR,
+                     barrier=OPES_BARRIER.value_in_unit(unit.kilojoules_per_mole), initial_cvs=[cv1, cv2],
+                     bias_variables=[[v.minValue, v.maxValue, v.biasWidth, v.gridWidth]
+                                     for v in metadynamics_variables([cv1, cv2], [ours1, ours2])]))
+        except (ValueError, RuntimeError, mm.OpenMMException) as error:
+            skip(name, 'opes', error)
 
     def progress(what):
         print('md          %s done (+%.0f s)' % (what, time.perf_counter() - started), flush=True)
@@ -262,6 +290,27 @@ def check_metadynamics(system, positions, topology, platform, precision, makeOur
         raise RuntimeError('metadynamics check: the peer\'s bias is zero at the moved positions; nothing is compared')
     compare('metadynamics bias of %d CVs' % len(cvs[0]), *results, cvs=cvs)
 
+
+
+def check_opes(system, positions, topology, platform, precision, makeOurs):
+    """OPES alone on the box's particles frozen (mass 0), a kernel at every step: after two kernels,
+    at positions moved by about 0.01 nm, the bias force's energy on the platform must be PLUMED's bias
+    there (computed from the kernels on the host) less the table's floor, within the spline's error."""
+    moved = np.array(positions.value_in_unit(unit.nanometer)) + np.random.default_rng(5).normal(0, 0.01, (len(positions), 3))
+    probe = bare_system(system, mass=0.0)
+    opes = makeOurs(1)(probe)
+    simulation = app.Simulation(topology, probe, mm.VerletIntegrator(0.001), platform, platform_properties(platform, precision))
+    simulation.context.setPositions(positions)
+    opes.step(simulation, 2)
+    simulation.context.setPositions(moved)
+    energy = energy_and_forces(simulation.context, {opes.force.getForceGroup()})[0]
+    kT = (unit.MOLAR_GAS_CONSTANT_R*opes.temperature).value_in_unit(unit.kilojoules_per_mole)
+    floor = kT*(1 - 1/opes.biasFactor)*np.log(opes.epsilon)          # the table holds the bias less this
+    exact = opes.getBiasAt(opes.getCollectiveVariables(simulation)).value_in_unit(unit.kilojoules_per_mole) - floor
+    del simulation
+    if not exact > 1.0 or not abs(energy - exact) <= 0.02*exact:
+        raise RuntimeError('OPES check: the bias force\'s energy at the moved positions, %g kJ/mol, is not the kernels\' '
+                           'bias less its floor, %g kJ/mol' % (energy, exact))
 
 
 def section(platform, options):

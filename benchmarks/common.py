@@ -150,7 +150,7 @@ class MdRun:
             # The same steps with the bias but no new hill (steps a multiple of the hills' interval
             # keep the steps of later hills).
             self.withoutHills = simulation.step
-            warmup = max(warmup, 2 * meta.frequency)     # hills included
+            warmup = max(warmup, 2 * getattr(meta, 'frequency', getattr(meta, 'pace', 0)))     # hills (or kernels) included
         self.context.setPositions(positions)
         self.context.setVelocitiesToTemperature(TEMPERATURE, 1)
         self.advance(warmup)

@@ -290,7 +290,7 @@ def md_section(rows):
 
 def metadynamics_section(rows):
     """Well-tempered metadynamics of one and two CVs, timed in the md section's run."""
-    shared, cases = md_cases([row for row in rows if row.get('bias') == 'metadynamics'])
+    shared, cases = md_cases([row for row in rows if row.get('bias') in ('metadynamics', 'opes')])
     body, plot, grids, first = [], [], [], None
     for name, kinds in cases.items():
         label = name.replace('metadynamics of ', '')
@@ -309,16 +309,19 @@ def metadynamics_section(rows):
                      'target': target})
         first = first or ours
         variables = ours.get('bias_variables')
-        if variables:
-            grids.append('%s: %s (hills %s wide, %s grid points)' % (
-                '%d-D' % len(variables), ' and '.join('CV %d over [%g, %g]' % (i + 1, v[0], v[1]) for i, v in enumerate(variables)),
-                ' and '.join('%g' % v[2] for v in variables), ' x '.join('%d' % v[3] for v in variables)))
+        grid = variables and '%s: %s (hills %s wide, %s grid points)' % (
+            '%d-D' % len(variables), ' and '.join('CV %d over [%g, %g]' % (i + 1, v[0], v[1]) for i, v in enumerate(variables)),
+            ' and '.join('%g' % v[2] for v in variables), ' x '.join('%d' % v[3] for v in variables))
+        if grid and grid not in grids:         # OPES runs on the 2-D metadynamics grid
+            grids.append(grid)
     if not body:
         return [], []
     text = ('The box and the run of the MD table: well-tempered metadynamics of the 1 O CV (CV 1), and of the 1 O and 100 O '
             'CVs together (2-D). **Ours**: `openmmcoordination.metadynamics.Metadynamics`, the bias grid the table of one '
             'CoordinationBiasForce, evaluated on the GPU and replaced between hills. **Peer**: `openmm.app.metadynamics.Metadynamics` over the CustomNonbondedForce CVs (its '
-            'CustomCVForce). Both with the same variables, grids and hills. Overheads: median over the rounds of the step '
+            'CustomCVForce). Both with the same variables, grids and hills. **OPES**: `openmmcoordination.OPES` on the 2-D '
+            'grid, a kernel as often as the hills, sigma their widths, barrier 30 kJ/mol, the same bias factor (no peer: '
+            'OpenMM has no OPES). Overheads: median over the rounds of the step '
             'time against the plain Contexts of the MD table, hills included; ratio: the peer\'s ms per step over ours.')
     frequency = (first or {}).get('hill_frequency', '?')
     if first and first.get('hill_height') is not None:
@@ -492,6 +495,8 @@ def short_case(name):
         return 'all O with each other\n(self-coordination)'
     if name.startswith('metadynamics'):
         return 'metadynamics\n' + ('1 O and 100 O (2-D)' if '2-D' in name else '1 O (1-D)')
+    if name.startswith('OPES'):
+        return 'OPES\n1 O and 100 O (2-D)'
     if '2 CVs' in name:
         return 'two CVs restrained:\n1 O and 100 O'
     return name.replace(' vs ', ' vs\n')

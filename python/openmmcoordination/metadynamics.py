@@ -35,7 +35,7 @@ from openmm import unit
 from openmm.app.metadynamics import BiasVariable
 
 from openmmcoordination._checks import _isInteger, _positiveQuantity
-from openmmcoordination._gridbias import CV_NAMES, GridBias, checkVariables, newestFiles, newWalkerId, replaceFile
+from openmmcoordination._gridbias import CV_NAMES, GridBias, checkVariables, newestFiles, newWalkerId, replaceFile  # noqa: F401 (CV_NAMES: this module's before)
 from openmmcoordination.reweighting import _reweightingFactor
 
 __all__ = ['Metadynamics', 'BiasVariable']

@@ -359,6 +359,12 @@ class OPES(object):
         the layout of Metadynamics.getBias(); P from every kernel, exact at the grid points."""
         return (self._tableValues() + self._kT*self._prefactor*math.log(self.epsilon))*unit.kilojoules_per_mole
 
+    def getBiasAt(self, collectiveVariables):
+        """PLUMED's bias at the given CV values (one per variable), from every kernel (kJ/mol, a
+        Quantity): what getBias() gives at the grid points, anywhere."""
+        values = np.array(collectiveVariables, dtype=float).reshape(len(self.variables))
+        return self._biasAt(values)*unit.kilojoules_per_mole
+
     def getFreeEnergy(self):
         """The free energy on the grid, -gamma/(gamma - 1) times the bias (kJ/mol, a Quantity): -k_B T
         ln(P/Z + epsilon) of OPES_METAD, -gamma k_B T ln(P/Z + epsilon) of explore (whose P is the

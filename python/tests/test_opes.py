@@ -106,6 +106,8 @@ def test_against_reference(case):
     bias = opes.getBias().value_in_unit(unit.kilojoules_per_mole)
     assert bias.shape == shape
     np.testing.assert_allclose(bias, expected, rtol=0, atol=1e-10)
+    anywhere = [opes.getBiasAt(s).value_in_unit(unit.kilojoules_per_mole) for s in points[::7] + 0.003]
+    np.testing.assert_allclose(anywhere, [reference.bias(s) for s in points[::7] + 0.003], rtol=0, atol=1e-10)
     assert np.ptp(bias) > 3.0                                   # a bias that has grown, not a flat one
 
     history = opes.getHistory()
@@ -139,7 +141,7 @@ def test_table_and_energy():
     context = simulation.context
     cv = opes.getCollectiveVariables(simulation)[0]
     energy = context.getState(getEnergy=True, groups={opes.force.getForceGroup()}).getPotentialEnergy()
-    exact = opes._biasAt(np.array([cv]))
+    exact = opes.getBiasAt([cv]).value_in_unit(unit.kilojoules_per_mole)
     assert energy.value_in_unit(unit.kilojoules_per_mole) + floor == pytest.approx(exact, abs=0.05)
 
 
