@@ -67,6 +67,22 @@ def checkVariables(owner, variables):
     return variables
 
 
+def checkRunOptions(owner, intervalName, interval, saveFrequency, biasDir, recordFrequency):
+    """Check the walkers' options (saveFrequency a positive multiple of the update interval, biasDir an
+    existing directory, both or neither) and recordFrequency (None or a positive integer)."""
+    if (saveFrequency is None) != (biasDir is None):
+        raise _error(owner, 'give both saveFrequency and biasDir, or neither; got saveFrequency=%r, biasDir=%r',
+                     saveFrequency, biasDir)
+    if saveFrequency is not None:
+        if not _isInteger(saveFrequency) or saveFrequency <= 0 or saveFrequency % interval != 0:
+            raise _error(owner, 'saveFrequency must be a positive multiple of %s (%d), got %r', intervalName, interval,
+                         saveFrequency)
+        if not os.path.isdir(biasDir):
+            raise _error(owner, 'biasDir must be an existing directory, got %r', biasDir)
+    if recordFrequency is not None and (not _isInteger(recordFrequency) or recordFrequency <= 0):
+        raise _error(owner, 'recordFrequency must be None or a positive integer, got %r', recordFrequency)
+
+
 def freeForceGroup(owner, system):
     """The highest force group that no force of the System uses."""
     freeGroups = set(range(32)) - set(force.getForceGroup() for force in system.getForces())

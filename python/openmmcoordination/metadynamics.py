@@ -25,7 +25,6 @@ records frames (CVs, V and V - c(t)) for reweighting with openmmcoordination.rew
 import collections
 import math
 import numbers
-import os
 import re
 import warnings
 
@@ -35,7 +34,8 @@ from openmm import unit
 from openmm.app.metadynamics import BiasVariable
 
 from openmmcoordination._checks import _isInteger, _positiveQuantity
-from openmmcoordination._gridbias import CV_NAMES, GridBias, checkVariables, newestFiles, newWalkerId, replaceFile  # noqa: F401 (CV_NAMES: this module's before)
+from openmmcoordination._gridbias import CV_NAMES  # noqa: F401 (defined here before)
+from openmmcoordination._gridbias import GridBias, checkRunOptions, checkVariables, newestFiles, newWalkerId, replaceFile
 from openmmcoordination.reweighting import _reweightingFactor
 
 __all__ = ['Metadynamics', 'BiasVariable']
@@ -106,17 +106,7 @@ class Metadynamics(object):
             raise _error('biasFactor must be a number > 1, got %r', biasFactor)
         if not _isInteger(frequency) or frequency <= 0:
             raise _error('frequency must be a positive integer, got %r', frequency)
-        if (saveFrequency is None) != (biasDir is None):
-            raise _error('give both saveFrequency and biasDir, or neither; got saveFrequency=%r, biasDir=%r',
-                         saveFrequency, biasDir)
-        if saveFrequency is not None:
-            if not _isInteger(saveFrequency) or saveFrequency <= 0 or saveFrequency % frequency != 0:
-                raise _error('saveFrequency must be a positive multiple of frequency (%d), got %r', frequency,
-                             saveFrequency)
-            if not os.path.isdir(biasDir):
-                raise _error('biasDir must be an existing directory, got %r', biasDir)
-        if recordFrequency is not None and (not _isInteger(recordFrequency) or recordFrequency <= 0):
-            raise _error('recordFrequency must be None or a positive integer, got %r', recordFrequency)
+        checkRunOptions('Metadynamics', 'frequency', frequency, saveFrequency, biasDir, recordFrequency)
         self._grid = GridBias('Metadynamics', system, variables)
 
         self.variables = variables

@@ -21,7 +21,6 @@ precision, every kernel summed); the simulation feels the table's spline of the 
 import collections
 import math
 import numbers
-import os
 import re
 import warnings
 
@@ -30,7 +29,8 @@ import numpy as np
 from openmm import unit
 
 from openmmcoordination._checks import _error as _ownerError, _isInteger, _positiveQuantity
-from openmmcoordination._gridbias import GridBias, checkVariables, newestFiles, newWalkerId, replaceFile
+from openmmcoordination._gridbias import (GridBias, checkRunOptions, checkVariables, newestFiles, newWalkerId,
+                                          replaceFile)
 from openmmcoordination._opeskernels import GridSum, Kernels
 from openmmcoordination.metadynamics import BiasVariable
 
@@ -166,16 +166,7 @@ class OPES(object):
                 or compressionThreshold < 0 or compressionThreshold >= kernelCutoff):
             raise _error('compressionThreshold must be a number >= 0 and below kernelCutoff (%g), got %r', kernelCutoff,
                          compressionThreshold)
-        if (saveFrequency is None) != (biasDir is None):
-            raise _error('give both saveFrequency and biasDir, or neither; got saveFrequency=%r, biasDir=%r',
-                         saveFrequency, biasDir)
-        if saveFrequency is not None:
-            if not _isInteger(saveFrequency) or saveFrequency <= 0 or saveFrequency % pace != 0:
-                raise _error('saveFrequency must be a positive multiple of pace (%d), got %r', pace, saveFrequency)
-            if not os.path.isdir(biasDir):
-                raise _error('biasDir must be an existing directory, got %r', biasDir)
-        if recordFrequency is not None and (not _isInteger(recordFrequency) or recordFrequency <= 0):
-            raise _error('recordFrequency must be None or a positive integer, got %r', recordFrequency)
+        checkRunOptions('OPES', 'pace', pace, saveFrequency, biasDir, recordFrequency)
         self._grid = GridBias('OPES', system, variables)
 
         self.variables = variables
@@ -228,8 +219,9 @@ class OPES(object):
 
     @property
     def force(self):
-        """The CoordinationBiasForce in the System that applies the bias (as Metadynamics.force); its
-        table holds getBias() - (gamma-1)/gamma k_B T ln(epsilon), the bias shifted to 0 where no
+        """The CoordinationBiasForce in the System that applies the bias, as Metadynamics.force.
+
+        Its table holds getBias() - (gamma-1)/gamma k_B T ln(epsilon), the bias shifted to 0 where no
         kernel reaches (a constant, which changes no force), so that it is continuous at the grid's
         edges, beyond which the force is 0."""
         return self._grid.force
