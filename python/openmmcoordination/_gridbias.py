@@ -121,6 +121,13 @@ class GridBias(object):
             grids.append(axis.reshape(shape))
         return grids
 
+    def axesForUser(self):
+        """The grid's axes as Metadynamics.getCollectiveVariableGrid() returns them: for one variable
+        an array, for several a list of arrays in the order of the variables (copies)."""
+        if len(self.variables) == 1:
+            return self.axes[0].copy()
+        return [axis.copy() for axis in self.axes]
+
     def _makeTable(self, values):
         limits = [limit for v in self.variables for limit in (v.minValue, v.maxValue)]
         widths = [v.gridWidth for v in self.variables]

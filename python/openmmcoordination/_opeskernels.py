@@ -34,6 +34,10 @@ class Kernels(object):
     def __len__(self):
         return len(self.heights)
 
+    def profile(self, norm2):
+        """The unit-height truncated Gaussian at squared scaled distances norm2 (an array)."""
+        return np.where(norm2 < self.cutoff2, np.exp(-0.5*norm2) - self.valueAtCutoff, 0.0)
+
     def evaluate(self, points, heights=None, centers=None, sigmas=None):
         """The sum of kernels (these, or those given) at each of points (m, d): an array (m,)."""
         heights = self.heights if heights is None else heights
@@ -45,8 +49,7 @@ class Kernels(object):
         for start in range(0, len(points), step):
             x = points[start:start + step, None, :]
             norm2 = np.sum(((x - centers[None, :, :])/sigmas[None, :, :])**2, axis=2)
-            values = np.where(norm2 < self.cutoff2, np.exp(-0.5*norm2) - self.valueAtCutoff, 0.0)
-            total[start:start + step] = values @ heights
+            total[start:start + step] = self.profile(norm2) @ heights
         return total
 
     def _mergeable(self, center, exclude):
@@ -172,5 +175,4 @@ class GridSum(object):
                 shape = [1]*dimensions
                 shape[dimensions - 1 - k] = w.stop - w.start
                 norm2 = norm2 + (((axis[w] - center[k])/sigma[k])**2).reshape(shape)
-            values = np.where(norm2 < self.kernels.cutoff2, np.exp(-0.5*norm2) - self.kernels.valueAtCutoff, 0.0)
-            self.values[tuple(reversed(window))] += height*values
+            self.values[tuple(reversed(window))] += height*self.kernels.profile(norm2)

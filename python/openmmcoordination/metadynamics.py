@@ -191,9 +191,7 @@ class Metadynamics(object):
         """The CV values of the grid points: for one variable an array, linspace(minValue, maxValue,
         gridWidth); for several, a list of such arrays, one per variable, in the order of
         ``variables`` (so ``contourf(*grid, fes)`` draws a 2-D free energy)."""
-        if len(self.variables) == 1:
-            return self._axes[0].copy()
-        return [axis.copy() for axis in self._axes]
+        return self._grid.axesForUser()
 
     def getBias(self):
         """The current bias on the grid (kJ/mol, a Quantity; the shape of getFreeEnergy()), including

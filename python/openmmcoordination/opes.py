@@ -32,12 +32,9 @@ from openmmcoordination._checks import _error as _ownerError, _isInteger, _posit
 from openmmcoordination._gridbias import (GridBias, checkRunOptions, checkVariables, newestFiles, newWalkerId,
                                           replaceFile)
 from openmmcoordination._opeskernels import GridSum, Kernels
-from openmmcoordination.metadynamics import BiasVariable
+from openmmcoordination.metadynamics import BiasVariable, RecordedFrames  # the frames of OPES.getRecordedFrames()
 
 __all__ = ['OPES', 'BiasVariable']
-
-#: The frames recorded with recordFrequency (OPES.getRecordedFrames()), those of Metadynamics.
-RecordedFrames = collections.namedtuple('RecordedFrames', ['steps', 'collectiveVariables', 'bias', 'reweightingBias'])
 
 #: PLUMED's output components after each update (OPES.getHistory()).
 History = collections.namedtuple('History', ['steps', 'rct', 'zed', 'neff', 'nker'])
@@ -370,9 +367,7 @@ class OPES(object):
 
     def getCollectiveVariableGrid(self):
         """The CV values of the grid points, as Metadynamics.getCollectiveVariableGrid()."""
-        if len(self.variables) == 1:
-            return self._grid.axes[0].copy()
-        return [axis.copy() for axis in self._grid.axes]
+        return self._grid.axesForUser()
 
     def getKernels(self):
         """The compressed kernels: (centers, sigmas, heights), arrays of shape (kernels, variables),
