@@ -453,6 +453,93 @@ void testBiasUpdateParameters() {
     ASSERT_BIAS_ERROR(bias->updateParametersInContext(*context), "groups");
 }
 
+/** A smooth table of 1, 2 or 3 dimensions over [-1, 21] on each axis that no cubic reproduces. */
+static TabulatedFunction* curvedTable(int dimensions, double phase, bool periodic = false) {
+    const int sizes[3] = {13, 11, 7};
+    const double min = -1.0, max = 21.0;
+    int n[3] = {sizes[0], dimensions > 1 ? sizes[1] : 1, dimensions > 2 ? sizes[2] : 1};
+    vector<double> values(n[0]*n[1]*n[2]);
+    for (int k = 0; k < n[2]; k++)
+        for (int j = 0; j < n[1]; j++)
+            for (int i = 0; i < n[0]; i++) {
+                double x = min+(max-min)*i/(sizes[0]-1), y = min+(max-min)*j/(sizes[1]-1), z = min+(max-min)*k/(sizes[2]-1);
+                values[i+n[0]*(j+n[1]*k)] = 3*sin(0.4*x+phase)+2*cos(0.3*y-phase)*(1+0.05*z)+0.01*x*y*z;
+            }
+    if (periodic)
+        values.back() = values.front();
+    if (dimensions == 1)
+        return new Continuous1DFunction(values, min, max, periodic);
+    if (dimensions == 2)
+        return new Continuous2DFunction(n[0], n[1], values, min, max, min, max);
+    return new Continuous3DFunction(n[0], n[1], n[2], values, min, max, min, max, min, max);
+}
+
+void testBiasUpdateTable() {
+    // Tables of 1, 2 and 3 dimensions and a periodic one, each replaced in a Context by
+    // updateTabulatedFunctionInContext(): the energy and forces are then those of a Context
+    // created with the new tables (on CUDA: fitted on the GPU, against fitted on the host).
+    auto makeForce = [] (double phase) {
+        CoordinationBiasForce* bias = new CoordinationBiasForce("t1(c1) + t2(c1, c2) + t3(c1, c2, c3) + p(c3)");
+        for (int k = 0; k < 3; k++)
+            bias->addCollectiveVariable("c"+to_string(k+1), biasCV(k, true));
+        for (int d = 1; d <= 3; d++)
+            bias->addTabulatedFunction("t"+to_string(d), curvedTable(d, phase));
+        bias->addTabulatedFunction("p", curvedTable(1, 2*phase, true));
+        return bias;
+    };
+    vector<Vec3> positions;
+    Vec3 box[3];
+    biasPositions(positions, box, 1);
+    CoordinationBiasForce* bias = makeForce(0.0);
+    System system;
+    VerletIntegrator integrator(0.001);
+    unique_ptr<Context> context(biasContext(system, integrator, {bias}, positions, box));
+    double oldEnergy = context->getState(State::Energy).getPotentialEnergy();
+    CoordinationBiasForce* updated = makeForce(0.7);
+    for (int i = 0; i < 4; i++) {
+        vector<double> values;
+        int nx, ny, nz;
+        double xmin, xmax, ymin, ymax, zmin, zmax;
+        if (i == 0 || i == 3) {
+            dynamic_cast<Continuous1DFunction&>(updated->getTabulatedFunction(i)).getFunctionParameters(values, xmin, xmax);
+            dynamic_cast<Continuous1DFunction&>(bias->getTabulatedFunction(i)).setFunctionParameters(values, xmin, xmax);
+        }
+        else if (i == 1) {
+            dynamic_cast<Continuous2DFunction&>(updated->getTabulatedFunction(i)).getFunctionParameters(nx, ny, values, xmin, xmax, ymin, ymax);
+            dynamic_cast<Continuous2DFunction&>(bias->getTabulatedFunction(i)).setFunctionParameters(nx, ny, values, xmin, xmax, ymin, ymax);
+        }
+        else {
+            dynamic_cast<Continuous3DFunction&>(updated->getTabulatedFunction(i)).getFunctionParameters(nx, ny, nz, values, xmin, xmax,
+                    ymin, ymax, zmin, zmax);
+            dynamic_cast<Continuous3DFunction&>(bias->getTabulatedFunction(i)).setFunctionParameters(nx, ny, nz, values, xmin, xmax,
+                    ymin, ymax, zmin, zmax);
+        }
+        bias->updateTabulatedFunctionInContext(*context, i);
+    }
+    System freshSystem;
+    VerletIntegrator freshIntegrator(0.001);
+    unique_ptr<Context> fresh(biasContext(freshSystem, freshIntegrator, {updated}, positions, box));
+    State expected = fresh->getState(State::Energy | State::Forces);
+    State found = context->getState(State::Energy | State::Forces);
+    ASSERT(fabs(expected.getPotentialEnergy()-oldEnergy) > 1.0);
+    ASSERT_EQUAL_TOL(expected.getPotentialEnergy(), found.getPotentialEnergy(), tolerance);
+    assertForcesEqual(expected.getForces(), found.getForces(), forceTolerance());
+    // A table of another shape, an index out of range or a value that is not finite: an error,
+    // and the Context keeps its tables.
+    Continuous1DFunction& line = dynamic_cast<Continuous1DFunction&>(bias->getTabulatedFunction(0));
+    line.setFunctionParameters({1.0, 2.0, 3.0}, -1.0, 21.0);
+    ASSERT_BIAS_ERROR(bias->updateTabulatedFunctionInContext(*context, 0), "3 points over [-1, 21], not periodic, the Context's has 13 points");
+    line.setFunctionParameters(vector<double>(13, 1.0), -1.0, 22.0);
+    ASSERT_BIAS_ERROR(bias->updateTabulatedFunctionInContext(*context, 0), "updateParametersInContext");
+    vector<double> values(13, 1.0);
+    values[5] = NAN;
+    line.setFunctionParameters(values, -1.0, 21.0);
+    ASSERT_BIAS_ERROR(bias->updateTabulatedFunctionInContext(*context, 0), "not finite at index 5");
+    ASSERT_BIAS_ERROR(bias->updateTabulatedFunctionInContext(*context, 4), "tabulated function index out of range: 4");
+    ASSERT_BIAS_ERROR(bias->updateTabulatedFunctionInContext(*context, -1), "tabulated function index out of range: -1");
+    ASSERT_EQUAL_TOL(expected.getPotentialEnergy(), context->getState(State::Energy).getPotentialEnergy(), tolerance);
+}
+
 void testBiasErrors() {
     ASSERT_BIAS_ERROR(CoordinationBiasForce("c1*"), "c1*");
     CoordinationBiasForce bias("c1 + c2");
@@ -543,5 +630,6 @@ void runBiasTests() {
         RUN_TEST(testBiasForcesOnly);
     RUN_TEST(testBiasTables);
     RUN_TEST(testBiasUpdateParameters);
+    RUN_TEST(testBiasUpdateTable);
     RUN_TEST(testBiasErrors);
 }

@@ -141,6 +141,18 @@ public:
      * requires reinitializing the Context.
      */
     void updateParametersInContext(OpenMM::Context& context);
+    /**
+     * Copy the values of one tabulated function into a Context, and nothing else: the fast path
+     * for a bias that changes every few hundred steps (Metadynamics, OPES). The table must have
+     * the type, size, ranges and periodicity it had when the Context was created or last updated
+     * by updateParametersInContext(); only its values may have changed (they must be finite).
+     * On CUDA a table that is not periodic gets its spline coefficients fitted on the GPU, from
+     * the values alone; a periodic one is fitted on the host. Nothing is read back.
+     *
+     * @param context  the Context
+     * @param index    the index of the tabulated function
+     */
+    void updateTabulatedFunctionInContext(OpenMM::Context& context, int index);
     /** Get whether the CVs use periodic boundary conditions (all of them do, or none). */
     bool usesPeriodicBoundaryConditions() const;
 protected:

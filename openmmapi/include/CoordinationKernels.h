@@ -100,6 +100,11 @@ public:
     virtual std::vector<double> computeCollectiveVariables(OpenMM::ContextImpl& context) = 0;
     /** Copy the parameters that do not change the pairs from the force into the Context. */
     virtual void copyParametersToContext(OpenMM::ContextImpl& context, const CoordinationBiasForce& force) = 0;
+    /**
+     * Copy the values of one tabulated function of the force into the Context; its shape is the
+     * one the Context holds (CoordinationBiasForceImpl checked it).
+     */
+    virtual void copyTabulatedFunctionToContext(OpenMM::ContextImpl& context, const CoordinationBiasForce& force, int index) = 0;
 };
 
 } // namespace CoordinationPlugin

@@ -211,3 +211,8 @@ vector<double> CoordinationBiasForce::getCollectiveVariableValues(Context& conte
 void CoordinationBiasForce::updateParametersInContext(Context& context) {
     getImpl(context).updateParametersInContext(getContextImpl(context));
 }
+
+void CoordinationBiasForce::updateTabulatedFunctionInContext(Context& context, int index) {
+    checkIndex(index, functions.size(), "tabulated function");
+    getImpl(context).updateTabulatedFunctionInContext(getContextImpl(context), index);
+}

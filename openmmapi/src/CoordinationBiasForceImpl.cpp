@@ -4,6 +4,7 @@
 #include "internal/CoordinationExpression.h"
 #include "CoordinationKernels.h"
 #include "openmm/OpenMMException.h"
+#include "openmm/TabulatedFunction.h"
 #include "openmm/internal/ContextImpl.h"
 #include <cmath>
 
@@ -42,6 +43,7 @@ void CoordinationBiasForceImpl::initialize(ContextImpl& context) {
     for (int k = 0; k < owner.getNumCollectiveVariables(); k++)
         CoordinationForceImpl::validate(owner.getCollectiveVariable(k), context.getSystem());
     defaults = getDefaultParameters();
+    recordTableShapes();
     kernel = context.getPlatform().createKernel(CalcCoordinationBiasForceKernel::Name(), context);
     kernel.getAs<CalcCoordinationBiasForceKernel>().initialize(context.getSystem(), owner);
 }
@@ -75,6 +77,28 @@ void CoordinationBiasForceImpl::updateParametersInContext(ContextImpl& context) 
             context.setParameter(parameter.first, parameter.second);
     }
     defaults = getDefaultParameters();
+    recordTableShapes();
+    context.systemChanged();
+}
+
+void CoordinationBiasForceImpl::recordTableShapes() {
+    tableShapes.clear();
+    for (int i = 0; i < owner.getNumTabulatedFunctions(); i++)
+        tableShapes.push_back(CoordinationExpression::describeTableShape(owner.getTabulatedFunction(i)));
+}
+
+void CoordinationBiasForceImpl::updateTabulatedFunctionInContext(ContextImpl& context, int index) {
+    const string& name = owner.getTabulatedFunctionName(index);
+    if (index >= tableShapes.size())
+        throw OpenMMException(className+": updateTabulatedFunctionInContext: the Context has no tabulated function \""+name+
+                "\" (index "+to_string(index)+"); call updateParametersInContext()");
+    const TabulatedFunction& table = owner.getTabulatedFunction(index);
+    string shape = CoordinationExpression::describeTableShape(table);
+    if (shape != tableShapes[index])
+        throw OpenMMException(className+": updateTabulatedFunctionInContext: tabulated function \""+name+"\" has "+shape+
+                ", the Context's has "+tableShapes[index]+"; call updateParametersInContext() for a new shape");
+    CoordinationExpression::checkTable(className, name, table, 3);
+    kernel.getAs<CalcCoordinationBiasForceKernel>().copyTabulatedFunctionToContext(context, owner, index);
     context.systemChanged();
 }
 

@@ -152,50 +152,79 @@ bool CoordinationExpression::isEnergyTheCV(const CoordinationForce& force) {
     return (root.getOperation().getId() == Lepton::Operation::VARIABLE && root.getOperation().getName() == "cv");
 }
 
+namespace {
+/** The values, sizes and ranges of a table (axis by axis). */
+struct TableParameters {
+    vector<double> values, mins, maxs;
+    vector<int> sizes;
+};
+
+/** Read a Continuous1DFunction (or, with maxDimensions 2 or 3, a 2D or 3D one); false for any other. */
+bool readTable(const TabulatedFunction& function, int maxDimensions, TableParameters& table) {
+    double min, max;
+    if (auto one = dynamic_cast<const Continuous1DFunction*>(&function)) {
+        one->getFunctionParameters(table.values, min, max);
+        table.sizes = {(int) table.values.size()};
+        table.mins = {min};
+        table.maxs = {max};
+    }
+    else if (auto two = dynamic_cast<const Continuous2DFunction*>(&function); two != NULL && maxDimensions >= 2) {
+        int xsize, ysize;
+        double xmin, xmax, ymin, ymax;
+        two->getFunctionParameters(xsize, ysize, table.values, xmin, xmax, ymin, ymax);
+        table.sizes = {xsize, ysize};
+        table.mins = {xmin, ymin};
+        table.maxs = {xmax, ymax};
+    }
+    else if (auto three = dynamic_cast<const Continuous3DFunction*>(&function); three != NULL && maxDimensions >= 3) {
+        int xsize, ysize, zsize;
+        double xmin, xmax, ymin, ymax, zmin, zmax;
+        three->getFunctionParameters(xsize, ysize, zsize, table.values, xmin, xmax, ymin, ymax, zmin, zmax);
+        table.sizes = {xsize, ysize, zsize};
+        table.mins = {xmin, ymin, zmin};
+        table.maxs = {xmax, ymax, zmax};
+    }
+    else
+        return false;
+    return true;
+}
+}
+
 void CoordinationExpression::checkTable(const string& className, const string& name, const TabulatedFunction& function, int maxDimensions) {
     stringstream msg;
     msg << className << ": tabulated function \"" << name << "\"";
-    vector<double> values, mins, maxs;
-    vector<int> sizes;
-    double min, max;
-    if (auto table = dynamic_cast<const Continuous1DFunction*>(&function)) {
-        table->getFunctionParameters(values, min, max);
-        sizes = {(int) values.size()};
-        mins = {min};
-        maxs = {max};
-    }
-    else if (auto table = dynamic_cast<const Continuous2DFunction*>(&function); table != NULL && maxDimensions >= 2) {
-        int xsize, ysize;
-        double xmin, xmax, ymin, ymax;
-        table->getFunctionParameters(xsize, ysize, values, xmin, xmax, ymin, ymax);
-        sizes = {xsize, ysize};
-        mins = {xmin, ymin};
-        maxs = {xmax, ymax};
-    }
-    else if (auto table = dynamic_cast<const Continuous3DFunction*>(&function); table != NULL && maxDimensions >= 3) {
-        int xsize, ysize, zsize;
-        double xmin, xmax, ymin, ymax, zmin, zmax;
-        table->getFunctionParameters(xsize, ysize, zsize, values, xmin, xmax, ymin, ymax, zmin, zmax);
-        sizes = {xsize, ysize, zsize};
-        mins = {xmin, ymin, zmin};
-        maxs = {xmax, ymax, zmax};
-    }
-    else
+    TableParameters table;
+    if (!readTable(function, maxDimensions, table))
         throw OpenMMException(msg.str()+(maxDimensions == 1 ? " is not a Continuous1DFunction"
             : " is not a Continuous1DFunction, Continuous2DFunction or Continuous3DFunction"));
-    for (int d = 0; d < sizes.size(); d++) {
-        if (!isfinite(mins[d]) || !isfinite(maxs[d]) || !(mins[d] < maxs[d])) {
-            msg << " needs a finite range with min < max, got min " << mins[d] << " and max " << maxs[d];
+    for (int d = 0; d < table.sizes.size(); d++) {
+        if (!isfinite(table.mins[d]) || !isfinite(table.maxs[d]) || !(table.mins[d] < table.maxs[d])) {
+            msg << " needs a finite range with min < max, got min " << table.mins[d] << " and max " << table.maxs[d];
             throw OpenMMException(msg.str());
         }
-        if (sizes[d] < 2) {
-            msg << " needs at least 2 values, got " << sizes[d];
+        if (table.sizes[d] < 2) {
+            msg << " needs at least 2 values, got " << table.sizes[d];
             throw OpenMMException(msg.str());
         }
     }
-    for (int k = 0; k < values.size(); k++)
-        if (!isfinite(values[k])) {
-            msg << " has a value that is not finite at index " << k << ": " << values[k];
+    for (int k = 0; k < table.values.size(); k++)
+        if (!isfinite(table.values[k])) {
+            msg << " has a value that is not finite at index " << k << ": " << table.values[k];
             throw OpenMMException(msg.str());
         }
+}
+
+string CoordinationExpression::describeTableShape(const TabulatedFunction& function) {
+    TableParameters table;
+    if (!readTable(function, 3, table))
+        return "not a Continuous1DFunction, Continuous2DFunction or Continuous3DFunction";
+    stringstream text;
+    text.precision(17);
+    for (int d = 0; d < table.sizes.size(); d++)
+        text << (d > 0 ? " x " : "") << table.sizes[d];
+    text << " points over ";
+    for (int d = 0; d < table.sizes.size(); d++)
+        text << (d > 0 ? " x " : "") << "[" << table.mins[d] << ", " << table.maxs[d] << "]";
+    text << (function.getPeriodic() ? ", periodic" : ", not periodic");
+    return text.str();
 }

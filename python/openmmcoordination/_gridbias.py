@@ -148,9 +148,11 @@ class GridBias(object):
             table.setFunctionParameters(*[v.gridWidth for v in self.variables], values, *limits)
 
     def upload(self, context, values):
-        """Copy a bias array into the table and send it to the Context (no recompilation)."""
+        """Copy a bias array into the table and send it to the Context: its values alone
+        (CoordinationBiasForce.updateTabulatedFunctionInContext; on CUDA the splines are fitted on the
+        GPU)."""
         self.setValues(values)
-        self.force.updateParametersInContext(context)
+        self.force.updateTabulatedFunctionInContext(context, 0)
 
     def collectiveVariables(self, context):
         """The CVs of the Context, a list of floats."""

@@ -143,14 +143,12 @@ class GridSum(object):
         self.values = np.zeros(self.shape)
         self.updates = 0
 
-    def points(self):
-        """Every grid point, (points, d), in the flattened order of the bias array."""
-        mesh = np.meshgrid(*reversed(self.axes), indexing='ij')
-        return np.stack([m.ravel() for m in reversed(mesh)], axis=1)
-
     def refresh(self):
-        """Recompute the sum from all kernels."""
-        self.values = self.kernels.evaluate(self.points()).reshape(self.shape)
+        """Recompute the sum from all kernels, each on the grid points within its cutoff."""
+        self.values = np.zeros(self.shape)
+        kernels = self.kernels
+        for height, center, sigma in zip(kernels.heights, kernels.centers, kernels.sigmas):
+            self._add(height, center, sigma)
         self.updates = 0
 
     def apply(self, deltas):
@@ -160,19 +158,23 @@ class GridSum(object):
         if self.updates >= GRID_REFRESH_UPDATES:
             self.refresh()
             return
+        for height, center, sigma in deltas:
+            self._add(height, center, sigma)
+
+    def _add(self, height, center, sigma):
+        """Add one kernel at the grid points within its cutoff."""
         cutoff = np.sqrt(self.kernels.cutoff2)
         dimensions = len(self.axes)
-        for height, center, sigma in deltas:
-            window = []
-            for k, axis in enumerate(self.axes):
-                low = np.searchsorted(axis, center[k] - cutoff*sigma[k], side='left')
-                high = np.searchsorted(axis, center[k] + cutoff*sigma[k], side='right')
-                window.append(slice(low, high))
-            if any(w.start >= w.stop for w in window):
-                continue
-            norm2 = 0.0
-            for k, (axis, w) in enumerate(zip(self.axes, window)):
-                shape = [1]*dimensions
-                shape[dimensions - 1 - k] = w.stop - w.start
-                norm2 = norm2 + (((axis[w] - center[k])/sigma[k])**2).reshape(shape)
-            self.values[tuple(reversed(window))] += height*self.kernels.profile(norm2)
+        window = []
+        for k, axis in enumerate(self.axes):
+            low = np.searchsorted(axis, center[k] - cutoff*sigma[k], side='left')
+            high = np.searchsorted(axis, center[k] + cutoff*sigma[k], side='right')
+            if low >= high:
+                return
+            window.append(slice(low, high))
+        norm2 = 0.0
+        for k, (axis, w) in enumerate(zip(self.axes, window)):
+            shape = [1]*dimensions
+            shape[dimensions - 1 - k] = w.stop - w.start
+            norm2 = norm2 + (((axis[w] - center[k])/sigma[k])**2).reshape(shape)
+        self.values[tuple(reversed(window))] += height*self.kernels.profile(norm2)

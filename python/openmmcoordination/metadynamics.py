@@ -16,9 +16,10 @@ PLUMED: ``c1: COORDINATION ...``, ``c2: COORDINATION ...`` and ``METAD ARG=c1,c2
 PACE=.. BIASFACTOR=.. TEMP=.. GRID_MIN=.. GRID_MAX=.. GRID_BIN=..``.
 
 Every ``frequency`` steps it reads the CVs and the bias energy at them, adds a well-tempered
-Gaussian of height h exp(-V/(k_B dT)) to a grid on the host and replaces the force's table
-(setFunctionParameters, then updateParametersInContext); the steps in between run entirely on the
-Context's platform. It keeps c(t) of Tiwary and Parrinello after each hill and, with recordFrequency,
+Gaussian of height h exp(-V/(k_B dT)) to a grid on the host and replaces the values of the force's
+table (setFunctionParameters, then updateTabulatedFunctionInContext: on CUDA only the grid's values
+cross to the GPU, which fits the splines); the steps in between run entirely on the Context's
+platform. It keeps c(t) of Tiwary and Parrinello after each hill and, with recordFrequency,
 records frames (CVs, V and V - c(t)) for reweighting with openmmcoordination.reweighting.
 """
 

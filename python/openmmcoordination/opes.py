@@ -14,7 +14,8 @@ Every ``pace`` steps it reads the CVs, deposits a kernel as PLUMED does (weight 
 there, width shrinking with the effective sample size, merged into its nearest kernel when closer
 than compressionThreshold widths), updates Z and evaluates the bias
 V(s) = (1 - 1/gamma) k_B T ln(P(s)/Z + epsilon) on the grid from the kernels that changed, then
-replaces the force's table. The kernels, Z and the bias at the sampled CVs are exact (double
+replaces the values of the force's table (updateTabulatedFunctionInContext: on CUDA the GPU fits
+the splines). The kernels, Z and the bias at the sampled CVs are exact (double
 precision, every kernel summed); the simulation feels the table's spline of the grid.
 """
 

@@ -105,6 +105,39 @@ def test_table_2d(platform_config, rng):
     assert_close(F, expectedF, platform_config.table_force_rtol, 'forces')
 
 
+def test_update_table(platform_config, rng):
+    """A 2-D table created flat, then given the values of x*y + x + 2y by updateTabulatedFunctionInContext
+    (on CUDA fitted on the GPU): the energy and forces of that function; a table of another shape is an
+    error that names the class, the table and both shapes, and leaves the Context's table as it was."""
+    size, lo, hi = 12, -1.0, 21.0
+    grid = np.linspace(lo, hi, size)
+    x, y = np.meshgrid(grid, grid, indexing='ij')
+    values = (x*y + x + 2*y).T.ravel()
+    bias, references = _build('bias(c1, c2)', {}, 2, False)
+    bias.addTabulatedFunction('bias', openmm.Continuous2DFunction(size, size, np.zeros(size*size), lo, hi, lo, hi))
+    system = make_system(N)
+    system.addForce(bias)
+    context = platform_config.context(system)
+    positions = random_positions(rng, N, size=1.3)
+    set_state(context, positions)
+    assert energy_and_forces(context)[0] == 0.0
+    bias.getTabulatedFunction(0).setFunctionParameters(size, size, values, lo, hi, lo, hi)
+    bias.updateTabulatedFunctionInContext(context, 0)
+    E, F = energy_and_forces(context)
+    expectedE, expectedF, _ = ref.bias_energy_and_forces(positions, references, lambda c: c[0]*c[1] + c[0] + 2*c[1],
+                                                         lambda c: [c[1] + 1, c[0] + 2])
+    assert_close(E, expectedE, platform_config.table_value_rtol, 'energy')
+    assert_close(F, expectedF, platform_config.table_force_rtol, 'forces')
+    bias.getTabulatedFunction(0).setFunctionParameters(size, size - 1, values[:size*(size - 1)], lo, hi, lo, hi)
+    with pytest.raises(openmm.OpenMMException, match=r'CoordinationBiasForce: updateTabulatedFunctionInContext: tabulated '
+                       r'function "bias" has 12 x 11 points over \[-1, 21\] x \[-1, 21\], not periodic, the Context\'s has '
+                       r'12 x 12 points'):
+        bias.updateTabulatedFunctionInContext(context, 0)
+    with pytest.raises(openmm.OpenMMException, match='tabulated function index out of range: 1'):
+        bias.updateTabulatedFunctionInContext(context, 1)
+    assert energy_and_forces(context)[0] == E
+
+
 def test_update_parameters(platform_config, rng):
     bias, references = _build('k*c1 + c2', {'k': 2.0}, 2, False)
     system = make_system(N)

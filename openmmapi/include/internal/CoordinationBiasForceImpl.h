@@ -42,6 +42,11 @@ public:
     }
     /** Copy changed parameters into the kernel (and changed defaults into the Context). */
     void updateParametersInContext(OpenMM::ContextImpl& context);
+    /**
+     * Copy the values of one table into the kernel, after checking that the table still has the
+     * shape the Context holds (CoordinationExpression::describeTableShape()) and finite values.
+     */
+    void updateTabulatedFunctionInContext(OpenMM::ContextImpl& context, int index);
     /** Compute every CV at the current positions. */
     std::vector<double> computeCollectiveVariables(OpenMM::ContextImpl& context);
     /**
@@ -54,6 +59,9 @@ private:
     const CoordinationBiasForce& owner;
     OpenMM::Kernel kernel;
     std::map<std::string, double> defaults;
+    /** The shape of each table the Context holds. */
+    std::vector<std::string> tableShapes;
+    void recordTableShapes();
 };
 
 } // namespace CoordinationPlugin

@@ -66,6 +66,11 @@ public:
      */
     static void checkTable(const std::string& className, const std::string& name, const OpenMM::TabulatedFunction& function,
             int maxDimensions);
+    /**
+     * The shape of a table in words, for comparing a table with the one a Context holds and for
+     * messages: "121 x 121 points over [0, 1] x [0, 1], not periodic".
+     */
+    static std::string describeTableShape(const OpenMM::TabulatedFunction& function);
 };
 
 } // namespace CoordinationPlugin

@@ -19,7 +19,9 @@ namespace CoordinationPlugin {
  * Metadynamics replaces the table of a CoordinationBiasForce at every hill. SplineFitter spends
  * about 4 ms on a 121 x 121 grid (a vector per cell, a binary search per derivative, a dense
  * 16 x 16 product per cell); here the tridiagonal systems are factored once per axis, and each
- * patch is the tensor product of the 4 x 4 Hermite matrix with its corner data.
+ * patch is the tensor product of the 4 x 4 Hermite matrix with its corner data. A table whose
+ * values alone change (CoordinationBiasForce::updateTabulatedFunctionInContext()) is fitted on
+ * the device instead, by the same equations (CudaCoordinationTableFit).
  */
 class OPENMM_EXPORT_COORDINATION CoordinationSpline {
 public:
@@ -34,6 +36,12 @@ public:
      * Throws OpenMMException for any other type of function.
      */
     static std::vector<float> computeCoefficients(const OpenMM::TabulatedFunction& function, int& width);
+    /**
+     * The axis of a table as the natural splines along it use it, for fitting them elsewhere (the
+     * device's fit, kernels/spline.cu): 4n doubles, the n points from min to max, then a, gamma
+     * and pivot of the factored tridiagonal matrix of their second derivatives, each n long.
+     */
+    static std::vector<double> getAxisFactors(double min, double max, int n);
 };
 
 } // namespace CoordinationPlugin

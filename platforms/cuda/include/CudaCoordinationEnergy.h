@@ -4,6 +4,7 @@
 #include "CudaCoordinationCV.h"
 #include "CudaCoordinationLauncher.h"
 #include "CudaCoordinationProgram.h"
+#include "CudaCoordinationTableFit.h"
 #include "openmm/TabulatedFunction.h"
 #include "openmm/cuda/CudaArray.h"
 #include "openmm/cuda/CudaContext.h"
@@ -46,6 +47,11 @@ public:
     void setExpression(const Lepton::ParsedExpression& energy, const std::vector<std::string>& cvNames,
             const std::vector<std::string>& globalNames, const std::vector<const OpenMM::TabulatedFunction*>& tables,
             const std::vector<std::string>& tableNames);
+    /**
+     * Replace the values of table i of the expression in use (its shape unchanged): fitted on the
+     * GPU (CudaCoordinationTableFit) unless it is periodic, then fitted on the host and uploaded.
+     */
+    void updateTable(int index, const OpenMM::TabulatedFunction& table);
     /** Use no expression: the energy is the one CV itself. */
     void clearExpression();
     /** Whether an energy expression is in use. */
@@ -103,6 +109,7 @@ private:
     OpenMM::CudaArray sums, state, globals;
     int sumParity = 0;
     std::vector<std::unique_ptr<OpenMM::CudaArray> > tables;
+    std::unique_ptr<CudaCoordinationTableFit> tableFit;
 };
 
 } // namespace CoordinationPlugin

@@ -65,6 +65,8 @@ public:
     double execute(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy);
     std::vector<double> computeCollectiveVariables(OpenMM::ContextImpl& context);
     void copyParametersToContext(OpenMM::ContextImpl& context, const CoordinationBiasForce& force);
+    /** Copy one table's values into the Context, fitted on the GPU (CudaCoordinationEnergy::updateTable()). */
+    void copyTabulatedFunctionToContext(OpenMM::ContextImpl& context, const CoordinationBiasForce& force, int index);
     /**
      * The code path each CV took in the last evaluation, for tests: "name: path" for each CV
      * (CudaCalcCoordinationForceKernel::describeLastEvaluation()), separated by "; ".

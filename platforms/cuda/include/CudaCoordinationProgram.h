@@ -82,6 +82,8 @@ public:
     static CudaCoordinationModulePart getChainRulePart(OpenMM::ComputeContext& cc, const Lepton::ParsedExpression& energy,
             const std::vector<std::string>& cvNames, const std::vector<std::string>& globalNames,
             const std::vector<const OpenMM::TabulatedFunction*>& tables, const std::vector<std::string>& tableNames);
+    /** The part of a module holding the device's fit of a table's splines (kernels/spline.cu, CudaCoordinationTableFit). */
+    static CudaCoordinationModulePart getSplinePart();
     /**
      * One module's source from several parts: each part in a namespace of its own, after its
      * defines and before their #undef (and that of every macro its source defines), its kernels

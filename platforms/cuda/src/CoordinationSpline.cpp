@@ -45,6 +45,15 @@ public:
         return x;
     }
 
+    /** The points, then a, gamma and pivot of the factored matrix (CoordinationSpline::getAxisFactors()). */
+    vector<double> factors() const {
+        vector<double> all(x);
+        all.insert(all.end(), a.begin(), a.end());
+        all.insert(all.end(), gamma.begin(), gamma.end());
+        all.insert(all.end(), pivot.begin(), pivot.end());
+        return all;
+    }
+
     /** The second derivatives of the natural spline through y (n values). */
     const vector<double>& secondDerivatives(const vector<double>& y) {
         const int n = x.size();
@@ -268,4 +277,8 @@ vector<float> CoordinationSpline::computeCoefficients(const TabulatedFunction& f
     if (table2 != NULL)
         return coefficients2D(*table2);
     return coefficients3D(*table3);
+}
+
+vector<double> CoordinationSpline::getAxisFactors(double min, double max, int n) {
+    return AxisSplines(min, max, n).factors();
 }

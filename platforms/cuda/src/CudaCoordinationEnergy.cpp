@@ -55,6 +55,17 @@ void CudaCoordinationEnergy::setExpression(const Lepton::ParsedExpression& energ
     }
 }
 
+void CudaCoordinationEnergy::updateTable(int index, const TabulatedFunction& table) {
+    if (!CudaCoordinationTableFit::canFit(table)) {
+        int width;
+        tables[index]->upload(CoordinationSpline::computeCoefficients(table, width).data());
+        return;
+    }
+    if (!tableFit)
+        tableFit.reset(new CudaCoordinationTableFit(cu));
+    tableFit->fit(table, *tables[index]);
+}
+
 void CudaCoordinationEnergy::clearExpression() {
     expression = false;
     pendingPart.reset();

@@ -178,6 +178,11 @@ void CudaCalcCoordinationBiasForceKernel::copyParametersToContext(ContextImpl& c
     setParameters(force);
 }
 
+void CudaCalcCoordinationBiasForceKernel::copyTabulatedFunctionToContext(ContextImpl& context, const CoordinationBiasForce& force, int index) {
+    ContextSelector selector(cu);
+    energy->updateTable(index, force.getTabulatedFunction(index));
+}
+
 vector<double> CudaCalcCoordinationBiasForceKernel::readState(bool checkEnergy) {
     return energy->readState(cvs, checkEnergy, [&] (const map<string, double>& variables, double e, const vector<double>& dEdcv) {
         return CoordinationErrorMessages::nonFiniteBiasEnergy(energyExpression, variables, e, dEdcv);

@@ -132,6 +132,13 @@ CudaCoordinationModulePart CudaCoordinationProgram::getChainRulePart(ComputeCont
     return part;
 }
 
+CudaCoordinationModulePart CudaCoordinationProgram::getSplinePart() {
+    CudaCoordinationModulePart part;
+    part.source = getSource(CudaCoordinationKernelSources::files, {"spline"});
+    part.kernels = {"fitSplineLines", "fitSplineCoefficients1D", "fitSplineCoefficients2D", "fitSplineCoefficients3D"};
+    return part;
+}
+
 int CudaCoordinationProgram::addPart(vector<CudaCoordinationModulePart>& parts, const CudaCoordinationModulePart& part) {
     for (int i = 0; i < parts.size(); i++)
         if (parts[i].source == part.source && parts[i].defines == part.defines && parts[i].kernels == part.kernels)

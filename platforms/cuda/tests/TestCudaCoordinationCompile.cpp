@@ -4,7 +4,8 @@
  * prelude that OpenMM 8.6's CudaContext::createModule puts in front of every module (its precision
  * defines and typedefs, and CudaKernelSources::common, read from libOpenMMCUDA itself), and
  * compiled with the options createModule uses, with checks that the cell kernels' argument struct
- * has the layout of the host's (CudaCoordinationCV::CellArguments). Also checks that the table
+ * has the layout of the host's (CudaCoordinationCV::CellArguments), and the device's fit of a
+ * table's splines (kernels/spline.cu). Also checks that the table
  * coefficients the plugin uploads (CoordinationSpline) are those of this OpenMM's
  * ExpressionUtilities, whose generated code reads them. */
 
@@ -224,6 +225,8 @@ static void compileModule(ComputeContext& context, const vector<CudaCoordination
     // The kernels asked for are there, and no others.
     vector<string> all = CudaCoordinationProgram::getKernelNames(CudaCoordinationProgram::AllKernels);
     all.push_back("applyChainRule");
+    for (const string& kernel : CudaCoordinationProgram::getSplinePart().kernels)
+        all.push_back(kernel);
     for (int i = 0; i < parts.size(); i++)
         for (const string& kernel : all) {
             bool isWanted = (find(parts[i].kernels.begin(), parts[i].kernels.end(), kernel) != parts[i].kernels.end());
@@ -430,7 +433,13 @@ int main(int argc, char* argv[]) {
             }
             eight.setEnergyExpression(expression);
             compileBias(eight, precision, false, "bias 8 CVs, harmonic");
-            count += 3;
+            // The device's fit of a table's splines (CoordinationBiasForce::updateTabulatedFunctionInContext()).
+            System system;
+            addParticles(system);
+            ProgramOnlyContext context(system, precision, false);
+            compileModule(context, {CudaCoordinationProgram::getSplinePart()}, precision, false, "table spline fit");
+            cout << "  compiled table spline fit (" << precision << ")" << endl;
+            count += 4;
         }
         // Each family of kernels alone, as a Context compiles them (here one group in a periodic box).
         CoordinationForce cells(a);

@@ -4,6 +4,7 @@
 #include "CoordinationKernels.h"
 #include "ReferenceCoordinationCV.h"
 #include "ReferenceCoordinationEnergy.h"
+#include "openmm/TabulatedFunction.h"
 #include <map>
 #include <string>
 #include <memory>
@@ -48,11 +49,16 @@ public:
     double execute(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy);
     std::vector<double> computeCollectiveVariables(OpenMM::ContextImpl& context);
     void copyParametersToContext(OpenMM::ContextImpl& context, const CoordinationBiasForce& force);
+    void copyTabulatedFunctionToContext(OpenMM::ContextImpl& context, const CoordinationBiasForce& force, int index);
 private:
     void setParameters(const CoordinationBiasForce& force);
+    /** Parse the energy expression with the Context's copies of the tables. */
+    void setEnergy();
     std::vector<std::unique_ptr<ReferenceCoordinationCV> > cvs;
     ReferenceCoordinationEnergy energy;
     std::string energyExpression;
+    std::vector<std::string> cvNames, globalNames, tableNames;
+    std::vector<std::unique_ptr<OpenMM::TabulatedFunction> > tables;
 };
 
 } // namespace CoordinationPlugin

@@ -6,6 +6,7 @@
 #include "openmm/reference/ReferenceForce.h"
 #include "openmm/reference/ReferencePlatform.h"
 #include "openmm/reference/ReferenceTabulatedFunction.h"
+#include "lepton/Parser.h"
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -109,14 +110,29 @@ void ReferenceCalcCoordinationBiasForceKernel::initialize(const System& system, 
 }
 
 void ReferenceCalcCoordinationBiasForceKernel::setParameters(const CoordinationBiasForce& force) {
-    vector<string> names;
+    cvNames.clear();
     for (int k = 0; k < force.getNumCollectiveVariables(); k++) {
         cvs[k]->setParameters(force.getCollectiveVariable(k));
-        names.push_back(force.getCollectiveVariableName(k));
+        cvNames.push_back(force.getCollectiveVariableName(k));
     }
-    map<string, Lepton::CustomFunction*> functions = createFunctions(force);
+    tables.clear();
+    tableNames.clear();
+    for (int i = 0; i < force.getNumTabulatedFunctions(); i++) {
+        tables.emplace_back(force.getTabulatedFunction(i).Copy());
+        tableNames.push_back(force.getTabulatedFunctionName(i));
+    }
+    globalNames = parameterNames(force);
+    energyExpression = force.getEnergyExpression();
+    setEnergy();
+}
+
+void ReferenceCalcCoordinationBiasForceKernel::setEnergy() {
+    // The expression was checked (CoordinationBiasForceImpl::validateForce()) before it came here.
+    map<string, Lepton::CustomFunction*> functions;
+    for (int i = 0; i < tables.size(); i++)
+        functions[tableNames[i]] = createReferenceTabulatedFunction(*tables[i]);
     try {
-        energy.set(CoordinationExpression::parseEnergyExpression(force, functions), names, parameterNames(force));
+        energy.set(Lepton::Parser::parse(energyExpression, functions).optimize(), cvNames, globalNames);
     }
     catch (...) {
         for (auto& function : functions)
@@ -125,7 +141,6 @@ void ReferenceCalcCoordinationBiasForceKernel::setParameters(const CoordinationB
     }
     for (auto& function : functions)
         delete function.second;
-    energyExpression = force.getEnergyExpression();
 }
 
 void ReferenceCalcCoordinationBiasForceKernel::copyParametersToContext(ContextImpl& context, const CoordinationBiasForce& force) {
@@ -134,6 +149,12 @@ void ReferenceCalcCoordinationBiasForceKernel::copyParametersToContext(ContextIm
     for (int k = 0; k < cvs.size(); k++)
         cvs[k]->checkPairsUnchanged(force.getCollectiveVariable(k));
     setParameters(force);
+}
+
+void ReferenceCalcCoordinationBiasForceKernel::copyTabulatedFunctionToContext(ContextImpl& context, const CoordinationBiasForce& force,
+        int index) {
+    tables[index].reset(force.getTabulatedFunction(index).Copy());
+    setEnergy();
 }
 
 double ReferenceCalcCoordinationBiasForceKernel::execute(ContextImpl& context, bool includeForces, bool includeEnergy) {
