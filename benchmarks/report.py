@@ -333,8 +333,10 @@ def metadynamics_section(rows):
                     'hills: ours / peer', 'target', 'met'], body)
     lines += ['', '*Hills*: what adding the hills costs, within the overhead: the same Context stepping through '
               '`Metadynamics.step()`, a hill every %s steps, and through `Simulation.step()`, the bias and no new hill, in '
-              'turn (median over rounds). Both classes redo the table\'s splines on the host at each hill and send it to '
-              'the Context, so that this part grows with the grid. No toggled figure.' % frequency]
+              'turn (median over rounds). Ours sends the table\'s values at each hill and the GPU fits its splines '
+              '(`CoordinationBiasForce.updateTabulatedFunctionInContext`); openmm.app\'s fits them on the host and sends '
+              'the coefficients (`CustomCVForce.updateParametersInContext`), so that its part grows faster with the grid. '
+              'No toggled figure.' % frequency]
     return lines, plot
 
 

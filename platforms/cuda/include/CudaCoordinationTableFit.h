@@ -31,13 +31,19 @@ public:
      */
     void fit(const OpenMM::TabulatedFunction& table, OpenMM::CudaArray& coefficients);
 private:
+    /** The threads of a block of fitSplineLines (one block a line). */
+    static const int LineBlockSize = 128;
+    /** The most blocks of fitSplineLines (each does lines in turn beyond), and so of its scratch. */
+    static const int ScratchBlocks = 1024;
+    /** The shared memory a block of fitSplineLines may use (6n doubles for an axis of n points). */
+    static const int MaxSharedBytes = 48*1024;
     /** Size the buffers and upload the axes for a table of these sizes and ranges (where they changed). */
     void prepare(const std::vector<int>& sizes, const std::vector<double>& mins, const std::vector<double>& maxs);
     /** Launch fitSplineLines along axis d of the grid, from grid number from to grid number to. */
     void differentiate(int d, int from, int to, bool second);
     OpenMM::CudaContext& cu;
     CUfunction linesKernel, coefficientKernels[3];
-    /** The values and their derivatives (one grid each), the solver's scratch, the axes' factors. */
+    /** The values and their derivatives (one grid each), the solver's scratch (long axes), the axes' factors. */
     OpenMM::CudaArray grid, scratch, axes;
     std::vector<int> sizes;
     std::vector<double> mins, maxs;

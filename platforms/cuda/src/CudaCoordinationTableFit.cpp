@@ -2,6 +2,7 @@
 #include "CoordinationSpline.h"
 #include "CudaCoordinationProgram.h"
 #include "openmm/OpenMMException.h"
+#include <algorithm>
 
 using namespace CoordinationPlugin;
 using namespace OpenMM;
@@ -35,10 +36,13 @@ void CudaCoordinationTableFit::prepare(const vector<int>& newSizes, const vector
         grid.resize(grids*points);
     else
         grid.initialize<double>(cu, grids*points, "coordinationTableGrid");
+    // Each block of a line's solve keeps 2n doubles here where its axis is too long for shared memory.
+    int longest = *max_element(sizes.begin(), sizes.end());
+    size_t scratchSize = 2*(size_t) longest*ScratchBlocks;
     if (scratch.isInitialized())
-        scratch.resize(points);
+        scratch.resize(scratchSize);
     else
-        scratch.initialize<double>(cu, points, "coordinationTableScratch");
+        scratch.initialize<double>(cu, scratchSize, "coordinationTableScratch");
     vector<double> factors;
     for (int d = 0; d < sizes.size(); d++) {
         vector<double> axis = CoordinationSpline::getAxisFactors(mins[d], maxs[d], sizes[d]);
@@ -61,11 +65,14 @@ void CudaCoordinationTableFit::differentiate(int d, int from, int to, bool secon
         }
     }
     int n = sizes[d], numLines = points/n, secondFlag = (second ? 1 : 0);
+    // A block a line: the line, its second derivatives and the axis in shared memory where they fit.
+    int sharedSize = 6*n*sizeof(double), useShared = (sharedSize <= MaxSharedBytes ? 1 : 0);
+    int blocks = min(numLines, ScratchBlocks);
     CUdeviceptr in = grid.getDevicePointer()+from*(size_t) points*sizeof(double);
     CUdeviceptr out = grid.getDevicePointer()+to*(size_t) points*sizeof(double);
     CUdeviceptr axis = axes.getDevicePointer()+offset*sizeof(double);
-    void* args[] = {&in, &out, &scratch.getDevicePointer(), &axis, &n, &stride, &numLines, &secondFlag};
-    cu.executeKernel(linesKernel, args, numLines, 64);
+    void* args[] = {&in, &out, &scratch.getDevicePointer(), &axis, &n, &stride, &numLines, &secondFlag, &useShared};
+    cu.executeKernel(linesKernel, args, blocks*LineBlockSize, LineBlockSize, useShared ? sharedSize : 0);
 }
 
 void CudaCoordinationTableFit::fit(const TabulatedFunction& table, CudaArray& coefficients) {

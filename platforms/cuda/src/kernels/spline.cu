@@ -12,45 +12,61 @@
  * Along one axis of a grid, for every line of n points along it (numLines of them; line l starts
  * at (l/stride)*stride*n + l%stride, and its points are stride apart), the derivative of the
  * natural cubic spline through in[] at each point (or, if second is nonzero, its second
- * derivative), written to the same places of out[].
+ * derivative), written to the same places of out[]. One block a line: its threads load the line,
+ * the first solves the tridiagonal system (a recurrence), then they all differentiate.
  *
  * axis holds 4n doubles: the points x, and a, gamma and pivot of the factored tridiagonal matrix
- * of the second derivatives (CoordinationSpline::getAxisFactors()); scratch holds n*numLines.
+ * of the second derivatives (CoordinationSpline::getAxisFactors()). With useShared, the line, its
+ * second derivatives and the axis are in 6n doubles of dynamic shared memory; otherwise (a long
+ * axis) scratch holds 2n doubles a block and the axis is read where it is.
  */
 extern "C" __global__ void fitSplineLines(const double* RESTRICT in, double* RESTRICT out, double* RESTRICT scratch,
-        const double* RESTRICT axis, int n, int stride, int numLines, int second) {
-    const double* x = axis;
-    const double* a = axis+n;
-    const double* gamma = axis+2*n;
-    const double* pivot = axis+3*n;
-    for (int line = blockIdx.x*blockDim.x+threadIdx.x; line < numLines; line += blockDim.x*gridDim.x) {
+        const double* RESTRICT axis, int n, int stride, int numLines, int second, int useShared) {
+    extern __shared__ double cache[];
+    double* y = (useShared ? cache : scratch+2*(size_t) n*blockIdx.x);
+    double* m = y+n;
+    const double* factors = axis;
+    if (useShared) {
+        for (int i = threadIdx.x; i < 4*n; i += blockDim.x)
+            cache[2*n+i] = axis[i];
+        factors = cache+2*n;
+    }
+    const double* x = factors;
+    const double* a = factors+n;
+    const double* gamma = factors+2*n;
+    const double* pivot = factors+3*n;
+    for (int line = blockIdx.x; line < numLines; line += gridDim.x) {
         const size_t start = (size_t) (line/stride)*stride*n+line%stride;
-        const double* y = in+start;
-        double* m = scratch+line;
-        // Forward elimination (rows 0 and n-1: y'' = 0), then back substitution.
-        double previous = 0.0;
-        m[0] = previous;
-        for (int i = 1; i < n; i++) {
-            double rhs = 0.0;
-            if (i < n-1)
-                rhs = 6.0*((y[(i+1)*stride]-y[i*stride])/(x[i+1]-x[i])-(y[i*stride]-y[(i-1)*stride])/(x[i]-x[i-1]));
-            previous = (rhs-a[i]*previous)/pivot[i];
-            m[(size_t) i*numLines] = previous;
+        __syncthreads();
+        for (int i = threadIdx.x; i < n; i += blockDim.x)
+            y[i] = in[start+(size_t) i*stride];
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            // Forward elimination (rows 0 and n-1: y'' = 0), then back substitution.
+            double previous = 0.0;
+            m[0] = previous;
+            for (int i = 1; i < n; i++) {
+                double rhs = 0.0;
+                if (i < n-1)
+                    rhs = 6.0*((y[i+1]-y[i])/(x[i+1]-x[i])-(y[i]-y[i-1])/(x[i]-x[i-1]));
+                previous = (rhs-a[i]*previous)/pivot[i];
+                m[i] = previous;
+            }
+            for (int i = n-2; i >= 0; i--) {
+                previous = m[i]-gamma[i+1]*previous;
+                m[i] = previous;
+            }
         }
-        for (int i = n-2; i >= 0; i--) {
-            previous = m[(size_t) i*numLines]-gamma[i+1]*previous;
-            m[(size_t) i*numLines] = previous;
-        }
-        for (int i = 0; i < n; i++) {
+        __syncthreads();
+        for (int i = threadIdx.x; i < n; i += blockDim.x) {
             double value;
             if (second)
-                value = m[(size_t) i*numLines];
+                value = m[i];
             else {
                 // The interval [lower, lower+1] holding x[i] (the last point: the last interval).
                 int lower = (i < n-1 ? i : n-2);
                 double dx = x[lower+1]-x[lower], u = (x[lower+1]-x[i])/dx, v = 1.0-u, dudx = -1.0/dx;
-                value = dudx*y[lower*stride]-dudx*y[(lower+1)*stride]+((1.0-3.0*u*u)*m[(size_t) lower*numLines]+
-                        (3.0*v*v-1.0)*m[(size_t) (lower+1)*numLines])*dx/6.0;
+                value = dudx*y[lower]-dudx*y[lower+1]+((1.0-3.0*u*u)*m[lower]+(3.0*v*v-1.0)*m[lower+1])*dx/6.0;
             }
             out[start+(size_t) i*stride] = value;
         }
