@@ -453,9 +453,12 @@ void testBiasUpdateParameters() {
     ASSERT_BIAS_ERROR(bias->updateParametersInContext(*context), "groups");
 }
 
-/** A smooth table of 1, 2 or 3 dimensions over [-1, 21] on each axis that no cubic reproduces. */
-static TabulatedFunction* curvedTable(int dimensions, double phase, bool periodic = false) {
-    const int sizes[3] = {13, 11, 7};
+/**
+ * A smooth table of 1, 2 or 3 dimensions over [-1, 21] on each axis that no cubic reproduces
+ * (a 1-D one of `points` points: 1200 are too many for the CUDA fit's shared memory).
+ */
+static TabulatedFunction* curvedTable(int dimensions, double phase, bool periodic = false, int points = 13) {
+    const int sizes[3] = {points, 11, 7};
     const double min = -1.0, max = 21.0;
     int n[3] = {sizes[0], dimensions > 1 ? sizes[1] : 1, dimensions > 2 ? sizes[2] : 1};
     vector<double> values(n[0]*n[1]*n[2]);
@@ -475,16 +478,17 @@ static TabulatedFunction* curvedTable(int dimensions, double phase, bool periodi
 }
 
 void testBiasUpdateTable() {
-    // Tables of 1, 2 and 3 dimensions and a periodic one, each replaced in a Context by
+    // Tables of 1, 2 and 3 dimensions, a periodic one and a long one, each replaced in a Context by
     // updateTabulatedFunctionInContext(): the energy and forces are then those of a Context
     // created with the new tables (on CUDA: fitted on the GPU, against fitted on the host).
     auto makeForce = [] (double phase) {
-        CoordinationBiasForce* bias = new CoordinationBiasForce("t1(c1) + t2(c1, c2) + t3(c1, c2, c3) + p(c3)");
+        CoordinationBiasForce* bias = new CoordinationBiasForce("t1(c1) + t2(c1, c2) + t3(c1, c2, c3) + p(c3) + long(c2)");
         for (int k = 0; k < 3; k++)
             bias->addCollectiveVariable("c"+to_string(k+1), biasCV(k, true));
         for (int d = 1; d <= 3; d++)
             bias->addTabulatedFunction("t"+to_string(d), curvedTable(d, phase));
         bias->addTabulatedFunction("p", curvedTable(1, 2*phase, true));
+        bias->addTabulatedFunction("long", curvedTable(1, 3*phase, false, 1200));
         return bias;
     };
     vector<Vec3> positions;
@@ -496,11 +500,11 @@ void testBiasUpdateTable() {
     unique_ptr<Context> context(biasContext(system, integrator, {bias}, positions, box));
     double oldEnergy = context->getState(State::Energy).getPotentialEnergy();
     CoordinationBiasForce* updated = makeForce(0.7);
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         vector<double> values;
         int nx, ny, nz;
         double xmin, xmax, ymin, ymax, zmin, zmax;
-        if (i == 0 || i == 3) {
+        if (i == 0 || i >= 3) {
             dynamic_cast<Continuous1DFunction&>(updated->getTabulatedFunction(i)).getFunctionParameters(values, xmin, xmax);
             dynamic_cast<Continuous1DFunction&>(bias->getTabulatedFunction(i)).setFunctionParameters(values, xmin, xmax);
         }
@@ -535,7 +539,7 @@ void testBiasUpdateTable() {
     values[5] = NAN;
     line.setFunctionParameters(values, -1.0, 21.0);
     ASSERT_BIAS_ERROR(bias->updateTabulatedFunctionInContext(*context, 0), "not finite at index 5");
-    ASSERT_BIAS_ERROR(bias->updateTabulatedFunctionInContext(*context, 4), "tabulated function index out of range: 4");
+    ASSERT_BIAS_ERROR(bias->updateTabulatedFunctionInContext(*context, 5), "tabulated function index out of range: 5");
     ASSERT_BIAS_ERROR(bias->updateTabulatedFunctionInContext(*context, -1), "tabulated function index out of range: -1");
     ASSERT_EQUAL_TOL(expected.getPotentialEnergy(), context->getState(State::Energy).getPotentialEnergy(), tolerance);
 }

@@ -38,7 +38,7 @@ void CudaCoordinationTableFit::prepare(const vector<int>& newSizes, const vector
         grid.initialize<double>(cu, grids*points, "coordinationTableGrid");
     // Each block of a line's solve keeps 2n doubles here where its axis is too long for shared memory.
     int longest = *max_element(sizes.begin(), sizes.end());
-    size_t scratchSize = 2*(size_t) longest*ScratchBlocks;
+    size_t scratchSize = (6*longest*sizeof(double) > MaxSharedBytes ? 2*(size_t) longest*ScratchBlocks : 1);
     if (scratch.isInitialized())
         scratch.resize(scratchSize);
     else
