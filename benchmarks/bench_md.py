@@ -7,14 +7,19 @@ cutoff 1 nm), every case in ONE interleaved run against the same plain Contexts 
 - restraint2: two CVs (1 O and 100 O against the other O) restrained by
   0.5*k1*(c1-a)^2 + 0.5*k2*(c2-b)^2. Ours: CoordinationBiasForce over two CoordinationForces; the
   peer: CustomCVForce over two CustomNonbondedForces, the same expression.
-- metadynamics, metadynamics2: well-tempered metadynamics on the 1 O CV, and on both CVs (2-D), hills
-  every 500 steps. Ours: openmmcoordination.metadynamics.Metadynamics (the bias grid the table of
-  one CoordinationBiasForce, on the GPU); the peer: openmm.app.metadynamics.Metadynamics over the
-  CustomNonbondedForce CVs (its own CustomCVForce). The same BiasVariables (ranges, widths, grids)
-  for both.
-- opes2: OPES (openmmcoordination.OPES, PLUMED's OPES_METAD) on both CVs, the metadynamics rows'
-  grid, a kernel every 500 steps with the hills' widths as sigma, barrier 30 kJ/mol and the same bias
-  factor; ours alone (OpenMM has no OPES to compare with).
+- metadynamics, metadynamics2, metadynamics3: well-tempered metadynamics on the 1 O CV, on the 1 O
+  and 100 O CVs (2-D), and on those and a third, 1,000 O against the other O (3-D, on a grid of 41
+  points an axis), hills every 500 steps. Ours: openmmcoordination.metadynamics.Metadynamics (the
+  bias grid the table of one CoordinationBiasForce, on the GPU); compatible (1-D and 2-D):
+  openmm.app.metadynamics.Metadynamics over our CoordinationForces, the BiasVariable path; the
+  peer: openmm.app.metadynamics.Metadynamics over the CustomNonbondedForce CVs (its own
+  CustomCVForce). The same BiasVariables (ranges, widths, grids) for all.
+- opes2: OPES (openmmcoordination.OPES, PLUMED's OPES_METAD) on the 1 O and 100 O CVs, the
+  metadynamics rows' grid, a kernel every 500 steps with the hills' widths as sigma, barrier 30 kJ/mol
+  and the same bias factor. Compatible: the OPES OpenMM users install from PyPI, openmm-opes
+  (openmm_opes.OPES: a CustomCVForce over a tabulated bias), over our CoordinationForces; the peer:
+  openmm-opes over the CustomNonbondedForce CVs; the same variables, kernels and barrier. Without
+  openmm-opes (an optional dependency of the benchmark) those two rows say it is missing.
 Why one run: every overhead of the section is a ratio to the same plain Contexts timed in the same
 rounds, so the one-CV, two-CV and metadynamics rows can be read side by side (separate runs would
 each have their own plain Contexts, which step up to a few percent apart, as their replicas show),
@@ -70,7 +75,9 @@ def restraint_constant(cv0):
     return 10.0 * min(1.0, (10.0 / cv0) ** 2)
 
 
-MD_GROUPS = ('restraint', 'restraint2', 'metadynamics', 'metadynamics2', 'opes2')
+MD_GROUPS = ('restraint', 'restraint2', 'metadynamics', 'metadynamics2', 'metadynamics3', 'opes2')
+# The grid of the 3-D metadynamics row, an axis (121^3 points would take openmm.app seconds a hill).
+GRID_3D = 41
 RESTRAINT2 = '0.5*k1*(c1-a)^2 + 0.5*k2*(c2-b)^2'
 
 
@@ -109,15 +116,20 @@ def metadynamics_variables(values, factories):
     half a hill's width: 121 points, 121 x 121 in two dimensions (openmm.app's default, a fifth of
     the width, would give 301 x 301). The grid sets the cost of a hill (both classes redo the
     table's splines and send it to the Context): on a 2-core CPU about 5 ms for 121 x 121 and
-    15 ms for 201 x 201. factories: a function per CV that makes a fresh force of it."""
+    15 ms for 201 x 201. In three dimensions, CV 3 (1,000 O, about 4,600) over its starting value
+    +- 600 with hills 20 wide, and GRID_3D points an axis. factories: a function per CV that makes
+    a fresh force of it."""
     from openmm.app.metadynamics import BiasVariable
     variables = []
+    grid = 121 if len(values) < 3 else GRID_3D
     for index, (factory, value) in enumerate(zip(factories, values)):
         if index == 0:
             low, high, width = 0.0, 12.0, 0.2
-        else:
+        elif index == 1:
             low, high, width = max(0.0, round(value) - 60.0), round(value) + 60.0, 2.0
-        variables.append(BiasVariable(factory(), low, high, width, gridWidth=121))
+        else:
+            low, high, width = max(0.0, round(value) - 600.0), round(value) + 600.0, 20.0
+        variables.append(BiasVariable(factory(), low, high, width, gridWidth=grid))
     return variables
 
 
@@ -138,6 +150,19 @@ def opes_build(factories, values, frequency):
         variables = metadynamics_variables(values, factories)
         return OPES(system, variables, TEMPERATURE, OPES_BARRIER, frequency, biasFactor=BIAS_FACTOR,
                     sigma=[v.biasWidth for v in variables])
+    return build
+
+
+def openmm_opes_build(factories, values, frequency):
+    """A build for MdCase: openmm-opes (the PyPI package openmm_opes) over fresh CVs, with what
+    opes_build gives ours: the grid, a kernel every `frequency` steps, a fixed sigma (its
+    varianceFrequency None: each variable's biasWidth), the barrier and the bias factor. Raises
+    ImportError where openmm-opes is not installed."""
+    from openmm_opes import OPES
+
+    def build(system):
+        return OPES(system, metadynamics_variables(values, factories), TEMPERATURE, OPES_BARRIER, frequency, None,
+                    biasFactor=BIAS_FACTOR)
     return build
 
 
@@ -206,22 +231,40 @@ def run(platform, precision, quick, groups=MD_GROUPS, rounds=None):
                 dict(parameters, expression=RESTRAINT2))
         except (ValueError, RuntimeError, mm.OpenMMException) as error:
             skip(name, 'restraint', error)
-    for group, name, oursFactories, peerFactories, cvValues in (
-            ('metadynamics', 'metadynamics of 1 O vs the other O (1-D)', [ours1], [peer1], [cv1]),
-            ('metadynamics2', 'metadynamics of 1 O and 100 O vs the other O (2-D)', [ours1, ours2], [peer1, peer2], [cv1, cv2])):
+    metadynamicsCases = [('metadynamics', 'metadynamics of 1 O vs the other O (1-D)', [ours1], [peer1], [cv1]),
+                         ('metadynamics2', 'metadynamics of 1 O and 100 O vs the other O (2-D)', [ours1, ours2], [peer1, peer2],
+                          [cv1, cv2])]
+    if 'metadynamics3' in groups:
+        # A third CV of the same box: a thousand O (a quarter of them in the quick box) against the others.
+        third = oxygens[:1000] if len(oxygens) > 2000 else oxygens[:len(oxygens) // 4]
+        ours3 = lambda: rational_cv(third, oxygens[len(third):], CUTOFF, periodic=True)  # noqa: E731
+        peer3 = lambda: peer_cv(numParticles, third, oxygens[len(third):], CUTOFF)      # noqa: E731
+        cv3 = check_md_values(system, positions, platform, precision, ours3(), peer3())
+        metadynamicsCases.append(('metadynamics3', 'metadynamics of 1 O, 100 O and %d O vs the other O (3-D)' % len(third),
+                                  [ours1, ours2, ours3], [peer1, peer2, peer3], [cv1, cv2, cv3]))
+    for group, name, oursFactories, peerFactories, cvValues in metadynamicsCases:
         if group not in groups:
             continue
+        dimensions = len(cvValues)
         try:
             check_metadynamics(system, positions, topology, platform, precision,
                                lambda f: metadynamics_build(Metadynamics, oursFactories, cvValues, f),
                                lambda f: metadynamics_build(PeerMetadynamics, peerFactories, cvValues, f))
-            add(name, 'metadynamics',
-                [('ours', 'ours (openmmcoordination Metadynamics)',
-                  metadynamics_build(Metadynamics, oursFactories, cvValues, frequency), replicas, False, True),
-                 ('peer', 'peer (openmm.app Metadynamics over %s)' % ('CustomNonbondedForce' if len(cvValues) == 1 else
-                                                                      'two CustomNonbondedForces'),
-                  metadynamics_build(PeerMetadynamics, peerFactories, cvValues, frequency), 1, False, True)],
-                dict(dimensions=len(cvValues), hill_frequency=frequency, bias_factor=BIAS_FACTOR,
+            kinds = [('ours', 'ours (openmmcoordination Metadynamics)',
+                      metadynamics_build(Metadynamics, oursFactories, cvValues, frequency), replicas, False, True),
+                     ('peer', 'peer (openmm.app Metadynamics over %s)' % ('CustomNonbondedForce' if dimensions == 1 else
+                                                                          '%d CustomNonbondedForces' % dimensions),
+                      metadynamics_build(PeerMetadynamics, peerFactories, cvValues, frequency), 1, False, True)]
+            if dimensions < 3:
+                # The BiasVariable path: openmm.app's Metadynamics over our CoordinationForces, against the peer's.
+                check_metadynamics(system, positions, topology, platform, precision,
+                                   lambda f: metadynamics_build(PeerMetadynamics, oursFactories, cvValues, f),
+                                   lambda f: metadynamics_build(PeerMetadynamics, peerFactories, cvValues, f))
+                kinds.insert(1, ('compatible', 'compatible (openmm.app Metadynamics over our CoordinationForce%s)'
+                                 % ('' if dimensions == 1 else 's'),
+                                 metadynamics_build(PeerMetadynamics, oursFactories, cvValues, frequency), 1, False, True))
+            add(name, 'metadynamics', kinds,
+                dict(dimensions=dimensions, hill_frequency=frequency, bias_factor=BIAS_FACTOR,
                      hill_height=HILL_HEIGHT.value_in_unit(unit.kilojoules_per_mole), initial_cvs=cvValues,
                      bias_variables=[[v.minValue, v.maxValue, v.biasWidth, v.gridWidth]
                                      for v in metadynamics_variables(cvValues, oursFactories)]))
@@ -232,7 +275,21 @@ def run(platform, precision, quick, groups=MD_GROUPS, rounds=None):
         build = opes_build([ours1, ours2], [cv1, cv2], frequency)
         try:
             check_opes(system, positions, topology, platform, precision, lambda f: opes_build([ours1, ours2], [cv1, cv2], f))
-            add(name, 'opes', [('ours', 'ours (openmmcoordination OPES)', build, replicas, False, True)],
+            kinds = [('ours', 'ours (openmmcoordination OPES)', build, replicas, False, True)]
+            try:
+                # openmm-opes over our CVs and over the peer's, checked against each other (as metadynamics).
+                check_metadynamics(system, positions, topology, platform, precision,
+                                   lambda f: openmm_opes_build([ours1, ours2], [cv1, cv2], f),
+                                   lambda f: openmm_opes_build([peer1, peer2], [cv1, cv2], f), positive=False)
+                kinds += [('compatible', 'compatible (openmm-opes over our CoordinationForces)',
+                           openmm_opes_build([ours1, ours2], [cv1, cv2], frequency), 1, False, True),
+                          ('peer', 'peer (openmm-opes over two CustomNonbondedForces)',
+                           openmm_opes_build([peer1, peer2], [cv1, cv2], frequency), 1, False, True)]
+            except ImportError as error:
+                print('md          openmm-opes rows left out (pip install openmm-opes): %s' % error, flush=True)
+                skipped.append({'section': 'md', 'case': name + ': openmm-opes', 'cv_case': name, 'bias': 'opes',
+                                'kind': 'peer', 'skipped': 'openmm-opes is not installed (pip install openmm-opes): %s' % error})
+            add(name, 'opes', kinds,
                 dict(dimensions=2, hill_frequency=frequency, bias_factor=BIAS_FACTOR,
                      barrier=OPES_BARRIER.value_in_unit(unit.kilojoules_per_mole), initial_cvs=[cv1, cv2],
                      bias_variables=[[v.minValue, v.maxValue, v.biasWidth, v.gridWidth]
@@ -269,10 +326,12 @@ def check_bias_values(system, positions, platform, precision, ours, peer, parame
     compare('bias of %d CVs' % len(cvs[0]), *results, cvs=cvs)
 
 
-def check_metadynamics(system, positions, topology, platform, precision, makeOurs, makePeer):
+def check_metadynamics(system, positions, topology, platform, precision, makeOurs, makePeer, positive=True):
     """Our metadynamics and the peer's, each alone on the box's particles frozen (mass 0), with a hill
     at every step (makeX(frequency) gives the build): the same CVs at the start, two hills there,
-    then at positions moved by about 0.01 nm the bias energy and forces must agree."""
+    then at positions moved by about 0.01 nm the bias energy and forces must agree (and the peer's
+    must not vanish: a positive energy, or with positive False, as for openmm-opes, whose bias is a
+    logarithm, a nonzero one)."""
     moved = np.array(positions.value_in_unit(unit.nanometer)) + np.random.default_rng(5).normal(0, 0.01, (len(positions), 3))
     results, cvs = [], []
     for make in (makeOurs, makePeer):
@@ -286,7 +345,7 @@ def check_metadynamics(system, positions, topology, platform, precision, makeOur
         simulation.context.setPositions(moved)
         results.append(energy_and_forces(simulation.context, {group}))
         del simulation
-    if not np.any(results[1][1]) or results[1][0] <= 0:
+    if not np.any(results[1][1]) or (results[1][0] <= 0 if positive else results[1][0] == 0):
         raise RuntimeError('metadynamics check: the peer\'s bias is zero at the moved positions; nothing is compared')
     compare('metadynamics bias of %d CVs' % len(cvs[0]), *results, cvs=cvs)
 

@@ -14,8 +14,10 @@ Sections (--sections, default all, in this order; each is a module bench_<name>.
 docstring, over the helpers of common.py; SECTIONS below lists them):
 
 md: MD step time of a PME water box of 23,682 atoms with coordination CVs of its oxygens against
-  their peers (restraints of one and two CVs, metadynamics of one and two CVs; --md-cases selects),
-  every case in one interleaved run against the same plain Contexts (bench_md.py).
+  their peers (restraints of one and two CVs, our CV inside CustomCVForce, metadynamics of one, two
+  and three CVs, openmm.app's metadynamics over our CVs, OPES; --md-cases selects), every case in
+  one interleaved run against the same plain Contexts (bench_md.py). The OPES rows of openmm-opes
+  (over our CVs and over the peer's) need that optional package: pip install openmm-opes.
 contacts: Q of DHFR's native contacts restrained in MD against a CustomBondForce in CustomCVForce,
   both cases in one interleaved run, and the cost of per-pair values (bench_contacts.py).
 throughput: CV + forces evaluations, no cutoff, against CustomNonbondedForce, by getState and inside a

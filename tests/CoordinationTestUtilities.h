@@ -385,4 +385,44 @@ static void expectCoordinationError(const function<void()>& f, const char* file,
         throwException(file, line, "the message does not contain \""+text+"\": "+message);
 }
 
+/**
+ * Assert that an evaluation meets a value that is not finite (a position, a CV or an energy) and
+ * says so: the statement throws an OpenMMException naming the class (Coordination...) and text at once
+ * (Reference, CPU), or else (CUDA, where no evaluation waits for the GPU to check its values) the
+ * energy it read, if any, is NaN, never a finite number, and the Context's next energy read
+ * throws (the next two, where the statement did not wait for the GPU: a step). energyRead is a
+ * statement whose value is the potential energy it read, or NAN where it reads none.
+ */
+#define ASSERT_EVALUATION_ERROR(energyRead, waits, context, text) \
+    expectEvaluationError([&] () -> double { return energyRead; }, waits, context, __FILE__, __LINE__, #energyRead, text)
+
+static void expectEvaluationError(const function<double()>& f, bool waits, Context& context, const char* file, int line,
+        const char* statement, const string& text) {
+    auto check = [&] (const string& message) {
+        if (message.find("Coordination") == string::npos || message.find(text) == string::npos)
+            throwException(file, line, "the message does not name the class and \""+text+"\": "+message);
+    };
+    try {
+        double energy = f();
+        if (!isnan(energy))
+            throwException(file, line, string("a finite energy and no OpenMMException from: ")+statement);
+    }
+    catch (const OpenMMException& e) {
+        check(e.what());
+        return;
+    }
+    for (int read = 0; read < (waits ? 1 : 2); read++) {
+        try {
+            double energy = context.getState(State::Energy).getPotentialEnergy();
+            if (!isnan(energy))
+                throwException(file, line, string("a finite energy and no OpenMMException after: ")+statement);
+        }
+        catch (const OpenMMException& e) {
+            check(e.what());
+            return;
+        }
+    }
+    throwException(file, line, string("no OpenMMException from the energy reads after: ")+statement);
+}
+
 #endif /*COORDINATION_TEST_UTILITIES_H_*/

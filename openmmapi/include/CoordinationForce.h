@@ -31,7 +31,9 @@ class CoordinationForceImpl;
  * parameters) or "bias(cv)" with a Continuous1DFunction table named "bias". The forces are
  * -dE/dcv times dcv/dx. On a GPU the whole chain stays on the device. An energy or dE/dcv that
  * is not finite (a NaN global parameter, say) is an OpenMMException when the energy or forces
- * are read, as is a position that is not finite.
+ * are read, as is a position that is not finite. On CUDA no evaluation waits for the GPU to
+ * check its values: the energy read of an evaluation that met one is NaN, and the next call
+ * that evaluates the force (the next energy read, step or CV) throws.
  *
  * In pair-list mode each pair k may carry a weight w_k and its own r0_k (setPairs()): then
  * cv = sum over k of w_k s_k(r_k), PLUMED's CONTACTMAP ... SUM with a SWITCH and a WEIGHT per

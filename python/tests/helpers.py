@@ -125,3 +125,29 @@ def random_positions(rng, num_particles, box=None, size=1.5):
         return rng.uniform(0.0, size, (num_particles, 3))
     frac = rng.uniform(-0.3, 1.3, (num_particles, 3))
     return frac @ np.asarray(box, dtype=float)
+
+
+def raises_at_evaluation(read, context, *words, waits=True):
+    """An evaluation that meets a value that is not finite (a position, a CV or an energy) says so:
+    read() raises OpenMMException naming the class and every word at once (Reference, CPU), or else
+    (CUDA, where no evaluation waits for the GPU to check its values) the energy it returns, if
+    any (None where it reads none), is NaN, never a finite number, and the Context's next energy
+    read raises (the next two where read() did not wait for the GPU: a step). Returns the message."""
+    def check(error):
+        message = str(error)
+        assert type(error) is openmm.OpenMMException
+        for word in ('Coordination',) + words:
+            assert word in message, 'missing %r in %r' % (word, message)
+        return message
+    try:
+        value = read()
+    except openmm.OpenMMException as error:
+        return check(error)
+    assert value is None or np.isnan(value), 'a finite energy %r and no exception' % value
+    for _ in range(1 if waits else 2):
+        try:
+            value = context.getState(getEnergy=True).getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole)
+        except openmm.OpenMMException as error:
+            return check(error)
+        assert np.isnan(value), 'a finite energy %r and no exception after the evaluation' % value
+    raise AssertionError('no OpenMMException from the energy reads after the evaluation')

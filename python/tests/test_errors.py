@@ -11,7 +11,7 @@ import openmm
 
 from openmmcoordination import CoordinationForce
 
-from helpers import make_system
+from helpers import make_system, raises_at_evaluation
 
 
 def raises(call, *words):
@@ -335,15 +335,12 @@ def test_global_parameter_set_to_nan_in_the_context(platform_config):
     cv = force.getCollectiveVariableValue(context)
     assert energy(context) == pytest.approx((cv - 4)**2, rel=platform_config.value_rtol)
     context.setParameter('k', math.nan)
-    raises(lambda: energy(context), 'energy expression', '"0.5*k*(cv-4)^2"', 'non-finite', 'k = nan', 'cv = ')
-    # Forces alone: the error at once (Reference, CPU), or at the next energy read (CUDA reads
-    # nothing back during a step, and adds no force meanwhile).
-    try:
-        context.getState(getForces=True)
-    except openmm.OpenMMException as error:
-        assert 'k = nan' in str(error)
-    else:
-        raises(lambda: energy(context), 'k = nan')
+    raises_at_evaluation(lambda: energy(context), context, 'CoordinationForce', 'energy expression', '"0.5*k*(cv-4)^2"',
+                         'non-finite', 'k = nan', 'cv = ')
+    # Forces alone, and a step: the error at once (Reference, CPU), or at the next energy read (CUDA
+    # reads nothing back during a step, and adds no force meanwhile).
+    raises_at_evaluation(lambda: context.getState(getForces=True) and None, context, 'k = nan')
+    raises_at_evaluation(lambda: context.getIntegrator().step(1), context, 'k = nan', waits=False)
     assert force.getCollectiveVariableValue(context) == pytest.approx(cv, rel=platform_config.value_rtol)
     context.setParameter('k', 4.0)
     assert energy(context) == pytest.approx(2 * (cv - 4)**2, rel=platform_config.value_rtol)
@@ -388,7 +385,7 @@ def test_global_parameter_default_of_1e300_read_from_xml(platform_config):
     system = openmm.XmlSerializer.deserialize(system_xml(('default="2"', 'default="1e300"'), expression='k^2*cv'))
     context = platform_config.context(system)
     context.setPositions(np.array([[0, 0, 0], [0.21, 0.05, -0.1], [0.1, 0.3, 0.12], [-0.3, 0.4, 0.5], [0.5, -0.2, 0.3]]))
-    raises(lambda: energy(context), '"k^2*cv"', 'energy inf', 'k = 1e+300')
+    raises_at_evaluation(lambda: energy(context), context, 'CoordinationForce', '"k^2*cv"', 'energy inf', 'k = 1e+300')
     context.setParameter('k', 3.0)
     cv = CoordinationForce([0, 1, 2], [3, 4])
     assert energy(context) == pytest.approx(9 * cv.getCollectiveVariableValue(five_particle_context(platform_config, cv)),
@@ -411,4 +408,4 @@ def test_collective_variable_that_is_not_finite(platform_config):
     force.setCustomExpression('log(x-2)')    # NaN for r < 2 r0
     context = five_particle_context(platform_config, force)
     raises(lambda: force.getCollectiveVariableValue(context), 'collective variable is not finite', 'nan')
-    raises(lambda: energy(context), 'not finite')
+    raises_at_evaluation(lambda: energy(context), context, 'CoordinationForce', 'not finite')

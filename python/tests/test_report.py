@@ -66,7 +66,7 @@ def synthetic_rows():
     rows += md_rows('1 O and 100 O vs the other O (2 CVs)', 0.207, 3.5, 3.75, None, 0.29, 45.0)
     rows += md_rows('metadynamics of 1 O vs the other O (1-D)', 0.208, 4.0, None, None, 0.26, 30.0, 'metadynamics',
                     dict(METAD, dimensions=1, bias_variables=[[0.0, 20.0, 0.2, 401]]))
-    rows += md_rows('metadynamics of 1 O and 100 O vs the other O (2-D)', 0.21, 5.0, None, None, 0.3, 50.0, 'metadynamics',
+    rows += md_rows('metadynamics of 1 O and 100 O vs the other O (2-D)', 0.21, 5.0, None, 40.0, 0.3, 50.0, 'metadynamics',
                     dict(METAD, dimensions=2, bias_variables=[[0.0, 20.0, 0.2, 201], [357.0, 557.0, 2.0, 201]]))
     rows += [{'section': 'contacts', 'case': 'plain (23558 atoms)', 'kind': 'plain', 'ms_per_step': 0.2, 'atoms': 23558},
              {'section': 'contacts', 'case': 'Q of DHFR, 11712 native contacts (cutoff 0.65 nm): ours (pair list)', 'kind': 'ours',
@@ -137,28 +137,32 @@ def test_synthetic_run(tmp_path):
     assert 'md 150, contacts 80, throughput 40, cutoff 95, latency 7, histogram 18, coldstart 30.' in text
     assert 'stopped before its end' not in text
 
-    # MD: ours 0.203 ms/step against the peer's 0.25 (ratio 1.23x); 1.5% / 1.25% within 2%: met.
+    # MD: ours 0.203 ms/step against the peer's 0.25 (ratio 1.23x); 1.5% / 1.25% within 1.5%, but ours
+    # in CustomCVForce (0.3 ms) slower than the peer in it (0.25/0.3 = 0.83x, under 1.02x): not met.
     md = section(text, 'MD step time')
     assert table_row(md, '1 O vs the other O') == ['1 O vs the other O', '0.200', '0.203', '+1.5% / +1.2%', '0.250',
-                                                   '+25.0% / +26.0%', '1.23x', '+30.0%', '<= 2%', 'yes']
-    # Separate 10% over the 5% target, toggled 4% within it: not met; ratio 0.36/0.22 = 1.64x.
-    assert table_row(md, 'self-coordination of all O (dmax 1 nm)')[5:] == ['+80.0% / +81.0%', '1.64x', '+60.0%', '<= 5%', '**no**']
-    # Two CVs: CoordinationBiasForce 3.5% / 3.75% within 4%: met; no compatibility path; 0.29/0.207 = 1.40x.
+                                                   '+25.0% / +26.0%', '1.23x', '+30.0%', '0.83x',
+                                                   '<= 1.5%, >= 1.02x in CustomCVForce', '**no**']
+    # Separate 10% over the 6% target, toggled 4% within it: not met; ratio 0.36/0.22 = 1.64x; in CustomCVForce 1.20x.
+    assert table_row(md, 'self-coordination of all O (dmax 1 nm)')[5:] == ['+80.0% / +81.0%', '1.64x', '+60.0%', '1.20x',
+                                                                           '<= 6%, >= 1.3x in CustomCVForce', '**no**']
+    # Two CVs: CoordinationBiasForce 3.5% / 3.75% over 3%: not met; no compatibility path; 0.29/0.207 = 1.40x.
     assert table_row(md, '1 O and 100 O vs the other O (2 CVs)') == [
-        '1 O and 100 O vs the other O (2 CVs)', '0.200', '0.207', '+3.5% / +3.8%', '0.290', '+45.0% / +46.0%', '1.40x', '-',
-        '<= 4%', 'yes']
+        '1 O and 100 O vs the other O (2 CVs)', '0.200', '0.207', '+3.5% / +3.8%', '0.290', '+45.0% / +46.0%', '1.40x', '-', '-',
+        '<= 3%', '**no**']
     assert 'CoordinationBiasForce' in md and 'one interleaved run' in md and '5 rounds of step(2000)' in md
     assert 'differed by 1.5% among themselves' in md
     # The largest range of our per-round overheads: 0.75 points.
     assert 'by up to 0.8 points' in md
     assert 'metadynamics' not in table_rows_first_cells(md)
 
-    # Metadynamics of one CV (4% within 5%) and two (5% over 4%), from the md rows.
+    # Metadynamics of one CV (4% within 5%) and two (5% over 3.5%; openmm.app over ours 0.3 ms, as fast
+    # as the peer: 1.00x, not above 1), from the md rows.
     meta = section(text, 'Well-tempered metadynamics')
     assert table_row(meta, '1 O vs the other O (1-D)') == ['1 O vs the other O (1-D)', '0.200', '0.208', '+4.0%', '0.260', '+30.0%',
-                                                           '1.25x', '+2.0% / +3.0%', '<= 5%', 'yes']
+                                                           '1.25x', '+2.0% / +3.0%', '-', '-', '<= 5%', 'yes']
     assert table_row(meta, '1 O and 100 O vs the other O (2-D)')[2:] == ['0.210', '+5.0%', '0.300', '+50.0%', '1.43x',
-                                                                         '+2.5% / +3.0%', '<= 4%', '**no**']
+                                                                         '+2.5% / +3.0%', '+40.0%', '1.00x', '<= 3.5%', '**no**']
     assert ('1-D: CV 1 over [0, 20] (hills 0.2 wide, 401 grid points); 2-D: CV 1 over [0, 20] and CV 2 over [357, 557] '
             '(hills 0.2 and 2 wide, 201 x 201 grid points).') in meta
     assert 'every 500 steps' in meta
@@ -179,7 +183,7 @@ def test_synthetic_run(tmp_path):
 
     latency = section(text, 'Latency')
     assert table_row(latency, '1 x 1,000 pairs with a restraint, per MD step') == [
-        '1 x 1,000 pairs with a restraint, per MD step', '7.50', '-', '15.0', '<= 8 us', 'yes']
+        '1 x 1,000 pairs with a restraint, per MD step', '7.50', '-', '15.0', '<= 3 us', '**no**']
 
     cutoff = section(text, 'Self-coordination with a cutoff')
     assert table_row(cutoff, '100,000') == ['100,000', '33.4', 'random', '7.00e6', '0.0700', '0.210', '3.00x', '0.0800',

@@ -2,6 +2,7 @@
 r = 0 (two particles at the same place), pairs exactly at dmax, NaN positions."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -124,9 +125,15 @@ def test_non_finite_positions_raise(platform_config, what):
     positions = np.array([[0, 0, 0], [0.3, 0, 0], [0, 0.3, 0], [1, 1, 1]], dtype=float)
     positions[2, 1] = np.nan if what == 'nan' else np.inf
     context.setPositions(positions)
-    # the CPU platform checks for NaN coordinates itself, before any force runs: its message is as clear
-    with pytest.raises(openmm.OpenMMException,
-                       match=r'CoordinationForce.*particle 2.*(NaN|not finite)|Particle coordinate is NaN'):
-        context.getState(getEnergy=True, getForces=True)
+    # the CPU platform checks for NaN coordinates itself, before any force runs: its message is as
+    # clear; CUDA's energy read of that evaluation is NaN, and the next one raises
+    try:
+        state = context.getState(getEnergy=True, getForces=True)
+    except openmm.OpenMMException as error:
+        assert re.search(r'CoordinationForce.*particle 2.*(NaN|not finite)|Particle coordinate is NaN', str(error))
+    else:
+        assert platform_config.name == 'CUDA' and np.isnan(state.getPotentialEnergy()._value)
+        with pytest.raises(openmm.OpenMMException, match=r'CoordinationForce.*particle 2.*(NaN|not finite)'):
+            context.getState(getEnergy=True)
     with pytest.raises(openmm.OpenMMException, match=r'CoordinationForce.*particle 2.*(NaN|not finite)'):
         force.getCollectiveVariableValue(context)

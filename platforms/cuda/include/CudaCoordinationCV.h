@@ -3,6 +3,7 @@
 
 #include "CoordinationForce.h"
 #include "CudaCoordinationCells.h"
+#include "CudaCoordinationChecks.h"
 #include "CudaCoordinationLauncher.h"
 #include "CudaCoordinationNeighborList.h"
 #include "CudaCoordinationProgram.h"
@@ -58,7 +59,9 @@ public:
         int capacity;
         Real listCutoff2;
         // What finishBlock needs.
-        CUdeviceptr energyBuffer, cvPartial, counter, cvValue, record;
+        CUdeviceptr energyBuffer, cvPartial, counter, cvValue, record, alarm;
+        // The check of the positions (invalidSlot 0: none).
+        CUdeviceptr invalidSlot, positionEnergy;
     };
     /**
      * Take the pairs and periodicity of a force (its switching parameters come with setParameters()).
@@ -89,18 +92,25 @@ public:
     /** Compile, in a module of their own, the kernel families of these that are not compiled yet. */
     void requireKernels(int kernels);
     /**
-     * Launch the pair kernel (and, for the cell kernel's sorted forces, applyGradient()).
+     * Launch the pair kernel (and, for the cell kernel's sorted forces, applyGradient()), with
+     * the check of the positions where checks asks for it: by checkNeighborList where the
+     * neighbour lists serve, else by the pair kernel itself, so that the check adds no launch.
      *
      * @param flags   a combination of Flags
      * @param sum     where Accumulate adds the CV
      * @param value   where Reduce stores the CV
      * @param record  where BlockEnergy records a CV that is not finite (kernels/energy.cu)
+     * @param checks  the position check and the alarm
      */
-    void launch(int flags, CUdeviceptr sum, CUdeviceptr value, CUdeviceptr record);
+    void launch(int flags, CUdeviceptr sum, CUdeviceptr value, CUdeviceptr record, const CudaCoordinationChecks& checks);
     /** Where the last launch with Gradient left the gradient. */
     ChainRuleTarget getChainRuleTarget();
-    /** Record, on the GPU, the first slot whose particle's position is not finite (an int at invalidSlot). */
-    void checkPositions(CUdeviceptr invalidSlot);
+    /**
+     * Record, on the GPU, the first slot whose particle's position is not finite (an int at
+     * checks.invalidSlot) and raise the alarm (kernels/energy.cu, checkPosition()): a launch of
+     * its own, before a histogram (launch() checks in the pair kernels).
+     */
+    void checkPositions(const CudaCoordinationChecks& checks);
     /** The particle of a slot (group A, then group B). */
     int getParticle(int slot) const;
     /** Count the pair distances into counts (numBins bins up to maxDistance), adding to what is there. */
@@ -120,11 +130,11 @@ private:
     std::vector<void*> listArguments(void* params, int& flags);
     /**
      * Set the arguments of a cell kernel: its flags, its lists of homes (homeLists) or none, and
-     * finishBlock's cvPartial, cvValue and record.
+     * finishBlock's cvPartial, cvValue, record and alarm, and the check of the positions.
      */
     template <class Real, class Real4>
     void setCellArguments(CellArguments<Real, Real4>& arguments, const PairParams<Real>& params, int flags, bool homeLists,
-            CUdeviceptr partial, CUdeviceptr value, CUdeviceptr record);
+            CUdeviceptr partial, CUdeviceptr value, CUdeviceptr record, const CudaCoordinationChecks& checks);
     /**
      * Whether the cell kernel's forces go through the gradient buffer by sorted index and
      * applyGradient() (a launch more, fewer scattered atomics: faster for large groups), rather

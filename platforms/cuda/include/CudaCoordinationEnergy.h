@@ -25,7 +25,8 @@ namespace CoordinationPlugin {
  * device from the CVs' sums and applied to their gradients in one launch (applyChainRule()); or,
  * for one CV without an expression, the CV itself, which the pair kernel adds directly. Also holds the
  * state the host reads back in one download (the CVs, and the first position or energy that
- * was not finite), and compiles every kernel the CVs and the expression need in one module.
+ * was not finite) and the alarm that tells the host, without waiting for the GPU, that something
+ * was recorded there; and compiles every kernel the CVs and the expression need in one module.
  */
 class CudaCoordinationEnergy {
 public:
@@ -35,6 +36,7 @@ public:
      * @param numCVs    the number of CVs
      */
     CudaCoordinationEnergy(OpenMM::CudaContext& cu, CudaCoordinationLauncher& launcher, int numCVs);
+    ~CudaCoordinationEnergy();
     /**
      * Use an energy expression. Its code compiles at the next compile() where it changed; the
      * tables' values are uploaded now, so that new values of tables of the same size need no compile.
@@ -71,6 +73,24 @@ public:
     /** Where CV k records its first slot whose position is not finite. */
     CUdeviceptr getInvalidSlot(int k);
     /**
+     * What a launch of CV k checks and where it records it (CudaCoordinationCV::launch()).
+     *
+     * @param k          the CV
+     * @param positions  whether to check the positions of its particles
+     * @param energy     whether this evaluation's energy is read (a position that is not finite makes it NaN)
+     */
+    CudaCoordinationChecks getChecks(int k, bool positions, bool energy);
+    /**
+     * Whether a kernel has recorded something in the state (a position, a CV, an energy or a
+     * dE/dcv that was not finite) since readState() last found nothing: a read of mapped host
+     * memory that never waits for the GPU, so that a kernel still running may raise it later.
+     * The kernels' evaluations call readState() where it is raised, and so throw the error of an
+     * evaluation at their first call after the GPU finished it.
+     */
+    bool isAlarmRaised() const {
+        return *alarm != 0;
+    }
+    /**
      * Launch applyChainRule(): E and every dE/dcv_k from the sums of this evaluation.
      *
      * @param cvs        the CVs, in the order of the expression's
@@ -80,10 +100,11 @@ public:
     void launchChainRule(const std::vector<CudaCoordinationCV*>& cvs, bool gradient, bool energy);
     /**
      * Read the state back, in one download that waits for the GPU (so only where a result is
-     * read anyway), and throw OpenMMException for what it records: a position that is not finite
-     * (CV k's first slot, naming its particle), and, if checkEnergy is true, an evaluation since
-     * the last check whose energy or dE/dcv_k was not finite (applyChainRule() made it zero there).
-     * Clears what it throws for.
+     * read anyway, or the alarm is raised), and throw OpenMMException for what it records: a
+     * position that is not finite (CV k's first slot, naming its particle), and, if checkEnergy
+     * is true, an evaluation since the last check whose energy or dE/dcv_k was not finite (the
+     * kernels made dE/dcv_k zero and the energy NaN there). Clears what it throws for, and the
+     * alarm where nothing is left recorded.
      *
      * @param cvs          the CVs
      * @param checkEnergy  whether to check the energy record
@@ -105,6 +126,9 @@ private:
     CUfunction chainRuleKernel;
     std::vector<std::string> cvNames, globalNames;
     std::vector<double> globalValues;
+    /** The alarm (energy.cu, raiseAlarm()): an int in mapped host memory, and its address on the device. */
+    volatile int* alarm;
+    CUdeviceptr alarmOnDevice;
     /** The CVs' sums, two sets used in turn; sumParity is the set of the next evaluation. */
     OpenMM::CudaArray sums, state, globals;
     int sumParity = 0;

@@ -2,6 +2,7 @@
 #define CUDA_COORDINATION_NEIGHBOR_LIST_H_
 
 #include "CudaCoordinationCells.h"
+#include "CudaCoordinationChecks.h"
 #include "CudaCoordinationTuning.h"
 #include "CudaCoordinationLauncher.h"
 #include "openmm/cuda/CudaArray.h"
@@ -49,9 +50,10 @@ public:
      * dmax + skin, and the lists fit in memory). If so, launch checkNeighborList and the binning,
      * which rebuild nothing unless the GPU finds the lists stale; then the caller launches
      * computeCoordinationList with getStamp() and the arrays below, and calls finishLaunch().
+     * checkNeighborList also checks the positions as checks asks (in place of checkPositions).
      */
     bool prepare(double dmax, CUfunction checkKernel, CUfunction assignKernel, CUfunction scanKernel, CUfunction offsetKernel,
-            CUfunction scatterKernel, OpenMM::CudaArray& groupAtoms);
+            CUfunction scatterKernel, OpenMM::CudaArray& groupAtoms, const CudaCoordinationChecks& checks);
     /** Whether the lists may serve at all (not turned off, and their memory could be allocated). */
     bool isEnabled() const {
         return enabled;

@@ -277,14 +277,16 @@ bool CudaCoordinationCV::binCells(double cutoff) {
     return true;
 }
 
-void CudaCoordinationCV::launch(int flags, CUdeviceptr sum, CUdeviceptr value, CUdeviceptr record) {
+void CudaCoordinationCV::launch(int flags, CUdeviceptr sum, CUdeviceptr value, CUdeviceptr record, const CudaCoordinationChecks& checks) {
     setImageSearchDistance();
     void* params = (cu.getUseDoublePrecision() ? (void*) &paramsDouble : (void*) &paramsFloat);
     int tile = CudaCoordinationProgram::TileSize;
     if (neighborList && neighborList->isEnabled())
         requireKernels(CudaCoordinationProgram::ListKernels | CudaCoordinationProgram::BinningKernels);
     bool useList = (neighborList && neighborList->prepare(dmax, checkListKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel,
-            scatterCellsKernel, groupAtoms));
+            scatterCellsKernel, groupAtoms, checks));
+    // Without the lists, the pair kernel checks the positions itself (kernels/energy.cu, checkSlotPositions()).
+    CudaCoordinationChecks kernelChecks = {useList ? 0 : checks.invalidSlot, checks.alarm, useList ? 0 : checks.energyBuffer};
     // Lists of homes are the cell kernel's: prepare() launched the check and the binning.
     bool homeLists = (useList && neighborList->hasHomeLists());
     bool useCells = (homeLists || (!useList && binCells(dmax)));
@@ -315,13 +317,18 @@ void CudaCoordinationCV::launch(int flags, CUdeviceptr sum, CUdeviceptr value, C
     }
     // ACCUMULATE: the blocks add their sums to *sum.
     CUdeviceptr partial = (flags & Accumulate ? sum : cvPartial.getDevicePointer());
-    vector<void*> tail = {&cu.getEnergyBuffer().getDevicePointer(), &partial, &counter.getDevicePointer(), &value, &record};
+    vector<void*> tail = {&cu.getEnergyBuffer().getDevicePointer(), &partial, &counter.getDevicePointer(), &value, &record,
+            &kernelChecks.alarm};
     if (useCells && cu.getUseDoublePrecision())
-        setCellArguments(cellDouble, paramsDouble, cellFlags, homeLists, partial, value, record);
+        setCellArguments(cellDouble, paramsDouble, cellFlags, homeLists, partial, value, record, kernelChecks);
     else if (useCells)
-        setCellArguments(cellFloat, paramsFloat, cellFlags, homeLists, partial, value, record);
-    else
+        setCellArguments(cellFloat, paramsFloat, cellFlags, homeLists, partial, value, record, kernelChecks);
+    else {
         args.insert(args.end(), tail.begin(), tail.end());
+        // The tile and pair kernels check the positions (the list kernel leaves it to checkNeighborList).
+        if (!useList)
+            args.insert(args.end(), {&kernelChecks.invalidSlot, &kernelChecks.energyBuffer});
+    }
     typedef CudaCoordinationProgram P;
     lastPath = (useList && !homeLists ? P::ListKernels : useCells ? P::CellKernels : mode == CoordinationForce::PairList ?
             P::PairKernels : P::TileKernels);
@@ -360,7 +367,7 @@ int CudaCoordinationCV::getParticle(int slot) const {
 
 template <class Real, class Real4>
 void CudaCoordinationCV::setCellArguments(CellArguments<Real, Real4>& arguments, const PairParams<Real>& params, int flags,
-        bool homeLists, CUdeviceptr partial, CUdeviceptr value, CUdeviceptr record) {
+        bool homeLists, CUdeviceptr partial, CUdeviceptr value, CUdeviceptr record, const CudaCoordinationChecks& checks) {
     CellArguments<Real, Real4>& a = arguments;
     a = {};
     a.sortedPos = cells->getSortedPositions().getDevicePointer();
@@ -378,12 +385,12 @@ void CudaCoordinationCV::setCellArguments(CellArguments<Real, Real4>& arguments,
     a.forceBuffer = cu.getLongForceBuffer().getDevicePointer();
     a.gradient = gradient.getDevicePointer();
     a.numSlots = numSlots;
+    a.posq = cu.getPosq().getDevicePointer();
+    a.groupAtoms = groupAtoms.getDevicePointer();
     if (homeLists) {
         CudaCoordinationNeighborList& list = *neighborList;
         a.rebuildStamp = list.getRebuildStamp().getDevicePointer();
         a.stamp = list.getStamp();
-        a.posq = cu.getPosq().getDevicePointer();
-        a.groupAtoms = groupAtoms.getDevicePointer();
         a.listPos = list.getListPositions().getDevicePointer();
         a.refPos = list.getReferencePositions().getDevicePointer();
         a.listShift = list.getShifts().getDevicePointer();
@@ -399,6 +406,9 @@ void CudaCoordinationCV::setCellArguments(CellArguments<Real, Real4>& arguments,
     a.counter = counter.getDevicePointer();
     a.cvValue = value;
     a.record = record;
+    a.alarm = checks.alarm;
+    a.invalidSlot = checks.invalidSlot;
+    a.positionEnergy = checks.energyBuffer;
 }
 
 vector<void*> CudaCoordinationCV::listArguments(void* params, int& flags) {
@@ -413,8 +423,9 @@ vector<void*> CudaCoordinationCV::listArguments(void* params, int& flags) {
             &gradient.getDevicePointer(), &numSlots};
 }
 
-void CudaCoordinationCV::checkPositions(CUdeviceptr invalidSlot) {
-    void* args[] = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &numSlots, &invalidSlot};
+void CudaCoordinationCV::checkPositions(const CudaCoordinationChecks& checks) {
+    void* args[] = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &numSlots, (void*) &checks.invalidSlot,
+            (void*) &checks.alarm, (void*) &checks.energyBuffer};
     cu.executeKernel(checkKernel, args, numSlots);
 }
 

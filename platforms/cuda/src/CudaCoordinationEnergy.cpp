@@ -2,6 +2,7 @@
 #include "CoordinationSpline.h"
 #include "internal/CoordinationErrorMessages.h"
 #include "openmm/OpenMMException.h"
+#include "openmm/common/ContextSelector.h"
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -20,6 +21,20 @@ CudaCoordinationEnergy::CudaCoordinationEnergy(CudaContext& cu, CudaCoordination
     state.initialize<double>(cu, 5*numCVs+2, "coordinationState");
     state.upload(initialState());
     globals.initialize<double>(cu, 1, "coordinationGlobals");
+    void* memory;
+    if (cuMemHostAlloc(&memory, sizeof(int), CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS)
+        throw OpenMMException("CoordinationForce: allocating the alarm in mapped host memory failed");
+    alarm = (volatile int*) memory;
+    *alarm = 0;
+    if (cuMemHostGetDevicePointer(&alarmOnDevice, memory, 0) != CUDA_SUCCESS) {
+        cuMemFreeHost(memory);
+        throw OpenMMException("CoordinationForce: the device cannot address mapped host memory");
+    }
+}
+
+CudaCoordinationEnergy::~CudaCoordinationEnergy() {
+    ContextSelector selector(cu);
+    cuMemFreeHost((void*) alarm);
 }
 
 vector<double> CudaCoordinationEnergy::initialState() const {
@@ -122,6 +137,10 @@ CUdeviceptr CudaCoordinationEnergy::getInvalidSlot(int k) {
     return state.getDevicePointer()+(4*numCVs+2+k)*sizeof(double);
 }
 
+CudaCoordinationChecks CudaCoordinationEnergy::getChecks(int k, bool positions, bool energy) {
+    return {positions ? getInvalidSlot(k) : 0, alarmOnDevice, energy ? cu.getEnergyBuffer().getDevicePointer() : 0};
+}
+
 void CudaCoordinationEnergy::launchChainRule(const vector<CudaCoordinationCV*>& cvs, bool gradient, bool energy) {
     // ChainRuleTargets (kernels/chainrule.cu), by value: NUM_CVS pointers to each gradient, to each
     // groupAtoms and to each entrySlot, then NUM_CVS ints, padded to a multiple of 8 bytes.
@@ -140,7 +159,7 @@ void CudaCoordinationEnergy::launchChainRule(const vector<CudaCoordinationCV*>& 
     CUdeviceptr sum = getSum(0);
     CUdeviceptr nextSum = sums.getDevicePointer()+(1-sumParity)*numCVs*sizeof(double);
     vector<void*> args = {targets.data(), &sum, &nextSum, &flags, &state.getDevicePointer(), &cu.getEnergyBuffer().getDevicePointer(),
-            &cu.getLongForceBuffer().getDevicePointer(), &globals.getDevicePointer()};
+            &cu.getLongForceBuffer().getDevicePointer(), &globals.getDevicePointer(), &alarmOnDevice};
     for (auto& table : tables)
         args.push_back(&table->getDevicePointer());
     int blockSize = CudaCoordinationProgram::TileSize;
@@ -163,8 +182,12 @@ vector<double> CudaCoordinationEnergy::readState(const vector<CudaCoordinationCV
     }
     const double* record = &values[2*numCVs];
     bool energyInvalid = (checkEnergy && record[0] != 0);
-    if (invalidCV < 0 && !energyInvalid)
+    if (invalidCV < 0 && !energyInvalid) {
+        // The GPU has finished (the download waited): lower the alarm unless a record is kept for later.
+        if (record[0] == 0)
+            *alarm = 0;
         return cvValues;
+    }
     // Clear the record thrown for (an invalid position first), and keep any other for later.
     vector<double> cleared = values;
     if (invalidCV >= 0)
@@ -172,6 +195,13 @@ vector<double> CudaCoordinationEnergy::readState(const vector<CudaCoordinationCV
     else
         cleared[2*numCVs] = 0;
     state.upload(cleared);
+    bool remaining = (cleared[2*numCVs] != 0);
+    for (int k = 0; k < numCVs; k++) {
+        int kept;
+        memcpy(&kept, &cleared[4*numCVs+2+k], sizeof(int));
+        remaining |= (kept != NoSlot);
+    }
+    *alarm = (remaining ? 1 : 0);
     if (invalidCV >= 0)
         throw OpenMMException("CoordinationForce: the position of particle "+to_string(cvs[invalidCV]->getParticle(slot))+
                 " is not finite (NaN or infinity)");

@@ -72,25 +72,26 @@ double CudaCalcCoordinationForceKernel::execute(ContextImpl& context, bool inclu
     if (!includeForces && !includeEnergy)
         return 0.0;
     ContextSelector selector(cu);
-    if (includeEnergy)
-        cv->checkPositions(energy->getInvalidSlot(0));
+    // What an earlier evaluation recorded, once the GPU has finished it: nothing here waits for the GPU.
+    if (energy->isAlarmRaised())
+        readState(true);
+    // Positions are checked where the energy is read (an energy read of an evaluation that met a
+    // position or energy that is not finite is NaN, and the next call throws).
+    CudaCoordinationChecks checks = energy->getChecks(0, includeEnergy, includeEnergy);
     if (energy->hasExpression()) {
         // The pair kernel accumulates the CV (and its gradient), the chain rule does the rest.
         energy->uploadGlobals(context);
-        cv->launch(CV::Accumulate | (includeForces ? CV::Gradient : 0), energy->getSum(0), 0, 0);
+        cv->launch(CV::Accumulate | (includeForces ? CV::Gradient : 0), energy->getSum(0), 0, 0, checks);
         energy->launchChainRule({cv.get()}, includeForces, includeEnergy);
     }
     else
-        cv->launch((includeForces ? CV::DirectForces : 0) | (includeEnergy ? CV::BlockEnergy : 0), 0, 0, energy->getRecord());
-    if (includeEnergy)
-        readState(true);
+        cv->launch((includeForces ? CV::DirectForces : 0) | (includeEnergy ? CV::BlockEnergy : 0), 0, 0, energy->getRecord(), checks);
     return 0.0;
 }
 
 double CudaCalcCoordinationForceKernel::computeCollectiveVariable(ContextImpl& context) {
     ContextSelector selector(cu);
-    cv->checkPositions(energy->getInvalidSlot(0));
-    cv->launch(CV::Reduce, 0, energy->getValue(0), 0);
+    cv->launch(CV::Reduce, 0, energy->getValue(0), 0, energy->getChecks(0, true, false));
     return readState(false);
 }
 
@@ -107,7 +108,7 @@ vector<long long> CudaCalcCoordinationForceKernel::computePairHistogram(ContextI
     else if (histogramScratch.getSize() != numBins)
         histogramScratch.resize(numBins);
     cu.clearBuffer(histogramScratch);
-    cv->checkPositions(energy->getInvalidSlot(0));
+    cv->checkPositions(energy->getChecks(0, true, false));
     cv->launchHistogram(histogramScratch, numBins, maxDistance);
     readState(false);
     return downloadCounts(histogramScratch);
@@ -122,7 +123,7 @@ void CudaCalcCoordinationForceKernel::accumulatePairHistogram(ContextImpl& conte
             histogram.resize(numBins);
         cu.clearBuffer(histogram);
     }
-    cv->checkPositions(energy->getInvalidSlot(0));
+    cv->checkPositions(energy->getChecks(0, true, false));
     cv->launchHistogram(histogram, numBins, maxDistance);
 }
 
@@ -193,24 +194,21 @@ double CudaCalcCoordinationBiasForceKernel::execute(ContextImpl& context, bool i
     if (!includeForces && !includeEnergy)
         return 0.0;
     ContextSelector selector(cu);
-    energy->uploadGlobals(context);
-    for (int k = 0; k < cvs.size(); k++) {
-        if (includeEnergy)
-            cvs[k]->checkPositions(energy->getInvalidSlot(k));
-        cvs[k]->launch(CV::Accumulate | (includeForces ? CV::Gradient : 0), energy->getSum(k), 0, 0);
-    }
-    energy->launchChainRule(cvs, includeForces, includeEnergy);
-    if (includeEnergy)
+    // As CudaCalcCoordinationForceKernel::execute(): what an earlier evaluation recorded, without waiting for the GPU.
+    if (energy->isAlarmRaised())
         readState(true);
+    energy->uploadGlobals(context);
+    for (int k = 0; k < cvs.size(); k++)
+        cvs[k]->launch(CV::Accumulate | (includeForces ? CV::Gradient : 0), energy->getSum(k), 0, 0,
+                energy->getChecks(k, includeEnergy, includeEnergy));
+    energy->launchChainRule(cvs, includeForces, includeEnergy);
     return 0.0;
 }
 
 vector<double> CudaCalcCoordinationBiasForceKernel::computeCollectiveVariables(ContextImpl& context) {
     ContextSelector selector(cu);
-    for (int k = 0; k < cvs.size(); k++) {
-        cvs[k]->checkPositions(energy->getInvalidSlot(k));
-        cvs[k]->launch(CV::Reduce, 0, energy->getValue(k), 0);
-    }
+    for (int k = 0; k < cvs.size(); k++)
+        cvs[k]->launch(CV::Reduce, 0, energy->getValue(k), 0, energy->getChecks(k, true, false));
     return readState(false);
 }
 

@@ -103,7 +103,7 @@ double CudaCoordinationNeighborList::expectedCount(double cutoff) const {
 }
 
 bool CudaCoordinationNeighborList::prepare(double dmax, CUfunction checkKernel, CUfunction assignKernel, CUfunction scanKernel,
-        CUfunction offsetKernel, CUfunction scatterKernel, CudaArray& groupAtoms) {
+        CUfunction offsetKernel, CUfunction scatterKernel, CudaArray& groupAtoms, const CudaCoordinationChecks& checks) {
     if (!enabled || !isfinite(dmax) || dmax <= 0)
         return false;
     if (dmax != this->dmax) {
@@ -160,9 +160,11 @@ bool CudaCoordinationNeighborList::prepare(double dmax, CUfunction checkKernel, 
     void* halfSkinArg = (cu.getUseDoublePrecision() ? (void*) &halfSkin2 : (void*) &halfSkin2Float);
     void* checkArgs[] = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &listSlot.getDevicePointer(),
             &listShift.getDevicePointer(), &refPos.getDevicePointer(), &listPos.getDevicePointer(), &numParticles, halfSkinArg,
-            &force, &stamp, &rebuildStamp.getDevicePointer(), &cells.getWorkCounter().getDevicePointer()};
+            &force, &stamp, &rebuildStamp.getDevicePointer(), &cells.getWorkCounter().getDevicePointer(), (void*) &checks.invalidSlot,
+            (void*) &checks.alarm, (void*) &checks.energyBuffer};
     int blockSize = 256;
-    launcher.launch(checkKernel, checkArgs, (force ? 1 : min((numParticles+blockSize-1)/blockSize, cu.getNumThreadBlocks())), blockSize);
+    bool oneBlock = (force && checks.invalidSlot == 0);
+    launcher.launch(checkKernel, checkArgs, (oneBlock ? 1 : min((numParticles+blockSize-1)/blockSize, cu.getNumThreadBlocks())), blockSize);
     cells.bin(assignKernel, scanKernel, offsetKernel, scatterKernel, groupAtoms, rebuildStamp.getDevicePointer(), stamp);
     listCutoff2 = cutoff*cutoff;
     listCutoff2Float = (float) listCutoff2;

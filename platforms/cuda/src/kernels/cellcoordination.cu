@@ -222,6 +222,10 @@ typedef struct {
     unsigned int* RESTRICT counter;
     double* RESTRICT cvValue;
     double* RESTRICT record;
+    int* RESTRICT alarm;
+    // The check of the positions (invalidSlot NULL: none), as computeCoordinationTiles.
+    int* RESTRICT invalidSlot;
+    mixed* RESTRICT positionEnergy;
 } CellKernelArguments;
 
 /**
@@ -240,6 +244,8 @@ inline DEVICE void computeCells(const CellKernelArguments& args) {
     const real4 unused = make_real4(0, 0, 0, 0);
     const PeriodicBox box = {unused, unused, args.periodicBoxVecX, args.periodicBoxVecY, args.periodicBoxVecZ, 0};
     HomeLists lists = {HOME_LISTS_NONE, args.capacity, args.listEntries, args.listCount, args.listCutoff2, args.listPos, shifts};
+    if (args.invalidSlot != NULL)
+        checkSlotPositions(args.posq, args.groupAtoms, args.numSlots, args.invalidSlot, args.alarm, args.positionEnergy);
     if (args.rebuildStamp != NULL) {
         lists.state = (*args.rebuildStamp == args.stamp ? HOME_LISTS_REBUILD : HOME_LISTS_KEEP);
         if (threadIdx.x <= HOME_CODE)
@@ -262,7 +268,7 @@ inline DEVICE void computeCells(const CellKernelArguments& args) {
     CellCoordination<GRADIENT> visitor = {args.sortedPos, args.sortedSlot, args.sortedAtom, args.groupOriginal, args.params, box,
             args.flags, args.numSlots, args.forceBuffer, args.gradient};
     mixed cvSum = computeCellItems(visitor, args.grid, args.cellStart, args.workCounter, batch, lists, args.maxCount);
-    finishBlock(cvSum, args.flags, args.energyBuffer, args.cvPartial, args.counter, args.cvValue, args.record);
+    finishBlock(cvSum, args.flags, args.energyBuffer, args.cvPartial, args.counter, args.cvValue, args.record, args.alarm);
 }
 
 #ifdef COMPILE_CELLS

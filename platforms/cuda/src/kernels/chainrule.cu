@@ -24,7 +24,7 @@ inline DEVICE void evaluateEnergy(const double* cv, double* energy, double* dEdc
  */
 KERNEL void applyChainRule(ChainRuleTargets targets, const double* RESTRICT cvSums, double* RESTRICT nextCvSums, int flags,
         double* RESTRICT state, mixed* RESTRICT energyBuffer, unsigned long long* RESTRICT forceBuffer,
-        const double* RESTRICT globals ENERGY_TABLE_PARAMETERS) {
+        const double* RESTRICT globals, int* RESTRICT alarm ENERGY_TABLE_PARAMETERS) {
     __shared__ double derivatives[NUM_CVS];
     DEPENDENT_KERNEL_START
     if (threadIdx.x == 0) {
@@ -32,7 +32,7 @@ KERNEL void applyChainRule(ChainRuleTargets targets, const double* RESTRICT cvSu
         for (int k = 0; k < NUM_CVS; k++)
             cv[k] = cvSums[k];
         evaluateEnergy(cv, &E, dEdcv, globals ENERGY_TABLE_ARGUMENTS);
-        recordNonFinite(state+2*NUM_CVS, NUM_CVS, cv, &E, dEdcv);
+        recordNonFinite(state+2*NUM_CVS, NUM_CVS, cv, &E, dEdcv, alarm);
         for (int k = 0; k < NUM_CVS; k++)
             derivatives[k] = dEdcv[k];
         if (blockIdx.x == 0) {

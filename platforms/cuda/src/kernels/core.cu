@@ -22,11 +22,8 @@ KERNEL void updateGroupAtoms(const int* RESTRICT groupOriginal, const int* RESTR
         groupAtoms[k] = inverse[groupOriginal[k]];
 }
 
-/** Record in *firstInvalid the smallest slot whose particle has a non-finite position. */
-KERNEL void checkPositions(const real4* RESTRICT posq, const int* RESTRICT groupAtoms, int numSlots, int* RESTRICT firstInvalid) {
-    for (int k = blockIdx.x*blockDim.x+threadIdx.x; k < numSlots; k += blockDim.x*gridDim.x) {
-        real4 p = posq[groupAtoms[k]];
-        if (!(isfinite(p.x) && isfinite(p.y) && isfinite(p.z)))
-            atomicMin(firstInvalid, k);
-    }
+/** checkSlotPositions() (energy.cu) on its own: before the histograms, which check no positions themselves. */
+KERNEL void checkPositions(const real4* RESTRICT posq, const int* RESTRICT groupAtoms, int numSlots, int* RESTRICT firstInvalid,
+        int* RESTRICT alarm, mixed* RESTRICT energyBuffer) {
+    checkSlotPositions(posq, groupAtoms, numSlots, firstInvalid, alarm, energyBuffer);
 }

@@ -11,15 +11,30 @@
  *   state[2K...]      the record of the first energy or dE/dcv that was not finite:
  *                     a flag, E, the K CVs and the K dE/dcv_k there (recordNonFinite())
  *   state[4K+2+k]     the first slot of CV k whose particle's position is not finite (an int)
+ *
+ * Whatever is recorded there also raises the alarm, an int in mapped host memory that the host
+ * reads without waiting for the GPU (raiseAlarm()): the host looks at the state only once the
+ * alarm is up, so that no evaluation waits for the GPU to check its values.
  */
+
+/**
+ * Tell the host that something was recorded in the state: a plain store to mapped host memory
+ * (no atomics over the bus), made visible to the host before anything this thread writes later.
+ */
+inline DEVICE void raiseAlarm(int* alarm) {
+    *(volatile int*) alarm = 1;
+    __threadfence_system();
+}
 
 /**
  * Where an energy or a dE/dcv_k is not finite (a NaN global parameter, an overflow, a CV that
  * is not finite), record the first such one in record[] (a flag, E, the numCVs CVs and dE/dcv_k)
- * for the host's error at its next read, and make them zero, so that nothing that is not
- * finite reaches the energy or the forces.
+ * for the host's error, raise the alarm, make every dE/dcv_k zero, so that nothing that is not
+ * finite reaches the forces, and the energy NaN, so that an energy read of this evaluation is
+ * never a wrong finite number (the host throws at its next call, CudaCoordinationEnergy).
  */
-inline DEVICE void recordNonFinite(double* RESTRICT record, int numCVs, const double* cv, double* energy, double* dEdcv) {
+inline DEVICE void recordNonFinite(double* RESTRICT record, int numCVs, const double* cv, double* energy, double* dEdcv,
+        int* alarm) {
     bool finite = isfinite(*energy);
     for (int k = 0; k < numCVs; k++)
         finite = finite && isfinite(dEdcv[k]);
@@ -32,7 +47,8 @@ inline DEVICE void recordNonFinite(double* RESTRICT record, int numCVs, const do
             record[2+numCVs+k] = dEdcv[k];
         }
     }
-    *energy = 0;
+    raiseAlarm(alarm);
+    *energy = __longlong_as_double(0x7ff8000000000000LL);
     for (int k = 0; k < numCVs; k++)
         dEdcv[k] = 0;
 }
@@ -62,6 +78,31 @@ inline DEVICE void scatterGradient(long long* RESTRICT gradient, const int* REST
         gradient[entry+numSlots] = 0;
         gradient[entry+2*numSlots] = 0;
     }
+}
+
+/**
+ * The position p of slot `slot` is not finite: record the smallest such slot in *firstInvalid,
+ * raise the alarm, and, where the energy is read in this evaluation (energyBuffer not NULL), make
+ * it NaN, since the pair kernels leave such a particle's pairs out (their distance compares false).
+ */
+inline DEVICE void checkPosition(real4 p, int slot, int* RESTRICT firstInvalid, int* RESTRICT alarm, mixed* RESTRICT energyBuffer) {
+    if (isfinite(p.x) && isfinite(p.y) && isfinite(p.z))
+        return;
+    atomicMin(firstInvalid, slot);
+    raiseAlarm(alarm);
+    if (energyBuffer != NULL)
+        atomicAdd(&energyBuffer[0], (mixed) __longlong_as_double(0x7ff8000000000000LL));
+}
+
+/**
+ * checkPosition() for every slot (a grid-stride loop): the checkPositions kernel, and the start of
+ * the pair kernels that check the positions of their CV themselves (firstInvalid not NULL), so
+ * that an evaluation that checks them needs no launch of its own for it.
+ */
+inline DEVICE void checkSlotPositions(const real4* RESTRICT posq, const int* RESTRICT groupAtoms, int numSlots,
+        int* RESTRICT firstInvalid, int* RESTRICT alarm, mixed* RESTRICT energyBuffer) {
+    for (int k = blockIdx.x*blockDim.x+threadIdx.x; k < numSlots; k += blockDim.x*gridDim.x)
+        checkPosition(posq[groupAtoms[k]], k, firstInvalid, alarm, energyBuffer);
 }
 
 /** The scale that turns a fixed-point gradient into -dE/dcv times it. */

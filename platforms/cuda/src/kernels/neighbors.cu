@@ -47,23 +47,32 @@ inline DEVICE real listLaneSum(real v, unsigned int mask) {
  * The current positions in list order, each with its cell of the last build in w, and whether
  * the lists must be rebuilt: a particle moved further than sqrt(halfSkin2) from where it was at
  * the last build (or its position is not finite), or the host asks (force). Clears the counter of
- * the cell kernel's work items (which the binning clears too, where it runs).
+ * the cell kernel's work items (which the binning clears too, where it runs). Where firstInvalid
+ * is not NULL, also checks every position (checkPosition(), energy.cu), in place of checkPositions.
  */
 KERNEL void checkNeighborList(const real4* RESTRICT posq, const int* RESTRICT groupAtoms, const int* RESTRICT listSlot,
         const real4* RESTRICT listShift, const real4* RESTRICT refPos, real4* RESTRICT listPos, int numParticles, real halfSkin2,
-        int force, int stamp, int* RESTRICT rebuildStamp, unsigned int* RESTRICT workCounter) {
+        int force, int stamp, int* RESTRICT rebuildStamp, unsigned int* RESTRICT workCounter, int* RESTRICT firstInvalid,
+        int* RESTRICT alarm, mixed* RESTRICT energyBuffer) {
     DEPENDENT_KERNEL_START
     if (blockIdx.x == 0 && threadIdx.x == 0)
         *workCounter = 0;
     if (force) {
         if (blockIdx.x == 0 && threadIdx.x == 0)
             *rebuildStamp = stamp;
+        // The lists' slots are not set yet: the positions by slot.
+        if (firstInvalid != NULL)
+            for (int k = blockIdx.x*blockDim.x+threadIdx.x; k < numParticles; k += blockDim.x*gridDim.x)
+                checkPosition(posq[groupAtoms[k]], k, firstInvalid, alarm, energyBuffer);
         return;
     }
     bool moved = false;
     for (int k = blockIdx.x*blockDim.x+threadIdx.x; k < numParticles; k += blockDim.x*gridDim.x) {
         const real4 shift = listShift[k], r = refPos[k];
-        real4 p = posq[groupAtoms[listSlot[k]]];
+        const int slot = listSlot[k];
+        real4 p = posq[groupAtoms[slot]];
+        if (firstInvalid != NULL)
+            checkPosition(p, slot, firstInvalid, alarm, energyBuffer);
         p = make_real4(p.x+shift.x, p.y+shift.y, p.z+shift.z, shift.w);
         listPos[k] = p;
         const real dx = p.x-r.x, dy = p.y-r.y, dz = p.z-r.z;
@@ -223,7 +232,7 @@ KERNEL void computeCoordinationList(const int* RESTRICT rebuildStamp, int stamp,
         real listCutoff2, const int* RESTRICT groupAtoms, PairParams params, real4 periodicBoxVecX, real4 periodicBoxVecY,
         real4 periodicBoxVecZ, int flags, unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient, int numSlots,
         mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial, unsigned int* RESTRICT counter, double* RESTRICT cvValue,
-        double* RESTRICT record) {
+        double* RESTRICT record, int* RESTRICT alarm) {
     __shared__ real4 shifts[27];
     DEPENDENT_KERNEL_START
     if (threadIdx.x < 27)
@@ -239,5 +248,5 @@ KERNEL void computeCoordinationList(const int* RESTRICT rebuildStamp, int stamp,
         cvSum = computeListParticles<false>(rebuild, posq, sortedPos, sortedSlot, cellStart, grid, listPos, refPos, listShift, listSlot,
                 entries, listCount, maxCount, numParticles, capacity, listCutoff2, shifts, groupAtoms, params, flags, forceBuffer,
                 gradient, numSlots);
-    finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvValue, record);
+    finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvValue, record, alarm);
 }

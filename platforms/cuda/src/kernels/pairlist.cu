@@ -1,14 +1,17 @@
 /**
  * The CV over a list of pairs (groupAtoms[k], groupAtoms[numPairs+k]); with PAIR_PARAMETERS,
- * pair k has its own weight and r0 in pairValues[k] (unused otherwise).
+ * pair k has its own weight and r0 in pairValues[k] (unused otherwise). Where invalidSlot is not
+ * NULL, first the check of every slot's position, as computeCoordinationTiles.
  */
 KERNEL void computeCoordinationPairs(const real4* RESTRICT posq, const int* RESTRICT groupAtoms, int numPairs,
         PairParams params, real4 periodicBoxSize, real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY,
         real4 periodicBoxVecZ, int flags, unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient,
         const PairValues* RESTRICT pairValues, mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial,
         unsigned int* RESTRICT counter, double* RESTRICT cvValue,
-        double* RESTRICT record) {
+        double* RESTRICT record, int* RESTRICT alarm, int* RESTRICT invalidSlot, mixed* RESTRICT positionEnergy) {
     DEPENDENT_KERNEL_START
+    if (invalidSlot != NULL)
+        checkSlotPositions(posq, groupAtoms, 2*numPairs, invalidSlot, alarm, positionEnergy);
     bool gradientWanted = (flags & (FLAG_DIRECT_FORCES | FLAG_GRADIENT)) != 0;
     mixed cvSum = 0;
     for (int k = blockIdx.x*blockDim.x+threadIdx.x; k < numPairs; k += blockDim.x*gridDim.x) {
@@ -35,5 +38,5 @@ KERNEL void computeCoordinationPairs(const real4* RESTRICT posq, const int* REST
             addGradient(make_real3(-gj.x, -gj.y, -gj.z), k, i, flags, forceBuffer, gradient, 2*numPairs);
         }
     }
-    finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvValue, record);
+    finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvValue, record, alarm);
 }

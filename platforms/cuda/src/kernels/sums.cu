@@ -53,18 +53,18 @@ inline DEVICE void addGradient(real3 g, int slot, int atom, int flags, unsigned 
 
 /**
  * Finish a launch: add the block's sum to the energy (BLOCK_ENERGY, recording a CV that is not
- * finite in record[], kernels/energy.cu); then either add it to *cvPartial (ACCUMULATE), or let
- * the last block reduce the blocks' sums in cvPartial into *cvValue (REDUCE).
+ * finite in record[] and raising the alarm, kernels/energy.cu); then either add it to *cvPartial
+ * (ACCUMULATE), or let the last block reduce the blocks' sums in cvPartial into *cvValue (REDUCE).
  */
 inline DEVICE void finishBlock(mixed cvSum, int flags, mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial,
-        unsigned int* RESTRICT counter, double* RESTRICT cvValue, double* RESTRICT record) {
+        unsigned int* RESTRICT counter, double* RESTRICT cvValue, double* RESTRICT record, int* RESTRICT alarm) {
     __shared__ mixed scratch[TILE/32];
     if (!(flags & (FLAG_BLOCK_ENERGY | FLAG_REDUCE | FLAG_ACCUMULATE)))
         return;
     mixed total = blockSum(cvSum, scratch);
     if (threadIdx.x == 0 && (flags & FLAG_BLOCK_ENERGY)) {
         double cv = total, energy = total, derivative = 1;
-        recordNonFinite(record, 1, &cv, &energy, &derivative);
+        recordNonFinite(record, 1, &cv, &energy, &derivative, alarm);
         atomicAdd(&energyBuffer[blockIdx.x], (mixed) energy);
     }
     if (threadIdx.x == 0 && (flags & FLAG_ACCUMULATE))

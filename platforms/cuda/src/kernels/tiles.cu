@@ -82,17 +82,23 @@ inline DEVICE mixed computeTile(int a, int b, bool diagonal, int sChunk, const r
     return cvSum;
 }
 
-/** The CV over all pairs of one group or of two groups, tile by tile. */
+/**
+ * The CV over all pairs of one group or of two groups, tile by tile; first, where invalidSlot is not
+ * NULL, the check of every slot's position (checkSlotPositions(), energy.cu; positionEnergy: the
+ * energy buffer where this evaluation's energy is read, else NULL).
+ */
 KERNEL void computeCoordinationTiles(const real4* RESTRICT posq, const int* RESTRICT groupAtoms,
         const int* RESTRICT groupOriginal, int numL, int numS, int offsetL, int offsetS, int sChunk, PairParams params,
         real4 periodicBoxSize, real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ,
         int flags, unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient, int numSlots,
         mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial, unsigned int* RESTRICT counter, double* RESTRICT cvValue,
-        double* RESTRICT record) {
+        double* RESTRICT record, int* RESTRICT alarm, int* RESTRICT invalidSlot, mixed* RESTRICT positionEnergy) {
     __shared__ real4 sPos[2*TILE];
     __shared__ int sKey[2*TILE];
     __shared__ real3 sGradient[TILE];
     DEPENDENT_KERNEL_START
+    if (invalidSlot != NULL)
+        checkSlotPositions(posq, groupAtoms, numSlots, invalidSlot, alarm, positionEnergy);
     const PeriodicBox box = {periodicBoxSize, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, params.imageSearch2};
     int numLChunks = (numL+TILE-1)/TILE;
     int numTiles = countTiles(numL, numS, sChunk);
@@ -110,5 +116,5 @@ KERNEL void computeCoordinationTiles(const real4* RESTRICT posq, const int* REST
             cvSum += computeTile<false>(a, b, diagonal, sChunk, posq, groupAtoms, groupOriginal, numL, numS, offsetL, offsetS, params,
                     box, flags, forceBuffer, gradient, numSlots, sPos, sKey, sGradient);
     }
-    finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvValue, record);
+    finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvValue, record, alarm);
 }

@@ -1,0 +1,179 @@
+"""What one MD step of the md section's water box launches and waits for, per way of adding a CV:
+the kernels launched (by name), the host synchronizations and the host-to-device copies, counted
+over a window of steps by the LD_PRELOAD shim cuda_calls.c; and, under Nsight Compute, the GPU
+time of each kernel (the shim's NVTX range "window" delimits the same steps).
+
+    gcc -O2 -shared -fPIC -I/usr/local/cuda/include benchmarks/cuda_calls.c -o /tmp/cuda_calls.so -ldl
+    LD_PRELOAD=/tmp/cuda_calls.so python3 benchmarks/profile_launches.py --cases all --json counts.json
+    LD_PRELOAD=/tmp/cuda_calls.so ncu --nvtx --nvtx-include "window/" --metrics gpu__time_duration.sum \\
+        --print-summary per-kernel python3 benchmarks/profile_launches.py --cases fast-1 --steps 20
+
+Cases (--cases, comma-separated, or all): plain; fast-1, fast-100, fast-self (one CV restrained by
+its own energy expression); ccv-1, ccv-100, ccv-self (our CV inside CustomCVForce, the BiasVariable
+path); peer-1, peer-100, peer-self (CustomNonbondedForce inside CustomCVForce); bias-2, bias-3
+(CoordinationBiasForce over the 1 O, 100 O and, for 3, 1,000 O CVs); latency (1 x 1,000 pairs in a
+System of its own, as benchmark.py's latency section). A case may name tuning switches after an
+@, as ccv-self@COORDINATION_LIST_KIND=homes (set while its Context is created). Each case's
+counts are per step, less nothing: subtract plain's (or, for latency, latency-plain's) to get
+what the CV adds.
+"""
+
+import argparse
+import ctypes
+import json
+import os
+import time
+
+import numpy as np
+import openmm as mm
+
+from bench_latency import latency_context
+from common import CUTOFF, MdRun, adding, peer_cv, rational_cv, water_box
+
+COUNT_NAMES = ('launches', 'sync_copies_to_host', 'async_copies_to_host', 'stream_syncs', 'context_syncs', 'event_syncs',
+               'copies_to_device')
+
+
+class CallCounter:
+    """The shim's counts (cuda_calls.c), or None where it is not loaded."""
+
+    def __init__(self):
+        process = ctypes.CDLL(None)
+        self.lib = process if hasattr(process, 'cuda_calls_reset') else None
+        if self.lib is not None:
+            self.lib.cuda_calls_name.restype = ctypes.c_char_p
+
+    def range(self, start):
+        """Open (start) or close the NVTX range "window" (ncu --nvtx --nvtx-include "window/")."""
+        if self.lib is not None and start:
+            self.lib.cuda_calls_range_push(b'window')
+        elif self.lib is not None:
+            self.lib.cuda_calls_range_pop()
+
+    def reset(self):
+        if self.lib is not None:
+            self.lib.cuda_calls_reset()
+
+    def read(self, steps):
+        """Counts per step: {name: value} and {kernel: launches}."""
+        if self.lib is None:
+            return None, None
+        values = (ctypes.c_longlong * len(COUNT_NAMES))()
+        self.lib.cuda_calls_counts(values)
+        counts = {name: values[i] / steps for i, name in enumerate(COUNT_NAMES)}
+        kernels = {}
+        launches = ctypes.c_longlong()
+        for i in range(self.lib.cuda_calls_num_names()):
+            name = self.lib.cuda_calls_name(i, ctypes.byref(launches)).decode()
+            if launches.value:
+                kernels[name] = launches.value / steps
+        counts['host_syncs'] = counts['sync_copies_to_host'] + counts['stream_syncs'] + counts['context_syncs'] + counts['event_syncs']
+        return counts, kernels
+
+
+def restrained(force, cv0=1.0):
+    force.setEnergyExpression('0.5*k*(cv-cv0)^2')
+    force.addGlobalParameter('k', 1e-6)     # the restraint's code path, its forces harmless
+    force.addGlobalParameter('cv0', cv0)
+    return force
+
+
+def in_cv_force(cv):
+    force = mm.CustomCVForce('0.5*k*(cv-cv0)^2')
+    force.addGlobalParameter('k', 1e-6)
+    force.addGlobalParameter('cv0', 1.0)
+    force.addCollectiveVariable('cv', cv)
+    return force
+
+
+def bias(cvs):
+    from openmmcoordination import CoordinationBiasForce
+    force = CoordinationBiasForce(' + '.join('0.5*k*(c%d-1)^2' % (i + 1) for i in range(len(cvs))))
+    force.addGlobalParameter('k', 1e-6)
+    for i, cv in enumerate(cvs):
+        force.addCollectiveVariable('c%d' % (i + 1), cv)
+    return force
+
+
+def builds(oxygens, numParticles):
+    """{case: a function that gives its build for MdRun (None: the plain box)}, made when asked for."""
+    groups = {'1': (oxygens[:1], oxygens[1:]), '100': (oxygens[:100], oxygens[100:]), 'self': (oxygens, None),
+              '1000': (oxygens[:1000], oxygens[1000:])}
+
+    def ours(key):
+        return rational_cv(*groups[key], CUTOFF, periodic=True)
+
+    def peer(key):
+        return peer_cv(numParticles, *groups[key], CUTOFF)
+    cases = {'plain': lambda: None}
+    for key in ('1', '100', 'self'):
+        cases['fast-' + key] = lambda key=key: adding(restrained(ours(key)))
+        cases['ccv-' + key] = lambda key=key: adding(in_cv_force(ours(key)))
+        cases['peer-' + key] = lambda key=key: adding(in_cv_force(peer(key)))
+    cases['bias-2'] = lambda: adding(bias([ours('1'), ours('100')]))
+    cases['bias-3'] = lambda: adding(bias([ours('1'), ours('100'), ours('1000')]))
+    return cases
+
+
+def measure(step, counter, steps, sync):
+    """Counts per step over `steps` steps (after a synchronizing read), and ms per step of a
+    separate timed window of 10x the steps."""
+    step(max(steps, 200))
+    sync()
+    counter.reset()
+    counter.range(True)
+    step(steps)
+    counter.range(False)
+    counts, kernels = counter.read(steps)
+    sync()
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        step(10 * steps)
+        sync()
+        times.append((time.perf_counter() - start) / (10 * steps))
+    return counts, kernels, 1000 * float(np.median(times))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--cases', default='all')
+    parser.add_argument('--steps', type=int, default=200)
+    parser.add_argument('--precision', default='mixed')
+    parser.add_argument('--platform', default='CUDA', help='CUDA; another platform only to try the script (no counts)')
+    parser.add_argument('--waters', type=int, default=8000)
+    parser.add_argument('--json')
+    args = parser.parse_args()
+    platform = mm.Platform.getPlatformByName(args.platform)
+    counter = CallCounter()
+    system, positions, oxygens = water_box(args.waters)
+    cases = builds(oxygens, system.getNumParticles())
+    names = list(cases) + ['latency-plain', 'latency'] if args.cases == 'all' else args.cases.split(',')
+    results = {}
+    for name in names:
+        case, *switches = name.split('@')
+        saved = dict(os.environ)
+        os.environ.update(switch.split('=', 1) for switch in switches)
+        if case.startswith('latency'):
+            context, integrator = latency_context(platform, args.precision, case == 'latency')
+            step = integrator.step
+        else:
+            run = MdRun(system, positions, platform, args.precision, cases[case]())
+            context, step = run.context, run.integrator.step
+        os.environ.clear()
+        os.environ.update(saved)
+        counts, kernels, ms = measure(step, counter, args.steps, lambda: context.getState(getEnergy=True))
+        results[name] = {'ms_per_step': ms, 'counts_per_step': counts, 'kernels_per_step': kernels}
+        print('%-14s %.4f ms/step' % (name, ms), flush=True)
+        if counts:
+            print('    ' + ', '.join('%s %.2f' % item for item in counts.items()), flush=True)
+            for kernel, launches in sorted(kernels.items(), key=lambda item: -item[1]):
+                print('    %6.2f  %s' % (launches, kernel), flush=True)
+        del context
+    if args.json:
+        with open(args.json, 'w') as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == '__main__':
+    main()
