@@ -22,7 +22,10 @@
 #             synccheck on the stress stage's tests too)
 #   coldstart benchmarks/bench_coldstart.py: what the force adds to a first Context, per precision
 #   bench     benchmarks/benchmark.py (BENCH_ARGS adds options, e.g. "--sections md"; BENCH_RESUME=file goes
-#             on with a run an earlier call cut short, on the same warm machine: its JSON, carried back)
+#             on with a run an earlier call cut short, on the same warm machine: its JSON, carried back).
+#             The md section's openmm-opes rows need openmm-opes and SciPy there: their wheels
+#             (pip download --no-deps ... openmm-opes scipy, as for OpenMM's) in .whl; with them .whl
+#             is about 55 MB, so such a call carries no kernel cache
 # The test stages run in two steps:
 #   1. under CUDA MPS (GPU_SUITE_MPS=0 leaves it off): ctest's shards (ctest -LE leaks_context,
 #      CTEST_JOBS at once, default all of them) beside pytest -m "not leaks_context", until both end;
