@@ -13,7 +13,7 @@ namespace CoordinationPlugin {
 struct CudaCoordinationChecks {
     /** The int that receives the first slot whose position is not finite (0: positions not checked). */
     CUdeviceptr invalidSlot;
-    /** The alarm, an int in mapped host memory (CudaCoordinationEnergy::getAlarm()). */
+    /** The alarm, an int in mapped host memory (CudaCoordinationEnergy::getChecks(), isAlarmRaised()). */
     CUdeviceptr alarm;
     /** The energy buffer, made NaN by a position that is not finite (0: this evaluation's energy is not read). */
     CUdeviceptr energyBuffer;
