@@ -63,7 +63,7 @@ def _parser():
     _switchingArguments(plot)
 
     commands.add_parser('info', help='versions, platforms and plugin load failures')
-    from openmmcoordination.plumed_command import addCommands
+    from openmmcoordination.plumed.command import addCommands
     addCommands(commands)
     from openmmcoordination.cpp_config import addCommand
     addCommand(commands)
@@ -161,7 +161,7 @@ def main(argv=None):
     elif args.command == 'plot':
         _plot(args)
     elif args.command == 'plumed':
-        from openmmcoordination.plumed_command import runCommand
+        from openmmcoordination.plumed.command import runCommand
         return runCommand(args)
     elif args.command == 'config':
         from openmmcoordination.cpp_config import runCommand

@@ -124,7 +124,7 @@ class CollectiveVariableReporter(object):
         append to an existing file instead of overwriting it (no header is written)
 
     A sibling writes another format by overriding _header, _line and _evaluate (the COLVAR files of
-    openmmcoordination.plumed_output.PlumedColvarReporter).
+    openmmcoordination.plumed.PlumedColvarReporter).
     """
 
     #: What the State passed to report() must hold (OpenMM's reporter protocol), beyond the time.

@@ -24,20 +24,20 @@ import numpy as np
 import openmm
 from openmm import unit
 
-from openmmcoordination import plumed_biases, plumed_cvs
+from openmmcoordination.plumed import biases, cvs
 from openmmcoordination.coordination import CoordinationBiasForce
 from openmmcoordination.metadynamics import Metadynamics
-from openmmcoordination.plumed_output import HillsWriter, PlumedColvarReporter
-from openmmcoordination.plumed_syntax import PlumedInputError, Units, Value, parseInput
+from openmmcoordination.plumed.outputs import HillsWriter, PlumedColvarReporter
+from openmmcoordination.plumed.syntax import PlumedInputError, Units, Value, parseInput
 
 __all__ = ['load', 'PlumedInput', 'PlumedInputError', 'PlumedColvarReporter', 'HillsWriter']
 
-_CV_READERS = {'GROUP': ('group', plumed_cvs.readGroup), 'COORDINATION': ('coordination', plumed_cvs.readCoordination),
-               'CONTACTMAP': ('coordination', plumed_cvs.readContactMap), 'DISTANCE': ('distance', plumed_cvs.readDistance)}
-_READERS = {'CUSTOM': plumed_biases.readFunction, 'MATHEVAL': plumed_biases.readFunction,
-            'COMBINE': plumed_biases.readCombine, 'RESTRAINT': plumed_biases.readBias,
-            'UPPER_WALLS': plumed_biases.readBias, 'LOWER_WALLS': plumed_biases.readBias,
-            'BIASVALUE': plumed_biases.readBias, 'METAD': plumed_biases.readMetad, 'PRINT': plumed_biases.readPrint}
+_CV_READERS = {'GROUP': ('group', cvs.readGroup), 'COORDINATION': ('coordination', cvs.readCoordination),
+               'CONTACTMAP': ('coordination', cvs.readContactMap), 'DISTANCE': ('distance', cvs.readDistance)}
+_READERS = {'CUSTOM': biases.readFunction, 'MATHEVAL': biases.readFunction,
+            'COMBINE': biases.readCombine, 'RESTRAINT': biases.readBias,
+            'UPPER_WALLS': biases.readBias, 'LOWER_WALLS': biases.readBias,
+            'BIASVALUE': biases.readBias, 'METAD': biases.readMetad, 'PRINT': biases.readPrint}
 #: The actions load() reads.
 ACTIONS = ('UNITS',) + tuple(_CV_READERS) + tuple(_READERS)
 

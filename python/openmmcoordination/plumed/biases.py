@@ -14,8 +14,8 @@ import math
 
 from openmm import unit
 
-from openmmcoordination.plumed_expression import Expression, substitute
-from openmmcoordination.plumed_syntax import Value
+from openmmcoordination.plumed.expressions import Expression, substitute
+from openmmcoordination.plumed.syntax import Value
 
 __all__ = ['readFunction', 'readCombine', 'readBias', 'readMetad', 'readPrint', 'number']
 

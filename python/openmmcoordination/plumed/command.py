@@ -40,7 +40,7 @@ def _integrator(path, temperature):
     METAD, else at 300 K."""
     import openmm
     from openmm import unit
-    from openmmcoordination.plumed_syntax import parseInput
+    from openmmcoordination.plumed.syntax import parseInput
     if temperature is None:
         with open(path) as f:
             metad = [a for a in parseInput(f.read(), path) if a.name == 'METAD' and a.has('TEMP')]

@@ -14,7 +14,7 @@ import re
 import openmm
 
 from openmmcoordination.coordination import CoordinationForce
-from openmmcoordination.plumed_syntax import Action, readIndexFile
+from openmmcoordination.plumed.syntax import Action, readIndexFile
 
 __all__ = ['Calls', 'indicesText', 'readGroup', 'readAtoms', 'readCoordination', 'readContactMap', 'readDistance']
 
