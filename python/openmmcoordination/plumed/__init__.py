@@ -27,19 +27,22 @@ from openmm import unit
 from openmmcoordination.plumed import biases, cvs
 from openmmcoordination.coordination import CoordinationBiasForce
 from openmmcoordination.metadynamics import Metadynamics
-from openmmcoordination.plumed.outputs import HillsWriter, PlumedColvarReporter
+from openmmcoordination.plumed.outputs import HillsWriter, PlumedColvarReporter, PlumedDerivativesReporter
 from openmmcoordination.plumed.syntax import PlumedInputError, Units, Value, parseInput
 
-__all__ = ['load', 'PlumedInput', 'PlumedInputError', 'PlumedColvarReporter', 'HillsWriter']
+__all__ = ['load', 'PlumedInput', 'PlumedInputError', 'PlumedColvarReporter', 'PlumedDerivativesReporter', 'HillsWriter']
 
 _CV_READERS = {'GROUP': ('group', cvs.readGroup), 'COORDINATION': ('coordination', cvs.readCoordination),
                'CONTACTMAP': ('coordination', cvs.readContactMap), 'DISTANCE': ('distance', cvs.readDistance)}
 _READERS = {'CUSTOM': biases.readFunction, 'MATHEVAL': biases.readFunction,
             'COMBINE': biases.readCombine, 'RESTRAINT': biases.readBias,
             'UPPER_WALLS': biases.readBias, 'LOWER_WALLS': biases.readBias,
-            'BIASVALUE': biases.readBias, 'METAD': biases.readMetad, 'PRINT': biases.readPrint}
+            'BIASVALUE': biases.readBias, 'METAD': biases.readMetad, 'PRINT': biases.readPrint,
+            'DUMPDERIVATIVES': biases.readDumpDerivatives, 'SORT': None}
+#: The actions that only steer PLUMED's own run: accepted, and logged with the reason.
+_ACCEPTED = ('FLUSH', 'DEBUG', 'ENDPLUMED', 'MOLINFO', 'WHOLEMOLECULES')
 #: The actions load() reads.
-ACTIONS = ('UNITS',) + tuple(_CV_READERS) + tuple(_READERS)
+ACTIONS = ('UNITS',) + tuple(_CV_READERS) + tuple(_READERS) + _ACCEPTED
 
 
 def load(source, system=None, topology=None, integrator=None):
@@ -93,7 +96,7 @@ class PlumedInput(object):
             self.numAtoms, self.atomSource = None, None
         self.units, self.groups, self.values, self.actions = Units(), {}, {}, []
         self.forces, self.biasForce, self.metadynamics, self.python = [], None, None, []
-        self._cvSources, self._reporters, self._hills = {}, [], None
+        self._cvSources, self._reporters, self._hills, self._derivativeContexts = {}, [], None, {}
         for action in parseInput(text, source):
             self._read(action)
         self._build()
@@ -113,8 +116,11 @@ class PlumedInput(object):
             if any(a.name != 'GROUP' for a in self.actions):
                 raise action.fail(None, 'must come before the actions whose numbers it converts')
             self.units = Units.read(action)
-            action.python.append('# lengths in %s (x %g nm), energies in %s (x %g kJ/mol)' % (
-                self.units.lengthName, self.units.length, self.units.energyName, self.units.energy))
+            action.python.append('# lengths in %s (x %g nm), energies in %s (x %g kJ/mol), times in %s (x %g ps)' % (
+                self.units.lengthName, self.units.length, self.units.energyName, self.units.energy,
+                self.units.timeName, self.units.time))
+        elif action.name in _ACCEPTED:
+            self._accept(action)
         elif action.name in _CV_READERS or action.name in _READERS:
             if action.label in self.values:
                 raise action.fail('LABEL', 'the label %r is used twice (line %d)', action.label,
@@ -129,12 +135,56 @@ class PlumedInput(object):
                     value.periodic = built[1]
                 if kind == 'group':
                     self.groups[action.label or 'group'] = built
+            elif action.name == 'SORT':
+                components = biases.readSort(self, action)
+                self.values.update(components)
+                self.actions.append(action)
+                return
             else:
                 value = _READERS[action.name](self, action)
             self.values[action.label or '@%d' % action.line] = value
         else:
             raise action.fail(None, 'not supported: this package reads %s (docs/plumed-input.md)', ', '.join(ACTIONS))
         self.actions.append(action)
+
+    def _accept(self, action):
+        """FLUSH, DEBUG, ENDPLUMED, MOLINFO and WHOLEMOLECULES: accepted, each logged once with the reason
+        (WHOLEMOLECULES is checked against NOPBC once the whole input is read)."""
+        if action.name == 'FLUSH':
+            stride = action.integer('STRIDE')
+            action.finish()
+            action.log.append('FLUSH%s accepted: the files this package writes (COLVAR, derivatives, HILLS) are '
+                              'flushed at every line' % ('' if stride is None else ' STRIDE=%d' % stride))
+        elif action.name == 'DEBUG':
+            if action.has('NOVIRIAL'):
+                raise action.fail('NOVIRIAL', 'not supported: it takes the biases out of PLUMED\'s virial, which '
+                                  'changes a run under pressure control')
+            for key in list(action.keywords):
+                action.take(key) if action.keywords[key] is not True else action.flag(key)
+            action.finish()
+            action.log.append('DEBUG%s accepted: it changes only what PLUMED writes to its own log' % (
+                ''.join(' ' + k for k in action.keywords)))
+        elif action.name == 'ENDPLUMED':
+            action.finish()
+        elif action.name == 'MOLINFO':
+            for key in list(action.keywords):
+                action.take(key) if action.keywords[key] is not True else action.flag(key)
+            action.finish()
+            action.log.append('MOLINFO accepted: nothing in this input needs it (it names the residues and atoms of '
+                              '@ selections, which this package does not read: they are refused where they stand)')
+        else:
+            for key in ('ENTITY0', 'STRIDE', 'EMST', 'ADDREFERENCE', 'RESIDUES', 'MOLTYPE'):
+                action.take(key) if action.keywords.get(key) is not True else action.flag(key)
+            for key in list(action.keywords):
+                if key.startswith('ENTITY'):
+                    action.take(key)
+            action.finish()
+            action.log.append('WHOLEMOLECULES accepted: every CV of this input takes the nearest periodic image of each '
+                              'pair, so molecules made whole change no value')
+
+    def _valueOf(self, name):
+        """The Value of a PRINT-able name: a label (SORT's s.1 included), or label.component."""
+        return self.values[name] if name in self.values else self.values[name.split('.')[0]]
 
     def _ofKind(self, *kinds):
         return [(label, value) for label, value in self.values.items() if value.kind in kinds]
@@ -144,7 +194,7 @@ class PlumedInput(object):
         needed = set()
         for _, printed in self._ofKind('print'):
             for arg in printed.args:
-                value = self.values[arg.split('.')[0]]
+                value = self._valueOf(arg)
                 if value.kind == 'coordination':
                     needed.add(arg)
                 elif value.kind in ('function', 'bias'):
@@ -153,6 +203,11 @@ class PlumedInput(object):
 
     def _build(self):
         """Create the forces once every action is read; the System is touched only when all succeeded."""
+        whole = next((a for a in self.actions if a.name == 'WHOLEMOLECULES'), None)
+        nopbc = next((a for a in self.actions if a.name != 'WHOLEMOLECULES' and a.has('NOPBC')), None)
+        if whole is not None and nopbc is not None:
+            raise whole.fail(None, 'not supported with NOPBC (line %d, %s): that CV is computed from the positions as '
+                             'WHOLEMOLECULES makes them, which this package does not do', nopbc.line, nopbc.name)
         biases = self._ofKind('bias')
         metad = next((value for _, value in self._ofKind('metad')), None)
         terms = [(value.action, term) for _, value in biases for label, term, _ in value.parts if label is None]
@@ -220,7 +275,7 @@ class PlumedInput(object):
         positions = None
         results = []
         for name in names:
-            label, dot, _ = name.partition('.')
+            label, dot, _ = (name, '', '') if name in self.values else name.partition('.')
             value = self.values[label]
             if value.kind == 'distance' or (dot and value.kind == 'bias' and any(l for l, _, _ in value.parts)):
                 if positions is None:
@@ -234,14 +289,68 @@ class PlumedInput(object):
             elif value.kind == 'distance':
                 results.append(_distance(value, *positions)/self.units.length)
             elif value.kind == 'metad':
+                component = name.partition('.')[2]
                 group = self.metadynamics.force.getForceGroup()
                 energy = context.getState(getEnergy=True, groups={group}).getPotentialEnergy()
-                results.append(energy.value_in_unit(unit.kilojoules_per_mole)/self.units.energy)
+                energy = energy.value_in_unit(unit.kilojoules_per_mole)
+                _, factors = self.metadynamics.getReweightingFactors()
+                rct = float(factors[-1].value_in_unit(unit.kilojoules_per_mole)) if len(factors) else 0.0
+                results.append({'bias': energy, 'rct': rct, 'rbias': energy - rct}[component]/self.units.energy)
             else:
                 total = sum(expression.evaluate({'r': _distance(self.values[l], *positions)} if l else cvs)
                             for l, _, expression in value.parts)
                 results.append(total/self.units.energy)
         return results
+
+    def getDerivatives(self, context, names, state=None):
+        """DUMPDERIVATIVES' numbers of the coordination numbers ``names`` at the Context's positions: an
+        array (parameters, len(names)), the rows the x, y, z of each atom of the CV (biases.derivativeAtoms)
+        then the 9 box derivatives, in the input's units. The atoms' derivatives are the forces of a copy
+        of each CV on the Context's platform (dcv/dx = -force of energy cv); the box's, -sum over pairs of
+        dfunc d (x) d, from the force's own switching function (evaluateSwitchingFunction)."""
+        if state is None or not _hasPositions(state):
+            state = context.getState(getPositions=True)
+        positions = state.getPositions(asNumpy=True).value_in_unit(unit.nanometer)
+        box = state.getPeriodicBoxVectors(asNumpy=True).value_in_unit(unit.nanometer)
+        helper = self._derivativeContext(context, names)
+        helper.setPeriodicBoxVectors(*box)
+        helper.setPositions(positions)
+        columns = []
+        for index, name in enumerate(names):
+            value = self.values[name]
+            forces = helper.getState(getForces=True, groups={index}).getForces(asNumpy=True)
+            forces = forces.value_in_unit(unit.kilojoules_per_mole/unit.nanometer)
+            atoms = biases.derivativeAtoms(value)
+            columns.append(np.concatenate([-forces[atoms].ravel()*self.units.length,
+                                           _boxDerivatives(value.obj, positions, box).ravel()]))
+        return np.array(columns).T + 0.0     # no -0.0 where a force is 0 (PLUMED prints 0.0000 there)
+
+    def _derivativeContext(self, context, names):
+        """A Context on the simulation's platform holding a copy of each CV in ``names``, in force group k."""
+        key = tuple(names)
+        if key not in self._derivativeContexts:
+            system = openmm.System()
+            for i in range(context.getSystem().getNumParticles()):
+                system.addParticle(1.0)
+            for index, name in enumerate(names):
+                force = copy.deepcopy(self.values[name].obj)
+                force.setForceGroup(index)
+                system.addForce(force)
+            system.setDefaultPeriodicBoxVectors(*context.getState().getPeriodicBoxVectors())
+            platform = context.getPlatform()
+            properties = {}
+            for property in platform.getPropertyNames():
+                try:
+                    properties[property] = platform.getPropertyValue(context, property)
+                except Exception:
+                    pass
+            integrator = openmm.VerletIntegrator(0.001)
+            try:
+                helper = openmm.Context(system, integrator, platform, properties)
+            except Exception:
+                helper = openmm.Context(system, integrator, platform)
+            self._derivativeContexts[key] = (helper, integrator)
+        return self._derivativeContexts[key][0]
 
     def outputFiles(self):
         """The files attach() writes, as the input names them: each PRINT's FILE, then METAD's."""
@@ -254,17 +363,26 @@ class PlumedInput(object):
         directory = os.getcwd() if directory is None else directory
         path = lambda name: name if os.path.isabs(name) else os.path.join(directory, name)
         for _, printed in self._ofKind('print'):
-            distances = any(self.values[arg.split('.')[0]].kind in ('distance', 'bias') for arg in printed.args)
+            distances = any(self._valueOf(arg).kind in ('distance', 'bias') for arg in printed.args)
             reporter = PlumedColvarReporter(sys.stdout if printed.file is None else path(printed.file), printed.stride,
                                             lambda context, state, args=printed.args: self.getValues(context, args, state),
-                                            printed.args, printed.fmt, ['positions'] if distances else [])
+                                            printed.args, printed.fmt, ['positions'] if distances else [],
+                                            timeUnit=self.units.time)
             if simulation.currentStep % printed.stride == 0:
                 reporter.report(simulation, simulation.context.getState(getPositions=distances))
             simulation.reporters.append(reporter)
             self._reporters.append(reporter)
+        for _, dumped in self._ofKind('derivatives'):
+            reporter = PlumedDerivativesReporter(path(dumped.file), dumped.stride,
+                                                 lambda context, state, args=dumped.args: self.getDerivatives(context, args, state),
+                                                 dumped.args, dumped.fmt, self.units.time)
+            if simulation.currentStep % dumped.stride == 0:
+                reporter.report(simulation, simulation.context.getState(getPositions=True))
+            simulation.reporters.append(reporter)
+            self._reporters.append(reporter)
         metad = next((value for _, value in self._ofKind('metad')), None)
         if metad is not None:
-            timestep = simulation.integrator.getStepSize().value_in_unit(unit.picosecond)
+            timestep = simulation.integrator.getStepSize().value_in_unit(unit.picosecond)/self.units.time
             self._hills = HillsWriter(path(metad.hills), self.metadynamics, metad.labels, timestep, self.units.energy)
         return list(self._reporters)
 
@@ -311,6 +429,39 @@ def _hasPositions(state):
         return True
     except Exception:
         return False
+
+
+def _boxDerivatives(force, positions, box):
+    """PLUMED's box derivatives of a coordination number (src/colvar/CoordinationBase.cpp): -sum over
+    pairs of dfunc d (x) d, d the pair's vector (nearest image where periodic, as the force takes it)
+    and dfunc = (ds/dr)/r from the force's switching function (weighted, with its own r0, per pair of
+    a pair list). A 3x3 array, rows and columns x, y, z."""
+    first, second = np.array(force.getGroupA(), dtype=int), np.array(force.getGroupB(), dtype=int)
+    mode = force.getMode()
+    if mode == force.OneGroup:
+        i, j = np.triu_indices(len(first), 1)
+        a, b = first[i], first[j]
+    elif mode == force.TwoGroups:
+        a, b = np.repeat(first, len(second)), np.tile(second, len(first))
+    else:
+        a, b = first, second
+    pairs = np.arange(len(a))
+    keep = a != b
+    a, b, pairs = a[keep], b[keep], pairs[keep]
+    delta = positions[b] - positions[a]
+    if force.usesPeriodicBoundaryConditions():
+        for k in (2, 1, 0):
+            delta = delta - np.outer(np.round(delta[:, k]/box[k][k]), box[k])
+    r = np.sqrt(np.sum(delta*delta, axis=1))
+    dmax = force.getDMax()
+    dmax = dmax.value_in_unit(unit.nanometer) if unit.is_quantity(dmax) else dmax
+    perPair = mode == force.PairList and force.getUsesPairParameters()
+    virial = np.zeros((3, 3))
+    for k in np.nonzero((r > 0) & (r <= dmax))[0]:
+        _, dsdr = (force.evaluatePairSwitchingFunction(int(pairs[k]), float(r[k])) if perPair
+                   else force.evaluateSwitchingFunction(float(r[k])))
+        virial -= dsdr/r[k]*np.outer(delta[k], delta[k])
+    return virial
 
 
 def _distance(value, positions, box):

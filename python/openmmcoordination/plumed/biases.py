@@ -11,13 +11,15 @@ positive; KAPPA*((x-AT-OFFSET)/EPS)^EXP where that is negative.
 """
 
 import math
+import re
 
 from openmm import unit
 
-from openmmcoordination.plumed.expressions import Expression, substitute
+from openmmcoordination.plumed.expressions import CONSTANTS, Expression, substitute, withConstants
 from openmmcoordination.plumed.syntax import Value
 
-__all__ = ['readFunction', 'readCombine', 'readBias', 'readMetad', 'readPrint', 'number']
+__all__ = ['readFunction', 'readCombine', 'readBias', 'readMetad', 'readPrint', 'readDumpDerivatives',
+           'derivativeAtoms', 'readSort', 'number']
 
 _DEFAULT_VARIABLES = ('x', 'y', 'z')
 
@@ -33,9 +35,12 @@ def _arguments(plumed, action, kinds, key='ARG'):
     labels = action.strings(key)
     if labels is None:
         raise action.fail(key, 'is required')
+    labels = _expandRegex(plumed, action, key, labels)
     values = []
     for label in labels:
-        if '.' in label or '*' in label or label.startswith('('):
+        if label in plumed.values and '.' in label:
+            pass                                  # a component this package computes (SORT's s.1, ...)
+        elif '.' in label or '*' in label or label.startswith('('):
             raise action.fail(key, '%r: components, wildcards and regular expressions are not supported here', label)
         if label not in plumed.values:
             raise action.fail(key, '%r is not the label of an action above', label)
@@ -45,6 +50,50 @@ def _arguments(plumed, action, kinds, key='ARG'):
                               ' or '.join(sorted({_KIND_NAMES[k] for k in kinds})))
         values.append(value)
     return labels, values
+
+
+def _expandRegex(plumed, action, key, labels):
+    """Arguments written as (regex): the labels of the values above whose whole name matches it, in
+    order (PLUMED's ARG=(regex), an extended regular expression matched with std::regex_match)."""
+    expanded = []
+    for label in labels:
+        if not (label.startswith('(') and label.endswith(')')):
+            expanded.append(label)
+            continue
+        try:
+            pattern = re.compile(label[1:-1])
+        except re.error as error:
+            raise action.fail(key, '%r is not a regular expression: %s', label, error) from None
+        matched = [name for name, value in plumed.values.items()
+                   if value.kind in ('coordination', 'function', 'distance') and value.action.label and pattern.fullmatch(name)]
+        if not matched:
+            raise action.fail(key, '%r matches no value above', label)
+        action.log.append('%s=%s: %s' % (key, label, ','.join(matched)))
+        expanded += matched
+    return expanded
+
+
+def readSort(plumed, action):
+    """SORT ARG=...: the components label.1 (the smallest) ... label.N (the largest). The smallest and
+    the largest are Lepton expressions (min and max of the arguments); the ones between are refused
+    where they are used. Returns {component label: Value}."""
+    labels, values = _arguments(plumed, action, ('coordination', 'function'))
+    action.finish()
+    if action.label is None:
+        raise action.fail('LABEL', 'SORT needs a label (its values are label.1, label.2, ...)')
+    x = [_expressionOf(l, v) for l, v in zip(labels, values)]
+    def nested(function):
+        expression = x[0]
+        for item in x[1:]:
+            expression = '%s(%s, %s)' % (function, expression, item)
+        return expression
+    components = {}
+    for k, function in ((1, 'min'), (len(x), 'max')):
+        name = '%s.%d' % (action.label, k)
+        components[name] = _function(action, nested(function), labels, values)
+    action.log.append('components %s.1 (min) and %s.%d (max) built; %s' % (action.label, action.label, len(x),
+                      'the others are refused where used' if len(x) > 2 else 'there are no others'))
+    return components
 
 
 _KIND_NAMES = {'coordination': 'COORDINATION or CONTACTMAP', 'function': 'CUSTOM, MATHEVAL or COMBINE',
@@ -78,8 +127,13 @@ def readFunction(plumed, action):
     if len(variables) != len(labels):
         raise action.fail('VAR', 'needs one name per argument (%d), got %d', len(labels), len(variables))
     function = action.required('FUNC')
-    if 'pi' not in variables:
-        function = substitute(function, {'pi': repr(math.pi)})     # PLUMED's Lepton knows pi; OpenMM's does not
+    for variable in variables:
+        if variable in CONSTANTS:
+            raise action.fail('VAR', '%r is a constant of PLUMED\'s Lepton (%s): PLUMED reads it as the constant, '
+                              'not as the argument; name the variable otherwise', variable, ', '.join(CONSTANTS))
+    function, constants = withConstants(function)     # PLUMED's Lepton knows pi, e, ...; OpenMM's does not
+    if constants:
+        action.log.append('FUNC: %s, constants of PLUMED\'s Lepton, written as numbers for OpenMM\'s' % ', '.join(constants))
     try:
         Expression(function, variables)
     except ValueError as error:
@@ -233,6 +287,16 @@ def readMetad(plumed, action):
         if action.take(key) is not None:
             action.log.append('%s is not needed: walkers find each other by the files in WALKERS_DIR' % key)
     hills = action.take('FILE', 'HILLS')
+    calcRct = action.flag('CALC_RCT')
+    rctStride = action.integer('RCT_USTRIDE', 1)
+    if action.has('RCT_USTRIDE') and not calcRct:
+        raise action.fail('RCT_USTRIDE', 'given without CALC_RCT')
+    if rctStride != 1:
+        raise action.fail('RCT_USTRIDE', 'only 1: c(t) is computed after every hill here, got %d', rctStride)
+    if calcRct:
+        action.log.append('CALC_RCT accepted: c(t) of Tiwary and Parrinello is computed after every hill '
+                          '(Metadynamics.getReweightingFactors()); PRINT takes it as %s.rct, and %s.rbias = %s.bias - %s.rct'
+                          % ((action.label or 'metad',)*4))
     action.finish()
     variables = [BiasVariable(value.obj, lo, hi, sigma, False, width)
                  for value, lo, hi, sigma, width in zip(values, minima, maxima, sigmas, widths)]
@@ -245,7 +309,70 @@ def readMetad(plumed, action):
         number(temperature), number(biasFactor), repr(height), frequency,
         '' if biasDir is None else ', saveFrequency=%d, biasDir=%r' % (saveFrequency, biasDir)))
     action.python.append('# hills written to %s (PLUMED\'s HILLS format) by PlumedInput.step' % hills)
-    return Value(action, 'metad', None, spec=spec, labels=labels, hills=hills)
+    return Value(action, 'metad', None, spec=spec, labels=labels, hills=hills, calcRct=calcRct)
+
+
+def _allValues(plumed, action, args):
+    """ARG=*: every value defined above, in order (PLUMED's ARG=*), where they are all values this
+    package computes exactly: CVs, functions and distances. A bias above would add components that
+    are not all computed here (RESTRAINT's force2, METAD's work, ...), so that is refused."""
+    if args != ['*']:
+        raise action.fail('ARG', '* with other arguments (%s): give * alone', ','.join(args))
+    expanded = []
+    for label, value in plumed.values.items():
+        if value.kind in ('bias', 'metad', 'opes'):
+            raise action.fail('ARG', '*: it would include the components of %s (line %d), which PLUMED prints in full '
+                              '(bias, force2, ...) and this package does not all compute; name the values',
+                              value.action.name, value.action.line)
+        if value.kind in ('coordination', 'function', 'distance') and value.action.label:
+            expanded.append(label)
+    if not expanded:
+        raise action.fail('ARG', '*: no value is defined above')
+    action.log.append('ARG=*: %s' % ','.join(expanded))
+    return expanded
+
+
+def readDumpDerivatives(plumed, action):
+    """DUMPDERIVATIVES ARG= FILE= [FMT=] [STRIDE=]: the derivatives of coordination numbers with
+    respect to the positions of their atoms and to the box, as PLUMED writes them (src/generic/
+    DumpDerivatives.cpp): per report, one line per parameter (x, y, z of each atom of the action in
+    its order, then the 9 box derivatives -sum over pairs of dfunc d (x) d, d the pair's vector and
+    dfunc = (ds/dr)/r, src/colvar/CoordinationBase.cpp), one column per argument. A Value of kind
+    'derivatives' with ``args``, ``stride``, ``file``, ``fmt``."""
+    labels, values = _arguments(plumed, action, ('coordination',))
+    file = action.required('FILE')
+    fmt = action.take('FMT', '%15.10f')
+    try:
+        fmt % 1.0
+    except (TypeError, ValueError):
+        raise action.fail('FMT', '%r is not a format for one number', fmt) from None
+    stride = action.integer('STRIDE', 1)
+    if stride < 1:
+        raise action.fail('STRIDE', 'must be a positive integer, got %d', stride)
+    counts = set()
+    for label, value in zip(labels, values):
+        atoms = derivativeAtoms(value)
+        if len(set(atoms)) != len(atoms):
+            raise action.fail('ARG', '%r names an atom twice in its groups: PLUMED gives each place in its list its own '
+                              'derivative, which the forces (one per particle) do not split', label)
+        counts.add(3*len(atoms) + 9)
+    if len(counts) > 1:
+        raise action.fail('ARG', 'the arguments have different numbers of derivatives (%s): PLUMED refuses that too',
+                          ', '.join(map(str, sorted(counts))))
+    action.finish()
+    action.python.append('# derivatives of %s (atoms and box) to %s every %d steps, by PlumedInput.attach' % (
+        ', '.join(labels), file, stride))
+    return Value(action, 'derivatives', None, args=labels, stride=stride, file=file, fmt=fmt)
+
+
+def derivativeAtoms(value):
+    """The atoms (0-based) of a COORDINATION or CONTACTMAP in PLUMED's order of its derivatives: GROUPA
+    then GROUPB; for CONTACTMAP the atoms of each contact in turn."""
+    force = value.obj
+    first, second = list(force.getGroupA()), list(force.getGroupB())
+    if value.action.name == 'CONTACTMAP':
+        return [atom for pair in zip(first, second) for atom in pair]
+    return first + (second if force.getMode() != force.OneGroup else [])
 
 
 def _temperature(plumed, action):
@@ -273,13 +400,21 @@ def readPrint(plumed, action):
     args = action.strings('ARG')
     if args is None:
         raise action.fail('ARG', 'is required')
+    if '*' in args:
+        args = _allValues(plumed, action, args)
     for arg in args:
-        label, dot, component = arg.partition('.')
+        label, dot, component = ('', '', '') if arg in plumed.values else arg.partition('.')
+        if arg in plumed.values:
+            label = arg                           # a value of its own, such as SORT's s.1
         value = plumed.values.get(label)
         if value is None:
             raise action.fail('ARG', '%r is not the label of an action above', label)
-        if dot and (component != 'bias' or value.kind not in ('bias', 'metad')):
-            raise action.fail('ARG', '%r: of components only label.bias of a bias or METAD is supported', arg)
+        if dot and value.kind == 'metad' and component in ('rct', 'rbias'):
+            if not value.calcRct:
+                raise action.fail('ARG', '%r: METAD has the component %s only with CALC_RCT (PLUMED\'s rule too)', arg, component)
+        elif dot and (component != 'bias' or value.kind not in ('bias', 'metad')):
+            raise action.fail('ARG', '%r: of components only label.bias of a bias or METAD, and label.rct and label.rbias '
+                              'of a METAD with CALC_RCT, are supported', arg)
         if not dot and value.kind not in ('coordination', 'function', 'distance'):
             raise action.fail('ARG', '%r is a %s, not a value (use %s.bias for its energy)', arg, value.action.name, label)
     stride = action.integer('STRIDE', 1)

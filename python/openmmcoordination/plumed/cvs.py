@@ -14,6 +14,7 @@ import re
 import openmm
 
 from openmmcoordination.coordination import CoordinationForce
+from openmmcoordination.plumed.expressions import Expression, substitute, withConstants
 from openmmcoordination.plumed.syntax import Action, readIndexFile
 
 __all__ = ['Calls', 'indicesText', 'readGroup', 'readAtoms', 'readCoordination', 'readContactMap', 'readDistance']
@@ -63,7 +64,8 @@ class Calls(object):
 
 
 def readGroup(plumed, action):
-    """GROUP ATOMS=... or NDX_FILE=... [NDX_GROUP=...]: a list of particle indices (0-based)."""
+    """GROUP ATOMS=... or NDX_FILE=... [NDX_GROUP=...] [REMOVE=...] [SORT] [UNIQUE]: a list of particle
+    indices (0-based)."""
     if action.has('ATOMS') == action.has('NDX_FILE'):
         raise action.fail('ATOMS', 'give either ATOMS or NDX_FILE')
     if action.has('ATOMS'):
@@ -76,6 +78,20 @@ def readGroup(plumed, action):
         if name not in groups:
             raise action.fail('NDX_GROUP', 'no group %r in %s (it has %s)', name, path, ', '.join(groups) or 'none')
         atoms = _checkedAtoms(plumed, action, 'NDX_GROUP', groups[name])
+    remove = readAtoms(plumed, action, 'REMOVE', required=False)
+    if remove is not None:                       # PLUMED's order (src/core/Group.cpp): REMOVE, SORT, UNIQUE
+        missing = []
+        for atom in remove:
+            if atom in atoms:
+                atoms.remove(atom)               # the first occurrence, as PLUMED
+            else:
+                missing.append(atom + 1)
+        action.log.append('REMOVE: %d atoms removed%s' % (len(remove) - len(missing), '' if not missing else
+                          '; not in the list, as PLUMED notes: %s' % ', '.join(map(str, missing))))
+    if action.flag('SORT'):
+        atoms = sorted(atoms)
+    if action.flag('UNIQUE'):
+        atoms = sorted(set(atoms))
     action.finish()
     action.python.append('%s = %s' % (action.label or 'group', indicesText(atoms)))
     return atoms
@@ -155,8 +171,11 @@ def readSwitch(action, units, key='SWITCH', short=True):
         if short and action.has(shortKey):
             raise action.fail(shortKey, 'given with %s: give the switching function one way', key)
     tokens = text.split()
+    if tokens and tokens[0] == 'MATHEVAL':
+        tokens[0] = 'CUSTOM'       # PLUMED's older name for CUSTOM (src/tools/SwitchingFunction.cpp)
+        action.log.append('%s: MATHEVAL, PLUMED\'s older name of CUSTOM, read as CUSTOM' % key)
     if not tokens or tokens[0] not in SWITCH_TYPES:
-        raise action.fail(key, 'the type %r is not one of %s', tokens[0] if tokens else '', ', '.join(SWITCH_TYPES))
+        raise action.fail(key, 'the type %r is not one of %s (or MATHEVAL)', tokens[0] if tokens else '', ', '.join(SWITCH_TYPES))
     inner = Action(action.source, action.line, '%s: %s={%s}' % (action.name, key, tokens[0]), None, {}, text)
     for token in tokens[1:]:
         name, equals, value = token.partition('=')
@@ -174,9 +193,7 @@ def readSwitch(action, units, key='SWITCH', short=True):
         if values['a'] is None or values['b'] is None:
             raise inner.fail('A' if values['a'] is None else 'B', 'is required for SMAP')
     elif type == 'CUSTOM':
-        values['func'] = inner.take('FUNC')
-        if values['func'] is None:
-            raise inner.fail('FUNC', 'is required for CUSTOM')
+        values['func'] = _customFunction(action, inner, key, values['d0'])
     elif type == 'Q':
         values.update(beta=inner.number('BETA', 50.0, 1.0/length), lam=inner.number('LAMBDA', 1.8),
                       ref=inner.number('REF', scale=length))
@@ -193,6 +210,35 @@ def readSwitch(action, units, key='SWITCH', short=True):
         raise inner.fail('R_0', 'is required for %s', type)
     inner.finish()
     return Switch(type, **values)
+
+
+def _customFunction(action, inner, key, d0):
+    """FUNC of a CUSTOM switching function as the force takes it, a Lepton expression of x: PLUMED's
+    Lepton constants (pi, e, ...) written as numbers, and x2 (PLUMED's x*x, which spares the square
+    root) written as x*x, where PLUMED takes it (d0 = 0; PLUMED refuses x2 with D_0)."""
+    func = inner.take('FUNC')
+    if func is None:
+        raise inner.fail('FUNC', 'is required for CUSTOM')
+    func, constants = withConstants(func)
+    if constants:
+        action.log.append('%s: FUNC: %s, constants of PLUMED\'s Lepton, written as numbers for OpenMM\'s'
+                          % (key, ', '.join(constants)))
+    names = set(re.findall(r'(?<![\w.])([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\()', func))
+    if 'x2' in names:
+        if 'x' in names:
+            raise inner.fail('FUNC', '%r uses both x and x2: PLUMED refuses that (one variable, x or x2)', func)
+        if d0 != 0.0:
+            raise inner.fail('FUNC', 'x2 with D_0: PLUMED refuses it (x2 is r^2/r0^2, without d0)')
+        try:
+            atZero = Expression(func, ['x2']).evaluate({'x2': 0.0})
+        except ValueError as error:
+            raise inner.fail('FUNC', str(error)) from None
+        if atZero != 1.0:
+            raise inner.fail('FUNC', '%r is %r at x2 = 0: PLUMED evaluates a function of x2 at r = 0 where it takes 1 '
+                             'for a function of x; only functions that are 1 there are read', func, atZero)
+        func = substitute(func, {'x2': 'x*x'})
+        action.log.append('%s: FUNC of x2 (PLUMED\'s x*x) written with x*x' % key)
+    return func
 
 
 def applySwitch(calls, switch, key, perPair=False):
@@ -241,6 +287,14 @@ def _neighbourList(action, force):
                 raise action.fail(key, 'given without NLIST')
 
 
+def _numericalDerivatives(action):
+    """NUMERICAL_DERIVATIVES: accepted and logged. PLUMED then takes the derivatives by finite
+    differences; this package's are analytic (the values are the same)."""
+    if action.flag('NUMERICAL_DERIVATIVES'):
+        action.log.append('NUMERICAL_DERIVATIVES accepted: the derivatives here are analytic (PLUMED would take '
+                          'them by finite differences); the value is the same')
+
+
 def _name(action):
     return action.label or action.name.lower()
 
@@ -256,11 +310,29 @@ def readCoordination(plumed, action):
                           'none' if groupB is None else len(groupB))
     switch = readSwitch(action, plumed.units)
     arguments = (groupA,) if groupB is None else (groupA, groupB, True) if pair else (groupA, groupB)
-    force = CoordinationForce(*arguments)
+    repeated = len(set(groupA)) != len(groupA) or (groupB is not None and not pair and len(set(groupB)) != len(groupB))
+    if repeated:
+        # PLUMED pairs the places of its lists, skipping a pair of one atom with itself: a group that names
+        # an atom twice counts that atom's pairs twice. Those pairs, listed, are the same sum.
+        if groupB is None:
+            pairs = [(a, b) for i, a in enumerate(groupA) for b in groupA[i + 1:] if a != b]
+        else:
+            pairs = [(a, b) for a in groupA for b in groupB if a != b]
+        if len(pairs) > 10**7:
+            raise action.fail('GROUPA', 'a group that repeats atoms makes %d pairs to list, more than 10^7', len(pairs))
+        arguments = ([a for a, _ in pairs], [b for _, b in pairs], True)
+        action.log.append('%s names an atom more than once: its pairs, as PLUMED counts them (each place in the list, '
+                          'pairs of an atom with itself skipped), are listed: %d pairs' % (
+                              'GROUPA' if len(set(groupA)) != len(groupA) else 'GROUPB', len(pairs)))
+    try:
+        force = CoordinationForce(*arguments)
+    except openmm.OpenMMException as error:
+        raise action.fail('GROUPA', str(error).strip()) from None
     calls = Calls(action, _name(action), force, 'CoordinationForce(%s)' % ', '.join(_shown(a) for a in arguments))
     applySwitch(calls, switch, 'SWITCH' if action.has('SWITCH') else 'R_0')
     calls('NOPBC' if nopbc else None, 'setUsesPeriodicBoundaryConditions', not nopbc)
     _neighbourList(action, force)
+    _numericalDerivatives(action)
     action.finish()
     return force
 
@@ -306,6 +378,7 @@ def readContactMap(plumed, action):
     pairWeights = weights if any(w != 1.0 for w in weights) else None
     calls('ATOMS1', 'setPairs', first, second, pairWeights, r0s if perPair else None)
     calls('NOPBC' if nopbc else None, 'setUsesPeriodicBoundaryConditions', not nopbc)
+    _numericalDerivatives(action)
     action.finish()
     return force
 
@@ -317,6 +390,7 @@ def readDistance(plumed, action):
     if len(atoms) != 2:
         raise action.fail('ATOMS', 'a DISTANCE is between two atoms, got %d', len(atoms))
     periodic = not action.flag('NOPBC')
+    _numericalDerivatives(action)
     action.finish()
     action.python.append('# the distance between particles %d and %d%s: a CustomBondForce if a bias uses it'
                          % (atoms[0], atoms[1], '' if periodic else ' (NOPBC)'))

@@ -16,7 +16,7 @@ import math
 import operator
 import re
 
-__all__ = ['Expression', 'substitute', 'FUNCTIONS']
+__all__ = ['Expression', 'substitute', 'withConstants', 'FUNCTIONS', 'CONSTANTS']
 
 
 def _step(x):
@@ -34,6 +34,20 @@ FUNCTIONS = {
     'recip': lambda x: 1/x, 'min': min, 'max': max, 'abs': abs, 'floor': math.floor, 'ceil': math.ceil,
     'select': lambda x, y, z: y if x != 0 else z,
 }
+
+#: The constants of PLUMED's Lepton (src/lepton: Constants()), which OpenMM's Lepton does not know: a
+#: FUNC that names one gets its value written out (PLUMED replaces the name before it binds variables).
+CONSTANTS = {'e': math.e, 'log2e': math.log2(math.e), 'log10e': math.log10(math.e), 'ln2': math.log(2.0),
+             'ln10': math.log(10.0), 'pi': math.pi, 'pi_2': math.pi/2, 'pi_4': math.pi/4, 'sqrt2': math.sqrt(2.0),
+             'sqrt1_2': math.sqrt(0.5)}
+
+
+def withConstants(expression):
+    """The expression with PLUMED's Lepton constants (CONSTANTS) written as numbers, and the names of
+    those it used."""
+    used = sorted(set(m.group(1) for m in _IDENTIFIER.finditer(expression)) & set(CONSTANTS))
+    return substitute(expression, {name: repr(CONSTANTS[name]) for name in used}), used
+
 
 _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
               ast.Pow: lambda a, b: math.pow(a, b)}

@@ -18,7 +18,7 @@ from openmm import unit
 
 from openmmcoordination.reporters import CollectiveVariableReporter
 
-__all__ = ['PlumedColvarReporter', 'HillsWriter']
+__all__ = ['PlumedColvarReporter', 'PlumedDerivativesReporter', 'HillsWriter']
 
 
 class PlumedColvarReporter(CollectiveVariableReporter):
@@ -43,20 +43,50 @@ class PlumedColvarReporter(CollectiveVariableReporter):
         append to an existing file (no header is written)
     """
 
-    def __init__(self, file, reportInterval, evaluate, names, fmt='%f', include=(), append=False):
+    def __init__(self, file, reportInterval, evaluate, names, fmt='%f', include=(), append=False, timeUnit=1.0):
         self._evaluateValues = evaluate
         self._format = ' ' + fmt
         self._include = tuple(include)
+        self._timeUnit = float(timeUnit)
         self._start(file, reportInterval, names, append)
 
     def _header(self):
         return '#! FIELDS time ' + ' '.join(self.names)
 
     def _line(self, step, time, values):
-        return ' %f' % time + ''.join(self._format % value for value in values)
+        return ' %f' % (time/self._timeUnit) + ''.join(self._format % value for value in values)
 
     def _evaluate(self, simulation, state):
         return list(self._evaluateValues(simulation.context, state))
+
+
+class PlumedDerivativesReporter(PlumedColvarReporter):
+    """Writes derivatives in the format of PLUMED's DUMPDERIVATIVES every ``reportInterval`` steps:
+    ``#! FIELDS time parameter c1 c2 ...``, then per report one line per parameter: the time
+    (`` %f``), the parameter's index (`` %d``) and each argument's derivative with `` `` + FMT (PLUMED's
+    default FMT is %15.10f). ``evaluate(context, state)`` returns an array (parameters, arguments)
+    (PlumedInput.getDerivatives); ``values`` keeps them, shape (reports, parameters, arguments).
+
+    timeUnit: ps per time unit of the file (UNITS TIME; default 1).
+    """
+
+    def __init__(self, file, reportInterval, evaluate, names, fmt='%15.10f', timeUnit=1.0, append=False):
+        super().__init__(file, reportInterval, evaluate, names, fmt, ['positions'], append, timeUnit)
+
+    def _header(self):
+        return '#! FIELDS time parameter ' + ' '.join(self.names)
+
+    def _line(self, step, time, values):
+        return '\n'.join(' %f %d' % (time/self._timeUnit, parameter) + ''.join(self._format % value for value in row)
+                         for parameter, row in enumerate(values))
+
+    def _evaluate(self, simulation, state):
+        return np.asarray(self._evaluateValues(simulation.context, state))
+
+    @property
+    def values(self):
+        """The derivatives, shape (reports, parameters, arguments)."""
+        return np.array(self._values)
 
 
 class HillsWriter(object):

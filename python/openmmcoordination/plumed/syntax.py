@@ -82,10 +82,10 @@ class Action(object):
         value = self.take(key)
         if value is None:
             return default
-        items = [item.strip() for item in value.split(',')]
-        if any(not item for item in items):
+        parts = value.split(',')
+        if any(not part.strip() for part in parts):
             raise self.fail(key, 'has an empty item: %r', value)
-        return items
+        return [item for part in parts for item in part.split()]     # {a b c} is the list a,b,c as well
 
     def number(self, key, default=None, scale=1.0):
         """The keyword's number times scale (a unit conversion), or default when absent."""
@@ -130,34 +130,47 @@ class Action(object):
 
 
 class Units(object):
-    """PLUMED's UNITS: ``length`` in nm per input unit, ``energy`` in kJ/mol per input unit."""
+    """PLUMED's UNITS (src/tools/Units.cpp): ``length`` in nm, ``energy`` in kJ/mol and ``time`` in ps
+    per input unit. Each takes PLUMED's names (LENGTH nm, A, um; ENERGY kj/mol, kcal/mol, j/mol, eV;
+    TIME ps, ns, fs) or a positive number (that many nm, kJ/mol, ps)."""
 
     LENGTHS = {'nm': 1.0, 'A': 0.1, 'um': 1000.0}
-    ENERGIES = {'kj/mol': 1.0, 'kcal/mol': 4.184}
+    ENERGIES = {'kj/mol': 1.0, 'kcal/mol': 4.184, 'j/mol': 0.001, 'eV': 96.48530749925792}
+    TIMES = {'ps': 1.0, 'ns': 1000.0, 'fs': 0.001}
 
-    def __init__(self, length=1.0, energy=1.0, lengthName='nm', energyName='kj/mol'):
-        self.length, self.energy = length, energy
-        self.lengthName, self.energyName = lengthName, energyName
+    def __init__(self, length=1.0, energy=1.0, lengthName='nm', energyName='kj/mol', time=1.0, timeName='ps'):
+        self.length, self.energy, self.time = length, energy, time
+        self.lengthName, self.energyName, self.timeName = lengthName, energyName, timeName
 
     @classmethod
     def read(cls, action):
-        """The units of a UNITS action (LENGTH nm/A/um, ENERGY kj/mol/kcal/mol, TIME ps)."""
-        length = action.take('LENGTH', 'nm')
-        energy = action.take('ENERGY', 'kj/mol')
-        if length not in cls.LENGTHS:
-            raise action.fail('LENGTH', '%r is not one of %s', length, ', '.join(cls.LENGTHS))
-        if energy not in cls.ENERGIES:
-            raise action.fail('ENERGY', '%r is not one of %s', energy, ', '.join(cls.ENERGIES))
-        if action.take('TIME', 'ps') != 'ps':
-            raise action.fail('TIME', 'only ps (OpenMM\'s unit and PLUMED\'s default) is supported')
+        """The units of a UNITS action. CHARGE and MASS are accepted (nothing this package reads uses
+        them); NATURAL (kB = 1) is refused."""
+        values = []
+        for key, table, default in (('LENGTH', cls.LENGTHS, 'nm'), ('ENERGY', cls.ENERGIES, 'kj/mol'),
+                                    ('TIME', cls.TIMES, 'ps')):
+            name = action.take(key, default)
+            if name in table:
+                values += [table[name], name]
+                continue
+            if not _NUMBER.match(name.strip()) or not float(name) > 0:
+                raise action.fail(key, '%r is not one of %s, nor a positive number', name, ', '.join(table))
+            values += [float(name), name]
+        for key in ('CHARGE', 'MASS'):
+            if action.take(key) is not None:
+                action.log.append('%s=%s accepted: nothing this package reads from a PLUMED input uses it' % (key, action.keywords[key]))
+        if action.flag('NATURAL'):
+            raise action.fail('NATURAL', 'not supported: natural units (kB = 1) change what every energy means')
         action.finish()
-        return cls(cls.LENGTHS[length], cls.ENERGIES[energy], length, energy)
+        return cls(values[0], values[2], values[1], values[3], values[4], values[5])
 
 
-def _tokens(text, fail):
-    """Split at whitespace outside braces; {...} stays one token with its braces."""
-    tokens, current, depth = [], '', 0
-    for character in text:
+def _words(line, depth, fail):
+    """The words of one line (comments already removed), split at whitespace outside braces, and the
+    brace depth at its end: a word still inside braces at the end of the line goes on with the next
+    line (PLUMED's Tools::getWords with its parenthesis level)."""
+    words, current = [], ''
+    for character in line:
         if character == '{':
             depth += 1
         elif character == '}':
@@ -166,15 +179,13 @@ def _tokens(text, fail):
                 raise fail('a "}" without its "{"')
         if character.isspace() and depth == 0:
             if current:
-                tokens.append(current)
+                words.append(current)
             current = ''
         else:
             current += character
-    if depth != 0:
-        raise fail('a "{" without its "}"')
     if current:
-        tokens.append(current)
-    return tokens
+        words.append(current)
+    return words, depth
 
 
 def _action(source, line, tokens):
@@ -208,37 +219,56 @@ def _action(source, line, tokens):
 
 
 def parseInput(text, source='input'):
-    """The actions of a PLUMED input (a string), in order, up to ENDPLUMED. ``source`` names the
-    input in error messages (the file name)."""
-    actions, block = [], None
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.split('#', 1)[0]
+    """The actions of a PLUMED input (a string), in order, as PLUMED's Tools::getParsedLine joins its
+    lines: comments (# to the end of a line) removed; a line ending in "..." opens a block that a
+    line starting with "..." closes (optionally followed by the action's name or label); inside a
+    block, braces may span lines. ``ENDPLUMED`` ends the input: it is returned as an action of that
+    name (the reader logs it) and nothing after it is read. ``source`` names the input in error
+    messages (the file name)."""
+    actions, words, start, inside, depth = [], [], None, False, 0
+    lines = text.splitlines()
+    for number, raw in enumerate(lines, start=1):
+        line = raw.split('#', 1)[0].strip()
         fail = lambda message, *args: PlumedInputError(source, number, None, None, message % args if args else message)
-        tokens = _tokens(line, fail)
-        if block is not None:
-            if tokens and tokens[0] == '...':
-                start, collected = block
-                action = _action(source, start, collected)
-                if len(tokens) > 2 or (len(tokens) == 2 and tokens[1] not in (action.name, action.label)):
-                    raise fail('this "... %s" closes the block of %s opened at line %d', ' '.join(tokens[1:]),
-                               action.name, start)
-                actions.append(action)
-                block = None
-            else:
-                block[1].extend(tokens)
+        if not line:
             continue
-        if not tokens:
+        merge = depth > 0
+        lineWords, depth = _words(line, depth, fail)
+        if lineWords:
+            if start is None:
+                start = number
+            if inside and lineWords[0] == '...' and not merge:
+                first = _action(source, start, list(words)) if words else None
+                if len(lineWords) > 2 or (len(lineWords) == 2 and (first is None or lineWords[1] not in (first.name, first.label))):
+                    raise fail('this "%s" closes the block of %s opened at line %d', ' '.join(lineWords),
+                               first.name if first else 'nothing', start)
+                inside, lineWords = False, []
+            elif lineWords[-1] == '...' and depth == 0:
+                if not inside and not words and len(lineWords) == 1:
+                    raise fail('a "..." that closes no block')
+                inside, lineWords = True, lineWords[:-1]
+            if merge and words and lineWords:
+                words[-1] += ' ' + lineWords.pop(0)
+            words += lineWords
+        if inside:
             continue
-        if tokens == ['ENDPLUMED']:
-            break
-        if tokens[-1] == '...':
-            if len(tokens) == 1:
-                raise fail('a "..." that closes no block')
-            block = (number, tokens[:-1])
+        if depth > 0:
+            raise fail('a "{" without its "}" (braces may span lines only inside a "..." block)')
+        if not words:
+            start = None
             continue
-        actions.append(_action(source, number, tokens))
-    if block is not None:
-        raise PlumedInputError(source, block[0], None, None, 'the block opened here ("...") is never closed')
+        action = _action(source, start, words)
+        words, start = [], None
+        actions.append(action)
+        if action.name == 'ENDPLUMED':
+            rest = [n for n, l in enumerate(lines[number:], start=number + 1) if l.split('#', 1)[0].strip()]
+            action.log.append('the end of the input for PLUMED: %s' % (
+                'nothing follows' if not rest else 'lines %d to %d are not read, as PLUMED does not read them' % (rest[0], rest[-1])))
+            return actions
+    if inside:
+        raise PlumedInputError(source, start, None, None, 'the block opened here ("...") is never closed')
+    if depth > 0:
+        raise PlumedInputError(source, start, None, None, 'a "{" without its "}"')
     return actions
 
 

@@ -1,0 +1,194 @@
+"""PLUMED's regression tests as `plumed driver` runs them, for test_plumed_regtests.py: the input as it
+is, read by openmmcoordination.plumed, on the frames of the test's trajectory (an xyz file whose
+second line is the box), each frame a step of --timestep ps (times step*timestep, as the driver
+prints them); the files the input writes are then compared with PLUMED's *.reference files to the
+digits these print.
+
+The data (python/tests/data/plumed-regtests/) are PLUMED 2.10.1's own (LGPL-3.0; see the README there).
+"""
+
+import gzip
+import os
+import re
+import shlex
+
+import numpy as np
+
+import openmm
+from openmm import unit
+
+from openmmcoordination import plumed
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data', 'plumed-regtests')
+
+
+def config(folder):
+    """The `plumed driver` arguments of a test (its config file): {option: value}."""
+    text = open(os.path.join(DATA, folder, 'config')).read()
+    match = re.search(r'^arg="([^"]*)"', text, re.M)
+    words = shlex.split(match.group(1))
+    options, k = {}, 0
+    while k < len(words):
+        word = words[k]
+        if '=' in word:
+            key, value = word.split('=', 1)
+            options[key] = value
+        elif k + 1 < len(words) and not words[k + 1].startswith('--'):
+            options[word] = words[k + 1]
+            k += 1
+        else:
+            options[word] = True
+        k += 1
+    return options
+
+
+#: The box that stands in for none (a box line of zeros: the driver then has no periodicity), in nm:
+#: far larger than the test's configurations, so that no nearest image is another than the atom itself.
+NO_BOX = 1000.0
+
+#: Tests whose trajectory is another's (the same file in PLUMED).
+SAME_TRAJECTORY = {'rt42d': 'rt42', 'rt42-matheval': 'rt42'}
+
+
+def readText(path):
+    """A data file's text, from FILE or FILE.gz."""
+    if not os.path.exists(path) and os.path.exists(path + '.gz'):
+        with gzip.open(path + '.gz', 'rt') as f:
+            return f.read()
+    with open(path) as f:
+        return f.read()
+
+
+def trajectoryPath(folder):
+    """The xyz file of a test (in its folder, its twin's, or the shared one in trajectories/)."""
+    name = config(folder)['--ixyz']
+    for candidate in (os.path.join(DATA, folder, name), os.path.join(DATA, SAME_TRAJECTORY.get(folder, folder), name)):
+        if os.path.exists(candidate) or os.path.exists(candidate + '.gz'):
+            return candidate
+    return os.path.join(DATA, 'trajectories', name)
+
+
+def reference(folder, name):
+    """The text of a reference file of a test."""
+    return readText(os.path.join(DATA, folder, name))
+
+
+def readXyz(path):
+    """The frames of an xyz file as the driver reads them: [(box 3x3 rows a, b, c), positions (n, 3))];
+    a box line of three numbers is an orthorhombic box, of nine the vectors a, b, c."""
+    lines = readText(path).splitlines()
+    frames, k = [], 0
+    while k < len(lines) and lines[k].strip():
+        count = int(lines[k])
+        numbers = [float(x) for x in lines[k + 1].split()]
+        box = np.diag(numbers) if len(numbers) == 3 else np.array(numbers).reshape(3, 3)
+        positions = np.array([[float(x) for x in line.split()[1:4]] for line in lines[k + 2:k + 2 + count]])
+        frames.append((box, positions))
+        k += 2 + count
+    return frames
+
+
+def openmmBox(box):
+    """The box in OpenMM's form (a along x, b in the xy plane, reduced), or None where that takes a
+    rotation: here, a box whose lattice is orthorhombic (its reduced vectors along the axes) gives that
+    orthorhombic box, since the positions are the same lattice's."""
+    if not np.any(box):
+        return np.eye(3)*NO_BOX
+    if np.allclose(box, np.diag(np.diag(box))) and np.all(np.diag(box) > 0):
+        return np.diag(np.diag(box))
+    if abs(np.linalg.det(box)) < 1e-12:
+        return None
+    reduced = _reduce(box)
+    for row in reduced:
+        if np.count_nonzero(np.abs(row) > 1e-12) != 1:
+            return None
+    lengths = np.zeros(3)
+    for row in reduced:
+        axis = int(np.argmax(np.abs(row)))
+        lengths[axis] = abs(row[axis])
+    if np.any(lengths == 0) or not np.isclose(np.prod(lengths), abs(np.linalg.det(box))):
+        return None
+    return np.diag(lengths)
+
+
+def _reduce(box):
+    """Lagrange-Gauss-like reduction of the rows (subtract integer multiples until no row shortens)."""
+    rows = [np.array(r, dtype=float) for r in box]
+    changed = True
+    while changed:
+        changed = False
+        for i in range(3):
+            for j in range(3):
+                if i == j:
+                    continue
+                factor = np.round(np.dot(rows[i], rows[j])/np.dot(rows[j], rows[j]))
+                if factor != 0:
+                    candidate = rows[i] - factor*rows[j]
+                    if np.dot(candidate, candidate) < np.dot(rows[i], rows[i]) - 1e-12:
+                        rows[i] = candidate
+                        changed = True
+    return np.array(rows)
+
+
+class Run(object):
+    """A test's input run over its trajectory on one platform; ``output(name)`` the text it wrote to
+    FILE=name, ``unsupported`` the frames whose box OpenMM cannot take as it is."""
+
+    def __init__(self, folder, platformName, directory, frames=None):
+        options = config(folder)
+        self.folder, self.directory = folder, directory
+        allFrames = readXyz(trajectoryPath(folder))
+        self.frames = allFrames if frames is None else [allFrames[k] for k in frames]
+        self.indices = list(range(len(allFrames))) if frames is None else list(frames)
+        timestep = float(options.get('--timestep', 1.0))
+        stride = int(options.get('--trajectory-stride', 1))
+        count = len(self.frames[0][1])
+        system = openmm.System()
+        for _ in range(count):
+            system.addParticle(1.0)
+        self.input = plumed.load(os.path.join(DATA, folder, 'plumed.dat'), system)
+        integrator = openmm.VerletIntegrator(timestep*unit.picoseconds)
+        platform = openmm.Platform.getPlatformByName(platformName)
+        system.setDefaultPeriodicBoxVectors(*openmmBox(self.frames[0][0]))
+        from openmm.app import Simulation, Topology
+        topology = Topology()
+        chain = topology.addChain()
+        residue = topology.addResidue('X', chain)
+        for _ in range(count):
+            topology.addAtom('X', None, residue)
+        self.simulation = Simulation(topology, system, integrator, platform)
+        context = self.simulation.context
+        self.forces = []
+        for n, (index, (box, positions)) in enumerate(zip(self.indices, self.frames)):
+            reduced = openmmBox(box)
+            if reduced is None:
+                raise ValueError('frame %d: a box OpenMM takes only after a rotation' % index)
+            context.setPeriodicBoxVectors(*reduced)
+            context.setPositions(positions)
+            step = index*stride
+            context.setTime(step*timestep)
+            self.simulation.currentStep = step
+            if n == 0:
+                self.input.attach(self.simulation, directory)
+            else:
+                for reporter in self.simulation.reporters:
+                    if step % reporter._reportInterval == 0:
+                        reporter.report(self.simulation, context.getState(getPositions=True))
+            if self.input.forces:
+                state = context.getState(getForces=True)
+                self.forces.append(state.getForces(asNumpy=True).value_in_unit(unit.kilojoules_per_mole/unit.nanometer))
+        self.input.close()
+
+    def output(self, name):
+        return open(os.path.join(self.directory, name)).read()
+
+
+def columns(text):
+    """The fields and the rows of a PLUMED output file (#! lines give the fields, other # lines skipped)."""
+    fields, rows = None, []
+    for line in text.splitlines():
+        if line.startswith('#! FIELDS'):
+            fields = line.split()[2:]
+        elif line.strip() and not line.startswith('#'):
+            rows.append(line.split())
+    return fields, rows

@@ -1,0 +1,153 @@
+"""openmmcoordination.plumed reads PLUMED's syntax as PLUMED does (issue 40): braces over lines and
+comments inside "..." blocks, MATHEVAL and x2 in switching functions, Lepton's constants, GROUP's
+REMOVE/SORT/UNIQUE, UNITS' names; the actions that only steer PLUMED's run are accepted and logged once;
+ARG=*, (regex) and SORT; METAD's CALC_RCT; the reader is the subpackage openmmcoordination/plumed/."""
+
+import importlib
+import math
+
+import numpy as np
+import openmm
+import pytest
+
+from openmmcoordination import CoordinationForce, plumed
+from openmmcoordination.plumed.syntax import Units, parseInput
+
+
+def system(n=4):
+    s = openmm.System()
+    for _ in range(n):
+        s.addParticle(1.0)
+    return s
+
+
+def value(inp, label, positions, box=2.0):
+    """The CV ``label`` of a PlumedInput at positions (nm), on Reference."""
+    s = inp.system
+    force = inp[label]
+    s2 = system(s.getNumParticles())
+    import copy
+    s2.addForce(copy.deepcopy(force))
+    s2.setDefaultPeriodicBoxVectors(*np.eye(3)*box)
+    context = openmm.Context(s2, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
+    context.setPositions(positions)
+    return context.getState(getEnergy=True).getPotentialEnergy()._value
+
+
+POSITIONS = np.array([[0, 0, 0], [0.25, 0, 0], [0, 0.33, 0], [0.4, 0.1, 0.2]])
+
+
+def test_subpackage_modules():
+    for name in ('syntax', 'expressions', 'cvs', 'biases', 'outputs', 'command'):
+        importlib.import_module('openmmcoordination.plumed.' + name)
+    assert plumed.load and plumed.PlumedInputError and plumed.PlumedColvarReporter and plumed.HillsWriter
+    assert plumed.PlumedDerivativesReporter
+
+
+def test_braces_over_lines_inside_blocks():
+    text = ('c0: COORDINATION GROUPA=1,2,3,4 R_0=0.3\n'
+            'c1: COORDINATION ...  # comment\n  GROUPA={\n1\n  2\n## comment in the middle\n3\n4\n}\n  R_0=0.3\n... c1\n'
+            'c2: COORDINATION ...\nGROUPA={ 1 2 3 4\n } R_0=0.3\n...\n')
+    actions = parseInput(text)
+    assert [a.label for a in actions] == ['c0', 'c1', 'c2']
+    assert actions[1].line == 2 and actions[1].keywords['GROUPA'] == '1\n  2\n3\n4'.replace('\n  ', ' ').replace('\n', ' ')
+    inp = plumed.load(text, system())
+    assert list(inp['c1'].getGroupA()) == list(inp['c2'].getGroupA()) == [0, 1, 2, 3]
+    with pytest.raises(plumed.PlumedInputError, match='braces may span lines only inside'):
+        plumed.load('c: COORDINATION GROUPA={1\n2} R_0=0.3\n', system())
+
+
+def test_endplumed_logged():
+    inp = plumed.load('c: COORDINATION GROUPA=1-4 R_0=0.3\nENDPLUMED\nthis is not read\n', system())
+    assert inp.actions[-1].name == 'ENDPLUMED' and 'lines 3 to 3 are not read' in inp.actions[-1].log[0]
+
+
+def test_matheval_x2_and_constants_give_the_same_value():
+    text = ('a: COORDINATION GROUPA=1-4 SWITCH={RATIONAL R_0=0.3 D_MAX=0.9}\n'
+            'b: COORDINATION GROUPA=1-4 SWITCH={MATHEVAL FUNC=1/(1+x2^3) R_0=0.3 D_MAX=0.9}\n'
+            'c: COORDINATION GROUPA=1-4 SWITCH={CUSTOM FUNC=1/(1+x^(2*pi/pi*3)) R_0=0.3 D_MAX=0.9}\n'
+            'd: COORDINATION GROUPA=1-4 SWITCH={CUSTOM FUNC=1/(1+exp(log(x)*6*log(e))) R_0=0.3 D_MAX=0.9}\n')
+    inp = plumed.load(text, system())
+    a = value(inp, 'a', POSITIONS)
+    for label in 'bcd':
+        assert value(inp, label, POSITIONS) == pytest.approx(a, rel=1e-13, abs=1e-15)
+    assert inp['b'].getCustomExpression() == '1/(1+(x*x)^3)'
+    logs = [line for action in inp.actions for line in action.log]
+    assert sum('MATHEVAL' in line for line in logs) == 1 and sum('x2' in line for line in logs) == 1
+    assert any('pi' in line for line in logs) and any(': e,' in line or ': e ' in line or line.endswith('e, constants') or ' e,' in line for line in logs)
+
+
+def test_x2_refused_where_plumed_differs():
+    with pytest.raises(plumed.PlumedInputError, match='uses both x and x2'):
+        plumed.load('c: COORDINATION GROUPA=1-4 SWITCH={CUSTOM FUNC=x*x2 R_0=0.3}\n', system())
+    with pytest.raises(plumed.PlumedInputError, match='at x2 = 0'):
+        plumed.load('c: COORDINATION GROUPA=1-4 SWITCH={CUSTOM FUNC=0.5/(1+x2^3) R_0=0.3}\n', system())
+
+
+def test_numerical_derivatives_logged():
+    inp = plumed.load('c: COORDINATION GROUPA=1-4 R_0=0.3 NUMERICAL_DERIVATIVES\n', system())
+    assert len(inp.actions[0].log) == 1 and 'analytic' in inp.actions[0].log[0]
+
+
+def test_group_remove_sort_unique():
+    inp = plumed.load('a: GROUP ATOMS=5,4,6,3,4,2\nb: GROUP ATOMS=5,4,6,3,4,2 SORT\nc: GROUP ATOMS=5,4,6,3,4,2 UNIQUE\n'
+                      'd: GROUP ATOMS=1-6 REMOVE=a\ne: GROUP ATOMS=1-6,4 REMOVE=4,9\n', system(9))
+    assert inp['a'] == [4, 3, 5, 2, 3, 1]
+    assert inp['b'] == [1, 2, 3, 3, 4, 5]
+    assert inp['c'] == [1, 2, 3, 4, 5]
+    assert inp['d'] == [0]
+    assert inp['e'] == [0, 1, 2, 4, 5, 3] and 'not in the list' in inp.actions[-1].log[0]
+
+
+@pytest.mark.parametrize('keywords,length,energy,time', [
+    ('ENERGY=eV', 1.0, 96.48530749925792, 1.0), ('ENERGY=j/mol LENGTH=um TIME=ns', 1000.0, 0.001, 1000.0),
+    ('ENERGY=kcal/mol LENGTH=A TIME=fs', 0.1, 4.184, 0.001), ('ENERGY=2.5 LENGTH=0.5 TIME=10', 0.5, 2.5, 10.0)])
+def test_units(keywords, length, energy, time):
+    inp = plumed.load('UNITS %s\n' % keywords, system())
+    assert (inp.units.length, inp.units.energy, inp.units.time) == (length, energy, time)
+
+
+def test_units_scale_a_restraint():
+    inp = plumed.load('UNITS ENERGY=eV\nc: COORDINATION GROUPA=1-4 R_0=0.3\nRESTRAINT ARG=c AT=1 KAPPA=2\n', system())
+    assert '192.9706149985158' in [v for v in inp.values.values() if v.kind == 'bias'][0].obj
+
+
+def test_steering_actions_accepted_and_logged_once():
+    text = ('MOLINFO STRUCTURE=x.pdb\nDEBUG DETAILED_TIMERS\nWHOLEMOLECULES ENTITY0=1-4\n'
+            'c: COORDINATION GROUPA=1-4 R_0=0.3\nFLUSH STRIDE=1\n')
+    inp = plumed.load(text, system())
+    for action in inp.actions:
+        if action.name != 'COORDINATION':
+            assert len(action.log) == 1 and 'accepted' in action.log[0], action.name
+    with pytest.raises(plumed.PlumedInputError, match='NOPBC') as error:
+        plumed.load('WHOLEMOLECULES ENTITY0=1-4\nc: COORDINATION GROUPA=1-4 R_0=0.3 NOPBC\n', system())
+    assert error.value.action == 'WHOLEMOLECULES'
+
+
+def test_print_star_regex_and_sort():
+    text = ('c1: COORDINATION GROUPA=1-4 R_0=0.3\nc2: COORDINATION GROUPA=1-3 R_0=0.3\n'
+            'av: COMBINE ARG=(c.*) NORMALIZE PERIODIC=NO\ns: SORT ARG=(c.*)\n'
+            'diff: COMBINE ARG=s.1,av COEFFICIENTS=1,-1 PERIODIC=NO\nPRINT ARG=* FILE=COLVAR\n')
+    inp = plumed.load(text, system())
+    printed = [v for v in inp.values.values() if v.kind == 'print'][0]
+    assert printed.args == ['c1', 'c2', 'av', 's.1', 's.2', 'diff']
+    assert 'min(c1, c2)' in inp.values['s.1'].obj and 'max(c1, c2)' in inp.values['s.2'].obj
+    with pytest.raises(plumed.PlumedInputError, match=r"\*: it would include"):
+        plumed.load('c: COORDINATION GROUPA=1-4 R_0=0.3\nRESTRAINT ARG=c AT=1 KAPPA=1\nPRINT ARG=*\n', system())
+
+
+def test_repeated_atoms_counted_as_plumed():
+    """GROUPA=1,1,2,3 (PLUMED's rt-fix-229): the places of the list are paired, an atom with itself skipped."""
+    inp = plumed.load('c: COORDINATION GROUPA=1,1,2,3 R_0=0.3\nd: COORDINATION GROUPA=1,2,3 R_0=0.3\n'
+                      'e: COORDINATION GROUPA=1 GROUPB=2,3 R_0=0.3\n', system())
+    assert value(inp, 'c', POSITIONS) == pytest.approx(value(inp, 'd', POSITIONS) + value(inp, 'e', POSITIONS), rel=1e-14)
+
+
+def test_calc_rct_components():
+    text = ('c: COORDINATION GROUPA=1-4 R_0=0.3\n'
+            'm: METAD ARG=c SIGMA=0.1 HEIGHT=1 PACE=10 BIASFACTOR=5 TEMP=300 GRID_MIN=0 GRID_MAX=4 GRID_BIN=40 CALC_RCT\n'
+            'PRINT ARG=c,m.bias,m.rct,m.rbias FILE=COLVAR\n')
+    inp = plumed.load(text, system())
+    assert any('CALC_RCT accepted' in line for line in inp.actions[1].log)
+    with pytest.raises(plumed.PlumedInputError, match='only with CALC_RCT'):
+        plumed.load(text.replace(' CALC_RCT', ''), system())
