@@ -105,6 +105,31 @@ public:
     void launch(int flags, CUdeviceptr sum, CUdeviceptr value, CUdeviceptr record, const CudaCoordinationChecks& checks);
     /** Where the last launch with Gradient left the gradient. */
     ChainRuleTarget getChainRuleTarget();
+    /** Whether the kernels of all these families (CudaCoordinationProgram::Kernels) are compiled for the current configuration. */
+    bool hasKernels(int kernels) const {
+        return (compiledKernels & kernels) == kernels;
+    }
+    /** Whether the configuration takes the tile kernel in the Context's box (as launch() will ask). */
+    bool takesTiles() const;
+    /**
+     * The number of tiles, where this evaluation takes the tile kernel (no pair list, neighbour
+     * lists or cell lists, its kernels compiled), for a launch of one block a tile that also runs
+     * the chain rule (CudaCoordinationEnergy, kernels/chained.cu); 0 where it takes another path.
+     */
+    int getChainableTiles();
+    /**
+     * The arguments the tile kernels start with (particles, groups, chunks, pair parameters, box,
+     * flags, forces and gradient: kernels/tiles.cu, kernels/chained.cu), for this evaluation's box.
+     *
+     * @param flags  the flags argument, which must outlive the launch
+     */
+    std::vector<void*> getTileArguments(int& flags);
+    /** The threads of a block of the tile kernels. */
+    int getTileThreads() const {
+        return tileThreads;
+    }
+    /** Record that the chain rule's launch computed this CV on its tiles (describeLastEvaluation()). */
+    void setChained();
     /**
      * Record, on the GPU, the first slot whose particle's position is not finite (an int at
      * checks.invalidSlot) and raise the alarm (kernels/energy.cu, checkPosition()): a launch of
@@ -159,7 +184,7 @@ private:
     int compiledKernels = 0;
     /** The pair kernel of the last evaluation (a CudaCoordinationProgram::Kernels bit), its options and gradient order. */
     int lastPath = 0;
-    bool lastHomeLists = false, lastSortedForces = false;
+    bool lastHomeLists = false, lastSortedForces = false, lastChained = false;
     CUdeviceptr lastEntrySlot = 0;
     CUfunction tilesKernel, pairsKernel, applyKernel, histogramTilesKernel, histogramPairsKernel, invertKernel, updateKernel, checkKernel;
     CUfunction cellsKernel, cellValuesKernel, histogramCellsKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel, scatterCellsKernel;

@@ -34,8 +34,9 @@ public:
      * @param cu        the context
      * @param launcher  the launcher of the owning kernel's evaluations
      * @param numCVs    the number of CVs
+     * @param chain     whether a CV on tiles may run the chain rule in its own launch (CudaCoordinationTuning::chainedTiles)
      */
-    CudaCoordinationEnergy(OpenMM::CudaContext& cu, CudaCoordinationLauncher& launcher, int numCVs);
+    CudaCoordinationEnergy(OpenMM::CudaContext& cu, CudaCoordinationLauncher& launcher, int numCVs, bool chain);
     ~CudaCoordinationEnergy();
     /**
      * Use an energy expression. Its code compiles at the next compile() where it changed; the
@@ -91,13 +92,18 @@ public:
         return *alarm != 0;
     }
     /**
-     * Launch applyChainRule(): E and every dE/dcv_k from the sums of this evaluation.
+     * Evaluate the expression: launch each CV's pair kernel (Accumulate, and Gradient for the
+     * forces), with the check of the positions where the energy is read, then the chain rule.
+     * Where the last CV on tiles takes them in this evaluation and its tiles fit on the GPU at
+     * once, its tile kernel and the chain rule are one cooperative launch
+     * (computeCoordinationTilesChained(), kernels/chained.cu); otherwise the chain rule is a launch
+     * of its own (applyChainRule()).
      *
      * @param cvs        the CVs, in the order of the expression's
-     * @param gradient   whether to add the forces (the CVs were launched with Gradient)
+     * @param gradient   whether to add the forces
      * @param energy     whether to add E to the energy
      */
-    void launchChainRule(const std::vector<CudaCoordinationCV*>& cvs, bool gradient, bool energy);
+    void evaluate(const std::vector<CudaCoordinationCV*>& cvs, bool gradient, bool energy);
     /**
      * Read the state back, in one download that waits for the GPU (so only where a result is
      * read anyway, or the alarm is raised), and throw OpenMMException for what it records: a
@@ -117,13 +123,28 @@ public:
 private:
     /** The state as it starts, and as readState() leaves what it cleared. */
     std::vector<double> initialState() const;
+    /** The CVs' ChainRuleTargets (kernels/chainrule.cu) as the bytes of a kernel argument, and the largest number of slots. */
+    std::vector<char> getChainRuleTargets(const std::vector<CudaCoordinationCV*>& cvs, int& maxSlots);
+    /** Launch applyChainRule(): E and every dE/dcv_k from the sums of this evaluation, after the CVs' pair kernels. */
+    void launchChainRule(const std::vector<CudaCoordinationCV*>& cvs, bool gradient, bool energy);
+    /** Launch computeCoordinationTilesChained() for CV chainedIndex, if it takes its tiles now and they fit; false if not launched. */
+    bool launchChained(const std::vector<CudaCoordinationCV*>& cvs, bool gradient, bool energy);
     OpenMM::CudaContext& cu;
     CudaCoordinationLauncher& launcher;
     int numCVs;
-    bool expression = false;
+    bool expression = false, chain;
     /** The chain rule's part of the next module, where its code changed; the compiled kernel. */
     std::unique_ptr<CudaCoordinationModulePart> pendingPart, compiledPart;
     CUfunction chainRuleKernel;
+    /**
+     * The tile kernel chained with the chain rule, the CV it computes (-1: none), the blocks that
+     * fit on the GPU at once, whether the driver refused its cooperative launch, and the count of
+     * its grid barrier (kernels/chained.cu).
+     */
+    CUfunction chainedKernel;
+    int chainedIndex = -1, chainedCapacity = 0;
+    bool cooperativeRefused = false;
+    OpenMM::CudaArray barrier;
     std::vector<std::string> cvNames, globalNames;
     std::vector<double> globalValues;
     /** The alarm (energy.cu, raiseAlarm()): an int in mapped host memory, and its address on the device. */

@@ -70,8 +70,9 @@ public:
     /** The part of a module holding some families of kernels (a combination of Kernels). */
     CudaCoordinationModulePart getPart(int kernels) const;
     /**
-     * The part of a module holding applyChainRule() (kernels/chainrule.cu) for an energy expression of
-     * several CVs.
+     * The chain rule (kernels/chainrule.cu, with applyChainRule()) for an energy expression of
+     * several CVs: a part to complete with the files it uses, by getStandaloneChainRulePart() or
+     * getChainedPart().
      *
      * @param cc           the context whose precision and expression utilities apply
      * @param energy       the parsed expression, its tables bound to the placeholders of cc's ExpressionUtilities
@@ -84,6 +85,14 @@ public:
             const std::vector<const OpenMM::TabulatedFunction*>& tables, const std::vector<std::string>& tableNames);
     /** The part of a module holding the device's fit of a table's splines (kernels/spline.cu, CudaCoordinationTableFit). */
     static CudaCoordinationModulePart getSplinePart();
+    /** The part of a module holding the chain rule alone: chainRule (getChainRulePart()) and the files it uses. */
+    static CudaCoordinationModulePart getStandaloneChainRulePart(const CudaCoordinationModulePart& chainRule);
+    /**
+     * A CV's part holding its tile kernel (getPart() with TileKernels), with the chain rule
+     * (getChainRulePart()) and computeCoordinationTilesChained() (kernels/chained.cu), which runs
+     * the two in one launch, added: one part, so that the tile code compiles once for both.
+     */
+    static CudaCoordinationModulePart getChainedPart(const CudaCoordinationModulePart& cvPart, const CudaCoordinationModulePart& chainRule);
     /**
      * One module's source from several parts: each part in a namespace of its own, after its
      * defines and before their #undef (and that of every macro its source defines), its kernels

@@ -221,6 +221,31 @@ int CudaCoordinationCV::expectedKernels() const {
     return P::CoreKernels | P::BinningKernels | P::CellKernels;
 }
 
+bool CudaCoordinationCV::takesTiles() const {
+    return (expectedKernels() & CudaCoordinationProgram::TileKernels) != 0;
+}
+
+int CudaCoordinationCV::getChainableTiles() {
+    if (mode == CoordinationForce::PairList || (neighborList && neighborList->isEnabled()) || (cells && cells->chooseGrid(dmax)) ||
+            !hasKernels(CudaCoordinationProgram::TileKernels))
+        return 0;
+    return getNumTileBlocks(sChunk, numeric_limits<int>::max());
+}
+
+vector<void*> CudaCoordinationCV::getTileArguments(int& flags) {
+    setImageSearchDistance();
+    void* params = (cu.getUseDoublePrecision() ? (void*) &paramsDouble : (void*) &paramsFloat);
+    return {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &groupOriginal.getDevicePointer(), &numL, &numS,
+            &offsetL, &offsetS, &sChunk, params, cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(),
+            cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &flags,
+            &cu.getLongForceBuffer().getDevicePointer(), &gradient.getDevicePointer(), &numSlots};
+}
+
+void CudaCoordinationCV::setChained() {
+    lastPath = CudaCoordinationProgram::TileKernels;
+    lastChained = true;
+}
+
 int CudaCoordinationCV::getMissingKernels() const {
     return expectedKernels() & ~compiledKernels;
 }
@@ -309,12 +334,8 @@ void CudaCoordinationCV::launch(int flags, CUdeviceptr sum, CUdeviceptr value, C
                 cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &flags, &cu.getLongForceBuffer().getDevicePointer(),
                 &gradient.getDevicePointer(), (pairValues ? &pairValues->getDevicePointer() : &noPointer)};
     }
-    else {
-        args = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &groupOriginal.getDevicePointer(), &numL,
-                &numS, &offsetL, &offsetS, &sChunk, params, cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(),
-                cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &flags,
-                &cu.getLongForceBuffer().getDevicePointer(), &gradient.getDevicePointer(), &numSlots};
-    }
+    else
+        args = getTileArguments(flags);
     // ACCUMULATE: the blocks add their sums to *sum.
     CUdeviceptr partial = (flags & Accumulate ? sum : cvPartial.getDevicePointer());
     vector<void*> tail = {&cu.getEnergyBuffer().getDevicePointer(), &partial, &counter.getDevicePointer(), &value, &record,
@@ -334,6 +355,7 @@ void CudaCoordinationCV::launch(int flags, CUdeviceptr sum, CUdeviceptr value, C
             P::PairKernels : P::TileKernels);
     lastHomeLists = homeLists;
     lastSortedForces = sortedForces;
+    lastChained = false;
     lastEntrySlot = sortedSlots;
     // The cell kernel without forces is a family of its own, compiled only once it is first needed.
     bool cellValues = (useCells && !(cellFlags & (DirectForces | Gradient)));
@@ -474,6 +496,8 @@ string CudaCoordinationCV::describeLastEvaluation() const {
             "cells" : lastPath == P::ListKernels ? "lists" : "none");
     if (lastPath == P::TileKernels)
         text << " lPerThread=" << lPerThread << " sChunk=" << sChunk;
+    if (lastChained)
+        text << " chainRule=chained";
     if (lastPath == P::CellKernels)
         text << " homeLists=" << lastHomeLists << " sortedForces=" << lastSortedForces;
     if (lastPath == P::ListKernels)

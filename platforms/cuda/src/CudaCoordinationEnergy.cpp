@@ -14,8 +14,10 @@ using namespace std;
 
 static const int NoSlot = numeric_limits<int>::max();
 
-CudaCoordinationEnergy::CudaCoordinationEnergy(CudaContext& cu, CudaCoordinationLauncher& launcher, int numCVs) :
-        cu(cu), launcher(launcher), numCVs(numCVs) {
+CudaCoordinationEnergy::CudaCoordinationEnergy(CudaContext& cu, CudaCoordinationLauncher& launcher, int numCVs, bool chain) :
+        cu(cu), launcher(launcher), numCVs(numCVs), chain(chain) {
+    barrier.initialize<unsigned int>(cu, 2, "coordinationBarrier");
+    barrier.upload(vector<unsigned int>(2, 0));
     sums.initialize<double>(cu, 2*numCVs, "coordinationSums");
     sums.upload(vector<double>(2*numCVs, 0.0));
     state.initialize<double>(cu, 5*numCVs+2, "coordinationState");
@@ -87,24 +89,48 @@ void CudaCoordinationEnergy::clearExpression() {
 }
 
 void CudaCoordinationEnergy::compile(const vector<CudaCoordinationCV*>& cvs) {
+    typedef CudaCoordinationProgram P;
+    // The CV whose tile kernel runs the chain rule in its launch (kernels/chained.cu): the last that takes tiles.
+    int chained = -1;
+    for (int k = 0; k < cvs.size(); k++)
+        if (expression && chain && cvs[k]->takesTiles())
+            chained = k;
+    // Its tile family compiles with the chain rule where either is new; a chained kernel compiled
+    // before serves only while that CV's tile kernel of the same program does.
+    bool rechain = (chained >= 0 && (pendingPart || chained != chainedIndex || !cvs[chained]->hasKernels(P::TileKernels)));
+    if (rechain || chained != chainedIndex)
+        chainedIndex = -1;
+    const CudaCoordinationModulePart* chainRule = (pendingPart ? pendingPart.get() : compiledPart.get());
     // One part per distinct program and families (CVs of the same configuration share it), and the chain rule.
     vector<CudaCoordinationModulePart> parts;
     vector<int> missing(cvs.size()), partOf(cvs.size());
     for (int k = 0; k < cvs.size(); k++) {
-        missing[k] = cvs[k]->getMissingKernels();
-        if (missing[k] != 0)
-            partOf[k] = CudaCoordinationProgram::addPart(parts, cvs[k]->getProgram().getPart(missing[k]));
+        missing[k] = cvs[k]->getMissingKernels() | (k == chained && rechain ? P::TileKernels : 0);
+        if (missing[k] == 0)
+            continue;
+        CudaCoordinationModulePart part = cvs[k]->getProgram().getPart(missing[k]);
+        partOf[k] = P::addPart(parts, k == chained && rechain ? P::getChainedPart(part, *chainRule) : part);
     }
-    int chainRulePart = (pendingPart ? CudaCoordinationProgram::addPart(parts, *pendingPart) : -1);
+    int chainRulePart = (rechain ? partOf[chained] : pendingPart ? P::addPart(parts, P::getStandaloneChainRulePart(*pendingPart)) : -1);
     if (parts.empty())
         return;
-    CUmodule module = cu.createModule(CudaCoordinationProgram::assemble(parts, cu));
+    CUmodule module = cu.createModule(P::assemble(parts, cu));
     for (int k = 0; k < cvs.size(); k++)
         if (missing[k] != 0)
             cvs[k]->loadKernels(module, missing[k], partOf[k]);
-    if (pendingPart) {
-        chainRuleKernel = cu.getKernel(module, CudaCoordinationProgram::getKernelName("applyChainRule", chainRulePart));
+    if (chainRulePart >= 0)
+        chainRuleKernel = cu.getKernel(module, P::getKernelName("applyChainRule", chainRulePart));
+    if (pendingPart)
         compiledPart = move(pendingPart);
+    if (rechain) {
+        // All blocks of a chained launch are resident at once (a cooperative launch): one a tile, at most as many as fit.
+        chainedKernel = cu.getKernel(module, P::getKernelName("computeCoordinationTilesChained", chainRulePart));
+        cuFuncSetAttribute(chainedKernel, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, CU_SHAREDMEM_CARVEOUT_MAX_SHARED);
+        int perMultiprocessor = 0, multiprocessors = 0;
+        cuDeviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu.getDevice());
+        cuOccupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, chainedKernel, cvs[chained]->getTileThreads(), 0);
+        chainedCapacity = perMultiprocessor*multiprocessors;
+        chainedIndex = chained;
     }
 }
 
@@ -141,12 +167,12 @@ CudaCoordinationChecks CudaCoordinationEnergy::getChecks(int k, bool positions, 
     return {positions ? getInvalidSlot(k) : 0, alarmOnDevice, energy ? cu.getEnergyBuffer().getDevicePointer() : 0};
 }
 
-void CudaCoordinationEnergy::launchChainRule(const vector<CudaCoordinationCV*>& cvs, bool gradient, bool energy) {
+vector<char> CudaCoordinationEnergy::getChainRuleTargets(const vector<CudaCoordinationCV*>& cvs, int& maxSlots) {
     // ChainRuleTargets (kernels/chainrule.cu), by value: NUM_CVS pointers to each gradient, to each
     // groupAtoms and to each entrySlot, then NUM_CVS ints, padded to a multiple of 8 bytes.
     int pointers = 3*numCVs*sizeof(CUdeviceptr);
     vector<char> targets((pointers+numCVs*sizeof(int)+7)/8*8, 0);
-    int maxSlots = 0;
+    maxSlots = 0;
     for (int k = 0; k < numCVs; k++) {
         CudaCoordinationCV::ChainRuleTarget target = cvs[k]->getChainRuleTarget();
         memcpy(&targets[k*sizeof(CUdeviceptr)], &target.gradient, sizeof(CUdeviceptr));
@@ -155,6 +181,52 @@ void CudaCoordinationEnergy::launchChainRule(const vector<CudaCoordinationCV*>& 
         memcpy(&targets[pointers+k*sizeof(int)], &target.numSlots, sizeof(int));
         maxSlots = max(maxSlots, target.numSlots);
     }
+    return targets;
+}
+
+void CudaCoordinationEnergy::evaluate(const vector<CudaCoordinationCV*>& cvs, bool gradient, bool energy) {
+    int flags = CudaCoordinationCV::Accumulate | (gradient ? CudaCoordinationCV::Gradient : 0);
+    for (int k = 0; k < numCVs; k++)
+        if (k != chainedIndex)
+            cvs[k]->launch(flags, getSum(k), 0, 0, getChecks(k, energy, energy));
+    if (chainedIndex >= 0 && launchChained(cvs, gradient, energy))
+        return;
+    if (chainedIndex >= 0)
+        cvs[chainedIndex]->launch(flags, getSum(chainedIndex), 0, 0, getChecks(chainedIndex, energy, energy));
+    launchChainRule(cvs, gradient, energy);
+}
+
+bool CudaCoordinationEnergy::launchChained(const vector<CudaCoordinationCV*>& cvs, bool gradient, bool energy) {
+    CudaCoordinationCV& cv = *cvs[chainedIndex];
+    int tiles = cv.getChainableTiles();
+    if (tiles == 0 || tiles > chainedCapacity || cooperativeRefused)
+        return false;
+    int maxSlots;
+    vector<char> targets = getChainRuleTargets(cvs, maxSlots);
+    int flags = (gradient ? CudaCoordinationCV::Gradient : 0) | (energy ? CudaCoordinationCV::ExpressionEnergy : 0);
+    CudaCoordinationChecks checks = getChecks(chainedIndex, energy, energy);
+    CUdeviceptr sum = getSum(0);
+    CUdeviceptr nextSum = sums.getDevicePointer()+(1-sumParity)*numCVs*sizeof(double);
+    vector<void*> args = cv.getTileArguments(flags);
+    args.insert(args.end(), {targets.data(), &chainedIndex, &sum, &nextSum, &state.getDevicePointer(),
+            &cu.getEnergyBuffer().getDevicePointer(), &globals.getDevicePointer(), &barrier.getDevicePointer(), &alarmOnDevice,
+            &checks.invalidSlot, &checks.energyBuffer});
+    for (auto& table : tables)
+        args.push_back(&table->getDevicePointer());
+    if (!launcher.launchCooperative(chainedKernel, args.data(), tiles, cv.getTileThreads())) {
+        // The driver refuses cooperative launches here (as some MPS setups may): separate launches from now on.
+        cooperativeRefused = true;
+        return false;
+    }
+    cv.setChained();
+    // The next evaluation adds to the other sums, which this launch clears.
+    sumParity = 1-sumParity;
+    return true;
+}
+
+void CudaCoordinationEnergy::launchChainRule(const vector<CudaCoordinationCV*>& cvs, bool gradient, bool energy) {
+    int maxSlots;
+    vector<char> targets = getChainRuleTargets(cvs, maxSlots);
     int flags = (gradient ? CudaCoordinationCV::Gradient : 0) | (energy ? CudaCoordinationCV::ExpressionEnergy : 0);
     CUdeviceptr sum = getSum(0);
     CUdeviceptr nextSum = sums.getDevicePointer()+(1-sumParity)*numCVs*sizeof(double);

@@ -41,7 +41,7 @@ void CudaCalcCoordinationForceKernel::initialize(const System& system, const Coo
     tuning = CudaCoordinationTuning::fromEnvironment();
     launcher.reset(new CudaCoordinationLauncher(cu, tuning.dependentLaunch));
     cv.reset(new CudaCoordinationCV(cu, force, tuning, *launcher));
-    energy.reset(new CudaCoordinationEnergy(cu, *launcher, 1));
+    energy.reset(new CudaCoordinationEnergy(cu, *launcher, 1, tuning.chainedTiles));
     setParameters(force);
 }
 
@@ -81,8 +81,7 @@ double CudaCalcCoordinationForceKernel::execute(ContextImpl& context, bool inclu
     if (energy->hasExpression()) {
         // The pair kernel accumulates the CV (and its gradient), the chain rule does the rest.
         energy->uploadGlobals(context);
-        cv->launch(CV::Accumulate | (includeForces ? CV::Gradient : 0), energy->getSum(0), 0, 0, checks);
-        energy->launchChainRule({cv.get()}, includeForces, includeEnergy);
+        energy->evaluate({cv.get()}, includeForces, includeEnergy);
     }
     else
         cv->launch((includeForces ? CV::DirectForces : 0) | (includeEnergy ? CV::BlockEnergy : 0), 0, 0, energy->getRecord(), checks);
@@ -155,7 +154,7 @@ void CudaCalcCoordinationBiasForceKernel::initialize(const System& system, const
         owned.emplace_back(new CudaCoordinationCV(cu, force.getCollectiveVariable(k), tuning, *launcher));
         cvs.push_back(owned.back().get());
     }
-    energy.reset(new CudaCoordinationEnergy(cu, *launcher, cvs.size()));
+    energy.reset(new CudaCoordinationEnergy(cu, *launcher, cvs.size(), tuning.chainedTiles));
     setParameters(force);
 }
 
@@ -198,10 +197,7 @@ double CudaCalcCoordinationBiasForceKernel::execute(ContextImpl& context, bool i
     if (energy->isAlarmRaised())
         readState(true);
     energy->uploadGlobals(context);
-    for (int k = 0; k < cvs.size(); k++)
-        cvs[k]->launch(CV::Accumulate | (includeForces ? CV::Gradient : 0), energy->getSum(k), 0, 0,
-                energy->getChecks(k, includeEnergy, includeEnergy));
-    energy->launchChainRule(cvs, includeForces, includeEnergy);
+    energy->evaluate(cvs, includeForces, includeEnergy);
     return 0.0;
 }
 

@@ -123,12 +123,29 @@ CudaCoordinationModulePart CudaCoordinationProgram::getChainRulePart(ComputeCont
     for (int i = 0; i < globalNames.size(); i++)
         variables[globalNames[i]] = "globals["+cc.intToString(i)+"]";
     string code = cc.getExpressionUtilities().createExpressions(terms, variables, tables, functionNames, "energy", "double");
-    part.source = cc.replaceStrings(getSource(CudaCoordinationKernelSources::files, {"launch", "energy", "chainrule"}), {{"COMPUTE_ENERGY_EXPRESSION", code}});
+    part.source = cc.replaceStrings(getSource(CudaCoordinationKernelSources::files, {"chainrule"}), {{"COMPUTE_ENERGY_EXPRESSION", code}});
     part.defines["NUM_CVS"] = cc.intToString(cvNames.size());
     part.defines["PADDED_NUM_ATOMS"] = cc.intToString(cc.getPaddedNumAtoms());
     part.defines["ENERGY_TABLE_PARAMETERS"] = tableParameters;
     part.defines["ENERGY_TABLE_ARGUMENTS"] = tableArguments;
     part.kernels = {"applyChainRule"};
+    return part;
+}
+
+CudaCoordinationModulePart CudaCoordinationProgram::getStandaloneChainRulePart(const CudaCoordinationModulePart& chainRule) {
+    CudaCoordinationModulePart part = chainRule;
+    part.source = getSource(CudaCoordinationKernelSources::files, {"launch", "energy"})+chainRule.source;
+    return part;
+}
+
+CudaCoordinationModulePart CudaCoordinationProgram::getChainedPart(const CudaCoordinationModulePart& cvPart,
+        const CudaCoordinationModulePart& chainRule) {
+    CudaCoordinationModulePart part = cvPart;
+    part.source += chainRule.source+getSource(CudaCoordinationKernelSources::files, {"chained"});
+    for (auto& define : chainRule.defines)
+        part.defines[define.first] = define.second;
+    part.kernels.insert(part.kernels.end(), chainRule.kernels.begin(), chainRule.kernels.end());
+    part.kernels.push_back("computeCoordinationTilesChained");
     return part;
 }
 

@@ -71,5 +71,10 @@ CudaCoordinationTuning CudaCoordinationTuning::fromEnvironment() {
         tuning.dependentLaunch = (value == "1");
     else if (value != "")
         invalid("COORDINATION_DEPENDENT_LAUNCH", "0 or 1", value);
+    value = variable("COORDINATION_CHAINED_TILES");
+    if (value == "0" || value == "1")
+        tuning.chainedTiles = (value == "1");
+    else if (value != "")
+        invalid("COORDINATION_CHAINED_TILES", "0 or 1", value);
     return tuning;
 }

@@ -225,6 +225,7 @@ static void compileModule(ComputeContext& context, const vector<CudaCoordination
     // The kernels asked for are there, and no others.
     vector<string> all = CudaCoordinationProgram::getKernelNames(CudaCoordinationProgram::AllKernels);
     all.push_back("applyChainRule");
+    all.push_back("computeCoordinationTilesChained");
     for (const string& kernel : CudaCoordinationProgram::getSplinePart().kernels)
         all.push_back(kernel);
     for (int i = 0; i < parts.size(); i++)
@@ -249,8 +250,11 @@ static void compile(const CoordinationForce& force, const string& precision, boo
     addParticles(system);
     ProgramOnlyContext context(system, precision, triclinic);
     vector<CudaCoordinationModulePart> parts = {CudaCoordinationProgram(force, context, lPerThread, listLanes, sBatch).getPart(kernels)};
-    if (!CoordinationExpression::isEnergyTheCV(force))
-        parts.push_back(chainRulePart(context, force, {"cv"}));
+    // The chain rule in the tile kernel's part with the chained tile kernel, else in a part of its own.
+    if (!CoordinationExpression::isEnergyTheCV(force) && (kernels & CudaCoordinationProgram::TileKernels))
+        parts[0] = CudaCoordinationProgram::getChainedPart(parts[0], chainRulePart(context, force, {"cv"}));
+    else if (!CoordinationExpression::isEnergyTheCV(force))
+        parts.push_back(CudaCoordinationProgram::getStandaloneChainRulePart(chainRulePart(context, force, {"cv"})));
     compileModule(context, parts, precision, triclinic, label);
     cout << "  compiled " << label << " (" << precision << ", " << lPerThread << " L a thread, " << listLanes << " list lanes, S batches of "
             << sBatch << ")" << endl;
@@ -258,26 +262,35 @@ static void compile(const CoordinationForce& force, const string& precision, boo
 
 /**
  * A CoordinationBiasForce's module as its CUDA kernel compiles it: each distinct CV configuration
- * once (the families of its pair kernel), and the chain rule of the expression of all CVs.
+ * once (the families of its pair kernel), and the chain rule of the expression of all CVs, in the
+ * part of the last CV that takes tiles (with the chained tile kernel), else in a part of its own.
  */
 static void compileBias(const CoordinationBiasForce& force, const string& precision, bool triclinic, const string& label) {
     typedef CudaCoordinationProgram P;
     System system;
     addParticles(system);
     ProgramOnlyContext context(system, precision, triclinic);
-    vector<CudaCoordinationModulePart> parts;
+    vector<CudaCoordinationModulePart> cvParts;
     vector<string> names;
+    int chained = -1;
     for (int k = 0; k < force.getNumCollectiveVariables(); k++) {
         const CoordinationForce& cv = force.getCollectiveVariable(k);
         int kernels = P::CoreKernels | (cv.getMode() == CoordinationForce::PairList ? P::PairKernels :
                 cv.usesPeriodicBoundaryConditions() && isfinite(cv.getDMax()) ? P::CellKernels | P::BinningKernels : P::TileKernels);
-        CudaCoordinationProgram::addPart(parts, CudaCoordinationProgram(cv, context, 1).getPart(kernels));
+        cvParts.push_back(CudaCoordinationProgram(cv, context, 1).getPart(kernels));
         names.push_back(force.getCollectiveVariableName(k));
+        if (kernels & P::TileKernels)
+            chained = k;
     }
-    CudaCoordinationProgram::addPart(parts, chainRulePart(context, force, names));
+    CudaCoordinationModulePart chainRule = chainRulePart(context, force, names);
+    vector<CudaCoordinationModulePart> parts;
+    for (int k = 0; k < cvParts.size(); k++)
+        CudaCoordinationProgram::addPart(parts, k == chained ? CudaCoordinationProgram::getChainedPart(cvParts[k], chainRule) : cvParts[k]);
+    if (chained < 0)
+        CudaCoordinationProgram::addPart(parts, CudaCoordinationProgram::getStandaloneChainRulePart(chainRule));
     compileModule(context, parts, precision, triclinic, label);
     cout << "  compiled " << label << " (" << precision << ", " << force.getNumCollectiveVariables() << " CVs in "
-            << parts.size()-1 << " parts)" << endl;
+            << parts.size() << " parts of the module)" << endl;
 }
 
 /** A CV for the bias forces: one group, two groups or a pair list (per-pair Q), switching type and cutoff varied with index. */

@@ -73,6 +73,15 @@ void testTuningSwitchesChangeThePath() {
     tiles->setR0(0.3);
     system.addForce(tiles);
     assertSwitchChangesPath("COORDINATION_L_PER_THREAD", "2", "lPerThread=2", system, *tiles, positions, false);
+    // With an energy expression, the chain rule runs in the tile kernel's launch; the switch gives it a launch of its own.
+    tiles->setEnergyExpression("0.5*k*(cv-cv0)^2");
+    tiles->addGlobalParameter("k", 0.01);
+    tiles->addGlobalParameter("cv0", 100.0);
+    string chained = pathWith("COORDINATION_CHAINED_TILES", "", system, *tiles, positions, false);
+    string separate = pathWith("COORDINATION_CHAINED_TILES", "0", system, *tiles, positions, false);
+    cout << "    COORDINATION_CHAINED_TILES: '" << chained << "' -> '" << separate << "'" << endl;
+    assertPathHas(chained, "chainRule=chained");
+    ASSERT(separate.find("chainRule") == string::npos);
     system.removeForce(0);
     // One group with a cutoff in a box: neighbour lists of particles by default.
     CoordinationForce* lists = new CoordinationForce(all);
@@ -117,7 +126,8 @@ void testTuningSwitchErrors() {
     system.addForce(new CoordinationForce({0, 1, 2}));
     vector<pair<string, string> > invalid = {{"COORDINATION_L_PER_THREAD", "4"}, {"COORDINATION_SORTED_GRADIENT", "yes"},
             {"COORDINATION_NEIGHBOR_LIST", "2"}, {"COORDINATION_LIST_KIND", "cells"}, {"COORDINATION_LIST_LANES", "3"},
-            {"COORDINATION_NEIGHBOR_SKIN", "-1"}, {"COORDINATION_CELL_GRID", "1,1"}, {"COORDINATION_DEPENDENT_LAUNCH", "no"}};
+            {"COORDINATION_NEIGHBOR_SKIN", "-1"}, {"COORDINATION_CELL_GRID", "1,1"}, {"COORDINATION_DEPENDENT_LAUNCH", "no"},
+            {"COORDINATION_CHAINED_TILES", "yes"}};
     for (auto& setting : invalid) {
         ScopedEnvironment environment(setting.first, setting.second);
         VerletIntegrator integrator(0.001);

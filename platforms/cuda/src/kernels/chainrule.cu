@@ -17,20 +17,18 @@ inline DEVICE void evaluateEnergy(const double* cv, double* energy, double* dEdc
 }
 
 /**
- * The chain rule over every CV: each block evaluates E and dE/dcv_k from the sums the pair
- * kernels accumulated (cvSums); block 0 stores the CVs and dE/dcv_k in state, adds E to the energy
- * buffer (EXPRESSION_ENERGY) and clears nextCvSums, the sums of the next evaluation (the one
- * before read them). With GRADIENT, -dE/dcv_k times CV k's gradient goes to the forces.
+ * E and every dE/dcv_k from the sums the pair kernels accumulated (cvSums, read from L2: in a
+ * chained launch other blocks of the same launch added them): thread 0 of each block evaluates them
+ * into derivatives[] (shared, valid in every thread on return); block 0 stores the CVs and
+ * dE/dcv_k in state, adds E to the energy buffer (EXPRESSION_ENERGY) and clears nextCvSums, the
+ * sums of the next evaluation (the one before read them).
  */
-KERNEL void applyChainRule(ChainRuleTargets targets, const double* RESTRICT cvSums, double* RESTRICT nextCvSums, int flags,
-        double* RESTRICT state, mixed* RESTRICT energyBuffer, unsigned long long* RESTRICT forceBuffer,
-        const double* RESTRICT globals, int* RESTRICT alarm ENERGY_TABLE_PARAMETERS) {
-    __shared__ double derivatives[NUM_CVS];
-    DEPENDENT_KERNEL_START
+inline DEVICE void evaluateChainRule(const double* RESTRICT cvSums, double* RESTRICT nextCvSums, int flags, double* RESTRICT state,
+        mixed* RESTRICT energyBuffer, const double* RESTRICT globals, int* RESTRICT alarm, double* derivatives ENERGY_TABLE_PARAMETERS) {
     if (threadIdx.x == 0) {
         double cv[NUM_CVS], dEdcv[NUM_CVS], E;
         for (int k = 0; k < NUM_CVS; k++)
-            cv[k] = cvSums[k];
+            cv[k] = __ldcg(&cvSums[k]);
         evaluateEnergy(cv, &E, dEdcv, globals ENERGY_TABLE_ARGUMENTS);
         recordNonFinite(state+2*NUM_CVS, NUM_CVS, cv, &E, dEdcv, alarm);
         for (int k = 0; k < NUM_CVS; k++)
@@ -46,8 +44,27 @@ KERNEL void applyChainRule(ChainRuleTargets targets, const double* RESTRICT cvSu
         }
     }
     __syncthreads();
+}
+
+/**
+ * The chain rule over every CV (evaluateChainRule()); with GRADIENT, -dE/dcv_k times CV k's
+ * gradient goes to the forces, except that of CV `skip` (-1: none), whose launch adds its own.
+ */
+inline DEVICE void scatterChainRule(const ChainRuleTargets& targets, int flags, const double* derivatives, int skip,
+        unsigned long long* RESTRICT forceBuffer) {
     if (flags & FLAG_GRADIENT)
         for (int k = 0; k < NUM_CVS; k++)
-            scatterGradient(targets.gradient[k], targets.groupAtoms[k], targets.entrySlot[k], targets.numSlots[k],
-                    chainRuleScale(derivatives[k]), forceBuffer);
+            if (k != skip)
+                scatterGradient(targets.gradient[k], targets.groupAtoms[k], targets.entrySlot[k], targets.numSlots[k],
+                        chainRuleScale(derivatives[k]), forceBuffer);
+}
+
+/** The chain rule of every CV in a launch of its own, after the CVs' pair kernels. */
+KERNEL void applyChainRule(ChainRuleTargets targets, const double* RESTRICT cvSums, double* RESTRICT nextCvSums, int flags,
+        double* RESTRICT state, mixed* RESTRICT energyBuffer, unsigned long long* RESTRICT forceBuffer,
+        const double* RESTRICT globals, int* RESTRICT alarm ENERGY_TABLE_PARAMETERS) {
+    __shared__ double derivatives[NUM_CVS];
+    DEPENDENT_KERNEL_START
+    evaluateChainRule(cvSums, nextCvSums, flags, state, energyBuffer, globals, alarm, derivatives ENERGY_TABLE_ARGUMENTS);
+    scatterChainRule(targets, flags, derivatives, -1, forceBuffer);
 }

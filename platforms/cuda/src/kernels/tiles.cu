@@ -9,13 +9,15 @@
  * b in shared memory in batches of S_BATCH (pairBatch: 32, or 16 where the host chose S chunks of
  * 16 to fill the GPU with more, shorter warps). The gradient with respect to each S particle
  * is summed over the warp before one shared-memory atomic per particle and warp; global gradient
- * atomics happen once per particle per tile.
+ * atomics happen once per particle per tile. Between the pairs and those atomics the block calls
+ * finish(its threads' sums of s), which returns the factor of every gradient added (1 in the tile
+ * kernel; dE/dcv where the chain rule runs in the same launch, kernels/chained.cu).
  */
-template <bool GRADIENT>
+template <bool GRADIENT, class Finish>
 inline DEVICE mixed computeTile(int a, int b, bool diagonal, int sChunk, const real4* RESTRICT posq,
         const int* RESTRICT groupAtoms, const int* RESTRICT groupOriginal, int numL, int numS, int offsetL, int offsetS,
         const PairParams& params, const PeriodicBox& box, int flags, unsigned long long* RESTRICT forceBuffer,
-        long long* RESTRICT gradient, int numSlots, real4* sPos, int* sKey, real3* sGradient) {
+        long long* RESTRICT gradient, int numSlots, real4* sPos, int* sKey, real3* sGradient, Finish finish) {
     const int lane = threadIdx.x%32, warp = threadIdx.x/32;
     const int sFirst = b*sChunk, sCount = min(sChunk, numS-sFirst);
     // The L particles load first, so that their loads overlap those of the S particles.
@@ -66,21 +68,30 @@ inline DEVICE mixed computeTile(int a, int b, bool diagonal, int sChunk, const r
         }
     }
     __syncthreads();
+    const real factor = finish(cvSum);
     if (GRADIENT) {
 #pragma unroll
         for (int i = 0; i < L_PER_THREAD; i++) {
             const int lIndex = a*TILE+32*(L_PER_THREAD*warp+i)+lane;
-            const real3 gi = scaled(gradientScale(params), l.gradient[i]);
+            const real3 gi = scaled(factor*gradientScale(params), l.gradient[i]);
             if (l.valid[i] && isNonzero(gi))
                 addGradient(gi, offsetL+lIndex, lAtom[i], flags, forceBuffer, gradient, numSlots);
         }
         for (int j = threadIdx.x; j < sCount; j += TILE_THREADS)
             if (isNonzero(sGradient[j]))
-                addGradient(sGradient[j], offsetS+sFirst+j, groupAtoms[offsetS+sFirst+j], flags, forceBuffer, gradient, numSlots);
+                addGradient(scaled(factor, sGradient[j]), offsetS+sFirst+j, groupAtoms[offsetS+sFirst+j], flags, forceBuffer, gradient,
+                        numSlots);
         __syncthreads();
     }
     return cvSum;
 }
+
+/** The finish of a tile in the tile kernel: the gradients go out as they are. */
+struct PlainTileFinish {
+    inline DEVICE real operator()(mixed cvSum) const {
+        return 1;
+    }
+};
 
 /**
  * The CV over all pairs of one group or of two groups, tile by tile; first, where invalidSlot is not
@@ -111,10 +122,10 @@ KERNEL void computeCoordinationTiles(const real4* RESTRICT posq, const int* REST
             continue;
         if (gradientWanted)
             cvSum += computeTile<true>(a, b, diagonal, sChunk, posq, groupAtoms, groupOriginal, numL, numS, offsetL, offsetS, params,
-                    box, flags, forceBuffer, gradient, numSlots, sPos, sKey, sGradient);
+                    box, flags, forceBuffer, gradient, numSlots, sPos, sKey, sGradient, PlainTileFinish());
         else
             cvSum += computeTile<false>(a, b, diagonal, sChunk, posq, groupAtoms, groupOriginal, numL, numS, offsetL, offsetS, params,
-                    box, flags, forceBuffer, gradient, numSlots, sPos, sKey, sGradient);
+                    box, flags, forceBuffer, gradient, numSlots, sPos, sKey, sGradient, PlainTileFinish());
     }
     finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvValue, record, alarm);
 }
