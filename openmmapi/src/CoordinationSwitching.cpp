@@ -163,9 +163,11 @@ double CoordinationSwitching::evaluateUnstretched(double x, double length, doubl
             return 0.5*(cos(M_PI*x)+1.0);
         }
         case CoordinationForce::Custom: {
-            customVariables["x"] = x;
-            dsdx = customDerivative.evaluate(customVariables);
-            return custom.evaluate(customVariables);
+            // A map of each thread's own: the CPU kernels evaluate pairs on several threads at once.
+            thread_local std::map<std::string, double> variables;
+            variables["x"] = x;
+            dsdx = customDerivative.evaluate(variables);
+            return custom.evaluate(variables);
         }
         case CoordinationForce::Q: {
             // 1/(1 + exp(u)), u = beta (r - lambda r0), from exp(-|u|) so that nothing overflows;

@@ -15,8 +15,9 @@ namespace CoordinationPlugin {
 /**
  * The switching function of a CoordinationForce in double precision: the single C++ home of
  * its formulas (d0, the nine types, the x = 1 limit of Rational, dmax and stretch, the weights
- * and r0s of the pairs of a pair list). The Reference kernel, the force's
- * evaluateSwitchingFunction() and the automatic dmax use it.
+ * and r0s of the pairs of a pair list). The Reference and CPU kernels, the force's
+ * evaluateSwitchingFunction() and the automatic dmax use it. evaluate() may be called from several
+ * threads at once.
  */
 class OPENMM_EXPORT_COORDINATION CoordinationSwitching {
 public:
@@ -127,7 +128,6 @@ private:
     Pair common;
     std::vector<double> weights, r0s;
     Lepton::ExpressionProgram custom, customDerivative;
-    mutable std::map<std::string, double> customVariables;
 };
 
 } // namespace CoordinationPlugin

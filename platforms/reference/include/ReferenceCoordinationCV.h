@@ -5,7 +5,6 @@
 #include "internal/CoordinationSwitching.h"
 #include "openmm/Vec3.h"
 #include "openmm/internal/ContextImpl.h"
-#include <functional>
 #include <memory>
 #include <vector>
 
@@ -14,32 +13,41 @@ namespace CoordinationPlugin {
 /**
  * One coordination CV on the Reference platform: its pairs, images and switching function, the
  * sum over pairs and its gradient. The CoordinationForce kernel uses one, the
- * CoordinationBiasForce kernel one per CV.
+ * CoordinationBiasForce kernel one per CV. The CPU platform's CpuCoordinationCV derives from it and
+ * replaces the loops over pairs (compute() and computeHistogram()).
  */
 class ReferenceCoordinationCV {
 public:
     /** Take the pairs, periodicity and switching parameters of a force. */
     explicit ReferenceCoordinationCV(const CoordinationForce& force);
+    virtual ~ReferenceCoordinationCV() {
+    }
     /** Take the switching parameters (and per-pair ones) of a force with the same pairs. */
     void setParameters(const CoordinationForce& force);
     /** Throw OpenMMException if the force's groups or periodicity differ from this CV's. */
     void checkPairsUnchanged(const CoordinationForce& force) const;
     /** Check the groups' positions for NaN and record the Context's box. */
-    void prepare(OpenMM::ContextImpl& context);
+    virtual void prepare(OpenMM::ContextImpl& context);
     /** Sum s over the pairs; if gradient is not NULL (and sized), add dcv/dx to it. */
-    double compute(const std::vector<OpenMM::Vec3>& pos, std::vector<OpenMM::Vec3>* gradient) const;
-    /** Call f(r) with the distance of every pair (nearest image when periodic). */
-    void forEachDistance(const std::vector<OpenMM::Vec3>& pos, const std::function<void(double)>& f) const;
-private:
-    template <class F>
-    void forEachPair(F f) const;
+    virtual double compute(const std::vector<OpenMM::Vec3>& pos, std::vector<OpenMM::Vec3>* gradient) const;
+    /** The pairs closer than maxDistance (nm) counted in numBins bins of equal width. */
+    virtual std::vector<long long> computeHistogram(const std::vector<OpenMM::Vec3>& pos, int numBins, double maxDistance) const;
+protected:
+    /** The displacement from particle i to j (nearest image when periodic) and its length r. */
     OpenMM::Vec3 displacement(const std::vector<OpenMM::Vec3>& pos, int i, int j, double& r) const;
+    /** The switching values of pair k of a pair list with per-pair parameters, the common ones otherwise. */
+    const CoordinationSwitching::Pair& pairValues(int k) const {
+        return pairSwitches.empty() ? switching->getCommon() : pairSwitches[k];
+    }
     CoordinationForce::Mode mode;
     std::vector<int> groupA, groupB;
     bool periodic, triclinic;
     OpenMM::Vec3 box[3];
     double halfMinWidth;
     std::unique_ptr<CoordinationSwitching> switching;
+private:
+    template <class F>
+    void forEachPair(F f) const;
     /** The values of each pair of a pair list with per-pair parameters (empty otherwise). */
     std::vector<CoordinationSwitching::Pair> pairSwitches;
 };

@@ -14,7 +14,7 @@ public:
 
 } // namespace CoordinationPlugin
 
-/** Register the Reference kernels with every platform derived from ReferencePlatform. */
+/** Register the Reference kernels with the Reference platform and every platform derived from it that has none of its own (CPU without its plugin). */
 extern "C" void registerCoordinationReferenceKernelFactories();
 
 #endif /*REFERENCE_COORDINATION_KERNEL_FACTORY_H_*/

@@ -13,8 +13,8 @@
 namespace CoordinationPlugin {
 
 /**
- * The CoordinationForce on the Reference platform (and the CPU platform, which derives from
- * it), in double precision.
+ * The CoordinationForce on the Reference platform, in double precision. The CPU platform's kernel
+ * derives from it and replaces its CV (createCV()).
  */
 class ReferenceCalcCoordinationForceKernel : public CalcCoordinationForceKernel {
 public:
@@ -28,6 +28,9 @@ public:
     void accumulatePairHistogram(OpenMM::ContextImpl& context, int numBins, double maxDistance);
     std::vector<long long> getAccumulatedPairHistogram(OpenMM::ContextImpl& context);
     void clearPairHistogram(OpenMM::ContextImpl& context);
+protected:
+    /** The CV of a force (the caller deletes it). */
+    virtual ReferenceCoordinationCV* createCV(const CoordinationForce& force) const;
 private:
     void setParameters(const CoordinationForce& force);
     std::unique_ptr<ReferenceCoordinationCV> cv;
@@ -38,8 +41,9 @@ private:
 };
 
 /**
- * The CoordinationBiasForce on the Reference platform (and the CPU platform), in double
- * precision: each CV by ReferenceCoordinationCV, the chain rule by ReferenceCoordinationEnergy.
+ * The CoordinationBiasForce on the Reference platform, in double precision: each CV by
+ * ReferenceCoordinationCV (by createCV(), which the CPU platform's kernel replaces), the chain rule
+ * and the tables by ReferenceCoordinationEnergy.
  */
 class ReferenceCalcCoordinationBiasForceKernel : public CalcCoordinationBiasForceKernel {
 public:
@@ -50,6 +54,9 @@ public:
     std::vector<double> computeCollectiveVariables(OpenMM::ContextImpl& context);
     void copyParametersToContext(OpenMM::ContextImpl& context, const CoordinationBiasForce& force);
     void copyTabulatedFunctionToContext(OpenMM::ContextImpl& context, const CoordinationBiasForce& force, int index);
+protected:
+    /** The CV of one of the force's CoordinationForces (the caller deletes it). */
+    virtual ReferenceCoordinationCV* createCV(const CoordinationForce& force) const;
 private:
     void setParameters(const CoordinationBiasForce& force);
     /** Parse the energy expression with the Context's copies of the tables. */

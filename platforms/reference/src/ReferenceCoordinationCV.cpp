@@ -101,7 +101,7 @@ double ReferenceCoordinationCV::compute(const vector<Vec3>& pos, vector<Vec3>* g
     forEachPair([&] (int i, int j) {
         double r, dsdr;
         Vec3 d = displacement(pos, i, j, r);
-        cv += switching->evaluate(r, pairSwitches.empty() ? switching->getCommon() : pairSwitches[k++], dsdr);
+        cv += switching->evaluate(r, pairValues(k++), dsdr);
         if (gradient != NULL && dsdr != 0.0) {
             Vec3 g = d*(dsdr/r);
             (*gradient)[j] += g;
@@ -111,10 +111,14 @@ double ReferenceCoordinationCV::compute(const vector<Vec3>& pos, vector<Vec3>* g
     return cv;
 }
 
-void ReferenceCoordinationCV::forEachDistance(const vector<Vec3>& pos, const function<void(double)>& f) const {
+vector<long long> ReferenceCoordinationCV::computeHistogram(const vector<Vec3>& pos, int numBins, double maxDistance) const {
+    vector<long long> counts(numBins, 0);
+    double binWidth = maxDistance/numBins;
     forEachPair([&] (int i, int j) {
         double r;
         displacement(pos, i, j, r);
-        f(r);
+        if (r < maxDistance)
+            counts[min(numBins-1, (int) (r/binWidth))]++;
     });
+    return counts;
 }

@@ -13,10 +13,13 @@ extern "C" OPENMM_EXPORT_COORDINATION void registerPlatforms() {
 extern "C" OPENMM_EXPORT_COORDINATION void registerCoordinationReferenceKernelFactories() {
     for (int i = 0; i < Platform::getNumPlatforms(); i++) {
         Platform& platform = Platform::getPlatform(i);
-        if (dynamic_cast<ReferencePlatform*>(&platform) != NULL) {
-            platform.registerKernelFactory(CalcCoordinationForceKernel::Name(), new ReferenceCoordinationKernelFactory());
-            platform.registerKernelFactory(CalcCoordinationBiasForceKernel::Name(), new ReferenceCoordinationKernelFactory());
-        }
+        // A platform derived from Reference (CPU) keeps kernels of its own registered before (the CPU
+        // plugin replaces these if it comes later), whichever order OpenMM loads the plugins in.
+        bool derived = (platform.getName() != "Reference");
+        if (dynamic_cast<ReferencePlatform*>(&platform) != NULL)
+            for (const std::string& name : {CalcCoordinationForceKernel::Name(), CalcCoordinationBiasForceKernel::Name()})
+                if (!derived || !platform.supportsKernels({name}))
+                    platform.registerKernelFactory(name, new ReferenceCoordinationKernelFactory());
     }
 }
 

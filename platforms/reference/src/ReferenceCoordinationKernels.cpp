@@ -19,8 +19,12 @@ static ReferencePlatform::PlatformData& getData(ContextImpl& context) {
     return *reinterpret_cast<ReferencePlatform::PlatformData*>(context.getPlatformData());
 }
 
+ReferenceCoordinationCV* ReferenceCalcCoordinationForceKernel::createCV(const CoordinationForce& force) const {
+    return new ReferenceCoordinationCV(force);
+}
+
 void ReferenceCalcCoordinationForceKernel::initialize(const System& system, const CoordinationForce& force) {
-    cv.reset(new ReferenceCoordinationCV(force));
+    cv.reset(createCV(force));
     histogramMaxDistance = 0.0;
     setParameters(force);
 }
@@ -76,13 +80,7 @@ double ReferenceCalcCoordinationForceKernel::computeCollectiveVariable(ContextIm
 
 vector<long long> ReferenceCalcCoordinationForceKernel::computePairHistogram(ContextImpl& context, int numBins, double maxDistance) {
     cv->prepare(context);
-    vector<long long> counts(numBins, 0);
-    double binWidth = maxDistance/numBins;
-    cv->forEachDistance(*getData(context).positions, [&] (double r) {
-        if (r < maxDistance)
-            counts[min(numBins-1, (int) (r/binWidth))]++;
-    });
-    return counts;
+    return cv->computeHistogram(*getData(context).positions, numBins, maxDistance);
 }
 
 void ReferenceCalcCoordinationForceKernel::accumulatePairHistogram(ContextImpl& context, int numBins, double maxDistance) {
@@ -102,10 +100,14 @@ void ReferenceCalcCoordinationForceKernel::clearPairHistogram(ContextImpl& conte
     fill(histogram.begin(), histogram.end(), 0);
 }
 
+ReferenceCoordinationCV* ReferenceCalcCoordinationBiasForceKernel::createCV(const CoordinationForce& force) const {
+    return new ReferenceCoordinationCV(force);
+}
+
 void ReferenceCalcCoordinationBiasForceKernel::initialize(const System& system, const CoordinationBiasForce& force) {
     cvs.clear();
     for (int k = 0; k < force.getNumCollectiveVariables(); k++)
-        cvs.emplace_back(new ReferenceCoordinationCV(force.getCollectiveVariable(k)));
+        cvs.emplace_back(createCV(force.getCollectiveVariable(k)));
     setParameters(force);
 }
 

@@ -1,0 +1,93 @@
+#ifndef CPU_COORDINATION_CELLS_H_
+#define CPU_COORDINATION_CELLS_H_
+
+#include "openmm/Vec3.h"
+#include <vector>
+
+namespace CoordinationPlugin {
+
+/**
+ * Points sorted into cells at least a cutoff wide, for the CPU kernels: every pair of points
+ * closer than the cutoff (nearest image when periodic) lies in the same cell or in neighboring
+ * ones. Periodic cells divide the box along its reduced (triclinic) axes; without a box they cover
+ * the points' bounding box, and a point outside it counts as in the nearest cell.
+ */
+class CpuCoordinationCells {
+public:
+    /**
+     * Sort points into cells.
+     *
+     * @param points  the positions (nm)
+     * @param cutoff  the smallest width of a cell (nm), finite and positive
+     * @param box     the periodic box vectors in OpenMM's reduced form, or NULL
+     * @return false where a periodic box holds fewer than three cells along some axis (then a pair
+     *         could meet in two neighboring cells, or in more than one image): use no cells
+     */
+    bool build(const std::vector<OpenMM::Vec3>& points, double cutoff, const OpenMM::Vec3* box);
+    /** The number of cells. */
+    int getNumCells() const {
+        return (int) begin.size()-1;
+    }
+    /**
+     * The cell of a point, and in image the point moved into the box by whole box vectors (the
+     * point itself without a box).
+     */
+    int locate(const OpenMM::Vec3& point, OpenMM::Vec3& image) const;
+    /** The points of cell c are order[k] for begin[c] <= k < begin[c+1]; images[k] are their images. */
+    const std::vector<int>& getBegin() const {
+        return begin;
+    }
+    /** The indices of the points, cell after cell. */
+    const std::vector<int>& getOrder() const {
+        return order;
+    }
+    /** The points' images in the box, in the order of getOrder(). */
+    const std::vector<OpenMM::Vec3>& getImages() const {
+        return images;
+    }
+    /**
+     * Call f(neighbor, shift) for the cells next to cell c, shift being what to add to the image
+     * of a point of the neighbor to get its image next to c. half: only the 13 that come after c
+     * in a fixed order (so that each pair of cells is met once), without c; otherwise all 27 with c.
+     */
+    template <class F>
+    void forEachNeighbor(int c, bool half, F f) const {
+        int index[3] = {c%size[0], (c/size[0])%size[1], c/(size[0]*size[1])};
+        for (int o2 = -1; o2 <= 1; o2++)
+            for (int o1 = -1; o1 <= 1; o1++)
+                for (int o0 = -1; o0 <= 1; o0++) {
+                    if (half && !(o2 > 0 || (o2 == 0 && (o1 > 0 || (o1 == 0 && o0 > 0)))))
+                        continue;
+                    int offset[3] = {o0, o1, o2}, neighbor[3];
+                    OpenMM::Vec3 shift;
+                    bool inside = true;
+                    for (int k = 0; k < 3; k++) {
+                        neighbor[k] = index[k]+offset[k];
+                        if (neighbor[k] < 0 || neighbor[k] >= size[k]) {
+                            if (!periodic)
+                                inside = false;
+                            else if (neighbor[k] < 0) {
+                                neighbor[k] += size[k];
+                                shift -= box[k];
+                            }
+                            else {
+                                neighbor[k] -= size[k];
+                                shift += box[k];
+                            }
+                        }
+                    }
+                    if (inside)
+                        f((neighbor[2]*size[1]+neighbor[1])*size[0]+neighbor[0], shift);
+                }
+    }
+private:
+    bool periodic;
+    int size[3];
+    OpenMM::Vec3 box[3], origin, width;
+    std::vector<int> begin, order, cellOfPoint;
+    std::vector<OpenMM::Vec3> images, pointImages;
+};
+
+} // namespace CoordinationPlugin
+
+#endif /*CPU_COORDINATION_CELLS_H_*/

@@ -1,0 +1,198 @@
+#include "CpuCoordinationCV.h"
+#include "CpuPlatform.h"
+#include <algorithm>
+#include <cmath>
+
+using namespace CoordinationPlugin;
+using namespace OpenMM;
+using namespace std;
+
+/** Below this many pairs per entry of the groups, cells cost more to build than they save. */
+static const double MinPairsPerEntryForCells = 32.0;
+
+CpuCoordinationCV::CpuCoordinationCV(const CoordinationForce& force) : ReferenceCoordinationCV(force), threads(NULL) {
+    particles = groupA;
+    particles.insert(particles.end(), groupB.begin(), groupB.end());
+    sort(particles.begin(), particles.end());
+    particles.erase(unique(particles.begin(), particles.end()), particles.end());
+    auto slots = [&] (const vector<int>& group) {
+        vector<int> result;
+        for (int i : group)
+            result.push_back((int) (lower_bound(particles.begin(), particles.end(), i)-particles.begin()));
+        return result;
+    };
+    slotA = slots(groupA);
+    slotB = (mode == CoordinationForce::OneGroup ? slotA : slots(groupB));
+}
+
+void CpuCoordinationCV::prepare(ContextImpl& context) {
+    ReferenceCoordinationCV::prepare(context);
+    threads = &CpuPlatform::getPlatformData(context).threads;
+}
+
+bool CpuCoordinationCV::buildCells(const vector<Vec3>& pos, double cutoff) const {
+    if (!isfinite(cutoff) || mode == CoordinationForce::PairList)
+        return false;
+    const vector<int>& other = (mode == CoordinationForce::OneGroup ? groupA : groupB);
+    double numA = groupA.size(), numB = other.size();
+    double pairs = (mode == CoordinationForce::OneGroup ? 0.5*numA*numA : numA*numB);
+    if (pairs < MinPairsPerEntryForCells*(numA+numB))
+        return false;
+    vector<Vec3> points;
+    points.reserve(other.size());
+    for (int i : other)
+        points.push_back(pos[i]);
+    if (!cells.build(points, cutoff, periodic ? box : NULL))
+        return false;
+    if (mode == CoordinationForce::TwoGroups) {
+        imagesA.resize(groupA.size());
+        cellsA.resize(groupA.size());
+        for (int a = 0; a < groupA.size(); a++)
+            cellsA[a] = cells.locate(pos[groupA[a]], imagesA[a]);
+    }
+    return true;
+}
+
+template <class F>
+void CpuCoordinationCV::forThreadPairs(int thread, int numThreads, const vector<Vec3>& pos, bool useCells, F f) const {
+    int numA = groupA.size();
+    if (mode == CoordinationForce::PairList) {
+        for (int k = (int) ((long long) numA*thread/numThreads); k < (long long) numA*(thread+1)/numThreads; k++) {
+            double r;
+            Vec3 d = displacement(pos, groupA[k], groupB[k], r);
+            f(k, k, k, d, r*r);
+        }
+    }
+    else if (!useCells && mode == CoordinationForce::OneGroup) {
+        // Rows taken in turn by the threads, so that the long and the short ones are shared out.
+        for (int a = thread; a < numA; a += numThreads)
+            for (int b = a+1; b < numA; b++) {
+                double r;
+                Vec3 d = displacement(pos, groupA[a], groupA[b], r);
+                f(a, b, 0, d, r*r);
+            }
+    }
+    else if (!useCells) {
+        // The pairs (a, b) numbered a*numB+b, an equal range of them a thread.
+        long long numB = groupB.size(), total = numA*numB;
+        long long first = total*thread/numThreads, last = total*(thread+1)/numThreads;
+        for (long long p = first; p < last; p++) {
+            int a = (int) (p/numB), b = (int) (p%numB);
+            if (groupA[a] == groupB[b])
+                continue;
+            double r;
+            Vec3 d = displacement(pos, groupA[a], groupB[b], r);
+            f(a, b, 0, d, r*r);
+        }
+    }
+    else {
+        const vector<int>& begin = cells.getBegin();
+        const vector<int>& order = cells.getOrder();
+        const vector<Vec3>& images = cells.getImages();
+        if (mode == CoordinationForce::OneGroup) {
+            // Each pair of cells once: a cell with itself and with the 13 neighbors after it.
+            auto pair = [&] (int e, int n, const Vec3& d) {
+                int a = order[e], b = order[n];
+                if (a < b)
+                    f(a, b, 0, d, d.dot(d));
+                else
+                    f(b, a, 0, -d, d.dot(d));
+            };
+            for (int c = thread; c < cells.getNumCells(); c += numThreads)
+                for (int e = begin[c]; e < begin[c+1]; e++) {
+                    for (int n = e+1; n < begin[c+1]; n++)
+                        pair(e, n, images[n]-images[e]);
+                    cells.forEachNeighbor(c, true, [&] (int neighbor, const Vec3& shift) {
+                        Vec3 image = images[e]-shift;
+                        for (int n = begin[neighbor]; n < begin[neighbor+1]; n++)
+                            pair(e, n, images[n]-image);
+                    });
+                }
+        }
+        else {
+            for (int a = (int) ((long long) numA*thread/numThreads); a < (long long) numA*(thread+1)/numThreads; a++)
+                cells.forEachNeighbor(cellsA[a], false, [&] (int neighbor, const Vec3& shift) {
+                    Vec3 image = imagesA[a]-shift;
+                    for (int n = begin[neighbor]; n < begin[neighbor+1]; n++) {
+                        int b = order[n];
+                        if (groupA[a] != groupB[b]) {
+                            Vec3 d = images[n]-image;
+                            f(a, b, 0, d, d.dot(d));
+                        }
+                    }
+                });
+        }
+    }
+}
+
+double CpuCoordinationCV::compute(const vector<Vec3>& pos, vector<Vec3>* gradient) const {
+    double cutoff = switching->getDMax(), cutoff2 = cutoff*cutoff;
+    bool useCells = buildCells(pos, cutoff);
+    int numThreads = threads->getNumThreads();
+    threadSums.assign(numThreads, 0.0);
+    threadGradients.resize(numThreads);
+    threads->execute([&] (ThreadPool& pool, int thread) {
+        vector<Vec3>* g = NULL;
+        if (gradient != NULL) {
+            g = &threadGradients[thread];
+            g->assign(particles.size(), Vec3());
+        }
+        double sum = 0.0;
+        forThreadPairs(thread, numThreads, pos, useCells, [&] (int a, int b, int k, const Vec3& d, double r2) {
+            if (r2 > cutoff2)
+                return;
+            double r = sqrt(r2), dsdr;
+            sum += switching->evaluate(r, pairValues(k), dsdr);
+            if (g != NULL && dsdr != 0.0) {
+                Vec3 v = d*(dsdr/r);
+                (*g)[slotB[b]] += v;
+                (*g)[slotA[a]] -= v;
+            }
+        });
+        threadSums[thread] = sum;
+    });
+    threads->waitForThreads();
+    double cv = 0.0;
+    for (double sum : threadSums)
+        cv += sum;
+    if (gradient != NULL) {
+        // Each particle's terms added in thread order, the particles shared out among the threads.
+        int numSlots = particles.size();
+        threads->execute([&] (ThreadPool& pool, int thread) {
+            for (int s = (int) ((long long) numSlots*thread/numThreads); s < (long long) numSlots*(thread+1)/numThreads; s++) {
+                Vec3 total;
+                for (int t = 0; t < numThreads; t++)
+                    total += threadGradients[t][s];
+                (*gradient)[particles[s]] += total;
+            }
+        });
+        threads->waitForThreads();
+    }
+    return cv;
+}
+
+vector<long long> CpuCoordinationCV::computeHistogram(const vector<Vec3>& pos, int numBins, double maxDistance) const {
+    bool useCells = buildCells(pos, maxDistance);
+    int numThreads = threads->getNumThreads();
+    threadCounts.resize(numThreads);
+    double binWidth = maxDistance/numBins, limit2 = maxDistance*maxDistance*(1.0+1e-9);
+    threads->execute([&] (ThreadPool& pool, int thread) {
+        vector<long long>& counts = threadCounts[thread];
+        counts.assign(numBins, 0);
+        forThreadPairs(thread, numThreads, pos, useCells, [&] (int a, int b, int k, const Vec3& d, double r2) {
+            if (r2 >= limit2)
+                return;
+            // The distance as the Reference platform computes it, so that a pair falls in the same bin.
+            double r;
+            displacement(pos, groupA[a], second(b), r);
+            if (r < maxDistance)
+                counts[min(numBins-1, (int) (r/binWidth))]++;
+        });
+    });
+    threads->waitForThreads();
+    vector<long long> counts(numBins, 0);
+    for (const vector<long long>& c : threadCounts)
+        for (int i = 0; i < numBins; i++)
+            counts[i] += c[i];
+    return counts;
+}
