@@ -151,3 +151,70 @@ def test_calc_rct_components():
     assert any('CALC_RCT accepted' in line for line in inp.actions[1].log)
     with pytest.raises(plumed.PlumedInputError, match='only with CALC_RCT'):
         plumed.load(text.replace(' CALC_RCT', ''), system())
+
+
+OPES_CV = 'c: COORDINATION GROUPA=1-3 GROUPB=4-6 R_0=0.5 D_MAX=1.5\n'
+
+
+@pytest.mark.parametrize('line,keyword,message', [
+    ('o: OPES_METAD ARG=c PACE=20 BARRIER=10 SIGMA=ADAPTIVE TEMP=300', 'SIGMA_MIN', 'required with SIGMA=ADAPTIVE'),
+    ('o: OPES_METAD ARG=c PACE=20 BARRIER=10 SIGMA=0.2 TEMP=300 FILE=K', 'FILE', 'KERNELS file'),
+    ('o: OPES_METAD ARG=c PACE=20 BARRIER=10 SIGMA=0.2 TEMP=300 STATE_WFILE=S', 'STATE_WFILE', 'state files'),
+    ('o: OPES_METAD_EXPLORE ARG=c PACE=20 BARRIER=10 SIGMA=0.2 TEMP=300 NO_ZED', 'NO_ZED', 'Z is always'),
+    ('o: OPES_METAD ARG=c PACE=20 BARRIER=10 SIGMA=0.2 TEMP=300 WALKERS_MPI', 'WALKERS_MPI', 'share a directory'),
+    ('o: OPES_METAD ARG=c PACE=20 BARRIER=10 SIGMA=0.2 TEMP=300 CALC_WORK', 'CALC_WORK', 'work'),
+    ('o: OPES_METAD ARG=c PACE=20 BARRIER=10 SIGMA=0.2 TEMP=300 ADAPTIVE_SIGMA_STRIDE=100', 'ADAPTIVE_SIGMA_STRIDE', 'ADAPTIVE'),
+    ('o: OPES_METAD ARG=c BARRIER=10 SIGMA=0.2 TEMP=300', 'PACE', 'required'),
+    ('o: OPES_METAD ARG=c PACE=20 BARRIER=10 SIGMA=0.2 TEMP=300 FOO=1', 'FOO', 'not supported'),
+])
+def test_opes_refused_keyword_by_keyword(line, keyword, message):
+    with pytest.raises(plumed.PlumedInputError, match=message) as error:
+        plumed.load(OPES_CV + line + '\n', system(6))
+    assert error.value.line == 2 and error.value.action == line.split()[1] and error.value.keyword == keyword
+
+
+def test_opes_mapped_and_printed(tmp_path):
+    """OPES_METAD becomes OPES with PLUMED's keywords; PRINT's opes.bias is OPES.getBiasAt at the CVs and
+    rct, zed, neff, nker its last history; a second adaptive bias is refused."""
+    from openmm import app, unit
+    text = OPES_CV + ('o: OPES_METAD ARG=c PACE=20 BARRIER=10 SIGMA=0.2 TEMP=300 BIASFACTOR=8 EPSILON=1e-4 '
+                      'KERNEL_CUTOFF=4 COMPRESSION_THRESHOLD=0.5 NLIST\n'
+                      'PRINT ARG=c,o.bias,o.rct,o.zed,o.neff,o.nker STRIDE=20 FILE=COLVAR\n')
+    s = system(6)
+    s.setDefaultPeriodicBoxVectors(*np.eye(3)*2.0)
+    integrator = openmm.LangevinIntegrator(300*unit.kelvin, 1/unit.picosecond, 0.002*unit.picoseconds)
+    integrator.setRandomNumberSeed(1)
+    inp = plumed.load(text, s, integrator=integrator)
+    opes = inp.opes
+    assert opes is not None and inp['o'] is opes and inp.metadynamics is None
+    assert (opes.biasFactor, opes.epsilon, opes.kernelCutoff, opes.compressionThreshold) == (8.0, 1e-4, 4.0, 0.5)
+    assert list(opes.sigma) == [0.2] and opes.barrier.value_in_unit(unit.kilojoules_per_mole) == 10.0
+    assert opes.variables[0].maxValue == 9.0 and opes.variables[0].gridWidth == 226
+    assert any('NLIST accepted' in line for line in inp.actions[1].log)
+    topology = app.Topology()
+    residue = topology.addResidue('X', topology.addChain())
+    for _ in range(6):
+        topology.addAtom('X', None, residue)
+    simulation = app.Simulation(topology, s, integrator, openmm.Platform.getPlatformByName('Reference'))
+    simulation.context.setPositions(np.random.RandomState(0).rand(6, 3)*1.5)
+    inp.attach(simulation, str(tmp_path))
+    inp.step(simulation, 200)
+    values = inp.getValues(simulation.context, ['c', 'o.bias', 'o.rct', 'o.zed', 'o.neff', 'o.nker'])
+    inp.close()
+    history = opes.getHistory()
+    assert values[1] == pytest.approx(opes.getBiasAt([values[0]]).value_in_unit(unit.kilojoules_per_mole), rel=1e-12)
+    assert values[2] == pytest.approx(history.rct[-1].value_in_unit(unit.kilojoules_per_mole), rel=1e-12)
+    assert values[3:] == [pytest.approx(history.zed[-1]), pytest.approx(history.neff[-1]), history.nker[-1]]
+    rows = np.loadtxt(str(tmp_path/'COLVAR'))
+    assert rows.shape == (11, 7) and rows[-1, 6] == history.nker[-1] > 0
+    with pytest.raises(plumed.PlumedInputError, match='one METAD or OPES'):
+        plumed.load(text + 'o2: OPES_METAD_EXPLORE ARG=c PACE=20 BARRIER=10 SIGMA=0.2 TEMP=300\n', system(6))
+
+
+def test_opes_explore_adaptive():
+    inp = plumed.load(OPES_CV + 'o: OPES_METAD_EXPLORE ARG=c PACE=20 BARRIER=10 SIGMA=ADAPTIVE SIGMA_MIN=0.05 TEMP=300 '
+                      'ADAPTIVE_SIGMA_STRIDE=200 FIXED_SIGMA\n', system(6))
+    opes = inp.opes
+    assert getattr(opes, 'exploreMode', getattr(opes, 'explore', None)) is True
+    assert opes.sigma is None and list(opes.sigmaMin) == [0.05] and opes.adaptiveSigmaStride == 200 and opes.fixedSigma
+    assert opes.variables[0].gridWidth == 901

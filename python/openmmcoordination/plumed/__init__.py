@@ -9,10 +9,17 @@ share, on the Context's platform (GPU-resident on CUDA). docs/plumed-input.md li
 >>> inp.step(simulation, 100000)     # runs (and deposits hills where there is a METAD)
 >>> inp.close()
 
-COORDINATION and CONTACTMAP become CoordinationForces; CUSTOM, MATHEVAL and COMBINE of them Lepton
-expressions; RESTRAINT, UPPER_WALLS, LOWER_WALLS and BIASVALUE terms of one CoordinationBiasForce
-energy (of a CustomBondForce for a DISTANCE); METAD a Metadynamics; PRINT a PlumedColvarReporter.
-Anything else raises PlumedInputError (a ValueError) naming the line, the action and the keyword.
+COORDINATION and CONTACTMAP become CoordinationForces; CUSTOM, MATHEVAL, COMBINE and SORT of them
+Lepton expressions; RESTRAINT, UPPER_WALLS, LOWER_WALLS and BIASVALUE terms of one
+CoordinationBiasForce energy (of a CustomBondForce for a DISTANCE); METAD a Metadynamics;
+OPES_METAD and OPES_METAD_EXPLORE an OPES; PRINT a PlumedColvarReporter; DUMPDERIVATIVES a
+PlumedDerivativesReporter. FLUSH, DEBUG, MOLINFO, WHOLEMOLECULES and ENDPLUMED, which steer PLUMED's
+own run, are accepted and logged. Anything else raises PlumedInputError (a ValueError) naming the
+line, the action and the keyword.
+
+The modules: syntax (lines, actions, keywords, UNITS), expressions (Lepton), cvs (GROUP, COORDINATION,
+CONTACTMAP, DISTANCE), biases (functions, biases, METAD, OPES, PRINT, DUMPDERIVATIVES), outputs (the
+COLVAR, derivatives and HILLS files), command (`openmm-coordination plumed`).
 """
 
 import copy
@@ -27,6 +34,7 @@ from openmm import unit
 from openmmcoordination.plumed import biases, cvs
 from openmmcoordination.coordination import CoordinationBiasForce
 from openmmcoordination.metadynamics import Metadynamics
+from openmmcoordination.opes import OPES
 from openmmcoordination.plumed.outputs import HillsWriter, PlumedColvarReporter, PlumedDerivativesReporter
 from openmmcoordination.plumed.syntax import PlumedInputError, Units, Value, parseInput
 
@@ -38,7 +46,8 @@ _READERS = {'CUSTOM': biases.readFunction, 'MATHEVAL': biases.readFunction,
             'COMBINE': biases.readCombine, 'RESTRAINT': biases.readBias,
             'UPPER_WALLS': biases.readBias, 'LOWER_WALLS': biases.readBias,
             'BIASVALUE': biases.readBias, 'METAD': biases.readMetad, 'PRINT': biases.readPrint,
-            'DUMPDERIVATIVES': biases.readDumpDerivatives, 'SORT': None}
+            'DUMPDERIVATIVES': biases.readDumpDerivatives, 'SORT': None, 'OPES_METAD': biases.readOpes,
+            'OPES_METAD_EXPLORE': biases.readOpes}
 #: The actions that only steer PLUMED's own run: accepted, and logged with the reason.
 _ACCEPTED = ('FLUSH', 'DEBUG', 'ENDPLUMED', 'MOLINFO', 'WHOLEMOLECULES')
 #: The actions load() reads.
@@ -78,11 +87,12 @@ class PlumedInput(object):
 
     ``inp[label]`` is what the labelled action built: a list of particle indices (GROUP), a
     CoordinationForce (COORDINATION, CONTACTMAP: the template; the System holds copies), the pair of
-    particle indices (DISTANCE), a Lepton expression of the CVs (CUSTOM, MATHEVAL, COMBINE), the energy
-    term in kJ/mol (RESTRAINT, walls, BIASVALUE), the Metadynamics (METAD). ``actions`` are the
-    actions read, each with ``python`` (what it became) and ``log`` (what was replaced); ``forces``
+    particle indices (DISTANCE), a Lepton expression of the CVs (CUSTOM, MATHEVAL, COMBINE; SORT's
+    label.1 and label.N), the energy term in kJ/mol (RESTRAINT, walls, BIASVALUE), the Metadynamics
+    (METAD), the OPES (OPES_METAD). ``actions`` are the actions read, each with ``python`` (what it
+    became) and ``log`` (what was replaced or accepted without being computed); ``forces``
     the forces added to ``system``; ``biasForce`` the CoordinationBiasForce of the biases (or None);
-    ``metadynamics`` the Metadynamics (or None); ``units`` the UNITS in force.
+    ``metadynamics`` the Metadynamics (or None); ``opes`` the OPES (or None); ``units`` the UNITS in force.
     """
 
     def __init__(self, text, source, directory, system, topology, integrator):
@@ -95,7 +105,7 @@ class PlumedInput(object):
         else:
             self.numAtoms, self.atomSource = None, None
         self.units, self.groups, self.values, self.actions = Units(), {}, {}, []
-        self.forces, self.biasForce, self.metadynamics, self.python = [], None, None, []
+        self.forces, self.biasForce, self.metadynamics, self.opes, self.python = [], None, None, None, []
         self._cvSources, self._reporters, self._hills, self._derivativeContexts = {}, [], None, {}
         for action in parseInput(text, source):
             self._read(action)
@@ -125,8 +135,11 @@ class PlumedInput(object):
             if action.label in self.values:
                 raise action.fail('LABEL', 'the label %r is used twice (line %d)', action.label,
                                   self.values[action.label].action.line)
-            if action.name == 'METAD' and any(v.kind == 'metad' for v in self.values.values()):
-                raise action.fail(None, 'a second METAD: one Metadynamics per input')
+            if action.name in ('METAD', 'OPES_METAD', 'OPES_METAD_EXPLORE'):
+                other = next((v.action for v in self.values.values() if v.kind in ('metad', 'opes')), None)
+                if other is not None:
+                    raise action.fail(None, 'a second adaptive bias (%s at line %d): one METAD or OPES per input',
+                                      other.name, other.line)
             if action.name in _CV_READERS:
                 kind, reader = _CV_READERS[action.name]
                 built = reader(self, action)
@@ -209,7 +222,7 @@ class PlumedInput(object):
             raise whole.fail(None, 'not supported with NOPBC (line %d, %s): that CV is computed from the positions as '
                              'WHOLEMOLECULES makes them, which this package does not do', nopbc.line, nopbc.name)
         biases = self._ofKind('bias')
-        metad = next((value for _, value in self._ofKind('metad')), None)
+        metad = next((value for _, value in self._ofKind('metad', 'opes')), None)
         terms = [(value.action, term) for _, value in biases for label, term, _ in value.parts if label is None]
         inBias = set().union(*[value.cvs for _, value in biases]) | (self._printedCVs() - set(metad.labels if metad else []))
         toAdd = []
@@ -241,13 +254,18 @@ class PlumedInput(object):
                 toAdd.append(self._distanceForce(label, value, ' + '.join(terms)))
         if metad is not None:
             try:
-                self.metadynamics = Metadynamics(self.system, **metad.spec)
+                if metad.kind == 'metad':
+                    self.metadynamics = built = Metadynamics(self.system, **metad.spec)
+                else:
+                    spec = dict(metad.spec)
+                    arguments = [spec.pop(k) for k in ('variables', 'temperature', 'barrier', 'pace')]
+                    self.opes = built = OPES(self.system, *arguments, **spec)
             except ValueError as error:
                 raise metad.action.fail(None, str(error)) from None
-            metad.obj = self.metadynamics
-            self.forces.append(self.metadynamics.force)
+            metad.obj = built
+            self.forces.append(built.force)
             for index, label in enumerate(metad.labels):
-                self._cvSources.setdefault(label, (self.metadynamics.force, index))
+                self._cvSources.setdefault(label, (built.force, index))
         for force in toAdd:
             self.system.addForce(force)
             self.forces.append(force)
@@ -288,6 +306,17 @@ class PlumedInput(object):
                 results.append(value.expression.evaluate(cvs))
             elif value.kind == 'distance':
                 results.append(_distance(value, *positions)/self.units.length)
+            elif value.kind == 'opes':
+                component = name.partition('.')[2]
+                if component == 'bias':
+                    at = [cvs[label] for label in value.labels]
+                    results.append(self.opes.getBiasAt(at).value_in_unit(unit.kilojoules_per_mole)/self.units.energy)
+                else:
+                    history = self.opes.getHistory()
+                    column = getattr(history, component)
+                    last = column[-1] if len(history.steps) else {'rct': 0.0, 'zed': 1.0, 'neff': 1.0, 'nker': 0}[component]
+                    last = last.value_in_unit(unit.kilojoules_per_mole)/self.units.energy if unit.is_quantity(last) else last
+                    results.append(float(last))
             elif value.kind == 'metad':
                 component = name.partition('.')[2]
                 group = self.metadynamics.force.getForceGroup()
@@ -389,8 +418,12 @@ class PlumedInput(object):
     def step(self, simulation, steps):
         """Advance the simulation by ``steps``: Metadynamics.step where there is a METAD (then the new
         hills go to the HILLS file), else simulation.step."""
-        if self.metadynamics is None:
+        adaptive = self.metadynamics or self.opes
+        if adaptive is None:
             simulation.step(steps)
+            return
+        if adaptive is self.opes:
+            self.opes.step(simulation, steps)
             return
         remaining, frequency = int(steps), self.metadynamics.frequency
         while remaining > 0:
@@ -420,6 +453,9 @@ class PlumedInput(object):
             lines += ['    # Metadynamics added its CoordinationBiasForce, bias(%s), in force group %d' % (
                 ', '.join('c%d' % (k + 1) for k in range(len(self.metadynamics.variables))),
                 self.metadynamics.force.getForceGroup())]
+        if self.opes is not None:
+            lines += ['    # OPES added its CoordinationBiasForce, bias(%s), in force group %d' % (
+                ', '.join('c%d' % (k + 1) for k in range(len(self.opes.variables))), self.opes.force.getForceGroup())]
         return '\n'.join(lines)
 
 

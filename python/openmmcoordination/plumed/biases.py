@@ -19,7 +19,7 @@ from openmmcoordination.plumed.expressions import CONSTANTS, Expression, substit
 from openmmcoordination.plumed.syntax import Value
 
 __all__ = ['readFunction', 'readCombine', 'readBias', 'readMetad', 'readPrint', 'readDumpDerivatives',
-           'derivativeAtoms', 'readSort', 'number']
+           'derivativeAtoms', 'readSort', 'readOpes', 'number']
 
 _DEFAULT_VARIABLES = ('x', 'y', 'z')
 
@@ -375,6 +375,98 @@ def derivativeAtoms(value):
     return first + (second if force.getMode() != force.OneGroup else [])
 
 
+#: OPES_METAD's keywords this package does not offer, and why (each refused by name).
+_OPES_REFUSED = {
+    'FILE': 'PLUMED\'s KERNELS file is not written here (OPES.getKernels() gives the kernels)',
+    'FMT': 'PLUMED\'s KERNELS file is not written here (OPES.getKernels() gives the kernels)',
+    'STATE_RFILE': 'PLUMED\'s state files are not read here',
+    'STATE_WFILE': 'PLUMED\'s state files are not written here (OPES.getKernels() and getHistory() give the state)',
+    'STATE_WSTRIDE': 'PLUMED\'s state files are not written here',
+    'STORE_STATES': 'PLUMED\'s state files are not written here',
+    'RESTART': 'a run here starts from no kernels',
+    'WALKERS_MPI': 'walkers here share a directory (OPES(saveFrequency=, biasDir=)), not MPI',
+    'NO_ZED': 'Z is always computed here',
+    'RECURSIVE_MERGE_OFF': 'kernels are always merged recursively here',
+    'CALC_WORK': 'the work is not computed here',
+    'EXCLUDED_REGION': 'not offered here',
+    'EXTRA_BIAS': 'not offered here',
+    'UPDATE_FROM': 'the bias is updated over the whole run here',
+    'UPDATE_UNTIL': 'the bias is updated over the whole run here',
+}
+
+
+def readOpes(plumed, action):
+    """OPES_METAD or OPES_METAD_EXPLORE on 1 to 3 coordination numbers: the arguments of OPES, built
+    once the whole input is read (a Value of kind 'opes' with ``spec``). PLUMED's OPES has no grid; the
+    bias here lives on one (as OPES does): from 0 to the largest value the CV can take (its number of
+    pairs, times the largest weight), with a spacing of SIGMA/5 (SIGMA_MIN/5 for SIGMA=ADAPTIVE, where
+    SIGMA_MIN is then required: the kernels narrow without bound otherwise)."""
+    from openmm.app.metadynamics import BiasVariable
+    for key in action.keywords:
+        if key in _OPES_REFUSED:
+            raise action.fail(key, 'not supported: %s', _OPES_REFUSED[key])
+    labels, values = _arguments(plumed, action, ('coordination',))
+    count = len(labels)
+    if not 1 <= count <= 3:
+        raise action.fail('ARG', 'OPES takes 1, 2 or 3 arguments, got %d', count)
+    explore = action.name == 'OPES_METAD_EXPLORE'
+    pace = action.integer('PACE')
+    barrier = action.number('BARRIER', scale=plumed.units.energy)
+    for key, value in (('PACE', pace), ('BARRIER', barrier)):
+        if value is None:
+            raise action.fail(key, 'is required')
+    sigmaText = action.strings('SIGMA')
+    if sigmaText is None:
+        raise action.fail('SIGMA', 'is required (a width per argument, or ADAPTIVE)')
+    adaptive = sigmaText == ['ADAPTIVE']
+    sigma = None if adaptive else action.numbers('SIGMA', count)
+    sigmaMin = action.numbers('SIGMA_MIN', count)
+    stride = action.integer('ADAPTIVE_SIGMA_STRIDE')
+    if stride is not None and not adaptive:
+        raise action.fail('ADAPTIVE_SIGMA_STRIDE', 'is for SIGMA=ADAPTIVE')
+    if adaptive and sigmaMin is None:
+        raise action.fail('SIGMA_MIN', 'is required with SIGMA=ADAPTIVE here: the bias lives on a grid whose spacing '
+                          '(SIGMA_MIN/5) must resolve the narrowest kernel')
+    biasText = action.take('BIASFACTOR')
+    biasFactor = None
+    if biasText is not None:
+        biasFactor = math.inf if biasText.strip() == 'inf' else action.toNumber('BIASFACTOR', biasText)
+    epsilon = action.number('EPSILON')
+    cutoff = action.number('KERNEL_CUTOFF')
+    threshold = action.number('COMPRESSION_THRESHOLD', 1.0)
+    fixed = action.flag('FIXED_SIGMA')
+    temperature = _temperature(plumed, action)
+    for key in ('NLIST', 'NLIST_PARAMETERS', 'NLIST_PACE_RESET', 'SERIAL'):
+        if action.has(key):
+            action.take(key) if action.keywords[key] is not True else action.flag(key)
+            action.log.append('%s accepted: every kernel is summed here, at each update (no neighbour list)' % key)
+    action.finish()
+    spacing = sigmaMin if adaptive else sigma
+    variables = []
+    for label, value, width in zip(labels, values, spacing):
+        if value.obj.getSwitchingFunction() == value.obj.Custom:
+            raise action.fail('ARG', '%r has a CUSTOM switching function: the largest value it can take, where the '
+                              'grid ends, is not known', label)
+        weights = list(value.obj.getPairWeights()) or [1.0]
+        largest = value.obj.getNumPairs()*max(1.0, max(abs(w) for w in weights))
+        bins = max(1, int(math.ceil(largest/(width/5))))
+        variables.append(BiasVariable(value.obj, 0.0, float(largest), width, False, bins + 1))
+    spec = dict(variables=variables, temperature=temperature*unit.kelvin, barrier=barrier*unit.kilojoules_per_mole,
+                pace=pace, biasFactor=biasFactor, sigma=sigma, epsilon=epsilon, compressionThreshold=threshold,
+                explore=explore, adaptiveSigmaStride=stride, sigmaMin=sigmaMin, fixedSigma=fixed, kernelCutoff=cutoff)
+    action.python.append('%s = OPES(system, [%s], %s*kelvin, %r*kilojoules_per_mole, %d%s)' % (
+        action.label or 'opes', ', '.join('BiasVariable(%s, 0.0, %r, %r, gridWidth=%d)' % (l, v.maxValue, v.biasWidth, v.gridWidth)
+                                          for l, v in zip(labels, variables)),
+        number(temperature), barrier, pace, ''.join(', %s=%r' % (k, spec[k]) for k in (
+            'biasFactor', 'sigma', 'epsilon', 'explore', 'adaptiveSigmaStride', 'sigmaMin', 'fixedSigma', 'kernelCutoff')
+            if spec[k] not in (None, False)) + ('' if threshold == 1.0 else ', compressionThreshold=%r' % threshold)))
+    action.log.append('the grid of the bias: %s (PLUMED\'s OPES sums its kernels at the CVs; here the simulation feels '
+                      'the spline of that sum on the grid, and PRINT\'s .bias is the exact sum)' % '; '.join(
+                          '%s from 0 to %g in %d points' % (l, v.maxValue, v.gridWidth) for l, v in zip(labels, variables)))
+    action.log.append('the KERNELS file PLUMED writes is not written (OPES.getKernels() gives the kernels)')
+    return Value(action, 'opes', None, spec=spec, labels=labels)
+
+
 def _temperature(plumed, action):
     """TEMP (K), checked against the integrator's temperature where it has one; without TEMP, the
     integrator's."""
@@ -409,7 +501,10 @@ def readPrint(plumed, action):
         value = plumed.values.get(label)
         if value is None:
             raise action.fail('ARG', '%r is not the label of an action above', label)
-        if dot and value.kind == 'metad' and component in ('rct', 'rbias'):
+        if dot and value.kind == 'opes':
+            if component not in ('bias', 'rct', 'zed', 'neff', 'nker'):
+                raise action.fail('ARG', '%r: of OPES\'s components bias, rct, zed, neff and nker are computed here', arg)
+        elif dot and value.kind == 'metad' and component in ('rct', 'rbias'):
             if not value.calcRct:
                 raise action.fail('ARG', '%r: METAD has the component %s only with CALC_RCT (PLUMED\'s rule too)', arg, component)
         elif dot and (component != 'bias' or value.kind not in ('bias', 'metad')):
