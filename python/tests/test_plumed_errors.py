@@ -110,7 +110,7 @@ ERRORS = [
     (C + M + ' WALKERS_DIR=.\n', (2, 'METAD', 'WALKERS_RSTRIDE'), 'together'),
     (C + M + ' WALKERS_DIR=/no/such/dir WALKERS_RSTRIDE=100\n', (2, 'METAD', None), 'biasDir must be an existing directory'),
     (C + M + ' WALKERS_DIR=. WALKERS_RSTRIDE=15\n', (2, 'METAD', None), 'saveFrequency must be a positive multiple'),
-    (C + M + '\n' + M + '\n', (3, 'METAD', None), 'a second METAD'),
+    (C + M + '\n' + M + '\n', (3, 'METAD', None), 'a second adaptive bias (METAD at line 2)'),
     (C + 'PRINT ARG=x\n', (2, 'PRINT', 'ARG'), "'x' is not the label"),
     (C + 'r: RESTRAINT ARG=c AT=1 KAPPA=1\nPRINT ARG=r.force2\n', (3, 'PRINT', 'ARG'), 'only label.bias'),
     (C + 'r: RESTRAINT ARG=c AT=1 KAPPA=1\nPRINT ARG=r\n', (3, 'PRINT', 'ARG'), 'use r.bias for its energy'),
