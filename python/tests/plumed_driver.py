@@ -134,7 +134,7 @@ class Run(object):
     """A test's input run over its trajectory on one platform; ``output(name)`` the text it wrote to
     FILE=name, ``unsupported`` the frames whose box OpenMM cannot take as it is."""
 
-    def __init__(self, folder, platformName, directory, frames=None):
+    def __init__(self, folder, platformName, directory, frames=None, properties=None):
         options = config(folder)
         self.folder, self.directory = folder, directory
         allFrames = readXyz(trajectoryPath(folder))
@@ -156,7 +156,7 @@ class Run(object):
         residue = topology.addResidue('X', chain)
         for _ in range(count):
             topology.addAtom('X', None, residue)
-        self.simulation = Simulation(topology, system, integrator, platform)
+        self.simulation = Simulation(topology, system, integrator, platform, properties or {})
         context = self.simulation.context
         self.forces = []
         for n, (index, (box, positions)) in enumerate(zip(self.indices, self.frames)):

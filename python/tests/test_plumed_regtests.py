@@ -1,8 +1,10 @@
 """PLUMED's own regression tests that use COORDINATION (python/tests/data/plumed-regtests/, PLUMED
 2.10.1's inputs, trajectories and reference outputs), run as `plumed driver` runs them: the input as
-it is, through openmmcoordination.plumed, on every frame of the test's trajectory, on the Reference
-and CPU platforms; every file the input writes (PRINT, DUMPDERIVATIVES) is compared with PLUMED's
-*.reference to the digits that file prints, and the bias forces with ff.reference.
+it is, through openmmcoordination.plumed, on every frame of the test's trajectory, on every platform
+configuration (Reference, CPU; CUDA in single, mixed and double precision where there is a GPU);
+every file the input writes (PRINT, DUMPDERIVATIVES) is compared with PLUMED's *.reference to the
+digits that file prints (in single and mixed precision, to the configuration's own relative
+tolerance where that is wider), and the bias forces with ff.reference.
 
 What cannot be reproduced yet is listed below with its reason, as strict expected failures: they
 fail today, and flag when they pass.
@@ -20,7 +22,6 @@ import plumed_driver as driver
 
 FOLDERS = sorted(name for name in os.listdir(driver.DATA)
                  if os.path.isdir(os.path.join(driver.DATA, name)) and name != 'trajectories')
-PLATFORMS = ['Reference', 'CPU']
 
 #: Tests refused whole by the reader, and why.
 REFUSED = {
@@ -45,10 +46,10 @@ def _decimals(token):
     return len(token.split('.')[1].rstrip()) if '.' in token else 0
 
 
-def _compare(fields, rows, reference, skip=()):
+def _compare(fields, rows, reference, skip=(), rtol=0.0):
     """Assert the rows (printed) equal PLUMED's to the digits its file prints (one unit of the last
-    printed digit, for the rounding of the two programs); rows in ``skip`` are left out. Returns the
-    number of values compared."""
+    printed digit, for the rounding of the two programs), or to ``rtol`` relative where that is wider;
+    rows in ``skip`` are left out. Returns the number of values compared."""
     referenceFields, referenceRows = driver.columns(reference)
     assert fields == referenceFields
     assert len(rows) == len(referenceRows)
@@ -58,7 +59,8 @@ def _compare(fields, rows, reference, skip=()):
             continue
         assert len(ours) == len(theirs)
         for field, a, b in zip(fields, ours, theirs):
-            assert abs(float(a) - float(b)) <= 1.0000001*10.0**-_decimals(b), (index, field, ours, theirs)
+            tolerance = max(1.0000001*10.0**-_decimals(b), rtol*abs(float(b)))
+            assert abs(float(a) - float(b)) <= tolerance, (index, field, ours, theirs)
             compared += 1
     return compared
 
@@ -72,25 +74,26 @@ def _outputs(folder, directory):
         os.path.join(driver.DATA, folder, name + '.reference')))
 
 
-def _forces(folder, run, frames):
-    """The forces of the biases against ff.reference (PLUMED's --dump-forces, %10.5f) at ``frames``."""
+def _forces(folder, run, frames, rtol=0.0):
+    """The forces of the biases against ff.reference (PLUMED's --dump-forces, %10.5f) at ``frames``
+    (or to ``rtol`` of the largest component, where that is wider)."""
     lines = driver.reference(folder, 'ff.reference').splitlines()
     count = int(lines[0])
     for index, forces in zip(frames, run.forces):
         block = lines[index*(count + 2) + 2:index*(count + 2) + 2 + count]
         reference = np.array([[float(x) for x in line.split()[1:4]] for line in block])
-        assert np.abs(forces - reference).max() <= 1.0000001e-5, index
+        assert np.abs(forces - reference).max() <= max(1.0000001e-5, rtol*np.abs(reference).max()), index
 
 
-@pytest.mark.parametrize('platform', PLATFORMS)
 @pytest.mark.parametrize('folder', [f for f in FOLDERS if f not in REFUSED])
-def test_regtest(folder, platform, tmp_path):
+def test_regtest(folder, platform_config, tmp_path):
     """Every frame and every output of the test, except the frames listed in BOUNDARY and ROTATED
     (test_regtest_expected_failures), equal PLUMED's."""
     rotated = ROTATED.get(folder, ([], None))[0]
     count = len(driver.readXyz(driver.trajectoryPath(folder)))
     frames = [k for k in range(count) if k not in rotated]
-    run = driver.Run(folder, platform, str(tmp_path), frames)
+    rtol = 0.0 if platform_config.is_double else platform_config.value_rtol
+    run = driver.Run(folder, platform_config.name, str(tmp_path), frames, platform_config.properties)
     outputs = _outputs(folder, str(tmp_path))
     assert outputs, 'the input wrote none of the files PLUMED did'
     compared = 0
@@ -103,10 +106,10 @@ def test_regtest(folder, platform, tmp_path):
         kept = [row for k, row in enumerate(referenceRows) if k//perFrame in frames]
         head = '\n'.join(line for line in reference.splitlines() if line.startswith('#'))
         skip = {frames.index(k//perFrame)*perFrame + k % perFrame for k in skip if k//perFrame in frames}
-        compared += _compare(fields, rows, head + '\n' + '\n'.join(' '.join(row) for row in kept), skip)
+        compared += _compare(fields, rows, head + '\n' + '\n'.join(' '.join(row) for row in kept), skip, rtol)
     assert compared > 0
     if os.path.exists(os.path.join(driver.DATA, folder, 'ff.reference.gz')):
-        _forces(folder, run, frames)
+        _forces(folder, run, frames, 0.0 if platform_config.is_double else platform_config.force_rtol)
 
 
 def _expectedFailures():
