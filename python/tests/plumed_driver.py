@@ -89,26 +89,33 @@ def readXyz(path):
 
 
 def openmmBox(box):
-    """The box in OpenMM's form (a along x, b in the xy plane, reduced), or None where that takes a
-    rotation: here, a box whose lattice is orthorhombic (its reduced vectors along the axes) gives that
-    orthorhombic box, since the positions are the same lattice's."""
+    """(the box in OpenMM's form, a rotation Q): OpenMM takes a box only with a along x, b in the xy
+    plane, reduced (|b_x| <= a_x/2, |c_x| <= a_x/2, |c_y| <= b_y/2). A box of zeros (no periodicity)
+    gives NO_BOX; an orthorhombic lattice (also when written with other vectors) its orthorhombic box
+    and Q = I; any other box the same lattice's reduced vectors rotated into that form, the positions
+    to be rotated with it (positions @ Q; forces back with @ Q.T). Distances, and so every CV, are
+    the same."""
+    identity = np.eye(3)
     if not np.any(box):
-        return np.eye(3)*NO_BOX
+        return np.eye(3)*NO_BOX, identity
     if np.allclose(box, np.diag(np.diag(box))) and np.all(np.diag(box) > 0):
-        return np.diag(np.diag(box))
-    if abs(np.linalg.det(box)) < 1e-12:
-        return None
+        return np.diag(np.diag(box)), identity
     reduced = _reduce(box)
-    for row in reduced:
-        if np.count_nonzero(np.abs(row) > 1e-12) != 1:
-            return None
-    lengths = np.zeros(3)
-    for row in reduced:
-        axis = int(np.argmax(np.abs(row)))
-        lengths[axis] = abs(row[axis])
-    if np.any(lengths == 0) or not np.isclose(np.prod(lengths), abs(np.linalg.det(box))):
-        return None
-    return np.diag(lengths)
+    if all(np.count_nonzero(np.abs(row) > 1e-12) == 1 for row in reduced):
+        lengths = np.zeros(3)
+        for row in reduced:
+            axis = int(np.argmax(np.abs(row)))
+            lengths[axis] = abs(row[axis])
+        if np.all(lengths > 0) and np.isclose(np.prod(lengths), abs(np.linalg.det(box))):
+            return np.diag(lengths), identity
+    q, r = np.linalg.qr(reduced.T)                      # reduced = r.T q.T: rows of r.T are lower triangular
+    signs = np.diag(np.sign(np.diag(r)))
+    q, r = q @ signs, signs @ r
+    form = r.T.copy()
+    form[2] -= np.round(form[2, 1]/form[1, 1])*form[1]
+    form[2] -= np.round(form[2, 0]/form[0, 0])*form[0]
+    form[1] -= np.round(form[1, 0]/form[0, 0])*form[0]
+    return form, q
 
 
 def _reduce(box):
@@ -131,8 +138,9 @@ def _reduce(box):
 
 
 class Run(object):
-    """A test's input run over its trajectory on one platform; ``output(name)`` the text it wrote to
-    FILE=name, ``unsupported`` the frames whose box OpenMM cannot take as it is."""
+    """A test's input run over its trajectory (``frames``: the indices of those to run, default all) on
+    one platform; ``output(name)`` the text it wrote to FILE=name, ``forces`` the forces of the
+    System at each frame (in the trajectory's orientation)."""
 
     def __init__(self, folder, platformName, directory, frames=None, properties=None):
         options = config(folder)
@@ -149,7 +157,7 @@ class Run(object):
         self.input = plumed.load(os.path.join(DATA, folder, 'plumed.dat'), system)
         integrator = openmm.VerletIntegrator(timestep*unit.picoseconds)
         platform = openmm.Platform.getPlatformByName(platformName)
-        system.setDefaultPeriodicBoxVectors(*openmmBox(self.frames[0][0]))
+        system.setDefaultPeriodicBoxVectors(*openmmBox(self.frames[0][0])[0])
         from openmm.app import Simulation, Topology
         topology = Topology()
         chain = topology.addChain()
@@ -160,11 +168,13 @@ class Run(object):
         context = self.simulation.context
         self.forces = []
         for n, (index, (box, positions)) in enumerate(zip(self.indices, self.frames)):
-            reduced = openmmBox(box)
-            if reduced is None:
-                raise ValueError('frame %d: a box OpenMM takes only after a rotation' % index)
+            reduced, rotation = openmmBox(box)
+            rotated = not np.array_equal(rotation, np.eye(3))
+            if rotated and any(v.kind == 'derivatives' for v in self.input.values.values()):
+                raise ValueError('frame %d: its box is rotated into OpenMM\'s form, and this harness does not rotate '
+                                 'the derivatives back' % index)
             context.setPeriodicBoxVectors(*reduced)
-            context.setPositions(positions)
+            context.setPositions(positions @ rotation)
             step = index*stride
             context.setTime(step*timestep)
             self.simulation.currentStep = step
@@ -176,7 +186,8 @@ class Run(object):
                         reporter.report(self.simulation, context.getState(getPositions=True))
             if self.input.forces:
                 state = context.getState(getForces=True)
-                self.forces.append(state.getForces(asNumpy=True).value_in_unit(unit.kilojoules_per_mole/unit.nanometer))
+                forces = state.getForces(asNumpy=True).value_in_unit(unit.kilojoules_per_mole/unit.nanometer)
+                self.forces.append(np.asarray(forces) @ rotation.T)
         self.input.close()
 
     def output(self, name):
