@@ -681,7 +681,9 @@ def write_report(path, docs='docs', shown=None):
              'How the CUDA kernels work: [cuda-implementation.md](cuda-implementation.md).', '']
     lines += table(['GPU', 'driver', 'OpenMM', 'platform', 'precision', 'date', 'run time'],
                    [[run['gpu'], run['driver'] or '-', run['openmm'], run['platform'], run['precision'], run['date'], run['elapsed']]])
-    lines += ['', 'The run and this page:', '', '```bash', run['command'], shown, '```']
+    # The docs test (python/tests/test_docs_run.py) runs the commands of docs/ on the CPU: these need a GPU
+    lines += ['', 'The run and this page:', '',
+              '<!-- not run: a GPU benchmark (CUDA); the docs test runs on the CPU -->', '```bash', run['command'], shown, '```']
     if not run['command_recorded']:
         lines += ['', '(The JSON does not record its command line; the command above is the one that runs its sections.)']
     if run['resumed']:

@@ -12,6 +12,10 @@
     python examples/ion_coordination.py                   # CUDA if it runs the bias force, else CPU (1-2 minutes)
     python examples/ion_coordination.py --platform CPU --metad-steps 20000 --output output/ion
     python examples/ion_coordination.py --help
+
+It writes to output/ion_coordination_Na (output/ion_coordination_Cl with --ion Cl) unless --output
+says otherwise. COORDINATION_QUICK=1 in the environment runs the --quick sizes whatever the step
+flags say (the size switch of the documentation's test).
 """
 
 import argparse
@@ -25,6 +29,7 @@ import openmm.app as app
 import openmm.unit as unit
 
 import openmmcoordination as oc
+from openmmcoordination._examples import runSettings
 from openmmcoordination.gr import addHistogramForce
 from openmmcoordination.metadynamics import BiasVariable, Metadynamics
 from openmmcoordination.reporters import CollectiveVariableReporter, PairDistributionReporter
@@ -50,10 +55,14 @@ def parseArguments(argv=None):
     parser.add_argument('--bias-factor', type=float, default=8.0, help='well-tempered bias factor (default 8)')
     parser.add_argument('--width', type=float, default=0.15, help='hill width in CV units (default 0.15)')
     parser.add_argument('--nn', type=int, default=12, help='exponent n of the rational switching function (default 12, m = 2n)')
-    parser.add_argument('--quick', action='store_true', help='tiny settings for a smoke test (CI)')
+    parser.add_argument('--quick', action='store_true', help='tiny settings for a smoke test (CI; also COORDINATION_QUICK=1, '
+                        'which caps the step flags at these sizes)')
     parser.add_argument('--seed', type=int, default=2024, help='random seed (default 2024)')
-    parser.add_argument('--output', default='output/ion_coordination', help='output folder (default output/ion_coordination)')
-    return parser.parse_args(argv)
+    parser.add_argument('--output', help='output folder (default output/ion_coordination_ION: _Na or _Cl)')
+    args = parser.parse_args(argv)
+    if args.output is None:
+        args.output = os.path.join('output', 'ion_coordination_' + args.ion)
+    return args
 
 
 def ionLabel(ion):
@@ -168,12 +177,8 @@ def main(argv=None):
     args = parseArguments(argv)
     # auto: CUDA when it runs a CoordinationBiasForce (the metadynamics bias), else CPU
     platform = oc.bestPlatform(biasForce=True) if args.platform == 'auto' else openmm.Platform.getPlatformByName(args.platform)
-    kind = 'quick' if args.quick else ('gpu' if platform.getName() in ('CUDA', 'OpenCL', 'HIP') else 'cpu')
-    settings = dict(SETTINGS[kind])
-    for key, value in [('box', args.box), ('equil', args.equil_steps), ('gr', args.gr_steps), ('metad', args.metad_steps),
-                       ('frequency', args.frequency)]:
-        if value is not None:
-            settings[key] = value
+    kind, settings = runSettings(SETTINGS, platform, args.quick, capped=('equil', 'gr', 'metad', 'frequency'), box=args.box,
+                                 equil=args.equil_steps, gr=args.gr_steps, metad=args.metad_steps, frequency=args.frequency)
     os.makedirs(args.output, exist_ok=True)
     print('openmm-coordination %s, OpenMM %s, platform %s, settings %s: %s' % (
         oc.__version__, openmm.__version__, platform.getName(), kind, settings), flush=True)

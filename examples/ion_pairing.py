@@ -28,8 +28,11 @@ TEMP=300 GRID_MIN=0,2 GRID_MAX=1,8 GRID_BIN=100,120.
 
     python examples/ion_pairing.py                   # CUDA (1 ns, 1.5 minutes on an H100), else CPU (60 ps, about 2 minutes)
     python examples/ion_pairing.py --platform CPU --steps 200000 --output output/ion_pairing_long
-    python examples/ion_pairing.py --method opes --output output/ion_pairing_opes
+    python examples/ion_pairing.py --method opes          # writes to output/ion_pairing_opes
     python examples/ion_pairing.py --help
+
+COORDINATION_QUICK=1 in the environment runs the --quick sizes whatever the step flags say (the
+size switch of the documentation's test).
 """
 
 import argparse
@@ -43,6 +46,7 @@ import openmm.app as app
 import openmm.unit as unit
 
 import openmmcoordination as oc
+from openmmcoordination._examples import runSettings
 from openmmcoordination.metadynamics import BiasVariable, Metadynamics
 from openmmcoordination.opes import OPES
 from openmmcoordination.reporters import CollectiveVariableReporter
@@ -76,10 +80,14 @@ def parseArguments(argv=None):
     parser.add_argument('--r0-nao', type=float, default=0.31, help='r0 of the Na-O switching function in nm (default 0.31)')
     parser.add_argument('--wall', type=float, default=0.65, help='upper wall on the Na-Cl distance in nm (default 0.65; 0: none)')
     parser.add_argument('--bias-dir', help='a directory shared by several walkers (runs of this script); default none')
-    parser.add_argument('--quick', action='store_true', help='tiny settings for a smoke test (CI)')
+    parser.add_argument('--quick', action='store_true', help='tiny settings for a smoke test (CI; also COORDINATION_QUICK=1, '
+                        'which caps the step flags at these sizes)')
     parser.add_argument('--seed', type=int, default=2026, help='random seed (default 2026)')
-    parser.add_argument('--output', default=os.path.join('output', 'ion_pairing'), help='output folder (default output/ion_pairing)')
-    return parser.parse_args(argv)
+    parser.add_argument('--output', help='output folder (default output/ion_pairing, output/ion_pairing_opes with --method opes)')
+    args = parser.parse_args(argv)
+    if args.output is None:
+        args.output = os.path.join('output', 'ion_pairing_opes' if args.method == 'opes' else 'ion_pairing')
+    return args
 
 
 def buildSystem(box, wall):
@@ -256,12 +264,11 @@ def plot(axes, fes, sampled, profile, basins, nacl, meta, args, ps, path):
 def main(argv=None):
     args = parseArguments(argv)
     platform = oc.bestPlatform(biasForce=True) if args.platform == 'auto' else openmm.Platform.getPlatformByName(args.platform)
-    kind = 'quick' if args.quick else ('gpu' if platform.getName() in ('CUDA', 'OpenCL', 'HIP') else 'cpu')
-    settings = dict(SETTINGS[kind])
-    for key, value in [('box', args.box), ('equil', args.equil_steps), ('steps', args.steps), ('frequency', args.frequency)]:
-        if value is not None:
-            settings[key] = value
+    kind, settings = runSettings(SETTINGS, platform, args.quick, capped=('equil', 'steps', 'frequency'), box=args.box,
+                                 equil=args.equil_steps, steps=args.steps, frequency=args.frequency)
     os.makedirs(args.output, exist_ok=True)
+    if args.bias_dir:
+        os.makedirs(args.bias_dir, exist_ok=True)    # the walkers' shared folder, made by whichever starts first
     print('openmm-coordination %s, OpenMM %s, platform %s, settings %s: %s' % (
         oc.__version__, openmm.__version__, platform.getName(), kind, settings), flush=True)
 

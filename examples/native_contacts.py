@@ -2,7 +2,7 @@
 
 Q is Best, Hummer and Eaton's: heavy atoms of residues more than 3 apart within 0.45 nm in the
 starting structure, each pair switched by 1/(1 + exp(beta (r - lambda r0))), beta = 50/nm,
-lambda = 1.8, weights 1/N (openmmcoordination.contacts.native_contacts). The force is a
+lambda = 1.8, weights 1/N (openmmcoordination.contacts.nativeContacts). The force is a
 CoordinationForce in pair-list mode, evaluated on the Context's platform (on the GPU with CUDA)
 and read with getCollectiveVariableValue. On CUDA the protein, solvated in TIP3P (PME), runs
 20 ps; elsewhere the protein alone in vacuum runs 2 ps, so that the CPU is done in about a
@@ -21,7 +21,7 @@ import openmm.app as app
 import openmm.unit as unit
 
 from openmmcoordination.analysis import bestPlatform
-from openmmcoordination.contacts import native_contacts
+from openmmcoordination.contacts import nativeContacts
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_PDB = os.path.join(HERE, 'data', 'dhfr_protein.pdb')
@@ -53,8 +53,8 @@ def main():
         system = forcefield.createSystem(model.topology, nonbondedMethod=app.NoCutoff, constraints=app.HBonds)
 
     # Q and a sharper Q as collective variables that add no energy (energy expression 0), force group 1.
-    q = native_contacts(model.topology, model.positions)
-    sharp = native_contacts(model.topology, model.positions, lambda_=1.2)
+    q = nativeContacts(model.topology, model.positions)
+    sharp = nativeContacts(model.topology, model.positions, lambda_=1.2)
     for force in (q, sharp):
         force.setEnergyExpression('0')
         force.setForceGroup(1)

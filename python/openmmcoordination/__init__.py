@@ -8,6 +8,7 @@ histograms for OpenMM.
 """
 
 import os as _os
+import re as _re
 
 import openmm as _openmm
 
@@ -47,26 +48,46 @@ if _mismatch and not _os.environ.get('OPENMM_COORDINATION_SKIP_VERSION_CHECK'):
 #: openmm.Platform.getOpenMMVersion(); they share the minor series, checked on import).
 openmm_build_version = getattr(_config, 'openmm_version', None)
 
-#: Messages of the plugin libraries that could not be loaded (for example the CUDA plugin
-#: on a machine without CUDA). OpenMM's own list is openmm.Platform.getPluginLoadFailures().
+#: Messages of the plugin libraries of this package that could not be loaded (for example the CUDA
+#: plugin on a machine without CUDA), one per library, whether OpenMM tried it (at `import openmm`)
+#: or this package did. OpenMM's own list is openmm.Platform.getPluginLoadFailures().
 plugin_load_failures = []
+
+
+def _library_of(message):
+    """The file name of the library a load failure names (the message itself if it names none)."""
+    match = _re.search(r'([^\s:]+\.(?:so|dylib|dll))\b', message)
+    return _os.path.basename(match.group(1)) if match else message
+
+
+def _note_failure(message):
+    """Add a failure to plugin_load_failures unless its library is there already."""
+    if _library_of(message) not in {_library_of(m) for m in plugin_load_failures}:
+        plugin_load_failures.append(message)
 
 
 def _load_plugins():
     """Load the plugin libraries that `import openmm` did not load: those of a build tree, or
-    all of them when OPENMM_PLUGIN_DIR points OpenMM elsewhere."""
+    all of them when OPENMM_PLUGIN_DIR points OpenMM elsewhere. A library that OpenMM already
+    failed to load from the same path is not tried again; its failure is noted once."""
     loaded = {_os.path.basename(path) for path in getattr(_openmm, 'pluginLoadedLibNames', [])}
+    openmmFailures = list(_openmm.Platform.getPluginLoadFailures())
     directories = list(_config.plugin_dirs) + [_os.path.join(_openmm.version.openmm_library_path, 'plugins')]
     for directory in directories:
         if not _os.path.isdir(directory):
             continue
         for name in sorted(_os.listdir(directory)):
             if name.startswith('libOpenMMCoordination') and name.endswith(('.so', '.dylib', '.dll')) and name not in loaded:
+                path = _os.path.join(directory, name)
+                tried = [m for m in openmmFailures if path in m]
+                if tried:
+                    _note_failure(tried[0])
+                    continue
                 try:
-                    _openmm.Platform.loadPluginLibrary(_os.path.join(directory, name))
+                    _openmm.Platform.loadPluginLibrary(path)
                     loaded.add(name)
                 except Exception as error:
-                    plugin_load_failures.append('%s: %s' % (_os.path.join(directory, name), error))
+                    _note_failure(str(error) if path in str(error) else '%s: %s' % (path, error))
 
 
 _load_plugins()
@@ -83,5 +104,6 @@ from openmmcoordination.opes import OPES  # noqa: E402
 from openmmcoordination.reweighting import (reweightedFreeEnergy, reweightedHistogram, reweightingFactor,  # noqa: E402
                                           reweightingWeights)
 from openmmcoordination.analysis import analyzeTrajectory, bestPlatform  # noqa: E402
-from openmmcoordination.contacts import find_native_contacts, native_contacts  # noqa: E402
+from openmmcoordination.contacts import (find_native_contacts, findNativeContacts, native_contacts,  # noqa: E402
+                                         nativeContacts)
 from openmmcoordination import plumed  # noqa: E402  (openmmcoordination.plumed.load reads a plumed.dat)

@@ -9,6 +9,7 @@ Also from the command line: ``openmm-coordination analyze system.pdb traj.dcd --
 """
 
 import copy
+import os
 
 import numpy as np
 
@@ -22,8 +23,12 @@ __all__ = ['TrajectoryAnalysis', 'analyzeTrajectory', 'bestPlatform', 'makeForce
 
 def bestPlatform(candidates=('CUDA', 'CPU', 'Reference'), biasForce=False):
     """The first platform in ``candidates`` on which a CoordinationForce can be created; with
-    ``biasForce``, a CoordinationBiasForce as well (Metadynamics applies its bias with one)."""
+    ``biasForce``, a CoordinationBiasForce as well (Metadynamics applies its bias with one). Where the
+    environment variable OPENMM_DEFAULT_PLATFORM names a platform (OpenMM's own choice for a Context
+    created without one), that platform alone is the candidate."""
     from openmmcoordination import CoordinationBiasForce, CoordinationForce
+    if os.environ.get('OPENMM_DEFAULT_PLATFORM'):
+        candidates = (os.environ['OPENMM_DEFAULT_PLATFORM'],)
     available = [openmm.Platform.getPlatform(i).getName() for i in range(openmm.Platform.getNumPlatforms())]
     for name in candidates:
         if name not in available:

@@ -148,7 +148,11 @@ def _info():
         print('best platform for CoordinationForce: ' + bestPlatform().getName())
     except RuntimeError as error:
         print(error)
-    failures = list(openmm.Platform.getPluginLoadFailures()) + list(openmmcoordination.plugin_load_failures)
+    # OpenMM's list and this package's, each library once
+    failures = []
+    for message in list(openmm.Platform.getPluginLoadFailures()) + list(openmmcoordination.plugin_load_failures):
+        if openmmcoordination._library_of(message) not in {openmmcoordination._library_of(m) for m in failures}:
+            failures.append(message)
     print('plugin load failures:' + ('' if failures else ' none'))
     for failure in failures:
         print('  ' + failure)

@@ -8,9 +8,9 @@ The native pairs are the heavy atoms of residues more than 3 apart in sequence t
 lambda = 1.8 (1.5 for coarse-grained models). PLUMED: CONTACTMAP ATOMS1=i,j SWITCH1={Q REF=r0_ij
 BETA=50 LAMBDA=1.8 R_0=1} WEIGHT1=1/N ... SUM.
 
->>> from openmmcoordination.contacts import native_contacts
+>>> from openmmcoordination.contacts import nativeContacts
 >>> pdb = app.PDBFile('native.pdb')
->>> q = native_contacts(pdb.topology, pdb.positions)      # a CoordinationForce
+>>> q = nativeContacts(pdb.topology, pdb.positions)       # a CoordinationForce
 >>> system.addForce(q)
 >>> q.getCollectiveVariableValue(context)                  # Q, 1.0 at the reference
 """
@@ -21,7 +21,7 @@ from openmm import unit
 
 from openmmcoordination.coordination import CoordinationForce
 
-__all__ = ['native_contacts', 'find_native_contacts']
+__all__ = ['nativeContacts', 'findNativeContacts', 'native_contacts', 'find_native_contacts']
 
 #: Residue names taken as protein by the default selection (OpenMM's and AMBER's names).
 PROTEIN_RESIDUES = frozenset((
@@ -34,12 +34,12 @@ def _value(quantity, unit_, name):
     """A number in the given unit from a Quantity or a plain number (taken to be in that unit)."""
     if unit.is_quantity(quantity):
         if not quantity.unit.is_compatible(unit_):
-            raise ValueError('native_contacts: %s must be in units compatible with %s, got %s' % (name, unit_, quantity))
+            raise ValueError('nativeContacts: %s must be in units compatible with %s, got %s' % (name, unit_, quantity))
         quantity = quantity.value_in_unit(unit_)
     try:
         return float(quantity)
     except (TypeError, ValueError):
-        raise ValueError('native_contacts: %s must be a number, got %r' % (name, quantity)) from None
+        raise ValueError('nativeContacts: %s must be a number, got %r' % (name, quantity)) from None
 
 
 def _positions_nm(positions, num_atoms):
@@ -48,10 +48,10 @@ def _positions_nm(positions, num_atoms):
     positions = np.asarray([[float(c) for c in p] for p in positions] if not isinstance(positions, np.ndarray) else positions,
                            dtype=float)
     if positions.shape != (num_atoms, 3):
-        raise ValueError('native_contacts: positions must have one row of 3 coordinates per atom of the topology '
+        raise ValueError('nativeContacts: positions must have one row of 3 coordinates per atom of the topology '
                          '(%d), got shape %s' % (num_atoms, positions.shape))
     if not np.all(np.isfinite(positions)):
-        raise ValueError('native_contacts: positions are not all finite')
+        raise ValueError('nativeContacts: positions are not all finite')
     return positions
 
 
@@ -64,7 +64,7 @@ def _openmm_atoms(topology, positions, selection):
     """Indices, (chain, residue) keys and positions (nm) of the selected atoms of an openmm.app Topology."""
     atoms = list(topology.atoms())
     if positions is None:
-        raise ValueError('native_contacts: positions are required with an openmm.app Topology')
+        raise ValueError('nativeContacts: positions are required with an openmm.app Topology')
     xyz = _positions_nm(positions, len(atoms))
     if selection is None:
         chosen = [a for a in atoms if _is_heavy_protein_atom(a)]
@@ -73,9 +73,9 @@ def _openmm_atoms(topology, positions, selection):
     else:
         indices = np.asarray(list(selection))
         if indices.size and not np.issubdtype(indices.dtype, np.integer):
-            raise ValueError('native_contacts: selection must be None, a function of an atom, or atom indices; got %r' % (selection,))
+            raise ValueError('nativeContacts: selection must be None, a function of an atom, or atom indices; got %r' % (selection,))
         if indices.size and (indices.min() < 0 or indices.max() >= len(atoms)):
-            raise ValueError('native_contacts: selection has an atom index outside the topology (0 to %d)' % (len(atoms) - 1))
+            raise ValueError('nativeContacts: selection has an atom index outside the topology (0 to %d)' % (len(atoms) - 1))
         chosen = [atoms[i] for i in sorted(set(int(i) for i in indices))]
     index = np.array([a.index for a in chosen], dtype=int)
     chain = np.array([a.residue.chain.index for a in chosen], dtype=int)
@@ -95,24 +95,25 @@ def _mdanalysis_atoms(universe, positions, selection):
     return group.indices.astype(int), chain, group.resindices.astype(int), np.asarray(xyz, dtype=float)
 
 
-def find_native_contacts(topology, positions=None, selection=None, cutoff=0.45*unit.nanometer, min_residue_separation=3):
+def findNativeContacts(topology, positions=None, selection=None, cutoff=0.45*unit.nanometer, minResidueSeparation=3):
     """The native pairs of a structure: (particlesA, particlesB, r0s in nm), atoms of residues more
-    than min_residue_separation apart in the same chain (any two residues of different chains)
-    closer than cutoff. See native_contacts() for the arguments."""
+    than minResidueSeparation apart in the same chain (any two residues of different chains)
+    closer than cutoff. See nativeContacts() for the arguments."""
+    min_residue_separation = minResidueSeparation
     cutoff = _value(cutoff, unit.nanometer, 'cutoff')
     if not cutoff > 0 or not np.isfinite(cutoff):
-        raise ValueError('native_contacts: cutoff must be positive and finite, got %g nm' % cutoff)
+        raise ValueError('nativeContacts: cutoff must be positive and finite, got %g nm' % cutoff)
     if isinstance(min_residue_separation, bool) or not isinstance(min_residue_separation, (int, np.integer)) \
             or min_residue_separation < 0:
-        raise ValueError('native_contacts: min_residue_separation must be a non-negative integer, got %r' % (min_residue_separation,))
+        raise ValueError('nativeContacts: minResidueSeparation must be a non-negative integer, got %r' % (min_residue_separation,))
     if hasattr(topology, 'select_atoms'):
         index, chain, residue, xyz = _mdanalysis_atoms(topology, positions, selection)
     elif hasattr(topology, 'atoms'):
         index, chain, residue, xyz = _openmm_atoms(topology, positions, selection)
     else:
-        raise ValueError('native_contacts: topology must be an openmm.app.Topology or an MDAnalysis Universe, got %r' % (topology,))
+        raise ValueError('nativeContacts: topology must be an openmm.app.Topology or an MDAnalysis Universe, got %r' % (topology,))
     if len(index) < 2:
-        raise ValueError('native_contacts: the selection has %d atoms; at least 2 are needed' % len(index))
+        raise ValueError('nativeContacts: the selection has %d atoms; at least 2 are needed' % len(index))
     first, second, r0s = [], [], []
     for start in range(0, len(index), 512):
         block = slice(start, min(start + 512, len(index)))
@@ -127,8 +128,8 @@ def find_native_contacts(topology, positions=None, selection=None, cutoff=0.45*u
     return np.concatenate(first), np.concatenate(second), np.concatenate(r0s)
 
 
-def native_contacts(topology, positions=None, selection=None, cutoff=0.45*unit.nanometer, min_residue_separation=3,
-                    beta=50.0/unit.nanometer, lambda_=1.8, periodic=False):
+def nativeContacts(topology, positions=None, selection=None, cutoff=0.45*unit.nanometer, minResidueSeparation=3,
+                   beta=50.0/unit.nanometer, lambda_=1.8, periodic=False):
     """A CoordinationForce whose CV is the fraction of native contacts Q of a reference structure
     (Best, Hummer and Eaton): pair-list mode with the Q switching function, r0 of each pair its
     distance in the reference, and weights 1/N.
@@ -142,7 +143,7 @@ def native_contacts(topology, positions=None, selection=None, cutoff=0.45*unit.n
         Topology, a function of an openmm.app Atom returning a bool, or atom indices; with a
         Universe, an MDAnalysis selection string
     cutoff : the largest native distance (default 0.45 nm; a Quantity or nm)
-    min_residue_separation : pairs of residues at most this far apart in a chain are left out
+    minResidueSeparation : pairs of residues at most this far apart in a chain are left out
         (default 3: |i - j| > 3)
     beta : the steepness in 1/nm (default 50/nm; a Quantity or 1/nm)
     lambda_ : the tolerance factor on r0 (default 1.8; 1.5 for coarse-grained models)
@@ -155,11 +156,11 @@ def native_contacts(topology, positions=None, selection=None, cutoff=0.45*unit.n
     lambda_ = _value(lambda_, unit.dimensionless, 'lambda_')
     for name, value in (('beta', beta), ('lambda_', lambda_)):
         if not value > 0 or not np.isfinite(value):
-            raise ValueError('native_contacts: %s must be positive and finite, got %g' % (name, value))
-    a, b, r0s = find_native_contacts(topology, positions, selection, cutoff, min_residue_separation)
+            raise ValueError('nativeContacts: %s must be positive and finite, got %g' % (name, value))
+    a, b, r0s = findNativeContacts(topology, positions, selection, cutoff, minResidueSeparation)
     if len(a) == 0:
-        raise ValueError('native_contacts: no pairs of the selection are within the cutoff %s with residues more than %d apart'
-                         % (cutoff, min_residue_separation))
+        raise ValueError('nativeContacts: no pairs of the selection are within the cutoff %s with residues more than %d apart'
+                         % (cutoff, minResidueSeparation))
     force = CoordinationForce()
     force.setPairs(a, b, np.full(len(a), 1.0/len(a)), r0s)
     force.setSwitchingFunction(CoordinationForce.Q)
@@ -168,3 +169,21 @@ def native_contacts(topology, positions=None, selection=None, cutoff=0.45*unit.n
     force.setUsesPeriodicBoundaryConditions(bool(periodic))
     force.setName('NativeContactsQ')
     return force
+
+
+def _snakeAlias(function, name):
+    """``function`` under its earlier snake_case name, which also takes min_residue_separation."""
+    def alias(*args, min_residue_separation=None, **kwargs):
+        if min_residue_separation is not None:
+            if 'minResidueSeparation' in kwargs:
+                raise ValueError('%s: give minResidueSeparation or min_residue_separation, not both, got %r and %r'
+                                 % (name, kwargs['minResidueSeparation'], min_residue_separation))
+            kwargs['minResidueSeparation'] = min_residue_separation
+        return function(*args, **kwargs)
+    alias.__name__ = alias.__qualname__ = name
+    alias.__doc__ = 'An alias of %s() (its earlier name; min_residue_separation= is minResidueSeparation=).' % function.__name__
+    return alias
+
+
+native_contacts = _snakeAlias(nativeContacts, 'native_contacts')
+find_native_contacts = _snakeAlias(findNativeContacts, 'find_native_contacts')

@@ -3,14 +3,14 @@
 with the bias on a grid applied by one CoordinationBiasForce, as Metadynamics does, so the bias
 stays on the Context's platform between updates.
 
->>> opes = OPES(system, [BiasVariable(nacl, 0.0, 1.0, 0.04, gridWidth=201)], 300*kelvin, barrier=30*kilojoules_per_mole, pace=500)
+>>> opes = OPES(system, [BiasVariable(nacl, 0.0, 1.0, 0.04, gridWidth=201)], 300*kelvin, barrier=30*kilojoules_per_mole, frequency=500)
 >>> simulation = Simulation(topology, system, integrator)          # after creating opes
 >>> opes.step(simulation, 1000000)
 >>> opes.getFreeEnergy()               # kJ/mol on the grid, as Metadynamics.getFreeEnergy()
 
 PLUMED: ``OPES_METAD ARG=c1 TEMP=300 PACE=500 BARRIER=30`` (docs/opes.md maps every keyword).
 
-Every ``pace`` steps it reads the CVs, deposits a kernel as PLUMED does (weight exp(V/kT) of the bias
+Every ``frequency`` steps it reads the CVs, deposits a kernel as PLUMED does (weight exp(V/kT) of the bias
 there, width shrinking with the effective sample size, merged into its nearest kernel when closer
 than compressionThreshold widths), updates Z and evaluates the bias
 V(s) = (1 - 1/gamma) k_B T ln(P(s)/Z + epsilon) on the grid from the kernels that changed, then
@@ -43,23 +43,42 @@ History = collections.namedtuple('History', ['steps', 'rct', 'zed', 'neff', 'nke
 _KERNEL_FILE = re.compile(r'opes_(\d+)_(\d+)\.npy')
 
 
+def _isSequence(value):
+    return unit.is_quantity(value) and isinstance(value._value, (list, tuple, np.ndarray))
+
+
+def _dimensionless(x):
+    """A number from a number or a dimensionless Quantity (the coordination numbers have no unit)."""
+    if unit.is_quantity(x):
+        if x.unit.is_dimensionless():
+            return x.value_in_unit(unit.dimensionless)
+        raise TypeError('a coordination number has no unit')
+    return x
+
+
 def _error(message, *args):
     return _ownerError('OPES', message, *args)
 
 
 def _positiveNumbers(value, count, name):
-    """A list of ``count`` positive finite numbers, or ValueError."""
+    """A list of ``count`` positive finite numbers, or ValueError. One number (or a dimensionless
+    Quantity) stands for a list of one where there is one variable."""
+    given = value
+    if count == 1 and (isinstance(value, numbers.Real) or unit.is_quantity(value) and not _isSequence(value)):
+        value = [value]
     try:
-        numbers_ = [float(x) for x in value]
+        numbers_ = [float(_dimensionless(x)) for x in value]
     except (TypeError, ValueError):
-        raise _error('%s must be a list of %d positive numbers (one per variable), got %r', name, count, value) from None
+        raise _error('%s must be a list of %d positive numbers (one per variable; a number for one), got %r', name, count,
+                     given) from None
     if len(numbers_) != count or not all(math.isfinite(x) and x > 0 for x in numbers_):
-        raise _error('%s must be a list of %d positive numbers (one per variable), got %r', name, count, value)
+        raise _error('%s must be a list of %d positive numbers (one per variable; a number for one), got %r', name, count,
+                     given)
     return np.array(numbers_)
 
 
 class OPES(object):
-    """OPES_METAD (or OPES_METAD_EXPLORE with explore=True) of PLUMED on 1, 2 or 3 coordination
+    """OPES_METAD (or OPES_METAD_EXPLORE with exploreMode=True) of PLUMED on 1, 2 or 3 coordination
     numbers, the bias applied by one CoordinationBiasForce whose table is the bias on the variables'
     grid (the same force, grid and layout as Metadynamics).
 
@@ -77,13 +96,13 @@ class OPES(object):
     barrier: energy
         the free-energy barrier to overcome (BARRIER); sets the defaults of biasFactor, epsilon and
         kernelCutoff
-    pace: int
-        the interval in steps between kernel depositions (PACE)
+    frequency: int
+        the interval in steps between kernel depositions (PACE); ``pace=`` is accepted as an alias
     biasFactor: float (optional)
         gamma of the well-tempered target (BIASFACTOR), > 1; default barrier/(k_B T); ``float('inf')``
         for a flat target (not with explore or an adaptive sigma)
-    sigma: list of float (optional)
-        the initial kernel widths, one per variable (SIGMA); None (the default): adaptive, measured
+    sigma: list of float, or a float for one variable (optional)
+        the initial kernel widths, one per variable (SIGMA), numbers or dimensionless Quantities; None (the default): adaptive, measured
         over the first adaptiveSigmaStride steps, during which no kernel is deposited (SIGMA=ADAPTIVE)
     epsilon: float (optional)
         the regularization of the probability (EPSILON), > 0; default exp(-barrier/((1 - 1/gamma) k_B T))
@@ -91,8 +110,8 @@ class OPES(object):
     compressionThreshold: float
         merge a new kernel into the nearest one closer than this, in its widths (COMPRESSION_THRESHOLD);
         0 never merges; below kernelCutoff
-    explore: bool
-        OPES_METAD_EXPLORE: the estimate is that of the sampled (well-tempered) distribution, a plain
+    exploreMode: bool
+        OPES_METAD_EXPLORE (openmm-opes's name; ``explore=`` is accepted as an alias): the estimate is that of the sampled (well-tempered) distribution, a plain
         kernel density with unit heights, and the bias (gamma - 1) k_B T ln(P/Z + epsilon)
     adaptiveSigmaStride: int (optional, keyword)
         the steps over which an adaptive sigma is measured (ADAPTIVE_SIGMA_STRIDE), >= pace; default
@@ -115,18 +134,33 @@ class OPES(object):
     before the System or biasDir is touched.
     """
 
-    def __init__(self, system, variables, temperature, barrier, pace, biasFactor=None, sigma=None, epsilon=None,
-                 compressionThreshold=1.0, explore=False, *, adaptiveSigmaStride=None, sigmaMin=None, fixedSigma=False,
-                 kernelCutoff=None, saveFrequency=None, biasDir=None, recordFrequency=None):
+    def __init__(self, system, variables, temperature, barrier, frequency=None, biasFactor=None, sigma=None, epsilon=None,
+                 compressionThreshold=1.0, exploreMode=False, *, adaptiveSigmaStride=None, sigmaMin=None, fixedSigma=False,
+                 kernelCutoff=None, saveFrequency=None, biasDir=None, recordFrequency=None, pace=None, explore=None):
+        # pace and explore: PLUMED's and this class's earlier names, accepted as aliases
+        frequencyName = 'frequency'
+        if pace is not None:
+            if frequency is not None:
+                raise _error('give frequency or its alias pace, not both, got frequency=%r, pace=%r', frequency, pace)
+            frequency, frequencyName = pace, 'pace'
+        if frequency is None:
+            raise _error('frequency (the steps between kernels, PLUMED\'s PACE) is required, got None')
+        exploreName = 'exploreMode'
+        if explore is not None:
+            if exploreMode is not False:
+                raise _error('give exploreMode or its alias explore, not both, got exploreMode=%r, explore=%r',
+                             exploreMode, explore)
+            exploreMode, exploreName = explore, 'explore'
+        explore, pace = exploreMode, frequency
         variables = checkVariables('OPES', variables)
         dimensions = len(variables)
         temperatureK = _positiveQuantity(temperature, unit.kelvin, 'OPES', 'temperature', 'a temperature')
         barrierKJ = _positiveQuantity(barrier, unit.kilojoules_per_mole, 'OPES', 'barrier', 'an energy')
         kT = (unit.MOLAR_GAS_CONSTANT_R*temperatureK*unit.kelvin).value_in_unit(unit.kilojoules_per_mole)
         if not _isInteger(pace) or pace <= 0:
-            raise _error('pace must be a positive integer, got %r', pace)
+            raise _error('%s must be a positive integer, got %r', frequencyName, pace)
         if not isinstance(explore, bool):
-            raise _error('explore must be True or False, got %r', explore)
+            raise _error('%s must be True or False, got %r', exploreName, explore)
         if biasFactor is None:
             biasFactor = barrierKJ/kT
             if biasFactor <= 1.0:
@@ -146,7 +180,7 @@ class OPES(object):
         elif adaptiveSigmaStride is None:
             adaptiveSigmaStride = 10*int(pace)
         elif not _isInteger(adaptiveSigmaStride) or adaptiveSigmaStride < pace:
-            raise _error('adaptiveSigmaStride must be an integer >= pace (%d), got %r', pace, adaptiveSigmaStride)
+            raise _error('adaptiveSigmaStride must be an integer >= %s (%d), got %r', frequencyName, pace, adaptiveSigmaStride)
         if sigmaMin is not None:
             sigmaMin = _positiveNumbers(sigmaMin, dimensions, 'sigmaMin')
         if epsilon is None:
@@ -164,18 +198,18 @@ class OPES(object):
                 or compressionThreshold < 0 or compressionThreshold >= kernelCutoff):
             raise _error('compressionThreshold must be a number >= 0 and below kernelCutoff (%g), got %r', kernelCutoff,
                          compressionThreshold)
-        checkRunOptions('OPES', 'pace', pace, saveFrequency, biasDir, recordFrequency)
+        checkRunOptions('OPES', frequencyName, pace, saveFrequency, biasDir, recordFrequency)
         self._grid = GridBias('OPES', system, variables)
 
         self.variables = variables
         self.temperature = temperatureK*unit.kelvin
         self.barrier = barrierKJ*unit.kilojoules_per_mole
-        self.pace = int(pace)
+        self.frequency = int(pace)
         self.biasFactor = float(biasFactor)
         self.epsilon = float(epsilon)
         self.compressionThreshold = float(compressionThreshold)
         self.kernelCutoff = float(kernelCutoff)
-        self.explore = explore
+        self.exploreMode = explore
         self.sigma = None if sigma is None else sigma.copy()
         self.adaptiveSigmaStride = None if adaptiveSigmaStride is None else int(adaptiveSigmaStride)
         self.sigmaMin = sigmaMin
@@ -236,14 +270,14 @@ class OPES(object):
             if self._measuringSigma():
                 chunk = 1
             else:
-                intervals = [n for n in (self.pace, self.recordFrequency) if n is not None]
+                intervals = [n for n in (self.frequency, self.recordFrequency) if n is not None]
                 chunk = min([remaining] + [n - simulation.currentStep % n for n in intervals])
             simulation.step(chunk)
             remaining -= chunk
             step = simulation.currentStep
             measuring = self._measuringSigma()
             record = self.recordFrequency is not None and step % self.recordFrequency == 0
-            deposit = step % self.pace == 0
+            deposit = step % self.frequency == 0
             if not (measuring or record or deposit):
                 continue
             cvs = np.array(self._grid.collectiveVariables(simulation.context))
@@ -280,11 +314,11 @@ class OPES(object):
         self._counter += 1
         self._sumWeights += height
         self._sumWeights2 += height*height
-        if self.explore:
+        if self.exploreMode:
             height = 1.0            # a plain kernel density of the sampled distribution
         sigma = self._kernelWidths()
         if not self.fixedSigma:
-            size = self._counter if self.explore else self._neff()
+            size = self._counter if self.exploreMode else self._neff()
             rescaling = (size*(len(self.variables) + 2.0)/4.0)**(-1.0/(4 + len(self.variables)))
             if self.sigmaMin is None:
                 sigma = sigma*rescaling
@@ -308,7 +342,7 @@ class OPES(object):
         the adaptive one from the running variance."""
         if self._sigma0 is not None:
             return self._sigma0.copy()
-        if self.explore:
+        if self.exploreMode:
             return np.sqrt(self._m2/self._adaptiveCounter)
         if self._firstDeposit:
             self._m2 = self._m2/(1.0 - self._prefactor)    # the first estimate is unbiased: adjust it
@@ -325,7 +359,7 @@ class OPES(object):
     def _finishUpdate(self, oldZed, oldNorm, oldCount):
         """After the kernels of an update were added (Z, the normalization and the number of kernels
         before it given): the new normalization, Z and the grid sum."""
-        self._norm = float(self._counter) if self.explore else self._sumWeights
+        self._norm = float(self._counter) if self.exploreMode else self._sumWeights
         if len(self._kernels) > 0:
             self._zed = self._kernels.zed(oldZed, oldNorm, oldCount, self._norm)
         self._gridSum.apply(self._kernels.deltas)
@@ -374,6 +408,16 @@ class OPES(object):
         """The compressed kernels: (centers, sigmas, heights), arrays of shape (kernels, variables),
         (kernels, variables) and (kernels,); the heights without the normalization 1/(sum of weights)."""
         return self._kernels.centers.copy(), self._kernels.sigmas.copy(), self._kernels.heights.copy()
+
+    @property
+    def pace(self):
+        """An alias of ``frequency`` (PLUMED's PACE, this class's earlier name)."""
+        return self.frequency
+
+    @property
+    def explore(self):
+        """An alias of ``exploreMode`` (this class's earlier name)."""
+        return self.exploreMode
 
     def getHistory(self):
         """PLUMED's components after each update, a History named tuple of arrays: ``steps``, ``rct``

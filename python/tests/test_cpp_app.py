@@ -152,6 +152,6 @@ def test_readme_lines_are_the_example_and_ci():
     app = {line.strip() for line in open(os.path.join(EXAMPLE, 'coordination_app.cpp'))}
     missing = [line for line in code.splitlines() if line.strip() and line.strip() not in app]
     assert not missing, 'README lines not in examples/cpp/coordination_app.cpp: %s' % missing
-    commands = [line[4:] for line in section.splitlines() if line.startswith('    ')]
+    commands = re.search(r'```bash\n(.*?)```', section, re.S).group(1).splitlines()
     ci = {line.strip() for line in open(os.path.join(REPO, '.ci', 'run'))}
     assert len(commands) == 5 and not [c for c in commands if c not in ci], commands

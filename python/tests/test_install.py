@@ -102,3 +102,24 @@ def test_backend_requirements(backend):
     # An OpenMM that pip does not know of (conda-forge without dist-info): no requirement on it.
     conda = backend._rewrite_metadata(metadata, {'version': '8.3.1', 'pip_metadata': False})
     assert not any(line.startswith('Requires-Dist: openmm') for line in conda.split('\n\n')[0].splitlines())
+
+
+def test_plugin_load_failures_listed_once(capsys):
+    """Each library that failed to load is in plugin_load_failures once, and `info` prints each once
+    (OpenMM's list and this package's together)."""
+    names = [openmmcoordination._library_of(m) for m in openmmcoordination.plugin_load_failures]
+    assert len(names) == len(set(names)), openmmcoordination.plugin_load_failures
+    assert all(name.startswith('libOpenMMCoordination') for name in names), names
+    from openmmcoordination.cli import main
+    main(['info'])
+    printed = capsys.readouterr().out.split('plugin load failures:')[1].splitlines()
+    libraries = [openmmcoordination._library_of(line.strip()) for line in printed if line.strip() not in ('', 'none')]
+    assert len(libraries) == len(set(libraries)), printed
+    failed = {openmmcoordination._library_of(m) for m in openmm.Platform.getPluginLoadFailures()}
+    assert failed | set(names) == set(libraries), printed
+
+
+def test_library_of_a_failure():
+    assert openmmcoordination._library_of('Error loading library /a/b/libX.so: libcuda.so.1: cannot open') == 'libX.so'
+    assert openmmcoordination._library_of('/a/libY.dylib: Error loading library /a/libY.dylib: no') == 'libY.dylib'
+    assert openmmcoordination._library_of('something else') == 'something else'

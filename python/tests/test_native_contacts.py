@@ -133,7 +133,7 @@ def test_errors(dhfr):
         native_contacts(topology, reference, beta=0.0)
     with pytest.raises(ValueError, match='lambda_ must be positive'):
         native_contacts(topology, reference, lambda_=-1.8)
-    with pytest.raises(ValueError, match='min_residue_separation'):
+    with pytest.raises(ValueError, match='nativeContacts: minResidueSeparation must be a non-negative integer, got -1'):
         native_contacts(topology, reference, min_residue_separation=-1)
     with pytest.raises(ValueError, match='the selection has 0 atoms'):
         native_contacts(topology, reference, selection=lambda atom: False)
@@ -155,3 +155,20 @@ def test_selection_and_separation(dhfr):
     assert set(a) | set(b) <= set(alpha) and len(a) > 100
     assert all(abs(atoms[i].residue.index - atoms[j].residue.index) > 3 for i, j in zip(a, b))
     assert force.getLambda() == 1.5
+
+
+def test_camel_case_names_and_snake_case_aliases(dhfr):
+    """nativeContacts and findNativeContacts (OpenMM's naming), the snake_case names kept as aliases
+    that say so and give the same contacts; minResidueSeparation, min_residue_separation in the aliases."""
+    import openmmcoordination
+    from openmmcoordination.contacts import findNativeContacts, nativeContacts
+    topology, reference, _ = dhfr
+    a, b, r0s = findNativeContacts(topology, reference, minResidueSeparation=4)
+    a2, b2, r02 = find_native_contacts(topology, reference, min_residue_separation=4)
+    assert len(a) > 1000 and np.array_equal(a, a2) and np.array_equal(b, b2) and np.array_equal(r0s, r02)
+    assert len(findNativeContacts(topology, reference)[0]) > len(a)      # the default, 3, keeps more pairs
+    assert nativeContacts(topology, reference).getNumPairs() == native_contacts(topology, reference).getNumPairs() == 1942
+    assert 'alias of nativeContacts' in native_contacts.__doc__ and 'alias of findNativeContacts' in find_native_contacts.__doc__
+    assert openmmcoordination.nativeContacts is nativeContacts and openmmcoordination.native_contacts is native_contacts
+    with pytest.raises(ValueError, match='native_contacts: give minResidueSeparation or min_residue_separation, not both'):
+        native_contacts(topology, reference, minResidueSeparation=3, min_residue_separation=3)

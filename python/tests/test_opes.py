@@ -190,9 +190,15 @@ ERRORS = [
     (dict(biasFactor=1.0), r'OPES: biasFactor must be a number > 1 \(or inf\), got 1.0'),
     (dict(biasFactor=float('inf')), r'OPES: biasFactor inf \(a flat target\) needs explore=False and a given sigma'),
     (dict(biasFactor=float('inf'), sigma=[0.1], explore=True), r'OPES: biasFactor inf'),
-    (dict(sigma=[0.1, 0.2]), r'OPES: sigma must be a list of 1 positive numbers \(one per variable\), got \[0.1, 0.2\]'),
+    (dict(sigma=[0.1, 0.2]), r'OPES: sigma must be a list of 1 positive numbers \(one per variable; a number for one\), got \[0.1, 0.2\]'),
     (dict(sigma=[-0.1]), r'OPES: sigma must be a list of 1 positive numbers'),
-    (dict(sigma=0.1), r'OPES: sigma must be a list of 1 positive numbers \(one per variable\), got 0.1'),
+    (dict(sigma=-0.1), r'OPES: sigma must be a list of 1 positive numbers \(one per variable; a number for one\), got -0.1'),
+    (dict(sigma=[0.15*unit.nanometer]), r'OPES: sigma must be a list of 1 positive numbers .*got \[0.15 nm\]'),
+    (dict(pace=None, frequency=0), r'OPES: frequency must be a positive integer, got 0'),
+    (dict(frequency=100), r'OPES: give frequency or its alias pace, not both, got frequency=100, pace=100'),
+    (dict(pace=None), r'OPES: frequency \(the steps between kernels, PLUMED\'s PACE\) is required, got None'),
+    (dict(explore=True, exploreMode=True), r'OPES: give exploreMode or its alias explore, not both'),
+    (dict(exploreMode=1), r'OPES: exploreMode must be True or False, got 1'),
     (dict(sigma=[0.1], adaptiveSigmaStride=500), r'OPES: adaptiveSigmaStride is for an adaptive sigma'),
     (dict(adaptiveSigmaStride=50), r'OPES: adaptiveSigmaStride must be an integer >= pace \(100\), got 50'),
     (dict(sigmaMin=[0.0]), r'OPES: sigmaMin must be a list of 1 positive numbers'),
@@ -266,3 +272,21 @@ def test_force_outlives_the_system():
     opes = _opes()
     assert opes.force.getNumCollectiveVariables() == 1
     assert 'CoordinationBiasForce' in openmm.XmlSerializer.serialize(opes.force)
+
+
+def test_openmm_names_and_aliases():
+    """frequency and exploreMode (openmm-opes's names), pace and explore accepted as aliases, for the
+    arguments and the attributes; a number (or a dimensionless Quantity) as sigma of one variable."""
+    byFrequency = _opes(pace=None, frequency=100, sigma=0.05)
+    byPace = _opes(pace=100, sigma=[0.05])
+    for opes in (byFrequency, byPace):
+        assert (opes.frequency, opes.pace, opes.exploreMode, opes.explore) == (100, 100, False, False)
+        assert list(opes.sigma) == [0.05]
+    assert list(_opes(sigma=0.05*unit.dimensionless).sigma) == [0.05]
+    explorer = _opes(explore=True, sigma=0.05)
+    assert explorer.exploreMode is True and explorer.explore is True
+    assert _opes(exploreMode=True, sigma=0.05).exploreMode is True
+    system, _ = toy_system(1)
+    positional = OPES(system, [BiasVariable(CoordinationForce([0], [1]), 0.0, 1.0, 0.1, gridWidth=11)], 300, 20.0, 100,
+                      None, 0.05, None, 1.0, True)
+    assert (positional.frequency, positional.exploreMode, list(positional.sigma)) == (100, True, [0.05])
