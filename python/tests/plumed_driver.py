@@ -157,7 +157,10 @@ class Run(object):
         self.input = plumed.load(os.path.join(DATA, folder, 'plumed.dat'), system)
         integrator = openmm.VerletIntegrator(timestep*unit.picoseconds)
         platform = openmm.Platform.getPlatformByName(platformName)
-        system.setDefaultPeriodicBoxVectors(*openmmBox(self.frames[0][0])[0])
+        # The default box is triclinic where any frame's is (CUDA refuses a Context whose box turns
+        # from rectangular to triclinic).
+        boxes = [openmmBox(box)[0] for box, _ in self.frames]
+        system.setDefaultPeriodicBoxVectors(*next((b for b in boxes if np.count_nonzero(b - np.diag(np.diag(b)))), boxes[0]))
         from openmm.app import Simulation, Topology
         topology = Topology()
         chain = topology.addChain()
