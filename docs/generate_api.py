@@ -193,7 +193,8 @@ def pythonPage():
              'needed). Distances in nm, times in ps, energies in kJ/mol.', '',
              'Names follow OpenMM\'s conventions (camelCase, `frequency` for the steps between updates, '
              'Quantities where a unit applies). **Aliases**, earlier names kept so that old scripts run: '
-             '`OPES(pace=...)` and `OPES.pace` for `frequency`, `OPES(explore=...)` and `OPES.explore` for '
+             '`setEnergyExpression` and `getEnergyExpression` of both forces for `setEnergyFunction` and '
+             '`getEnergyFunction` (CustomCVForce\'s names), `OPES(pace=...)` and `OPES.pace` for `frequency`, `OPES(explore=...)` and `OPES.explore` for '
              '`exploreMode`, `native_contacts` for `nativeContacts`, `find_native_contacts` for '
              '`findNativeContacts`.', '']
     _, _, methods = parseHeader()

@@ -56,7 +56,7 @@ def main():
     q = nativeContacts(model.topology, model.positions)
     sharp = nativeContacts(model.topology, model.positions, lambda_=1.2)
     for force in (q, sharp):
-        force.setEnergyExpression('0')
+        force.setEnergyFunction('0')
         force.setForceGroup(1)
         system.addForce(force)
     print('%d atoms, %d native contacts, platform %s, %d steps' % (system.getNumParticles(), q.getNumPairs(),

@@ -7,7 +7,7 @@ top = app.Topology(); top.addAtom('NA', app.element.sodium, top.addResidue('NA',
 model = app.Modeller(top, [openmm.Vec3(0, 0, 0)]*unit.nanometer); model.addSolvent(ff, boxSize=openmm.Vec3(2, 2, 2)*unit.nanometer, neutralize=False)
 system = ff.createSystem(model.topology, nonbondedMethod=app.PME, nonbondedCutoff=0.9, constraints=app.HBonds)
 oxygens = [a.index for a in model.topology.atoms() if a.name == 'O']
-cv = CoordinationForce([0], oxygens); cv.setUsesPeriodicBoundaryConditions(True); cv.setEnergyExpression('0'); system.addForce(cv)
+cv = CoordinationForce([0], oxygens); cv.setUsesPeriodicBoundaryConditions(True); cv.setEnergyFunction('0'); system.addForce(cv)
 sim = app.Simulation(model.topology, system, openmm.LangevinMiddleIntegrator(300, 1, 0.002)); sim.context.setPositions(model.positions); sim.minimizeEnergy()
 gr = PairDistributionAccumulator(cv, 100, 1.0)
 for frame in range(100): sim.step(20); gr.add(sim.context)   # histograms summed on the device

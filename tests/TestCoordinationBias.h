@@ -623,7 +623,27 @@ void testBiasErrors() {
     ASSERT_EVALUATION_ERROR(context->getState(State::Energy).getPotentialEnergy(), true, *context, "sqrt(c1-1000)");
 }
 
+/** setEnergyFunction and getEnergyFunction (OpenMM's names, as in CustomCVForce) on both forces, and the
+ * earlier names, their aliases: each reads what the other wrote; an expression that does not parse is
+ * refused. */
+void testEnergyFunctionNames() {
+    CoordinationForce force(vector<int>{0, 1});
+    ASSERT_EQUAL(string("cv"), force.getEnergyFunction());
+    force.setEnergyFunction("2*cv");
+    ASSERT_EQUAL(string("2*cv"), force.getEnergyExpression());
+    force.setEnergyExpression("3*cv");
+    ASSERT_EQUAL(string("3*cv"), force.getEnergyFunction());
+    ASSERT_COORDINATION_ERROR(force.setEnergyFunction("cv+"));
+    CoordinationBiasForce bias("c1");
+    ASSERT_EQUAL(string("c1"), bias.getEnergyFunction());
+    bias.setEnergyFunction("2*c1");
+    ASSERT_EQUAL(string("2*c1"), bias.getEnergyExpression());
+    bias.setEnergyExpression("c1^2");
+    ASSERT_EQUAL(string("c1^2"), bias.getEnergyFunction());
+}
+
 void runBiasTests() {
+    RUN_TEST(testEnergyFunctionNames);
     RUN_TEST(testBiasTwoHarmonic);
     RUN_TEST(testBiasThreeWall);
     RUN_TEST(testBiasEightCVs);

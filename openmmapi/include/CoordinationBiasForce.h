@@ -82,13 +82,17 @@ public:
     const CoordinationForce& getCollectiveVariable(int index) const;
     /** Get a collective variable. Change it, then call updateParametersInContext(). */
     CoordinationForce& getCollectiveVariable(int index);
-    /** Get the energy expression (kJ/mol). */
-    const std::string& getEnergyExpression() const;
+    /** Get the energy expression (kJ/mol) (OpenMM's name, as in CustomCVForce). */
+    const std::string& getEnergyFunction() const;
     /**
-     * Set the energy expression (kJ/mol). An expression that does not parse is refused at once;
-     * its variables and functions are checked against the CVs, global parameters and tables
-     * when a Context is created or updated.
+     * Set the energy expression (kJ/mol) (OpenMM's name, as in CustomCVForce). An expression that
+     * does not parse is refused at once; its variables and functions are checked against the CVs,
+     * global parameters and tables when a Context is created or updated.
      */
+    void setEnergyFunction(const std::string& energy);
+    /** An alias of getEnergyFunction(), this class's earlier name. */
+    const std::string& getEnergyExpression() const;
+    /** An alias of setEnergyFunction(), this class's earlier name. */
     void setEnergyExpression(const std::string& energy);
     /** Get the number of global parameters. */
     int getNumGlobalParameters() const;

@@ -235,13 +235,21 @@ public:
      */
     double evaluatePairSwitchingFunction(int pair, double r, double& dsdr) const;
 
-    /** Get the expression of cv that gives the energy in kJ/mol. The default is "cv". */
-    const std::string& getEnergyExpression() const;
     /**
-     * Set the expression of cv that gives the energy in kJ/mol, in Lepton syntax. An expression
-     * that does not parse is refused at once; its variables and tabulated functions are
-     * checked against the global parameters and tables when a Context is created.
+     * Get the expression of cv that gives the energy in kJ/mol (OpenMM's name, as in CustomCVForce).
+     * The default is "cv".
      */
+    const std::string& getEnergyFunction() const;
+    /**
+     * Set the expression of cv that gives the energy in kJ/mol, in Lepton syntax (OpenMM's name, as
+     * in CustomCVForce). An expression that does not parse is refused at once; its variables and
+     * tabulated functions are checked against the global parameters and tables when a Context is
+     * created.
+     */
+    void setEnergyFunction(const std::string& energy);
+    /** An alias of getEnergyFunction(), this class's earlier name. */
+    const std::string& getEnergyExpression() const;
+    /** An alias of setEnergyFunction(), this class's earlier name. */
     void setEnergyExpression(const std::string& expression);
     /** Get the number of global parameters the energy expression may use. */
     int getNumGlobalParameters() const;

@@ -119,13 +119,21 @@ CoordinationForce& CoordinationBiasForce::getCollectiveVariable(int index) {
     return *variables[index];
 }
 
-const string& CoordinationBiasForce::getEnergyExpression() const {
+const string& CoordinationBiasForce::getEnergyFunction() const {
     return energyExpression;
 }
 
-void CoordinationBiasForce::setEnergyExpression(const string& energy) {
+void CoordinationBiasForce::setEnergyFunction(const string& energy) {
     CoordinationExpression::parseEnergyExpressionSyntax(energy, "CoordinationBiasForce", true);
     energyExpression = energy;
+}
+
+const string& CoordinationBiasForce::getEnergyExpression() const {
+    return getEnergyFunction();
+}
+
+void CoordinationBiasForce::setEnergyExpression(const string& energy) {
+    setEnergyFunction(energy);
 }
 
 int CoordinationBiasForce::getNumGlobalParameters() const {

@@ -315,13 +315,21 @@ double CoordinationForce::evaluatePairSwitchingFunction(int pair, double r, doub
     return s;
 }
 
-const string& CoordinationForce::getEnergyExpression() const {
+const string& CoordinationForce::getEnergyFunction() const {
     return energyExpression;
 }
 
+void CoordinationForce::setEnergyFunction(const string& energy) {
+    CoordinationExpression::parseEnergyExpressionSyntax(energy);
+    energyExpression = energy;
+}
+
+const string& CoordinationForce::getEnergyExpression() const {
+    return getEnergyFunction();
+}
+
 void CoordinationForce::setEnergyExpression(const string& expression) {
-    CoordinationExpression::parseEnergyExpressionSyntax(expression);
-    energyExpression = expression;
+    setEnergyFunction(expression);
 }
 
 int CoordinationForce::getNumGlobalParameters() const {

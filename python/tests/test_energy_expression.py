@@ -247,3 +247,37 @@ def test_new_context_uses_current_parameters(reference_config, rng):
     set_state(context, case.positions)
     assert context.getParameter('k') == 9.0
     assert energy_and_forces(context)[0] == pytest.approx(case.expected(harmonic(9.0, 1.0))[0], rel=1e-12)
+
+
+def test_energy_function_names(reference_config):
+    """setEnergyFunction/getEnergyFunction, OpenMM's names (CustomCVForce), on both forces; the earlier
+    setEnergyExpression/getEnergyExpression are aliases (each reads what the other wrote), and the
+    energy follows either: 3*cv and 7*cv of a pair 0.2 nm apart, the CV its s(0.2 nm)."""
+    from openmmcoordination import CoordinationBiasForce, CoordinationForce
+    force = CoordinationForce([0], [1])
+    force.setR0(0.3)
+    assert force.getEnergyFunction() == force.getEnergyExpression() == 'cv'
+    force.setEnergyFunction('3*cv')
+    assert force.getEnergyExpression() == '3*cv'
+    bias = CoordinationBiasForce('c1')
+    bias.setEnergyFunction('5*c1')
+    assert bias.getEnergyExpression() == bias.getEnergyFunction() == '5*c1'
+    bias.setEnergyExpression('7*c1')
+    assert bias.getEnergyFunction() == '7*c1'
+    inner = CoordinationForce([0], [1])
+    inner.setR0(0.3)
+    bias.addCollectiveVariable('c1', inner)
+    bias.setForceGroup(1)
+    system = openmm.System()
+    system.addParticle(1.0)
+    system.addParticle(1.0)
+    system.addForce(force)
+    system.addForce(bias)
+    context = openmm.Context(system, openmm.VerletIntegrator(0.001), reference_config.platform())
+    context.setPositions([openmm.Vec3(0, 0, 0), openmm.Vec3(0.2, 0, 0)])
+    s = force.evaluateSwitchingFunction(0.2)[0]
+    assert 0.9 < s < 1
+    energy = lambda group: context.getState(getEnergy=True, groups={group}).getPotentialEnergy()._value
+    assert energy(0) == pytest.approx(3*s, rel=1e-12) and energy(1) == pytest.approx(7*s, rel=1e-12)
+    with pytest.raises(openmm.OpenMMException, match='CoordinationForce'):
+        force.setEnergyFunction('cv+')
