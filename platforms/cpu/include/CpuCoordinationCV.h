@@ -31,7 +31,16 @@ private:
      */
     bool buildCells(const std::vector<OpenMM::Vec3>& pos, double cutoff) const;
     /**
-     * Call f(a, b, k, d, r2) for thread's share of the pairs: a and b index groupA and the second
+     * Into how many shares the pairs are cut: the pool's thread count, or one (computed on the
+     * calling thread) where there are too few pairs to be worth waking the pool. It depends on
+     * the groups alone, so that results stay the same from one evaluation to the next.
+     */
+    int numShares(bool useCells) const;
+    /** Call f(share) for each share: on the pool's threads, or on this one for a single share. */
+    template <class F>
+    void runShares(int shares, F f) const;
+    /**
+     * Call f(a, b, k, d, r2) for share thread (of numThreads) of the pairs: a and b index groupA and the second
      * group (groupA itself in OneGroup mode, then a < b), k is the pair's index in a pair list, d
      * the displacement from a to b and r2 its square. With cells, pairs farther apart than the
      * cutoff may be left out; d is then the displacement between the points' images in the box.
@@ -49,7 +58,7 @@ private:
     /** The images of groupA's entries in the box and their cells (with cells, in TwoGroups mode). */
     mutable std::vector<OpenMM::Vec3> imagesA;
     mutable std::vector<int> cellsA;
-    /** Each thread's sum and gradient (per slot). */
+    /** Each share's sum, gradient (per slot) and histogram. */
     mutable std::vector<double> threadSums;
     mutable std::vector<std::vector<OpenMM::Vec3> > threadGradients;
     mutable std::vector<std::vector<long long> > threadCounts;

@@ -9,6 +9,8 @@ using namespace std;
 
 /** Below this many pairs per entry of the groups, cells cost more to build than they save. */
 static const double MinPairsPerEntryForCells = 32.0;
+/** Below this many pairs (without cells), waking the thread pool costs more than it saves. */
+static const double MinPairsForThreads = 20000.0;
 
 CpuCoordinationCV::CpuCoordinationCV(const CoordinationForce& force) : ReferenceCoordinationCV(force), threads(NULL) {
     particles = groupA;
@@ -51,6 +53,24 @@ bool CpuCoordinationCV::buildCells(const vector<Vec3>& pos, double cutoff) const
             cellsA[a] = cells.locate(pos[groupA[a]], imagesA[a]);
     }
     return true;
+}
+
+int CpuCoordinationCV::numShares(bool useCells) const {
+    double numA = groupA.size(), numB = (mode == CoordinationForce::OneGroup ? numA : groupB.size());
+    double pairs = (mode == CoordinationForce::PairList ? numA : mode == CoordinationForce::OneGroup ? 0.5*numA*numA : numA*numB);
+    return (useCells || pairs >= MinPairsForThreads ? threads->getNumThreads() : 1);
+}
+
+template <class F>
+void CpuCoordinationCV::runShares(int shares, F f) const {
+    if (shares == 1)
+        f(0);
+    else {
+        threads->execute([&] (ThreadPool& pool, int thread) {
+            f(thread);
+        });
+        threads->waitForThreads();
+    }
 }
 
 template <class F>
@@ -128,17 +148,17 @@ void CpuCoordinationCV::forThreadPairs(int thread, int numThreads, const vector<
 double CpuCoordinationCV::compute(const vector<Vec3>& pos, vector<Vec3>* gradient) const {
     double cutoff = switching->getDMax(), cutoff2 = cutoff*cutoff;
     bool useCells = buildCells(pos, cutoff);
-    int numThreads = threads->getNumThreads();
-    threadSums.assign(numThreads, 0.0);
-    threadGradients.resize(numThreads);
-    threads->execute([&] (ThreadPool& pool, int thread) {
+    int shares = numShares(useCells);
+    threadSums.assign(shares, 0.0);
+    threadGradients.resize(shares);
+    runShares(shares, [&] (int share) {
         vector<Vec3>* g = NULL;
         if (gradient != NULL) {
-            g = &threadGradients[thread];
+            g = &threadGradients[share];
             g->assign(particles.size(), Vec3());
         }
         double sum = 0.0;
-        forThreadPairs(thread, numThreads, pos, useCells, [&] (int a, int b, int k, const Vec3& d, double r2) {
+        forThreadPairs(share, shares, pos, useCells, [&] (int a, int b, int k, const Vec3& d, double r2) {
             if (r2 > cutoff2)
                 return;
             double r = sqrt(r2), dsdr;
@@ -149,37 +169,35 @@ double CpuCoordinationCV::compute(const vector<Vec3>& pos, vector<Vec3>* gradien
                 (*g)[slotA[a]] -= v;
             }
         });
-        threadSums[thread] = sum;
+        threadSums[share] = sum;
     });
-    threads->waitForThreads();
     double cv = 0.0;
     for (double sum : threadSums)
         cv += sum;
     if (gradient != NULL) {
-        // Each particle's terms added in thread order, the particles shared out among the threads.
+        // Each particle's terms added in share order, the particles shared out among the threads.
         int numSlots = particles.size();
-        threads->execute([&] (ThreadPool& pool, int thread) {
-            for (int s = (int) ((long long) numSlots*thread/numThreads); s < (long long) numSlots*(thread+1)/numThreads; s++) {
+        runShares(shares, [&] (int share) {
+            for (int s = (int) ((long long) numSlots*share/shares); s < (long long) numSlots*(share+1)/shares; s++) {
                 Vec3 total;
-                for (int t = 0; t < numThreads; t++)
+                for (int t = 0; t < shares; t++)
                     total += threadGradients[t][s];
                 (*gradient)[particles[s]] += total;
             }
         });
-        threads->waitForThreads();
     }
     return cv;
 }
 
 vector<long long> CpuCoordinationCV::computeHistogram(const vector<Vec3>& pos, int numBins, double maxDistance) const {
     bool useCells = buildCells(pos, maxDistance);
-    int numThreads = threads->getNumThreads();
-    threadCounts.resize(numThreads);
+    int shares = numShares(useCells);
+    threadCounts.resize(shares);
     double binWidth = maxDistance/numBins, limit2 = maxDistance*maxDistance*(1.0+1e-9);
-    threads->execute([&] (ThreadPool& pool, int thread) {
-        vector<long long>& counts = threadCounts[thread];
+    runShares(shares, [&] (int share) {
+        vector<long long>& counts = threadCounts[share];
         counts.assign(numBins, 0);
-        forThreadPairs(thread, numThreads, pos, useCells, [&] (int a, int b, int k, const Vec3& d, double r2) {
+        forThreadPairs(share, shares, pos, useCells, [&] (int a, int b, int k, const Vec3& d, double r2) {
             if (r2 >= limit2)
                 return;
             // The distance as the Reference platform computes it, so that a pair falls in the same bin.
@@ -189,10 +207,9 @@ vector<long long> CpuCoordinationCV::computeHistogram(const vector<Vec3>& pos, i
                 counts[min(numBins-1, (int) (r/binWidth))]++;
         });
     });
-    threads->waitForThreads();
     vector<long long> counts(numBins, 0);
-    for (const vector<long long>& c : threadCounts)
+    for (int t = 0; t < shares; t++)
         for (int i = 0; i < numBins; i++)
-            counts[i] += c[i];
+            counts[i] += threadCounts[t][i];
     return counts;
 }
