@@ -132,6 +132,8 @@ def test_print_star_regex_and_sort():
     printed = [v for v in inp.values.values() if v.kind == 'print'][0]
     assert printed.args == ['c1', 'c2', 'av', 's.1', 's.2', 'diff']
     assert 'min(c1, c2)' in inp.values['s.1'].obj and 'max(c1, c2)' in inp.values['s.2'].obj
+    inp = plumed.load(text.replace('PRINT ARG=*', 'PRINT ARG=(c[0-9]),diff'), system())
+    assert [v for v in inp.values.values() if v.kind == 'print'][0].args == ['c1', 'c2', 'diff']
     with pytest.raises(plumed.PlumedInputError, match=r"\*: it would include"):
         plumed.load('c: COORDINATION GROUPA=1-4 R_0=0.3\nRESTRAINT ARG=c AT=1 KAPPA=1\nPRINT ARG=*\n', system())
 

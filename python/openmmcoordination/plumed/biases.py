@@ -494,6 +494,7 @@ def readPrint(plumed, action):
         raise action.fail('ARG', 'is required')
     if '*' in args:
         args = _allValues(plumed, action, args)
+    args = _expandRegex(plumed, action, 'ARG', args)
     for arg in args:
         label, dot, component = ('', '', '') if arg in plumed.values else arg.partition('.')
         if arg in plumed.values:
