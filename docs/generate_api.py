@@ -192,7 +192,9 @@ def pythonPage():
              '(matplotlib, MDAnalysis and tqdm are imported only when a plot, a trajectory or a progress bar is '
              'needed). Distances in nm, times in ps, energies in kJ/mol.', '',
              'Names follow OpenMM\'s conventions (camelCase, `frequency` for the steps between updates, '
-             'Quantities where a unit applies). **Aliases**, earlier names kept so that old scripts run: '
+             'Quantities where a unit applies: energies, temperatures, distances; coordination numbers have '
+             'none, so CV values, grids, hill centres, kernel widths and Z are plain floats and arrays, and a '
+             'dimensionless Quantity is accepted where a CV value is given). **Aliases**, earlier names kept so that old scripts run: '
              '`setEnergyExpression` and `getEnergyExpression` of both forces for `setEnergyFunction` and '
              '`getEnergyFunction` (CustomCVForce\'s names), `OPES(pace=...)` and `OPES.pace` for `frequency`, `OPES(explore=...)` and `OPES.explore` for '
              '`exploreMode`, `native_contacts` for `nativeContacts`, `find_native_contacts` for '

@@ -150,7 +150,7 @@ def runMetadynamics(simulation, cv, low, high, args, settings, output):
                                                                len(meta.getHillCenters()), lastHeight)
     oc.runWithProgress('metadynamics', lambda n: meta.step(simulation, n), settings['metad'], chunks=10, extra=progress)
     cvReporter.close()
-    grid = meta.getCollectiveVariableGrid()
+    grid, = meta.getCollectiveVariableGrid()
     fes = meta.getFreeEnergy().value_in_unit(unit.kilojoules_per_mole)
     fes -= fes.min()
     np.savetxt(os.path.join(output, 'fes.csv'), np.column_stack([grid, fes]), delimiter=',',

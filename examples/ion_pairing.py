@@ -19,7 +19,9 @@ CV 2, c2: the Na-O(water) coordination, rational with r0 = 0.31 nm (the first mi
    With --method opes, openmmcoordination.OPES instead (OPES_METAD): a kernel every --frequency
    steps, the same widths as initial sigma, the barrier --barrier and the same bias factor.
 3. Write fes.png (the 2-D free energy, contact and solvent-separated basins marked, and its
-   projection on c1), fes.csv (the grid) and cv.csv (the CVs over time).
+   projection on c1: openmmcoordination.plots.plotFreeEnergy), fes.csv (the grid), cv.csv (the CVs
+   over time) and, where both basins were sampled at two or more of the ten checkpoints of the run,
+   convergence.png (F(SSIP) - F(CIP) against time: plots.plotConvergence).
 
 PLUMED equivalent (docs/ion-pairing.md): c1: COORDINATION GROUPA=na GROUPB=cl R_0=0.35 NN=4 MM=8
 D_MAX=1.0, c2: COORDINATION GROUPA=na GROUPB=ow R_0=0.31 NN=12 MM=24, d: DISTANCE ATOMS=na,cl,
@@ -192,11 +194,12 @@ def analyse(meta, nacl, args):
 
 
 def plot(axes, fes, sampled, profile, basins, nacl, meta, args, ps, path):
-    """fes.png: the 2-D free energy (filled contours, kJ/mol) with the basins marked and a top axis in
-    Na-Cl distance, and its projection on c1."""
+    """fes.png: the 2-D free energy (plots.plotFreeEnergy: filled contours in kJ/mol, the basins
+    marked) with a top axis in Na-Cl distance, and its projection on c1 (plotFreeEnergy of one variable)."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
+    from openmmcoordination.plots import plotFreeEnergy
     r = np.linspace(0.15, 1.0, 2000)
     s = switching(nacl, r)                                        # decreasing in r
 
@@ -206,49 +209,28 @@ def plot(axes, fes, sampled, profile, basins, nacl, meta, args, ps, path):
     def toCoordination(x):
         return np.interp(x, r, s)
 
-    top = max(4.0, float(np.ceil(np.percentile(fes[sampled], 98)/4)*4))
-    shown = np.ma.masked_where(~sampled, np.minimum(fes, top))
-    figure, (left, right) = plt.subplots(1, 2, figsize=(12, 5.2), dpi=110, gridspec_kw={'width_ratios': [1.55, 1]})
-    levels = np.linspace(0, top, 17)
-    filled = left.contourf(axes[0], axes[1], shown, levels=levels, cmap='viridis')
-    left.contour(axes[0], axes[1], shown, levels=levels[::2], colors='k', linewidths=0.4, alpha=0.6)
-    bar = figure.colorbar(filled, ax=left, pad=0.02)
-    bar.set_label('free energy (kJ/mol)')
-    left.set_facecolor('0.92')
-    for name, point in basins.items():
-        if point is None:
-            continue
-        left.plot(point[0], point[1], marker='o', markersize=9, markerfacecolor='white', markeredgecolor='k')
-        right_side = point[0] > 0.5*(axes[0][0] + axes[0][-1])
-        left.annotate('%s\nr = %.2f nm, %.1f kJ/mol' % (name, toDistance(point[0]), point[2]), xy=point[:2],
-                      xytext=(-12 if right_side else 12, 12), textcoords='offset points', fontsize=9,
-                      ha='right' if right_side else 'left',
-                      bbox=dict(boxstyle='round,pad=0.25', facecolor='white', alpha=0.85))
-    left.set_xlabel('c1: Na-Cl coordination, s(r), r0 = %.2f nm' % args.r0_nacl)
-    left.set_ylabel('c2: Na-O(water) coordination, r0 = %.2f nm' % args.r0_nao)
-    left.set_xlim(axes[0][0], axes[0][-1])
-    left.set_ylim(axes[1][0], axes[1][-1])
+    figure, (left, right) = plt.subplots(1, 2, figsize=(12, 5.2), dpi=110, gridspec_kw={'width_ratios': [1.55, 1]},
+                                         layout='constrained')
+    marked = {'%s (r = %.2f nm)' % (name, toDistance(point[0])): point[:2] for name, point in basins.items() if point is not None}
+    plotFreeEnergy(axes, fes, sampled=sampled, basins=marked, ax=left,
+                   xlabel='c1: Na-Cl coordination, s(r), r0 = %.2f nm' % args.r0_nacl,
+                   ylabel='c2: Na-O(water) coordination, r0 = %.2f nm' % args.r0_nao,
+                   title='Na+/Cl- in TIP3P: free energy (grey: not sampled)')
+    plotFreeEnergy([axes[0]], profile, ax=right, label='projected on c1', xlabel='c1: Na-Cl coordination',
+                   title='projected on c1')
     ticks = [0.25, 0.3, 0.35, 0.4, 0.5, 0.6]
     for axis in (left, right):
         secondary = axis.secondary_xaxis('top', functions=(toDistance, toCoordination))
         secondary.set_xticks(ticks)
         secondary.set_xlabel('Na-Cl distance (nm)')
-    left.set_title('Na+/Cl- in TIP3P: free energy (grey: not sampled)', fontsize=11)
-
-    finite = np.isfinite(profile)
-    right.plot(axes[0][finite], profile[finite], color='C0')
     for name, point in basins.items():
         if point is not None:
             right.axvline(point[0], color='0.5', linestyle=':', linewidth=1)
             right.annotate(name, xy=(point[0], 0), xytext=(3, 4), textcoords='offset points', fontsize=9)
     right.set_xlim(axes[0][0], axes[0][-1])
-    right.set_ylim(bottom=0)
-    right.set_xlabel('c1: Na-Cl coordination')
-    right.set_ylabel('free energy (kJ/mol)')
     if basins['CIP'] is not None and basins['SSIP'] is not None:
         right.text(0.45, 0.97, 'F(SSIP) - F(CIP) = %.1f kJ/mol\n(basins integrated)' % (basins['SSIP'][3] - basins['CIP'][3]),
                    transform=right.transAxes, ha='center', va='top', fontsize=9)
-    right.set_title('projected on c1', fontsize=11)
     if isinstance(meta, OPES):
         title = 'OPES on two coordination numbers: %g ps, %d kernels (compressed), barrier %g kJ/mol, bias factor %g' % (
             ps, len(meta.getKernels()[2]), args.barrier, args.bias_factor)
@@ -256,7 +238,6 @@ def plot(axes, fes, sampled, profile, basins, nacl, meta, args, ps, path):
         title = 'Well-tempered metadynamics on two coordination numbers: %g ps, %d hills, bias factor %g' % (
             ps, len(meta.getHillHeights()), args.bias_factor)
     figure.suptitle(title, fontsize=12)
-    figure.tight_layout()
     figure.savefig(path)
     plt.close(figure)
 
@@ -304,7 +285,12 @@ def main(argv=None):
                                        names=['c1_nacl', 'c2_nao'])
     simulation.reporters.append(trace)
 
+    convergence = []          # (ps, F(SSIP) - F(CIP)) after each tenth of the run where both basins are sampled
+
     def progress():
+        basins = analyse(meta, nacl, args)[4]
+        if basins['CIP'] is not None and basins['SSIP'] is not None:
+            convergence.append((simulation.currentStep*0.002, basins['SSIP'][3] - basins['CIP'][3]))
         c1, c2 = meta.getCollectiveVariables(simulation)
         r = distance(simulation.context.getState(getPositions=True), sodium, chloride)
         if isinstance(meta, OPES):
@@ -329,6 +315,13 @@ def main(argv=None):
         print('F(SSIP) - F(CIP) = %.1f kJ/mol, the basins integrated (%g ps: a first estimate; it converges in ns)'
               % (basins['SSIP'][3] - basins['CIP'][3], ps))
     plot(axes, fes, sampled, profile, basins, nacl, meta, args, ps, os.path.join(args.output, 'fes.png'))
+    if len(convergence) >= 2:
+        from openmmcoordination.plots import plotConvergence
+        plotConvergence(*zip(*convergence), path=os.path.join(args.output, 'convergence.png'), names=['F(SSIP) - F(CIP)'],
+                        title='the free-energy difference of the two basins during the run')
+        print('wrote %s' % os.path.join(args.output, 'convergence.png'))
+    else:
+        print('convergence.png not written: both basins were sampled at fewer than two of the ten checkpoints')
     print('wrote %s' % ', '.join(os.path.join(args.output, name) for name in ['fes.png', 'fes.csv', 'cv.csv']), flush=True)
     return 0
 

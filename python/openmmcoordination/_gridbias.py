@@ -122,10 +122,8 @@ class GridBias(object):
         return grids
 
     def axesForUser(self):
-        """The grid's axes as Metadynamics.getCollectiveVariableGrid() returns them: for one variable
-        an array, for several a list of arrays in the order of the variables (copies)."""
-        if len(self.variables) == 1:
-            return self.axes[0].copy()
+        """The grid's axes as Metadynamics.getCollectiveVariableGrid() returns them: a list of arrays,
+        one per variable in the order of the variables (copies), in every dimension."""
         return [axis.copy() for axis in self.axes]
 
     def _makeTable(self, values):

@@ -189,9 +189,10 @@ class Metadynamics(object):
         return tuple(self._force.getCollectiveVariableValues(simulation.context))
 
     def getCollectiveVariableGrid(self):
-        """The CV values of the grid points: for one variable an array, linspace(minValue, maxValue,
-        gridWidth); for several, a list of such arrays, one per variable, in the order of
-        ``variables`` (so ``contourf(*grid, fes)`` draws a 2-D free energy)."""
+        """The CV values of the grid points: a list of arrays, linspace(minValue, maxValue, gridWidth),
+        one per variable in the order of ``variables``, in every dimension (a list of one array for
+        one variable: ``x, = meta.getCollectiveVariableGrid()``; ``contourf(*grid, fes)`` draws a 2-D
+        free energy, and plots.plotFreeEnergy(grid, fes) any of them)."""
         return self._grid.axesForUser()
 
     def getBias(self):

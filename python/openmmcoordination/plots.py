@@ -1,5 +1,6 @@
 """Pictures with matplotlib (imported only when a plot is made): g(r) with the switching function and
-n(r), the coordination number over time, and a free-energy profile.
+n(r), the coordination number over time, the free energy of one to three variables (a profile, a
+map, a slice or projection of three) and the convergence of an estimate over time.
 
 Each function returns a matplotlib Figure (shown inline in a notebook) and writes it to ``path``
 (PNG, or any format matplotlib knows by the extension) when one is given. No pyplot state is used.
@@ -7,7 +8,7 @@ Each function returns a matplotlib Figure (shown inline in a notebook) and write
 
 import numpy as np
 
-__all__ = ['plotPairDistribution', 'plotCollectiveVariable', 'plotFreeEnergy']
+__all__ = ['plotPairDistribution', 'plotCollectiveVariable', 'plotFreeEnergy', 'plotConvergence']
 
 
 def _figure(width, height, rows=1, heightRatios=None):
@@ -124,43 +125,122 @@ def plotCollectiveVariable(times, values, path=None, names=None, title=None, yla
             smooth = np.convolve(values[:, k], kernel, mode='valid')
             ax.plot(times[window-1:], smooth, lw=1.8, color='C%d' % k, alpha=1.0,
                     label='%s, running mean over %d frames' % (names[k], window))
+    return _finishTimePlot(figure, ax, ylabel, 'collective variable over time' if title is None else title, path)
+
+
+def _finishTimePlot(figure, ax, ylabel, title, path):
+    """The labels, grid, legend and title of a plot against time (ps); writes it to path."""
     ax.set_xlabel('time (ps)')
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc='best')
-    ax.set_title('collective variable over time' if title is None else title, fontsize=10)
+    ax.set_title(title, fontsize=10)
     return _save(figure, path)
 
 
+def _kJ(values):
+    """An array in kJ/mol from an array or an energy Quantity."""
+    if hasattr(values, 'value_in_unit'):
+        from openmm import unit
+        values = values.value_in_unit(unit.kilojoules_per_mole)
+    return np.asarray(values, dtype=float)
+
+
+def _axes(grid, freeEnergy):
+    """The grid as a list of 1-D arrays (an array alone: one variable), checked against the shape of
+    the free energy (axis 0 the last variable, as Metadynamics.getFreeEnergy())."""
+    if isinstance(grid, np.ndarray) and grid.ndim == 1 or all(np.isscalar(x) for x in grid):
+        axes = [np.asarray(grid, dtype=float)]
+    else:
+        axes = [np.asarray(axis, dtype=float) for axis in grid]
+    if not 1 <= len(axes) <= 3 or freeEnergy.shape != tuple(len(a) for a in reversed(axes)):
+        raise ValueError('plotFreeEnergy: the free energy of shape %s does not match a grid of %s points (axis 0 the last '
+                         'variable)' % (freeEnergy.shape, ' x '.join(str(len(a)) for a in axes)))
+    return axes
+
+
+def _project(axes, f, temperature, slice_):
+    """A 3-D free energy as 2-D: the plane nearest ``slice_ = (variable, value)``, or without one the
+    projection -kT ln sum exp(-F/kT) over the third variable. Returns (axes, F, what was done)."""
+    if slice_ is not None:
+        variable, value = slice_
+        k = int(np.argmin(np.abs(axes[variable] - value)))
+        f = np.take(f, k, axis=2 - variable)
+        kept = [a for i, a in enumerate(axes) if i != variable]
+        return kept, f, 'slice at c%d = %.3g' % (variable + 1, axes[variable][k])
+    from openmm import unit
+    kT = (unit.MOLAR_GAS_CONSTANT_R*temperature).value_in_unit(unit.kilojoules_per_mole)
+    low = np.nanmin(f)
+    with np.errstate(divide='ignore'):
+        projected = low - kT*np.log(np.nansum(np.exp(-(f - low)/kT), axis=0))
+    return axes[:2], projected, 'projected on c1, c2 (-kT ln sum over c3)'
+
+
 def plotFreeEnergy(grid, freeEnergy, path=None, sampled=None, references=(), title=None, label='this run',
-                   xlabel='coordination number'):
-    """Plot a free-energy profile F(cv) in kJ/mol, shifted so its minimum over the sampled range is 0.
+                   xlabel=None, ylabel=None, basins=None, slice=None, temperature=None, ax=None):
+    """Plot a free energy in kJ/mol, shifted so its minimum over the sampled region is 0: a curve for
+    one variable, a map (filled contours, the region not sampled grey) for two, and for three the map
+    of a slice or of the projection on the first two.
 
     Parameters
     ----------
-    grid, freeEnergy: arrays (freeEnergy in kJ/mol, a Quantity is accepted)
-    sampled: (low, high) (optional)
-        the CV range the run visited; only that part is drawn and used for the shift
-    references: list of (grid, freeEnergy, label)
-        other profiles drawn the same way (a peer method, an exact profile)
+    grid: a list of 1 to 3 arrays (getCollectiveVariableGrid()), or an array for one variable
+    freeEnergy: array (or Quantity) of the layout of Metadynamics.getFreeEnergy(): axis 0 the last variable
+    sampled: (optional) one variable: the (low, high) range the run visited; two or three: a boolean
+        array of freeEnergy's shape, True where the run sampled
+    references: list of (grid, freeEnergy, label), one variable: other profiles drawn the same way
+    xlabel, ylabel: the names of the first and second variables (default 'coordination number' for
+        one, 'c1' and 'c2' for a map)
+    basins: {name: point} (optional, two or three variables): points (c1, c2) marked with F there
+    slice: (variable index, value) (three variables): draw the plane nearest the value; default the
+        projection -kT ln sum exp(-F/kT) over the third variable, at ``temperature`` (default 300 K)
+    ax: a matplotlib Axes to draw in (a panel of a figure of one's own); default a new Figure
     """
-    figure, ax = _figure(6.4, 4.0)
+    f = _kJ(freeEnergy)
+    axes = _axes(grid, f)
+    if len(axes) == 1:
+        return _plotProfile(axes[0], f, path, sampled, references, title, label, xlabel or 'coordination number', ax)
+    mask = np.ones(f.shape, dtype=bool) if sampled is None else np.asarray(sampled, dtype=bool)
+    f = np.where(mask & np.isfinite(f), f, np.nan)
+    what = None
+    if len(axes) == 3:
+        from openmm import unit
+        axes, f, what = _project(axes, f, 300*unit.kelvin if temperature is None else temperature, slice)
+    f = f - np.nanmin(f)
+    figure, ax = _figure(6.4, 4.8) if ax is None else (ax.figure, ax)
+    ax.set_facecolor('0.92')
+    top = max(4.0, float(np.ceil(np.nanpercentile(f, 98)/4)*4))
+    levels = np.linspace(0, top, 17)
+    filled = ax.contourf(axes[0], axes[1], np.minimum(f, top), levels=levels, cmap='viridis')
+    ax.contour(axes[0], axes[1], np.minimum(f, top), levels=levels[::2], colors='k', linewidths=0.4, alpha=0.6)
+    figure.colorbar(filled, ax=ax).set_label('free energy (kJ/mol)')
+    for name, point in (basins or {}).items():
+        i, j = int(np.argmin(np.abs(axes[0] - point[0]))), int(np.argmin(np.abs(axes[1] - point[1])))
+        ax.plot(point[0], point[1], marker='o', ms=8, mfc='white', mec='k')
+        ax.annotate('%s: %.1f kJ/mol' % (name, f[j, i]), tuple(point[:2]), textcoords='offset points', xytext=(8, 8),
+                    fontsize=8, bbox=_LABEL_BOX)
+    ax.set_xlabel('c1' if xlabel is None else xlabel)
+    ax.set_ylabel('c2' if ylabel is None else ylabel)
+    default = 'free energy' + ('' if what is None else ', ' + what) + ' (grey: not sampled)'
+    ax.set_title(default if title is None else title, fontsize=10)
+    return _save(figure, path)
 
-    def prepare(x, f):
-        x = np.asarray(x, dtype=float)
-        if hasattr(f, 'value_in_unit'):
-            from openmm import unit
-            f = f.value_in_unit(unit.kilojoules_per_mole)
-        f = np.asarray(f, dtype=float)
-        keep = np.isfinite(f)
+
+def _plotProfile(grid, f, path, sampled, references, title, label, xlabel, ax):
+    """plotFreeEnergy of one variable: the curve over the sampled range, its minimum marked."""
+    figure, ax = _figure(6.4, 4.0) if ax is None else (ax.figure, ax)
+
+    def prepare(x, values):
+        x, values = np.asarray(x, dtype=float).ravel(), _kJ(values).ravel()
+        keep = np.isfinite(values)
         if sampled is not None:
             keep &= (x >= sampled[0]) & (x <= sampled[1])
-        return x[keep], f[keep] - f[keep].min()
+        return x[keep], values[keep] - values[keep].min()
 
-    x, f = prepare(grid, freeEnergy)
+    x, f = prepare(grid, f)
     ax.plot(x, f, color='C0', lw=1.8, label=label)
     for k, (rg, rf, rl) in enumerate(references):
-        rx, ry = prepare(rg, rf)
+        rx, ry = prepare(rg[0] if isinstance(rg, list) else rg, rf)
         ax.plot(rx, ry, color='C%d' % (k+1), lw=1.2, ls='--', label=rl)
     i = int(np.argmin(f))
     ax.plot([x[i]], [f[i]], 'o', color='C3', ms=4)
@@ -172,3 +252,17 @@ def plotFreeEnergy(grid, freeEnergy, path=None, sampled=None, references=(), tit
     ax.legend(fontsize=8, loc='best')
     ax.set_title('free-energy profile' if title is None else title, fontsize=10)
     return _save(figure, path)
+
+
+def plotConvergence(times, values, path=None, names=None, title=None, ylabel='free-energy difference (kJ/mol)'):
+    """Plot how an estimate settles with time: a free-energy difference between two regions, c(t), or
+    any quantity (a column per curve; energy Quantities accepted), times in ps, the last value marked."""
+    times = np.asarray(times, dtype=float)
+    values = _kJ(values).reshape(len(times), -1)
+    figure, ax = _figure(6.4, 3.6)
+    names = names or (['estimate'] if values.shape[1] == 1 else ['estimate %d' % (k + 1) for k in range(values.shape[1])])
+    for k in range(values.shape[1]):
+        ax.plot(times, values[:, k], lw=1.4, marker='.', color='C%d' % k, label=names[k])
+        ax.annotate('%.2f' % values[-1, k], (times[-1], values[-1, k]), textcoords='offset points', xytext=(4, 4),
+                    color='C%d' % k, fontsize=8, bbox=_LABEL_BOX)
+    return _finishTimePlot(figure, ax, ylabel, 'convergence' if title is None else title, path)

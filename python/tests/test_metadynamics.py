@@ -62,7 +62,8 @@ def test_same_seed_same_hills():
     np.testing.assert_allclose(ours.getBias()._value, theirs._totalBias, rtol=1e-7, atol=1e-9)
     assert ours.getCollectiveVariables(simulation)[0] == pytest.approx(
         theirs.getCollectiveVariables(theirSimulation)[0], rel=1e-5)
-    assert ours.getCollectiveVariableGrid().shape == (101,) and ours.getHillCenters().shape == (150,)
+    grid = ours.getCollectiveVariableGrid()          # a list in every dimension (issue 44)
+    assert isinstance(grid, list) and [a.shape for a in grid] == [(101,)] and ours.getHillCenters().shape == (150,)
     # well tempered: heights fall below the initial height as the bias grows
     heights = ours.getHillHeights().value_in_unit(unit.kilojoules_per_mole)
     assert heights[0] <= 1.0 and heights.min() < 0.9
@@ -73,7 +74,7 @@ def test_well_tempered_heights_1d():
     NumPy evaluates with OpenMM's natural spline of the grid (cases.natural_spline)."""
     meta, _ = run_toy_metadynamics(Metadynamics, seed=3, steps=1000, frequency=20)
     centers, heights = hills_of(meta)
-    grid = meta.getCollectiveVariableGrid()
+    grid, = meta.getCollectiveVariableGrid()
     width = meta.variables[0].biasWidth
     for k in range(len(heights)):
         before = hills_on_grid(centers[:k], heights[:k], [grid], [width])
@@ -240,7 +241,6 @@ def test_bias_is_the_force_table(platform_config, dimensions, gridWidth):
     np.testing.assert_allclose(meta.getFreeEnergy().value_in_unit(unit.kilojoules_per_mole), -1.25*bias, rtol=1e-14)
 
     axes = meta.getCollectiveVariableGrid()
-    axes = [axes] if dimensions == 1 else axes
     group = {force.getForceGroup()}
 
     def energy():

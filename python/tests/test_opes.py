@@ -89,7 +89,6 @@ def replay(opes, options):
 
 def grid_points(opes):
     axes = opes.getCollectiveVariableGrid()
-    axes = [axes] if len(opes.variables) == 1 else axes
     mesh = np.meshgrid(*reversed(axes), indexing='ij')            # axis 0 is the last variable
     return np.stack([m.ravel() for m in reversed(mesh)], axis=1), mesh[0].shape
 

@@ -7,7 +7,7 @@ pytest.importorskip('matplotlib')
 
 from openmmcoordination import CoordinationForce  # noqa: E402
 from openmmcoordination.gr import PairDistribution  # noqa: E402
-from openmmcoordination.plots import plotCollectiveVariable, plotFreeEnergy, plotPairDistribution  # noqa: E402
+from openmmcoordination.plots import plotCollectiveVariable, plotConvergence, plotFreeEnergy, plotPairDistribution  # noqa: E402
 
 from gr_helpers import png_size  # noqa: E402
 
@@ -80,3 +80,50 @@ def test_free_energy_plot(tmp_path):
     line = figure.axes[0].get_lines()[0]
     assert line.get_xdata().min() >= 3 and line.get_xdata().max() <= 9
     assert line.get_ydata().min() == 0.0
+
+
+def two_wells():
+    """A 2-D free energy on a 41 x 31 grid (axis 0 the second variable): wells at (0.2, 4) and (0.8, 6),
+    the second 3 kJ/mol higher."""
+    c1, c2 = np.linspace(0, 1, 41), np.linspace(2, 8, 31)
+    x, y = np.meshgrid(c1, c2)
+    fes = 20 - 20*np.exp(-((x - 0.2)**2/0.02 + (y - 4)**2/0.5)) - 17*np.exp(-((x - 0.8)**2/0.02 + (y - 6)**2/0.5))
+    return [c1, c2], fes
+
+
+def test_free_energy_plot_of_each_dimension(tmp_path):
+    """1-D from getCollectiveVariableGrid()'s list of one array; 2-D a map (minimum 0 over the sampled
+    region, the rest left blank, basins marked with their F); 3-D a slice and a projection."""
+    from openmm import unit
+    axis = np.linspace(0, 10, 101)
+    figure = plotFreeEnergy([axis], (axis - 6)**2*unit.kilojoules_per_mole, path=str(tmp_path/'1d.png'))
+    assert 'minimum at 6.00' in texts(figure)
+    grid, fes = two_wells()
+    sampled = fes < 19.0
+    figure = plotFreeEnergy(grid, fes, path=str(tmp_path/'2d.png'), sampled=sampled, xlabel='c1: Na-Cl',
+                            ylabel='c2: Na-O', basins={'CIP': (0.8, 6.0), 'SSIP': (0.2, 4.0)})
+    assert png_size(tmp_path/'2d.png')[0] > 600
+    words = texts(figure)
+    for expected in ['c1: Na-Cl', 'c2: Na-O', 'CIP: 3.0 kJ/mol', 'SSIP: 0.0 kJ/mol', 'not sampled', 'free energy (kJ/mol)']:
+        assert expected in words, (expected, words)
+    volume = np.repeat(fes[None, :, :], 5, axis=0) + np.linspace(0, 4, 5)[:, None, None]     # c3: 0 to 4 kJ/mol more
+    grid3 = grid + [np.linspace(0, 1, 5)]
+    figure = plotFreeEnergy(grid3, volume, path=str(tmp_path/'slice.png'), slice=(2, 0.5))
+    assert 'slice at c3 = 0.5' in texts(figure)
+    figure = plotFreeEnergy(grid3, volume, path=str(tmp_path/'projection.png'), basins={'A': (0.2, 4.0)})
+    assert 'projected on c1, c2' in texts(figure) and 'A: 0.0 kJ/mol' in texts(figure)
+    with pytest.raises(ValueError, match=r'plotFreeEnergy: the free energy of shape \(31, 41\) does not match a grid of 31 x 41'):
+        plotFreeEnergy(grid[::-1], fes)
+
+
+def test_convergence_plot(tmp_path):
+    """A free-energy difference over time, the last value written beside its curve; energy Quantities accepted."""
+    from openmm import unit
+    times = np.arange(1, 11)*10.0
+    estimate = (3.0 + 2.0/np.arange(1, 11))*unit.kilojoules_per_mole
+    figure = plotConvergence(times, estimate, path=str(tmp_path/'dF.png'), names=['F(SSIP) - F(CIP)'])
+    assert png_size(tmp_path/'dF.png')[0] > 600
+    words = texts(figure)
+    assert 'F(SSIP) - F(CIP)' in words and 'time (ps)' in words and '3.20' in words and 'free-energy difference (kJ/mol)' in words
+    line = figure.axes[0].get_lines()[0]
+    np.testing.assert_allclose(line.get_ydata(), 3.0 + 2.0/np.arange(1, 11))

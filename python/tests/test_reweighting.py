@@ -34,7 +34,6 @@ def grids_after_each_hill(meta):
     """The grid of the first k hills, k = 0 .. hills, rebuilt in NumPy."""
     centers, heights = hills_of(meta)
     axes = meta.getCollectiveVariableGrid()
-    axes = [axes] if len(meta.variables) == 1 else axes
     widths = [v.biasWidth for v in meta.variables]
     return [hills_on_grid(centers[:k], heights[:k], axes, widths) for k in range(len(heights) + 1)]
 
@@ -95,7 +94,7 @@ def test_recorded_frames():
     assert frames.bias.unit == frames.reweightingBias.unit == unit.kilojoules_per_mole
     bias, reweightingBias = frames.bias._value, frames.reweightingBias._value
     grids = grids_after_each_hill(meta)
-    axis = meta.getCollectiveVariableGrid()
+    axis, = meta.getCollectiveVariableGrid()
     centers = meta.getHillCenters()
     for step, cv, frameBias, frameReweightingBias in zip(frames.steps, frames.collectiveVariables, bias,
                                                          reweightingBias):
