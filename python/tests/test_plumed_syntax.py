@@ -101,7 +101,8 @@ def test_group_remove_sort_unique():
 
 @pytest.mark.parametrize('keywords,length,energy,time', [
     ('ENERGY=eV', 1.0, 96.48530749925792, 1.0), ('ENERGY=j/mol LENGTH=um TIME=ns', 1000.0, 0.001, 1000.0),
-    ('ENERGY=kcal/mol LENGTH=A TIME=fs', 0.1, 4.184, 0.001), ('ENERGY=2.5 LENGTH=0.5 TIME=10', 0.5, 2.5, 10.0)])
+    ('ENERGY=kcal/mol LENGTH=A TIME=fs', 0.1, 4.184, 0.001), ('ENERGY=2.5 LENGTH=0.5 TIME=10', 0.5, 2.5, 10.0),
+    ('ENERGY=Ha LENGTH=Bohr TIME=atomic', 0.052917721067, 2625.499638, 2.418884326509e-5)])
 def test_units(keywords, length, energy, time):
     inp = plumed.load('UNITS %s\n' % keywords, system())
     assert (inp.units.length, inp.units.energy, inp.units.time) == (length, energy, time)

@@ -131,12 +131,12 @@ class Action(object):
 
 class Units(object):
     """PLUMED's UNITS (src/tools/Units.cpp): ``length`` in nm, ``energy`` in kJ/mol and ``time`` in ps
-    per input unit. Each takes PLUMED's names (LENGTH nm, A, um; ENERGY kj/mol, kcal/mol, j/mol, eV;
-    TIME ps, ns, fs) or a positive number (that many nm, kJ/mol, ps)."""
+    per input unit. Each takes PLUMED's names (LENGTH nm, A, um, Bohr; ENERGY kj/mol, kcal/mol, j/mol,
+    eV, Ha; TIME ps, ns, fs, atomic) or a positive number (that many nm, kJ/mol, ps)."""
 
-    LENGTHS = {'nm': 1.0, 'A': 0.1, 'um': 1000.0}
-    ENERGIES = {'kj/mol': 1.0, 'kcal/mol': 4.184, 'j/mol': 0.001, 'eV': 96.48530749925792}
-    TIMES = {'ps': 1.0, 'ns': 1000.0, 'fs': 0.001}
+    LENGTHS = {'nm': 1.0, 'A': 0.1, 'um': 1000.0, 'Bohr': 0.052917721067}
+    ENERGIES = {'kj/mol': 1.0, 'kcal/mol': 4.184, 'j/mol': 0.001, 'eV': 96.48530749925792, 'Ha': 2625.499638}
+    TIMES = {'ps': 1.0, 'ns': 1000.0, 'fs': 0.001, 'atomic': 2.418884326509e-5}
 
     def __init__(self, length=1.0, energy=1.0, lengthName='nm', energyName='kj/mol', time=1.0, timeName='ps'):
         self.length, self.energy, self.time = length, energy, time
