@@ -221,3 +221,34 @@ def test_opes_explore_adaptive():
     assert getattr(opes, 'exploreMode', getattr(opes, 'explore', None)) is True
     assert opes.sigma is None and list(opes.sigmaMin) == [0.05] and opes.adaptiveSigmaStride == 200 and opes.fixedSigma
     assert opes.variables[0].gridWidth == 901
+
+
+def test_dumpderivatives_of_functions(tmp_path):
+    """A function's derivatives are those with respect to its arguments (PLUMED's DUMPDERIVATIVES),
+    analytic: COMBINE's c_i e_i (x_i - p_i)^(e_i - 1), CUSTOM's by the expression."""
+    from openmm import app, unit
+    text = ('c1: COORDINATION GROUPA=1-4 R_0=0.3\nc2: COORDINATION GROUPA=1-3 R_0=0.3\n'
+            'f: COMBINE ARG=c1,c2 COEFFICIENTS=2,-3 PARAMETERS=0.5,0 POWERS=2,1 PERIODIC=NO\n'
+            'g: CUSTOM ARG=c1,f VAR=a,b FUNC=a*exp(b)+sin(pi*a) PERIODIC=NO\n'
+            'DUMPDERIVATIVES ARG=f,g FILE=deriv FMT=%12.8f\n')
+    s = system()
+    s.setDefaultPeriodicBoxVectors(*np.eye(3)*2.0)
+    inp = plumed.load(text, s)
+    topology = app.Topology()
+    residue = topology.addResidue('X', topology.addChain())
+    for _ in range(4):
+        topology.addAtom('X', None, residue)
+    simulation = app.Simulation(topology, s, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
+    simulation.context.setPositions(POSITIONS)
+    inp.attach(simulation, str(tmp_path))
+    inp.close()
+    c1, c2, f = inp.getValues(simulation.context, ['c1', 'c2', 'f'])
+    lines = (tmp_path/'deriv').read_text().splitlines()
+    assert lines[0] == '#! FIELDS time parameter f g'
+    rows = [[float(x) for x in line.split()] for line in lines[1:]]
+    assert len(rows) == 2 and [r[1] for r in rows] == [0, 1]
+    expected = [(2*2*(c1 - 0.5), math.exp(f) + math.pi*math.cos(math.pi*c1)), (-3.0, c1*math.exp(f))]
+    for row, (df, dg) in zip(rows, expected):
+        assert row[2] == pytest.approx(df, abs=1e-8) and row[3] == pytest.approx(dg, abs=1e-8)
+    with pytest.raises(plumed.PlumedInputError, match='different numbers of derivatives'):
+        plumed.load(text.replace('ARG=f,g FILE', 'ARG=c1,f FILE'), system())

@@ -203,12 +203,13 @@ class PlumedInput(object):
         return [(label, value) for label, value in self.values.items() if value.kind in kinds]
 
     def _printedCVs(self):
-        """The CVs PRINT needs (directly, through functions, through a bias's .bias)."""
+        """The CVs PRINT needs (directly, through functions, through a bias's .bias), and those of the
+        functions DUMPDERIVATIVES differentiates (at their arguments' values)."""
         needed = set()
-        for _, printed in self._ofKind('print'):
+        for _, printed in self._ofKind('print', 'derivatives'):
             for arg in printed.args:
                 value = self._valueOf(arg)
-                if value.kind == 'coordination':
+                if value.kind == 'coordination' and printed.kind == 'print':
                     needed.add(arg)
                 elif value.kind in ('function', 'bias'):
                     needed |= value.cvs
@@ -227,7 +228,7 @@ class PlumedInput(object):
         inBias = set().union(*[value.cvs for _, value in biases]) | (self._printedCVs() - set(metad.labels if metad else []))
         toAdd = []
         if inBias:
-            first = terms[0][0] if terms else next(v.action for v in self.values.values() if v.kind == 'print')
+            first = terms[0][0] if terms else next(v.action for v in self.values.values() if v.kind in ('print', 'derivatives'))
             expression = ' + '.join(term for _, term in terms) or '0'
             try:
                 bias = CoordinationBiasForce(expression)
@@ -334,19 +335,27 @@ class PlumedInput(object):
     def getDerivatives(self, context, names, state=None):
         """DUMPDERIVATIVES' numbers of the coordination numbers ``names`` at the Context's positions: an
         array (parameters, len(names)), the rows the x, y, z of each atom of the CV (biases.derivativeAtoms)
-        then the 9 box derivatives, in the input's units. The atoms' derivatives are the forces of a copy
+        then the 9 box derivatives, in the input's units; of a function, its derivatives with respect to
+        its arguments (Expression.gradient, analytic), as PLUMED's. The atoms' derivatives are the forces of a copy
         of each CV on the Context's platform (dcv/dx = -force of energy cv); the box's, -sum over pairs of
         dfunc d (x) d, from the force's own switching function (evaluateSwitchingFunction)."""
         if state is None or not _hasPositions(state):
             state = context.getState(getPositions=True)
         positions = state.getPositions(asNumpy=True).value_in_unit(unit.nanometer)
         box = state.getPeriodicBoxVectors(asNumpy=True).value_in_unit(unit.nanometer)
-        helper = self._derivativeContext(context, names)
-        helper.setPeriodicBoxVectors(*box)
-        helper.setPositions(positions)
+        cvNames = [name for name in names if self.values[name].kind == 'coordination']
+        if cvNames:
+            helper = self._derivativeContext(context, cvNames)
+            helper.setPeriodicBoxVectors(*box)
+            helper.setPositions(positions)
         columns = []
-        for index, name in enumerate(names):
+        for name in names:
             value = self.values[name]
+            if value.kind == 'function':
+                at = dict(zip(value.local.variables, self.getValues(context, value.args, state)))
+                columns.append(np.array(value.local.gradient(at)))
+                continue
+            index = cvNames.index(name)
             forces = helper.getState(getForces=True, groups={index}).getForces(asNumpy=True)
             forces = forces.value_in_unit(unit.kilojoules_per_mole/unit.nanometer)
             atoms = biases.derivativeAtoms(value)

@@ -81,16 +81,17 @@ def readSort(plumed, action):
     action.finish()
     if action.label is None:
         raise action.fail('LABEL', 'SORT needs a label (its values are label.1, label.2, ...)')
-    x = [_expressionOf(l, v) for l, v in zip(labels, values)]
-    def nested(function):
+    def nested(function, x):
         expression = x[0]
         for item in x[1:]:
             expression = '%s(%s, %s)' % (function, expression, item)
         return expression
+    x = [_expressionOf(l, v) for l, v in zip(labels, values)]
+    local = _localNames(labels)
     components = {}
     for k, function in ((1, 'min'), (len(x), 'max')):
         name = '%s.%d' % (action.label, k)
-        components[name] = _function(action, nested(function), labels, values)
+        components[name] = _function(action, nested(function, x), labels, values, (nested(function, local), local))
     action.log.append('components %s.1 (min) and %s.%d (max) built; %s' % (action.label, action.label, len(x),
                       'the others are refused where used' if len(x) > 2 else 'there are no others'))
     return components
@@ -141,14 +142,23 @@ def readFunction(plumed, action):
     _periodicNo(action)
     action.finish()
     expression = substitute(function, {v: _expressionOf(l, value) for v, l, value in zip(variables, labels, values)})
-    return _function(action, expression, labels, values)
+    return _function(action, expression, labels, values, (function, variables))
 
 
-def _function(action, expression, labels, values):
+def _localNames(labels):
+    return ['_a%d' % k for k in range(len(labels))]
+
+
+def _function(action, expression, labels, values, local):
+    """A Value of kind 'function': ``obj`` the Lepton expression in the CVs, ``expression`` it as an
+    Expression, ``cvs`` their labels, ``args`` the labels of its arguments and ``local`` the
+    Expression in its arguments (for DUMPDERIVATIVES: PLUMED's derivatives of a function are those
+    with respect to its arguments)."""
     cvs = set().union(*[_cvsOf(label, value) for label, value in zip(labels, values)])
     action.python.append('%s = %r  # a Lepton expression of %s, for the energy below' % (
         action.label or 'f', expression, ', '.join(sorted(cvs))))
-    return Value(action, 'function', expression, cvs=cvs, expression=Expression(expression, sorted(cvs)))
+    return Value(action, 'function', expression, cvs=cvs, expression=Expression(expression, sorted(cvs)),
+                 args=list(labels), local=Expression(local[0], local[1]))
 
 
 def readCombine(plumed, action):
@@ -166,12 +176,15 @@ def readCombine(plumed, action):
         coefficients = [c/total for c in coefficients]
     _periodicNo(action)
     action.finish()
-    terms = []
-    for label, value, c, p, e in zip(labels, values, coefficients, parameters, powers):
-        x = _expressionOf(label, value)
-        base = '(%s - %s)' % (x, number(p)) if p != 0 else ('(%s)' % x if value.kind == 'function' else x)
-        terms.append('%s*%s' % (number(c), base) + ('' if e == 1 else '^%s' % number(e)))
-    return _function(action, ' + '.join(terms), labels, values)
+    def combined(names, parenthesize):
+        terms = []
+        for x, wrap, c, p, e in zip(names, parenthesize, coefficients, parameters, powers):
+            base = '(%s - %s)' % (x, number(p)) if p != 0 else ('(%s)' % x if wrap else x)
+            terms.append('%s*%s' % (number(c), base) + ('' if e == 1 else '^%s' % number(e)))
+        return ' + '.join(terms)
+    local = _localNames(labels)
+    expression = combined([_expressionOf(l, v) for l, v in zip(labels, values)], [v.kind == 'function' for v in values])
+    return _function(action, expression, labels, values, (combined(local, [False]*count), local))
 
 
 def _biasTerm(action, numbers, index, x, length, energy):
@@ -334,12 +347,13 @@ def _allValues(plumed, action, args):
 
 def readDumpDerivatives(plumed, action):
     """DUMPDERIVATIVES ARG= FILE= [FMT=] [STRIDE=]: the derivatives of coordination numbers with
-    respect to the positions of their atoms and to the box, as PLUMED writes them (src/generic/
+    respect to the positions of their atoms and to the box (of a function, CUSTOM, MATHEVAL, COMBINE
+    or SORT's, with respect to its arguments), as PLUMED writes them (src/generic/
     DumpDerivatives.cpp): per report, one line per parameter (x, y, z of each atom of the action in
     its order, then the 9 box derivatives -sum over pairs of dfunc d (x) d, d the pair's vector and
     dfunc = (ds/dr)/r, src/colvar/CoordinationBase.cpp), one column per argument. A Value of kind
     'derivatives' with ``args``, ``stride``, ``file``, ``fmt``."""
-    labels, values = _arguments(plumed, action, ('coordination',))
+    labels, values = _arguments(plumed, action, ('coordination', 'function'))
     file = action.required('FILE')
     fmt = action.take('FMT', '%15.10f')
     try:
@@ -351,6 +365,9 @@ def readDumpDerivatives(plumed, action):
         raise action.fail('STRIDE', 'must be a positive integer, got %d', stride)
     counts = set()
     for label, value in zip(labels, values):
+        if value.kind == 'function':
+            counts.add(len(value.args))            # PLUMED: a function's derivatives are those by its arguments
+            continue
         atoms = derivativeAtoms(value)
         if len(set(atoms)) != len(atoms):
             raise action.fail('ARG', '%r names an atom twice in its groups: PLUMED gives each place in its list its own '

@@ -49,6 +49,20 @@ def withConstants(expression):
     return substitute(expression, {name: repr(CONSTANTS[name]) for name in used}), used
 
 
+#: d f(u)/du of the functions of one argument, given u and f(u) (Lepton's: step, delta, floor and
+#: ceil have derivative 0; abs has step(u)*2 - 1).
+_SLOPES = {
+    'sqrt': lambda u, f: 0.5/f, 'exp': lambda u, f: f, 'log': lambda u, f: 1/u, 'sin': lambda u, f: math.cos(u),
+    'cos': lambda u, f: -math.sin(u), 'sec': lambda u, f: f*math.tan(u), 'csc': lambda u, f: -f/math.tan(u),
+    'tan': lambda u, f: 1 + f*f, 'cot': lambda u, f: -1 - f*f, 'asin': lambda u, f: 1/math.sqrt(1 - u*u),
+    'acos': lambda u, f: -1/math.sqrt(1 - u*u), 'atan': lambda u, f: 1/(1 + u*u), 'sinh': lambda u, f: math.cosh(u),
+    'cosh': lambda u, f: math.sinh(u), 'tanh': lambda u, f: 1 - f*f,
+    'erf': lambda u, f: 2/math.sqrt(math.pi)*math.exp(-u*u), 'erfc': lambda u, f: -2/math.sqrt(math.pi)*math.exp(-u*u),
+    'step': lambda u, f: 0.0, 'delta': lambda u, f: 0.0, 'square': lambda u, f: 2*u, 'cube': lambda u, f: 3*u*u,
+    'recip': lambda u, f: -1/(u*u), 'abs': lambda u, f: 1.0 if u >= 0 else -1.0, 'floor': lambda u, f: 0.0,
+    'ceil': lambda u, f: 0.0,
+}
+
 _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
               ast.Pow: lambda a, b: math.pow(a, b)}
 _IDENTIFIER = re.compile(r'(?<![\w.])([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\()')
@@ -99,6 +113,55 @@ class Expression(object):
             return float(self._evaluate(self._tree, values))
         except (ValueError, ZeroDivisionError, OverflowError):
             return math.nan
+
+    def gradient(self, values):
+        """The analytic derivatives of the expression with respect to each of its variables, at
+        ``values`` ({variable: number}), in the order of ``variables`` (forward-mode differentiation
+        of the expression tree, with each function's derivative as Lepton takes it)."""
+        names = list(self.variables)
+        return [float(d) for d in self._dual(self._tree, values, names)[1]]
+
+    def _dual(self, node, values, names):
+        """(value, gradient over ``names``) of a node."""
+        count = len(names)
+        if isinstance(node, ast.Constant):
+            return float(node.value), [0.0]*count
+        if isinstance(node, ast.Name):
+            return float(values[node.id]), [1.0 if name == node.id else 0.0 for name in names]
+        if isinstance(node, ast.UnaryOp):
+            v, d = self._dual(node.operand, values, names)
+            return (-v, [-x for x in d]) if isinstance(node.op, ast.USub) else (v, d)
+        if isinstance(node, ast.BinOp):
+            a, da = self._dual(node.left, values, names)
+            b, db = self._dual(node.right, values, names)
+            if isinstance(node.op, ast.Add):
+                return a + b, [x + y for x, y in zip(da, db)]
+            if isinstance(node.op, ast.Sub):
+                return a - b, [x - y for x, y in zip(da, db)]
+            if isinstance(node.op, ast.Mult):
+                return a*b, [x*b + a*y for x, y in zip(da, db)]
+            if isinstance(node.op, ast.Div):
+                return a/b, [(x*b - a*y)/(b*b) for x, y in zip(da, db)]
+            value = math.pow(a, b)
+            if not any(db):
+                return value, [b*math.pow(a, b - 1)*x for x in da]
+            return value, [value*(y*math.log(a) + b*x/a) for x, y in zip(da, db)]
+        arguments = [self._dual(argument, values, names) for argument in node.args]
+        name = node.func.id
+        if name in ('min', 'max'):
+            (a, da), (b, db) = arguments
+            first = (a <= b) if name == 'min' else (a >= b)
+            return (a, da) if first else (b, db)
+        if name == 'select':
+            (c, _), (a, da), (b, db) = arguments
+            return (a, da) if c != 0 else (b, db)
+        if name == 'atan2':
+            (y, dy), (x, dx) = arguments
+            return math.atan2(y, x), [(x*p - y*q)/(x*x + y*y) for p, q in zip(dy, dx)]
+        (u, du), = arguments
+        value = FUNCTIONS[name](u)
+        slope = _SLOPES[name](u, value)
+        return value, [slope*x for x in du]
 
     def _evaluate(self, node, values):
         if isinstance(node, ast.BinOp):
