@@ -391,8 +391,10 @@ class PlumedInput(object):
         return self._derivativeContexts[key][0]
 
     def outputFiles(self):
-        """The files attach() writes, as the input names them: each PRINT's FILE, then METAD's."""
-        return [p.file for _, p in self._ofKind('print') if p.file] + [m.hills for _, m in self._ofKind('metad')]
+        """The files attach() writes, as the input names them: each PRINT's FILE, each DUMPDERIVATIVES',
+        then METAD's."""
+        return ([p.file for _, p in self._ofKind('print') if p.file] + [d.file for _, d in self._ofKind('derivatives')]
+                + [m.hills for _, m in self._ofKind('metad')])
 
     def attach(self, simulation, directory=None):
         """Append a PlumedColvarReporter per PRINT to the simulation's reporters (each writing the

@@ -6,8 +6,8 @@
 ``check`` prints what each line of the input becomes (the Python equivalent) or the first error.
 ``run`` builds the System of a PDB file with Amber14 and TIP3P (OpenMM's amber14-all.xml and
 amber14/tip3p.xml; PME where the PDB has a box, H bonds constrained), a Langevin integrator at
-METAD's TEMP (or --temperature) with 2 fs steps, minimizes, and runs the input, writing its PRINT
-and METAD files in --output.
+the TEMP of METAD or OPES_METAD (or --temperature) with 2 fs steps, minimizes, and runs the input,
+writing its PRINT, DUMPDERIVATIVES and METAD files in --output.
 """
 
 import os
@@ -25,7 +25,7 @@ def addCommands(commands):
                              'METAD files')
     for parser in (check, run):
         parser.add_argument('input', help='the PLUMED input file')
-        parser.add_argument('--temperature', type=float, help="integrator temperature in K (default: METAD's TEMP, else 300)")
+        parser.add_argument('--temperature', type=float, help="integrator temperature in K (default: the TEMP of METAD or OPES_METAD, else 300)")
     check.add_argument('--pdb', help='a PDB file whose atoms the atom numbers must exist in')
     run.add_argument('--pdb', required=True, help='the solvated system (a PDB file with its box)')
     run.add_argument('--steps', type=int, default=1000, help='MD steps of 2 fs (default 1000)')
@@ -37,13 +37,14 @@ def addCommands(commands):
 
 def _integrator(path, temperature):
     """A LangevinMiddleIntegrator (1/ps, 2 fs) at ``temperature`` K, else at the TEMP of the input's
-    METAD, else at 300 K."""
+    METAD or OPES_METAD, else at 300 K."""
     import openmm
     from openmm import unit
     from openmmcoordination.plumed.syntax import parseInput
     if temperature is None:
         with open(path) as f:
-            metad = [a for a in parseInput(f.read(), path) if a.name == 'METAD' and a.has('TEMP')]
+            metad = [a for a in parseInput(f.read(), path)
+                     if a.name in ('METAD', 'OPES_METAD', 'OPES_METAD_EXPLORE') and a.has('TEMP')]
         temperature = metad[0].toNumber('TEMP', metad[0].keywords['TEMP']) if metad else 300.0
     return openmm.LangevinMiddleIntegrator(temperature*unit.kelvin, 1/unit.picosecond, 0.002*unit.picoseconds)
 
@@ -109,6 +110,8 @@ def _run(args):
                                                        args.steps*0.002e-3/max(elapsed, 1e-9)*86400))
     if inp.metadynamics is not None:
         print('%d hills' % len(inp.metadynamics.getHillHeights()))
+    if inp.opes is not None:
+        print('%d kernels' % len(inp.opes.getKernels()[2]))
     print('wrote ' + (', '.join(os.path.join(args.output, name) for name in inp.outputFiles()) or 'nothing'))
     return 0
 
