@@ -89,9 +89,21 @@ CoordinationSwitching::Pair CoordinationSwitching::forPair(int k) const {
     return makePair(weights.empty() ? 1.0 : weights[k], r0s.empty() ? r0 : r0s[k], k);
 }
 
+/** x^k for an integer k >= 0 by repeated squaring: several times faster than pow(). */
+static double integerPower(double x, int k) {
+    double result = 1.0;
+    while (k > 0) {
+        if (k & 1)
+            result *= x;
+        x *= x;
+        k >>= 1;
+    }
+    return result;
+}
+
 double CoordinationSwitching::evaluateRational(double x, double& dsdx) const {
     if (m == 2*n) {
-        double xn1 = pow(x, n-1);
+        double xn1 = integerPower(x, n-1);
         double s = 1.0/(1.0+xn1*x);
         dsdx = -n*xn1*s*s;
         return s;
@@ -113,7 +125,7 @@ double CoordinationSwitching::evaluateRational(double x, double& dsdx) const {
         dsdx = (dnum*den-num*dden)/(den*den);
         return num/den;
     }
-    double xn1 = pow(x, n-1), xm1 = pow(x, m-1);
+    double xn1 = integerPower(x, n-1), xm1 = integerPower(x, m-1);
     double inverseDenominator = 1.0/(1.0-xm1*x);
     double s = (1.0-xn1*x)*inverseDenominator;
     dsdx = (-n*xn1+s*m*xm1)*inverseDenominator;

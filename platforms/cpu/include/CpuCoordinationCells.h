@@ -7,10 +7,12 @@
 namespace CoordinationPlugin {
 
 /**
- * Points sorted into cells at least a cutoff wide, for the CPU kernels: every pair of points
- * closer than the cutoff (nearest image when periodic) lies in the same cell or in neighboring
- * ones. Periodic cells divide the box along its reduced (triclinic) axes; without a box they cover
- * the points' bounding box, and a point outside it counts as in the nearest cell.
+ * Points sorted into cells at least half a cutoff wide, for the CPU kernels: every pair of points
+ * closer than the cutoff (nearest image when periodic) lies in cells at most Reach = 2 cells apart
+ * along each axis (cells half a cutoff wide visit about a third of the volume that cells a cutoff
+ * wide and one apart do). Periodic cells divide
+ * the box along its reduced (triclinic) axes; without a box they cover the points' bounding box,
+ * and a point outside it counts as in the nearest cell.
  */
 class CpuCoordinationCells {
 public:
@@ -20,8 +22,8 @@ public:
      * @param points  the positions (nm)
      * @param cutoff  the smallest width of a cell (nm), finite and positive
      * @param box     the periodic box vectors in OpenMM's reduced form, or NULL
-     * @return false where a periodic box holds fewer than three cells along some axis (then a pair
-     *         could meet in two neighboring cells, or in more than one image): use no cells
+     * @return false where a periodic box is narrower than 2.5 cutoffs along some axis (fewer than
+     *         five cells: a pair could meet in two cells, or in more than one image): use no cells
      */
     bool build(const std::vector<OpenMM::Vec3>& points, double cutoff, const OpenMM::Vec3* box);
     /** The number of cells. */
@@ -45,17 +47,20 @@ public:
     const std::vector<OpenMM::Vec3>& getImages() const {
         return images;
     }
+    /** How many cells apart along an axis two points closer than the cutoff can be. */
+    static const int Reach = 2;
     /**
-     * Call f(neighbor, shift) for the cells next to cell c, shift being what to add to the image
-     * of a point of the neighbor to get its image next to c. half: only the 13 that come after c
-     * in a fixed order (so that each pair of cells is met once), without c; otherwise all 27 with c.
+     * Call f(neighbor, shift) for the cells within Reach of cell c along each axis, shift
+     * being what to add to the image of a point of the neighbor to get its image next to c. half:
+     * only those that come after c in a fixed order (so that each pair of cells is met once),
+     * without c; otherwise all of them with c.
      */
     template <class F>
     void forEachNeighbor(int c, bool half, F f) const {
         int index[3] = {c%size[0], (c/size[0])%size[1], c/(size[0]*size[1])};
-        for (int o2 = -1; o2 <= 1; o2++)
-            for (int o1 = -1; o1 <= 1; o1++)
-                for (int o0 = -1; o0 <= 1; o0++) {
+        for (int o2 = -Reach; o2 <= Reach; o2++)
+            for (int o1 = -Reach; o1 <= Reach; o1++)
+                for (int o0 = -Reach; o0 <= Reach; o0++) {
                     if (half && !(o2 > 0 || (o2 == 0 && (o1 > 0 || (o1 == 0 && o0 > 0)))))
                         continue;
                     int offset[3] = {o0, o1, o2}, neighbor[3];

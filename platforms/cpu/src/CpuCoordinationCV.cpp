@@ -110,7 +110,7 @@ void CpuCoordinationCV::forThreadPairs(int thread, int numThreads, const vector<
         const vector<int>& order = cells.getOrder();
         const vector<Vec3>& images = cells.getImages();
         if (mode == CoordinationForce::OneGroup) {
-            // Each pair of cells once: a cell with itself and with the 13 neighbors after it.
+            // Each pair of cells once: a cell with itself and with the neighbors after it.
             auto pair = [&] (int e, int n, const Vec3& d) {
                 int a = order[e], b = order[n];
                 if (a < b)

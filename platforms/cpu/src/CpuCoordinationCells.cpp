@@ -16,15 +16,16 @@ bool CpuCoordinationCells::build(const vector<Vec3>& points, double cutoff, cons
         double volume = box[0][0]*box[1][1]*box[2][2];
         Vec3 bc = box[1].cross(box[2]), ca = box[2].cross(box[0]);
         double widths[3] = {volume/sqrt(bc.dot(bc)), volume/sqrt(ca.dot(ca)), box[2][2]};
-        for (int k = 0; k < 3; k++) {
-            double cells = floor(widths[k]/cutoff);
-            if (cells < 3)
-                return false;
-            size[k] = (int) min(cells, 1024.0);
-        }
-        while ((double) size[0]*size[1]*size[2] > maxCells && max(size[0], max(size[1], size[2])) > 3) {
+        // Half a cutoff wide, at least five cells along each axis: a cell and the two on each side
+        // hold every point within the cutoff of it, each cell once and in one image.
+        if (min(widths[0], min(widths[1], widths[2])) < 2.5*cutoff)
+            return false;
+        int fewest = 2*Reach+1;
+        for (int k = 0; k < 3; k++)
+            size[k] = (int) min(floor(Reach*widths[k]/cutoff), 1024.0);
+        while ((double) size[0]*size[1]*size[2] > maxCells && max(size[0], max(size[1], size[2])) > fewest) {
             int k = (int) (max_element(size, size+3)-size);
-            size[k] = max(3, size[k]/2);
+            size[k] = max(fewest, size[k]/2);
         }
     }
     else {
@@ -37,7 +38,7 @@ bool CpuCoordinationCells::build(const vector<Vec3>& points, double cutoff, cons
         int limit = max(1, (int) cbrt(maxCells));
         for (int k = 0; k < 3; k++) {
             double extent = high[k]-low[k];
-            size[k] = max(1, (int) min((double) limit, floor(extent/cutoff)));
+            size[k] = max(1, (int) min((double) limit, floor(Reach*extent/cutoff)));
             width[k] = (extent > 0 ? extent/size[k] : 1.0);
         }
         origin = low;
