@@ -41,6 +41,41 @@ def _clean(comment):
 NOT_RUN = '<!-- not run: a fragment of the class comment; README.md and docs/bias-force.md run the same calls -->\n'
 
 
+# The modules' >>> examples run in the order of the page after this setup (python/tests/test_docs_run.py
+# runs them as a reader would paste them: docs_blocks.py takes the >>> and ... lines of a ```text block).
+EXAMPLES_SETUP = """## The examples
+
+The `>>>` examples of the modules below run in order, in one Python session, after this setup, on the
+Na+/Cl- box that ships in the repository (`COORDINATION_QUICK=1`, the docs test's size switch,
+shortens their runs):
+
+```python
+import os
+import openmm, openmm.app as app
+from openmm.app import Simulation
+from openmm.unit import kelvin, kilojoules_per_mole
+from openmmcoordination import (BiasVariable, CollectiveVariableReporter, CoordinationForce, Metadynamics, OPES,
+                                PairDistributionAccumulator, PairDistributionReporter, addHistogramForce,
+                                analyzeTrajectory, reweightedFreeEnergy)
+
+pdb = app.PDBFile('examples/data/nacl_water.pdb')          # Na+ (atom 0), Cl- (atom 1), 332 TIP3P waters
+topology, positions = pdb.topology, pdb.positions
+na, cl, ions = 0, 1, [0]
+oxygens = [a.index for a in topology.atoms() if a.residue.name == 'HOH' and a.name == 'O']
+
+def newSystem():
+    \"\"\"The box's System and an integrator (a Simulation takes an integrator of its own).\"\"\"
+    system = app.ForceField('amber14-all.xml', 'amber14/tip3p.xml').createSystem(topology, nonbondedMethod=app.PME,
+                                                                                  constraints=app.HBonds)
+    return system, openmm.LangevinMiddleIntegrator(300*kelvin, 1.0, 0.002)
+
+system, integrator = newSystem()
+steps = 1000 if os.environ.get('COORDINATION_QUICK') == '1' else 100000
+```"""
+# Modules whose examples do not run here, and why.
+NOT_RUN_EXAMPLES = {'plumed': '<!-- not run: it needs a plumed.dat; docs/plumed-input.md runs these calls on one of its own -->'}
+
+
 def _markdown(text):
     """Doxygen markup to Markdown: @param lists, @return, verbatim blocks."""
     text = re.sub(r'\\verbatim embed:rst:leading-asterisk\s*\n\s*\.\. code-block:: (\w+)\s*\n(.*?)\\endverbatim',
@@ -209,9 +244,11 @@ def pythonPage():
     lines.append('')
     lines += ['- `%s`' % declaration.rstrip(';') for declaration, _ in methods]
     lines.append('')
+    lines += EXAMPLES_SETUP.splitlines() + ['']
     for name in MODULES:
         module = importlib.import_module('openmmcoordination.' + name)
-        lines += ['## openmmcoordination.%s' % name, '', '```text', _doc(module), '```', '']
+        mark = [NOT_RUN_EXAMPLES[name]] if name in NOT_RUN_EXAMPLES else []
+        lines += ['## openmmcoordination.%s' % name, ''] + mark + ['```text', _doc(module), '```', '']
         for item in getattr(module, '__all__', []):
             obj = getattr(module, item)
             if getattr(obj, '__module__', '') != module.__name__:

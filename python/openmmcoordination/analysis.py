@@ -2,6 +2,7 @@
 by a CoordinationForce on the best available platform (CUDA when the plugin runs there, else CPU).
 Trajectories are read with MDAnalysis (DCD, XTC, TRR, PDB, NetCDF, ...; OpenMM has no reader).
 
+>>> app.PDBFile.writeFile(topology, positions, open('system.pdb', 'w'))
 >>> result = analyzeTrajectory('system.pdb', 'traj.dcd', 'resname NA', 'name O and resname HOH', r0=0.32)
 >>> result.gr.writeCSV('gr.csv'); result.times, result.cv
 

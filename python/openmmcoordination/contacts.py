@@ -9,10 +9,12 @@ lambda = 1.8 (1.5 for coarse-grained models). PLUMED: CONTACTMAP ATOMS1=i,j SWIT
 BETA=50 LAMBDA=1.8 R_0=1} WEIGHT1=1/N ... SUM.
 
 >>> from openmmcoordination.contacts import nativeContacts
->>> pdb = app.PDBFile('native.pdb')
->>> q = nativeContacts(pdb.topology, pdb.positions)       # a CoordinationForce
->>> system.addForce(q)
->>> q.getCollectiveVariableValue(context)                  # Q, 1.0 at the reference
+>>> native = app.PDBFile('examples/data/dhfr_protein.pdb')   # DHFR without water, in the repository
+>>> q = nativeContacts(native.topology, native.positions)    # a CoordinationForce
+>>> protein = app.ForceField('amber99sb.xml').createSystem(native.topology)
+>>> protein.addForce(q)
+>>> context = openmm.Context(protein, openmm.VerletIntegrator(0.001)); context.setPositions(native.positions)
+>>> q.getCollectiveVariableValue(context)                     # Q, 1.0 at the reference
 """
 
 import numpy as np

@@ -1,8 +1,10 @@
 """Radial distribution functions g(r) and running coordination numbers n(r) from the pair
 histogram of a CoordinationForce (docs/gr.md has the formulas).
 
+>>> force = addHistogramForce(system, ions, oxygens, integrator=integrator, periodic=True)
+>>> simulation = Simulation(topology, system, integrator); simulation.context.setPositions(positions)
 >>> acc = PairDistributionAccumulator(force, numBins=200, maxDistance=1.0)
->>> for i in range(100):
+>>> for i in range(steps//100):
 ...     simulation.step(100)
 ...     acc.add(simulation.context)          # summed on the Context's platform (the GPU on CUDA)
 >>> gr = acc.getResult(simulation.context)   # one read-back

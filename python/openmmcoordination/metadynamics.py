@@ -4,12 +4,15 @@ platform between hills.
 
 The class has the constructor and methods of openmm.app.metadynamics.Metadynamics:
 
+>>> system, integrator = newSystem()                              # a System for this run
 >>> nacl = CoordinationForce([na], [cl]); nacl.setR0(0.35); nacl.setUsesPeriodicBoundaryConditions(True)
 >>> nao = CoordinationForce([na], oxygens); nao.setR0(0.31); nao.setUsesPeriodicBoundaryConditions(True)
 >>> variables = [BiasVariable(nacl, 0.0, 1.0, 0.04, gridWidth=101), BiasVariable(nao, 2.0, 8.0, 0.15, gridWidth=121)]
->>> meta = Metadynamics(system, variables, 300*kelvin, biasFactor=6, height=1.0*kilojoules_per_mole, frequency=250)
+>>> meta = Metadynamics(system, variables, 300*kelvin, biasFactor=6, height=1.0*kilojoules_per_mole, frequency=250,
+...                     recordFrequency=50)                       # frames for reweighting
 >>> simulation = Simulation(topology, system, integrator)          # after creating meta
->>> meta.step(simulation, 100000)
+>>> simulation.context.setPositions(positions)
+>>> meta.step(simulation, steps)
 >>> meta.getFreeEnergy()               # kJ/mol, shape (121, 101): axis 0 is the last variable, as in openmm.app
 
 PLUMED: ``c1: COORDINATION ...``, ``c2: COORDINATION ...`` and ``METAD ARG=c1,c2 SIGMA=.. HEIGHT=..

@@ -3,9 +3,11 @@
 with the bias on a grid applied by one CoordinationBiasForce, as Metadynamics does, so the bias
 stays on the Context's platform between updates.
 
+>>> system, integrator = newSystem()                              # a System for this run
 >>> opes = OPES(system, [BiasVariable(nacl, 0.0, 1.0, 0.04, gridWidth=201)], 300*kelvin, barrier=30*kilojoules_per_mole, frequency=500)
 >>> simulation = Simulation(topology, system, integrator)          # after creating opes
->>> opes.step(simulation, 1000000)
+>>> simulation.context.setPositions(positions)
+>>> opes.step(simulation, steps)
 >>> opes.getFreeEnergy()               # kJ/mol on the grid, as Metadynamics.getFreeEnergy()
 
 PLUMED: ``OPES_METAD ARG=c1 TEMP=300 PACE=500 BARRIER=30`` (docs/opes.md maps every keyword).

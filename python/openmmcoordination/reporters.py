@@ -1,12 +1,14 @@
 """Reporters for openmm.app.Simulation: g(r) accumulated during a run, the coordination number
 over time, and progress lines for a long run (runWithProgress).
 
->>> force = addHistogramForce(system, ions, oxygens)            # or any CoordinationForce in the System
+>>> # force: addHistogramForce(system, ions, oxygens), or any CoordinationForce in the System
 >>> simulation.reporters.append(PairDistributionReporter('gr.csv', 100, force, 200, 1.0))
 >>> simulation.reporters.append(CollectiveVariableReporter('cv.csv', 100, force))
->>> simulation.reporters.append(CollectiveVariableReporter('cvs.csv', 100, meta.force))   # every CV of a bias force
->>> simulation.step(100000)
+>>> simulation.reporters.append(app.DCDReporter('traj.dcd', 100))      # a trajectory for analyzeTrajectory
+>>> simulation.step(steps)
 >>> simulation.reporters[0].close()                              # writes gr.csv
+
+CollectiveVariableReporter(file, interval, meta.force) reports every CV of a bias force.
 """
 
 import time

@@ -11,9 +11,10 @@ gamma
 with the sums over the points of the grid. Metadynamics records c(t) at each hill
 (getReweightingFactors()) and, with recordFrequency, V and V - c of its frames (getRecordedFrames()):
 
->>> frames = meta.getRecordedFrames()
->>> fes, edges = reweightedFreeEnergy(frames.collectiveVariables, frames.reweightingBias, 300*kelvin, bins=50, skip=100)
->>> fes, edges = reweightedFreeEnergy(distances, frames.reweightingBias, 300*kelvin)   # any quantity of the frames
+>>> frames = meta.getRecordedFrames()                             # meta: Metadynamics(..., recordFrequency=50)
+>>> skip = len(frames.steps)//10                                  # leave out the first 10%
+>>> fes, edges = reweightedFreeEnergy(frames.collectiveVariables, frames.reweightingBias, 300*kelvin, bins=50, skip=skip)
+>>> fes, edges = reweightedFreeEnergy(frames.collectiveVariables[:, 0], frames.reweightingBias, 300*kelvin)   # any quantity of the frames
 """
 
 import math

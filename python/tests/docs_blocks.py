@@ -1,11 +1,12 @@
-"""The code of the documentation pages, as a reader pastes it: every ```python block and every
-command (```bash blocks, a command a line, `\\` continuing it) of README.md and docs/*.md, in the
-order of the page. A block that is not meant to run carries a visible mark on the line before it:
+"""The code of the documentation pages, as a reader pastes it: every ```python block, every
+command (```bash blocks, a command a line, `\\` continuing it) and every >>> example (the >>> and
+... lines of a ```text block: the docstrings on docs/api-python.md) of README.md and docs/*.md, in
+the order of the page. A block that is not meant to run carries a visible mark on the line before it:
 
     <!-- not run: the reason -->
 
-Run as a script, it runs one page in the current folder, as a user would: the ```python blocks in
-one Python session (one namespace, in order), each command in a shell, stopping at the first
+Run as a script, it runs one page in the current folder, as a user would: the ```python blocks and
+>>> examples in one Python session (one namespace, in order), each command in a shell, stopping at the first
 failure, which it names (page, line, block) before exiting 1:
 
     python python/tests/docs_blocks.py README.md
@@ -40,8 +41,17 @@ class Block:
 
     @property
     def kind(self):
-        """'python', 'command', or None for the languages that are not run (cpp, plumed, text, ...)."""
+        """'python', 'command', 'doctest' (a ```text block with >>> lines: docstrings on the API page),
+        or None for what is not run (cpp, plumed, text without >>>, ...)."""
+        if self.language == 'text' and re.search(r'^>>> ', self.text, re.M):
+            return 'doctest'
         return RUN_LANGUAGES.get(self.language)
+
+    def code(self):
+        """The Python of a block: a ```python block's text, or the >>> and ... lines of a doctest."""
+        if self.kind != 'doctest':
+            return self.text
+        return ''.join(line[4:] + '\n' for line in self.text.splitlines() if line.startswith(('>>> ', '... ')))
 
     def commands(self):
         """The commands of a ```bash block: a line each, `\\` continuing it; comments and blanks left out."""
@@ -107,9 +117,9 @@ def runPage(page):
             continue
         where = '%s:%d (block %d, ```%s)' % (page, block.line, index, block.language)
         print('== %s' % where, flush=True)
-        if block.kind == 'python':
+        if block.kind in ('python', 'doctest'):
             try:
-                exec(compile(block.text, '%s:block@line%d' % (page, block.line), 'exec'), namespace)
+                exec(compile(block.code(), '%s:block@line%d' % (page, block.line), 'exec'), namespace)
             except BaseException:
                 traceback.print_exc()
                 print('FAILED: %s' % where, flush=True)

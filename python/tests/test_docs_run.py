@@ -1,5 +1,5 @@
-"""The documentation runs as written (issue 44): every ```python block and every command of README.md
-and docs/*.md, page by page, in order, as a reader pastes them (docs_blocks.py extracts and runs
+"""The documentation runs as written (issue 44): every ```python block, every command and every >>>
+example (the docstrings on docs/api-python.md) of README.md and docs/*.md, page by page, in order, as a reader pastes them (docs_blocks.py extracts and runs
 them), in a fresh folder that holds only links to the repository's examples/, benchmarks/, docs/
 and python/ (what a clone has; outputs land in the fresh folder), on the CPU platform
 (OPENMM_DEFAULT_PLATFORM=CPU, which OpenMM's Context, the examples and the pages' setup blocks
@@ -49,6 +49,16 @@ def test_block_commands():
     """A ```bash block is split into commands as a shell reads it."""
     block = docs_blocks.Block('x.md', 1, 'bash', 'a --x 1   # one\n\n# a comment\nb \\\n    --y 2\n')
     assert block.commands() == ['a --x 1   # one', 'b      --y 2']
+
+
+def test_doctest_blocks():
+    """A ```text block with >>> lines (a docstring on the API page) runs its >>> and ... lines; one
+    without them is text; the API page's examples are seen (all but the marked PLUMED reader's)."""
+    block = docs_blocks.Block('x.md', 1, 'text', 'Prose.\n\n>>> for i in range(2):\n...     x = i\n>>> y = x + 1\nmore prose\n')
+    assert block.kind == 'doctest' and block.code() == 'for i in range(2):\n    x = i\ny = x + 1\n'
+    assert docs_blocks.Block('x.md', 1, 'text', 'no prompt\n').kind is None
+    api = [b for b in docs_blocks.blocks(os.path.join('docs', 'api-python.md')) if b.kind == 'doctest']
+    assert len(api) >= 8 and [b.notRun is not None for b in api].count(True) == 1, [(b.line, b.notRun) for b in api]
 
 
 @pytest.mark.parametrize('page', PAGES)
