@@ -29,6 +29,8 @@ latency: a small CV inside a step (bench_latency.py).
 histogram: pair histograms against CuPy (bench_histogram.py).
 coldstart: what the force adds to a first Context, cold and warm (bench_coldstart.py), in the run's
   precision (--coldstart-precisions for others).
+cpu: md's one-CV restraints (1 O, 100 O, all O) on boxes of 5,853 and 23,682 atoms, ours (fast path
+  and in CustomCVForce) against the peer, meant for --platform CPU (bench_cpu.py).
 
 The JSON's info records the date, the command, the options, the GPU (its UUID too), and each
 section's elapsed seconds (sections_elapsed_s; also printed as the run goes); the JSON is rewritten
@@ -58,6 +60,7 @@ import openmm as mm
 
 import bench_coldstart
 import bench_contacts
+import bench_cpu
 import bench_cutoff
 import bench_histogram
 import bench_latency
@@ -75,6 +78,7 @@ SECTIONS = {
     'latency': bench_latency,
     'histogram': bench_histogram,
     'coldstart': bench_coldstart,
+    'cpu': bench_cpu,
 }
 
 

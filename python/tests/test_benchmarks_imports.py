@@ -74,7 +74,7 @@ def test_driver_is_a_table_of_sections():
     table = next(node.value for node in ast.parse(source).body if isinstance(node, ast.Assign)
                  and [target.id for target in node.targets if isinstance(target, ast.Name)] == ['SECTIONS'])
     sections = {key.value: value.id for key, value in zip(table.keys, table.values)}
-    assert list(sections) == ['md', 'contacts', 'throughput', 'cutoff', 'latency', 'histogram', 'coldstart']
+    assert list(sections) == ['md', 'contacts', 'throughput', 'cutoff', 'latency', 'histogram', 'coldstart', 'cpu']
     for name, module in sections.items():
         assert module == 'bench_' + name and module in local_modules()
         assert 'def section(platform, options):' in read(module), module
