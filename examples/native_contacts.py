@@ -78,18 +78,13 @@ def main():
 
     os.makedirs(args.output, exist_ok=True)
     np.savetxt(os.path.join(args.output, 'q.csv'), rows, delimiter=',', header='time_ps,Q,Q_lambda_1.2', comments='')
-    import matplotlib
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-    figure, axes = plt.subplots(figsize=(8, 4.5), dpi=100)
-    axes.plot(rows[:, 0], rows[:, 1], label='Q (Best-Hummer-Eaton: beta 50/nm, lambda 1.8)')
-    axes.plot(rows[:, 0], rows[:, 2], label='sharper Q (lambda 1.2)')
-    axes.set_xlabel('time (ps)')
-    axes.set_ylabel('fraction of native contacts')
-    axes.set_title('DHFR, %d native contacts, %s' % (q.getNumPairs(), 'solvated, CUDA' if gpu else 'vacuum, ' + platform.getName()))
-    axes.set_ylim(min(0.5, float(rows[:, 1:].min()) - 0.05), 1.02)
-    axes.legend(loc='lower left')
-    figure.tight_layout()
+    from openmmcoordination.plots import plotCollectiveVariable
+    figure = plotCollectiveVariable(rows[:, 0], rows[:, 1:], names=['Q (Best-Hummer-Eaton: beta 50/nm, lambda 1.8)',
+                                                                    'sharper Q (lambda 1.2)'],
+                                    title='DHFR, %d native contacts, %s' % (q.getNumPairs(), 'solvated, CUDA' if gpu else
+                                                                            'vacuum, ' + platform.getName()),
+                                    ylabel='fraction of native contacts', runningAverage=False)
+    figure.axes[0].set_ylim(min(0.5, float(rows[:, 1:].min()) - 0.05), 1.02)
     figure.savefig(os.path.join(args.output, 'q.png'))
     print('wrote %s and %s' % (os.path.join(args.output, 'q.png'), os.path.join(args.output, 'q.csv')))
 

@@ -137,6 +137,18 @@ def firstBelow(times, errors, threshold=1.0):
 
 
 def plot(results, path, kind):
+    """fes.png: the free energies against the exact one; error.png: the RMS error against time
+    (openmmcoordination.plots.plotConvergence, on a log scale)."""
+    if kind != 'fes':
+        from openmmcoordination.plots import plotConvergence
+        times = next(iter(results.values()))[0]*0.002
+        figure = plotConvergence(times, np.column_stack([errors for _, errors, _ in results.values()]), names=list(results),
+                                 ylabel='RMS error of the free energy (kJ/mol)',
+                                 title='Distance to the exact free energy (points within %g kJ/mol of its minimum)' % RANGE)
+        figure.axes[0].set_yscale('log')
+        figure.axes[0].axhline(1.0, color='0.5', linestyle=':', linewidth=1)
+        figure.savefig(path)
+        return
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -144,26 +156,17 @@ def plot(results, path, kind):
     grid = np.linspace(*GRID)
     exact = exactFreeEnergy(grid)
     colors = {'metadynamics': 'C0', 'opes': 'C3'}
-    if kind == 'fes':
-        mask = exact < RANGE + 5
-        axis.plot(grid[mask], exact[mask], color='k', linewidth=2.5, label='exact')
-        for method, (times, errors, sampler) in results.items():
-            free = sampler.getFreeEnergy().value_in_unit(unit.kilojoules_per_mole)
-            inside = np.isfinite(exact) & (exact < RANGE)
-            free = free - np.mean(free[inside] - exact[inside])
-            axis.plot(grid[mask], free[mask], color=colors[method], linestyle='--',
-                      label='%s (RMS %.2f kJ/mol)' % (method, errors[-1]))
-        axis.set_xlabel('CV: coordination s(r), r0 = %.2f nm' % R0)
-        axis.set_ylabel('free energy (kJ/mol)')
-        axis.set_title('Double well: free energy after %d steps (%g ps)' % (times[-1], times[-1]*0.002), fontsize=11)
-    else:
-        for method, (times, errors, sampler) in results.items():
-            axis.plot(times*0.002, errors, color=colors[method], marker='o', markersize=3, label=method)
-        axis.axhline(1.0, color='0.5', linestyle=':', linewidth=1)
-        axis.set_yscale('log')
-        axis.set_xlabel('time (ps)')
-        axis.set_ylabel('RMS error of the free energy (kJ/mol)')
-        axis.set_title('Distance to the exact free energy (points within %g kJ/mol of its minimum)' % RANGE, fontsize=10)
+    mask = exact < RANGE + 5
+    axis.plot(grid[mask], exact[mask], color='k', linewidth=2.5, label='exact')
+    for method, (times, errors, sampler) in results.items():
+        free = sampler.getFreeEnergy().value_in_unit(unit.kilojoules_per_mole)
+        inside = np.isfinite(exact) & (exact < RANGE)
+        free = free - np.mean(free[inside] - exact[inside])
+        axis.plot(grid[mask], free[mask], color=colors[method], linestyle='--',
+                  label='%s (RMS %.2f kJ/mol)' % (method, errors[-1]))
+    axis.set_xlabel('CV: coordination s(r), r0 = %.2f nm' % R0)
+    axis.set_ylabel('free energy (kJ/mol)')
+    axis.set_title('Double well: free energy after %d steps (%g ps)' % (times[-1], times[-1]*0.002), fontsize=11)
     axis.legend()
     figure.tight_layout()
     figure.savefig(path)
