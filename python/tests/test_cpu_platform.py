@@ -1,6 +1,6 @@
 """The CPU platform's own kernels (platforms/cpu): the plugin is loaded, and on systems large enough
 for its cell lists and threads it agrees with the Reference platform to 1e-12 for every switching function
-and every mode, for one, two and three threads, and gives the same forces bit for bit from one
+and every mode, for one, two and three threads (pair histograms: the same counts), and gives the same forces bit for bit from one
 evaluation and one Context to the next for a given thread count. The other tests run on the CPU
 platform through the `platform_config` fixture; these are about what only its kernels do.
 """
@@ -57,14 +57,17 @@ def cpu_force(kind, mode, n):
 @pytest.mark.parametrize('mode', ['one', 'two', 'pairs'])
 @pytest.mark.parametrize('kind', SWITCHING)
 def test_cpu_against_reference(kind, mode):
-    """Energies and forces against Reference to 1e-12 (both double precision) for 1, 2 and 3 threads; the same bits twice."""
+    """Energies and forces against Reference to 1e-12 (both double precision) for 1, 2 and 3 threads,
+    the same bits twice; pair histograms the same counts."""
     n = 600
     positions = random_positions(np.random.default_rng(43), n, TRICLINIC)
     system = make_system(n, TRICLINIC)
-    system.addForce(cpu_force(kind, mode, n))
+    force = cpu_force(kind, mode, n)
+    system.addForce(force)
     reference = openmm.Context(system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
     set_state(reference, positions, TRICLINIC)
     expected = energy_and_forces(reference)
+    histograms = [force.getPairHistogram(reference, 50, rmax) for rmax in (1.2, 3.0)]    # over cells, and not
     assert abs(expected[0]) > 1.0
     for threads in ('1', '2', '3'):
         contexts = [openmm.Context(system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('CPU'),
@@ -77,3 +80,5 @@ def test_cpu_against_reference(kind, mode):
         assert_close(results[0][1], expected[1], 1e-12, 'forces, %s threads' % threads)
         for other in results[1:]:
             assert other[0] == results[0][0] and np.array_equal(other[1], results[0][1]), '%s threads' % threads
+        for rmax, counts in zip((1.2, 3.0), histograms):
+            assert np.array_equal(force.getPairHistogram(contexts[0], 50, rmax), counts), (threads, rmax)
