@@ -111,6 +111,8 @@ public:
     }
     /** Whether the configuration takes the tile kernel in the Context's box (as launch() will ask). */
     bool takesTiles() const;
+    /** The number of tiles of the tile kernels (one a block where the chain rule runs in their launch). */
+    int getNumTiles() const;
     /**
      * The number of tiles, where this evaluation takes the tile kernel (no pair list, neighbour
      * lists or cell lists, its kernels compiled), for a launch of one block a tile that also runs

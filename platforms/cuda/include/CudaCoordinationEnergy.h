@@ -94,8 +94,8 @@ public:
     /**
      * Evaluate the expression: launch each CV's pair kernel (Accumulate, and Gradient for the
      * forces), with the check of the positions where the energy is read, then the chain rule.
-     * Where the last CV on tiles takes them in this evaluation and its tiles fit on the GPU at
-     * once, its tile kernel and the chain rule are one cooperative launch
+     * Where a CV takes tiles with at most one a multiprocessor (of several, the one with the
+     * fewest), its tile kernel and the chain rule are one cooperative launch
      * (computeCoordinationTilesChained(), kernels/chained.cu); otherwise the chain rule is a launch
      * of its own (applyChainRule()).
      *

@@ -28,8 +28,8 @@ namespace CoordinationPlugin {
  * | COORDINATION_DEPENDENT_LAUNCH| 0, 1              | plain launches (0) or programmatic dependent ones (1) [1 where the    |
  * |                              |                   | GPU takes them: sm_90 and later]                                       |
  * | COORDINATION_CHAINED_TILES   | 0, 1              | the chain rule of an energy expression in a launch of its own (0), or |
- * |                              |                   | in the launch of the last CV on tiles where they fit on the GPU at    |
- * |                              |                   | once (1) [1]                                                          |
+ * |                              |                   | in the tile kernel's launch of a CV with at most one tile a           |
+ * |                              |                   | multiprocessor (1) [1]                                                |
  */
 struct OPENMM_EXPORT_COORDINATION CudaCoordinationTuning {
     enum ListMode {ListsDefault, ListsOff, ListsAlwaysRebuilt};
@@ -48,7 +48,7 @@ struct OPENMM_EXPORT_COORDINATION CudaCoordinationTuning {
     int cellGrid[4] = {0, 0, 0, -1};
     /** false forces plain kernel launches; true (the default) launches them as programmatic dependent launches where the GPU can. */
     bool dependentLaunch = true;
-    /** false gives the chain rule a launch of its own; true (the default) runs it in the last tile kernel's launch where it can. */
+    /** false gives the chain rule a launch of its own; true (the default) runs it in a small tile kernel's launch where it can. */
     bool chainedTiles = true;
     /**
      * Read the switches from the environment (see the table above).

@@ -225,11 +225,15 @@ bool CudaCoordinationCV::takesTiles() const {
     return (expectedKernels() & CudaCoordinationProgram::TileKernels) != 0;
 }
 
+int CudaCoordinationCV::getNumTiles() const {
+    return getNumTileBlocks(sChunk, numeric_limits<int>::max());
+}
+
 int CudaCoordinationCV::getChainableTiles() {
     if (mode == CoordinationForce::PairList || (neighborList && neighborList->isEnabled()) || (cells && cells->chooseGrid(dmax)) ||
             !hasKernels(CudaCoordinationProgram::TileKernels))
         return 0;
-    return getNumTileBlocks(sChunk, numeric_limits<int>::max());
+    return getNumTiles();
 }
 
 vector<void*> CudaCoordinationCV::getTileArguments(int& flags) {

@@ -13,6 +13,12 @@ using namespace OpenMM;
 using namespace std;
 
 static const int NoSlot = numeric_limits<int>::max();
+// The most tiles a multiprocessor of a CV whose tile kernel runs the chain rule in its launch
+// (kernels/chained.cu). H100, mixed precision, MD steps of the md section's water box: 100 O (217
+// tiles on 132 multiprocessors) took 0.1884-0.1908 ms a step chained against 0.1765-0.1785 with the
+// chain rule in a launch of its own; 1 O (31 tiles) 0.1804-0.1855 against 0.1807-0.1906; the
+// latency System (1 x 1,000 pairs, 4 tiles, host-bound) 17.5-17.7 against 20.7-22.3 us a step.
+static const int ChainedTilesPerMultiprocessor = 1;
 
 CudaCoordinationEnergy::CudaCoordinationEnergy(CudaContext& cu, CudaCoordinationLauncher& launcher, int numCVs, bool chain) :
         cu(cu), launcher(launcher), numCVs(numCVs), chain(chain) {
@@ -90,10 +96,13 @@ void CudaCoordinationEnergy::clearExpression() {
 
 void CudaCoordinationEnergy::compile(const vector<CudaCoordinationCV*>& cvs) {
     typedef CudaCoordinationProgram P;
-    // The CV whose tile kernel runs the chain rule in its launch (kernels/chained.cu): the last that takes tiles.
-    int chained = -1;
+    // The CV whose tile kernel runs the chain rule in its launch (kernels/chained.cu): of those that
+    // take tiles, the one with the fewest, where they are at most one a multiprocessor (ChainedTilesPerMultiprocessor).
+    int chained = -1, multiprocessors = 0;
+    cuDeviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu.getDevice());
     for (int k = 0; k < cvs.size(); k++)
-        if (expression && chain && cvs[k]->takesTiles())
+        if (expression && chain && cvs[k]->takesTiles() && cvs[k]->getNumTiles() <= ChainedTilesPerMultiprocessor*multiprocessors &&
+                (chained < 0 || cvs[k]->getNumTiles() < cvs[chained]->getNumTiles()))
             chained = k;
     // Its tile family compiles with the chain rule where either is new; a chained kernel compiled
     // before serves only while that CV's tile kernel of the same program does.
@@ -126,8 +135,7 @@ void CudaCoordinationEnergy::compile(const vector<CudaCoordinationCV*>& cvs) {
         // All blocks of a chained launch are resident at once (a cooperative launch): one a tile, at most as many as fit.
         chainedKernel = cu.getKernel(module, P::getKernelName("computeCoordinationTilesChained", chainRulePart));
         cuFuncSetAttribute(chainedKernel, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, CU_SHAREDMEM_CARVEOUT_MAX_SHARED);
-        int perMultiprocessor = 0, multiprocessors = 0;
-        cuDeviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu.getDevice());
+        int perMultiprocessor = 0;
         cuOccupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, chainedKernel, cvs[chained]->getTileThreads(), 0);
         chainedCapacity = perMultiprocessor*multiprocessors;
         chainedIndex = chained;
