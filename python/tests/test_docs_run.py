@@ -1,14 +1,16 @@
 """The documentation runs as written (issue 44): every ```python block, every command and every >>>
-example (the docstrings on docs/api-python.md) of README.md and docs/*.md, page by page, in order, as a reader pastes them (docs_blocks.py extracts and runs
-them), in a fresh folder that holds only links to the repository's examples/, benchmarks/, docs/
-and python/ (what a clone has; outputs land in the fresh folder), on the CPU platform
-(OPENMM_DEFAULT_PLATFORM=CPU, which OpenMM's Context, the examples and the pages' setup blocks
-honour) and with COORDINATION_QUICK=1, the documented size switch: the examples run their
-`--quick` sizes (whatever step counts the command gives) and the pages' blocks their `steps` for
-a smoke test. A block that is not meant to run carries `<!-- not run: reason -->` on the line
-before it, and the test checks each has a reason."""
+example (the docstrings on docs/api-python.md) of README.md and docs/*.md, page by page, in order,
+as a reader pastes them (docs_blocks.py extracts and runs them), in a fresh folder that holds only
+links to the repository's examples/, benchmarks/, docs/, python/ and tests/ (what a clone has;
+outputs land in the fresh folder), on the CPU platform (OPENMM_DEFAULT_PLATFORM=CPU, which OpenMM's
+Context, the examples and the pages' setup blocks honour) and with COORDINATION_QUICK=1, the
+documented size switch: the examples run their `--quick` sizes (whatever step counts the command
+gives) and the pages' blocks their `steps` for a smoke test. What the prose says a block prints
+("prints `CV = 5.10`") must be in its output. A block that is not meant to run carries
+`<!-- not run: reason -->` on the line before it, and the test checks each has a reason."""
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -75,6 +77,9 @@ def test_page_runs(page, tmp_path):
     print(run.stdout[-6000:])
     print('%s ran in %.0f s' % (page, time.time() - start))
     assert run.returncode == 0, run.stdout[-6000:]
+    # What the prose says a block prints ("prints `CV = 5.10`"; "..." ends a prefix) is in the output.
+    for printed in re.findall(r'prints `([^`]+)`', open(os.path.join(REPO, page)).read()):
+        assert printed.split('...')[0] in run.stdout, (page, printed)
 
 
 def test_size_switch(monkeypatch):
