@@ -70,9 +70,10 @@ def _positiveNumbers(value, count, name):
         value = [value]
     try:
         numbers_ = [float(_dimensionless(x)) for x in value]
-    except (TypeError, ValueError):
-        raise _error('%s must be a list of %d positive numbers (one per variable; a number for one), got %r', name, count,
-                     given) from None
+    except (TypeError, ValueError) as error:
+        why = ' (a coordination number has no unit)' if 'no unit' in str(error) else ''
+        raise _error('%s must be a list of %d positive numbers (one per variable; a number for one)%s, got %r', name, count,
+                     why, given) from None
     if len(numbers_) != count or not all(math.isfinite(x) and x > 0 for x in numbers_):
         raise _error('%s must be a list of %d positive numbers (one per variable; a number for one), got %r', name, count,
                      given)

@@ -192,7 +192,8 @@ ERRORS = [
     (dict(sigma=[0.1, 0.2]), r'OPES: sigma must be a list of 1 positive numbers \(one per variable; a number for one\), got \[0.1, 0.2\]'),
     (dict(sigma=[-0.1]), r'OPES: sigma must be a list of 1 positive numbers'),
     (dict(sigma=-0.1), r'OPES: sigma must be a list of 1 positive numbers \(one per variable; a number for one\), got -0.1'),
-    (dict(sigma=[0.15*unit.nanometer]), r'OPES: sigma must be a list of 1 positive numbers .*got \[0.15 nm\]'),
+    (dict(sigma=[0.15*unit.nanometer]), r'OPES: sigma must be a list of 1 positive numbers \(one per variable; a number for '
+                                        r'one\) \(a coordination number has no unit\), got \[0.15 nm\]'),
     (dict(pace=None, frequency=0), r'OPES: frequency must be a positive integer, got 0'),
     (dict(frequency=100), r'OPES: give frequency or its alias pace, not both, got frequency=100, pace=100'),
     (dict(pace=None), r'OPES: frequency \(the steps between kernels, PLUMED\'s PACE\) is required, got None'),
