@@ -140,7 +140,7 @@ def _reduce(box):
 class Run(object):
     """A test's input run over its trajectory (``frames``: the indices of those to run, default all) on
     one platform; ``output(name)`` the text it wrote to FILE=name, ``forces`` the forces of the
-    System at each frame (in the trajectory's orientation)."""
+    System at each frame (in the trajectory's orientation); release() drops its Contexts."""
 
     def __init__(self, folder, platformName, directory, frames=None, properties=None):
         options = config(folder)
@@ -192,6 +192,12 @@ class Run(object):
                 forces = state.getForces(asNumpy=True).value_in_unit(unit.kilojoules_per_mole/unit.nanometer)
                 self.forces.append(np.asarray(forces) @ rotation.T)
         self.input.close()
+
+    def release(self):
+        """Drop the Contexts (the simulation's and the derivatives'): on a GPU each holds the device."""
+        self.input._derivativeContexts.clear()
+        del self.simulation.context
+        self.simulation = None
 
     def output(self, name):
         return open(os.path.join(self.directory, name)).read()

@@ -85,29 +85,25 @@ def _forces(folder, run, frames):
         assert np.abs(forces - reference).max() <= 1.0000001e-5, index
 
 
-_RUNS = {}
-
-
-def _run(folder, config, factory):
-    """The run of a test on a configuration (once per process: test_regtest and test_regtest_forces
-    share it), on the frames not listed in ROTATED, and its folder."""
-    key = (folder, config.id)
-    if key not in _RUNS:
-        rotated = ROTATED.get(folder, ([], None))[0]
-        count = len(driver.readXyz(driver.trajectoryPath(folder)))
-        frames = [k for k in range(count) if k not in rotated]
-        directory = str(factory.mktemp(folder))
-        _RUNS[key] = (driver.Run(folder, config.name, directory, frames, config.properties), frames, directory)
-    return _RUNS[key]
+def _run(folder, config, directory):
+    """The run of a test on a configuration, on the frames not listed in ROTATED, with its Contexts
+    released (many Contexts alive at once use up a GPU shared by several test processes)."""
+    rotated = ROTATED.get(folder, ([], None))[0]
+    count = len(driver.readXyz(driver.trajectoryPath(folder)))
+    frames = [k for k in range(count) if k not in rotated]
+    run = driver.Run(folder, config.name, directory, frames, config.properties)
+    run.release()
+    return run, frames
 
 
 @pytest.mark.parametrize('folder', [f for f in FOLDERS if f not in REFUSED])
-def test_regtest(folder, platform_config, tmp_path_factory):
+def test_regtest(folder, platform_config, tmp_path):
     """Every frame and every output of the test, except the frames listed in BOUNDARY and ROTATED
     (test_regtest_expected_failures), equal PLUMED's."""
     count = len(driver.readXyz(driver.trajectoryPath(folder)))
     rtol = 0.0 if platform_config.is_double else platform_config.value_rtol
-    run, frames, directory = _run(folder, platform_config, tmp_path_factory)
+    directory = str(tmp_path)
+    run, frames = _run(folder, platform_config, directory)
     outputs = _outputs(folder, directory)
     assert outputs, 'the input wrote none of the files PLUMED did'
     compared = 0
@@ -126,7 +122,7 @@ def test_regtest(folder, platform_config, tmp_path_factory):
 
 @pytest.mark.parametrize('folder', [f for f in FOLDERS if f not in REFUSED
                                     and os.path.exists(os.path.join(driver.DATA, f, 'ff.reference.gz'))])
-def test_regtest_forces(folder, platform_config, tmp_path_factory, request):
+def test_regtest_forces(folder, platform_config, tmp_path, request):
     """The forces of the biases equal PLUMED's (ff.reference, %10.5f) at every frame. In single and
     mixed precision they do not, and cannot: PLUMED's forces here cancel to 0 (a symmetric lattice;
     biases that add and subtract the same CV), and float rounding of the pair terms leaves up to
@@ -134,7 +130,7 @@ def test_regtest_forces(folder, platform_config, tmp_path_factory, request):
     if not platform_config.is_double:
         request.applymarker(pytest.mark.xfail(strict=True, reason='single and mixed precision: forces that cancel to 0 '
                                               'in PLUMED keep the float rounding of their pair terms'))
-    run, frames, _ = _run(folder, platform_config, tmp_path_factory)
+    run, frames = _run(folder, platform_config, str(tmp_path))
     _forces(folder, run, frames)
 
 
@@ -153,6 +149,7 @@ def test_regtest_expected_failures(folder, kind, tmp_path):
     compared as test_regtest compares the rest (on Reference)."""
     frames = None if kind == 'refused' else (BOUNDARY if kind == 'boundary' else ROTATED)[folder][0]
     run = driver.Run(folder, 'Reference', str(tmp_path), frames)
+    run.release()
     count = len(driver.readXyz(driver.trajectoryPath(folder)))
     for name in _outputs(folder, str(tmp_path)):
         fields, rows = driver.columns(run.output(name))
