@@ -7,10 +7,10 @@
 namespace CoordinationPlugin {
 
 /**
- * Points sorted into cells at least half a cutoff wide, for the CPU kernels: every pair of points
- * closer than the cutoff (nearest image when periodic) lies in cells at most Reach = 2 cells apart
- * along each axis (cells half a cutoff wide visit about a third of the volume that cells a cutoff
- * wide and one apart do). Periodic cells divide
+ * Points sorted into cells half a cutoff wide (narrower in a box too small for that), for the CPU
+ * kernels: every pair of points closer than the cutoff (nearest image when periodic) lies in cells
+ * at most getReach() cells apart along each axis (cells half a cutoff wide visit about a third of
+ * the volume that cells a cutoff wide and one apart do). Periodic cells divide
  * the box along its reduced (triclinic) axes; without a box they cover the points' bounding box,
  * and a point outside it counts as in the nearest cell.
  */
@@ -22,8 +22,8 @@ public:
      * @param points  the positions (nm)
      * @param cutoff  the smallest width of a cell (nm), finite and positive
      * @param box     the periodic box vectors in OpenMM's reduced form, or NULL
-     * @return false where a periodic box is narrower than 2.5 cutoffs along some axis (fewer than
-     *         five cells: a pair could meet in two cells, or in more than one image): use no cells
+     * @return false where a periodic box is narrower than 2.25 cutoffs along some axis (then a
+     *         pair could meet in two cells, or in more than one image): use no cells
      */
     bool build(const std::vector<OpenMM::Vec3>& points, double cutoff, const OpenMM::Vec3* box);
     /** The number of cells. */
@@ -47,10 +47,14 @@ public:
     const std::vector<OpenMM::Vec3>& getImages() const {
         return images;
     }
-    /** How many cells apart along an axis two points closer than the cutoff can be. */
-    static const int Reach = 2;
+    /** How many cells apart along an axis two points closer than the cutoff can be (2 to MaxReach). */
+    int getReach() const {
+        return reach;
+    }
+    /** The largest reach: cells a quarter of a cutoff wide, in a box at least 2.25 cutoffs wide. */
+    static const int MaxReach = 4;
     /**
-     * Call f(neighbor, shift) for the cells within Reach of cell c along each axis, shift
+     * Call f(neighbor, shift) for the cells within getReach() of cell c along each axis, shift
      * being what to add to the image of a point of the neighbor to get its image next to c. half:
      * only those that come after c in a fixed order (so that each pair of cells is met once),
      * without c; otherwise all of them with c.
@@ -58,9 +62,9 @@ public:
     template <class F>
     void forEachNeighbor(int c, bool half, F f) const {
         int index[3] = {c%size[0], (c/size[0])%size[1], c/(size[0]*size[1])};
-        for (int o2 = -Reach; o2 <= Reach; o2++)
-            for (int o1 = -Reach; o1 <= Reach; o1++)
-                for (int o0 = -Reach; o0 <= Reach; o0++) {
+        for (int o2 = -reach; o2 <= reach; o2++)
+            for (int o1 = -reach; o1 <= reach; o1++)
+                for (int o0 = -reach; o0 <= reach; o0++) {
                     if (half && !(o2 > 0 || (o2 == 0 && (o1 > 0 || (o1 == 0 && o0 > 0)))))
                         continue;
                     int offset[3] = {o0, o1, o2}, neighbor[3];
@@ -87,7 +91,7 @@ public:
     }
 private:
     bool periodic;
-    int size[3];
+    int size[3], reach;
     OpenMM::Vec3 box[3], origin, width;
     std::vector<int> begin, order, cellOfPoint;
     std::vector<OpenMM::Vec3> images, pointImages;

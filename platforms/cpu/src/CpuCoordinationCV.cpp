@@ -78,31 +78,33 @@ void CpuCoordinationCV::forThreadPairs(int thread, int numThreads, const vector<
     int numA = groupA.size();
     if (mode == CoordinationForce::PairList) {
         for (int k = (int) ((long long) numA*thread/numThreads); k < (long long) numA*(thread+1)/numThreads; k++) {
-            double r;
-            Vec3 d = displacement(pos, groupA[k], groupB[k], r);
-            f(k, k, k, d, r*r);
+            double r2;
+            Vec3 d = squaredDisplacement(pos, groupA[k], groupB[k], r2);
+            f(k, k, k, d, r2);
         }
     }
     else if (!useCells && mode == CoordinationForce::OneGroup) {
         // Rows taken in turn by the threads, so that the long and the short ones are shared out.
         for (int a = thread; a < numA; a += numThreads)
             for (int b = a+1; b < numA; b++) {
-                double r;
-                Vec3 d = displacement(pos, groupA[a], groupA[b], r);
-                f(a, b, 0, d, r*r);
+                double r2;
+                Vec3 d = squaredDisplacement(pos, groupA[a], groupA[b], r2);
+                f(a, b, 0, d, r2);
             }
     }
     else if (!useCells) {
         // The pairs (a, b) numbered a*numB+b, an equal range of them a thread.
         long long numB = groupB.size(), total = numA*numB;
         long long first = total*thread/numThreads, last = total*(thread+1)/numThreads;
-        for (long long p = first; p < last; p++) {
-            int a = (int) (p/numB), b = (int) (p%numB);
-            if (groupA[a] == groupB[b])
-                continue;
-            double r;
-            Vec3 d = displacement(pos, groupA[a], groupB[b], r);
-            f(a, b, 0, d, r*r);
+        for (long long p = first; p < last; ) {
+            int a = (int) (p/numB), i = groupA[a];
+            long long rowEnd = min(last, (a+1)*numB);
+            for (int b = (int) (p%numB); p < rowEnd; p++, b++)
+                if (i != groupB[b]) {
+                    double r2;
+                    Vec3 d = squaredDisplacement(pos, i, groupB[b], r2);
+                    f(a, b, 0, d, r2);
+                }
         }
     }
     else {

@@ -16,13 +16,21 @@ bool CpuCoordinationCells::build(const vector<Vec3>& points, double cutoff, cons
         double volume = box[0][0]*box[1][1]*box[2][2];
         Vec3 bc = box[1].cross(box[2]), ca = box[2].cross(box[0]);
         double widths[3] = {volume/sqrt(bc.dot(bc)), volume/sqrt(ca.dot(ca)), box[2][2]};
-        // Half a cutoff wide, at least five cells along each axis: a cell and the two on each side
-        // hold every point within the cutoff of it, each cell once and in one image.
-        if (min(widths[0], min(widths[1], widths[2])) < 2.5*cutoff)
+        // Cells 1/reach of a cutoff wide, at least 2*reach+1 along each axis: a cell and the reach
+        // cells on each side hold every point within the cutoff of it, each cell once and in one
+        // image. Half a cutoff where the box allows it (at least 2.5 cutoffs wide), down to a quarter
+        // (2.25 cutoffs).
+        double minWidth = min(widths[0], min(widths[1], widths[2]));
+        for (reach = 2; reach <= MaxReach && minWidth < (2.0+1.0/reach)*cutoff; reach++)
+            ;
+        if (reach > MaxReach)
             return false;
-        int fewest = 2*Reach+1;
-        for (int k = 0; k < 3; k++)
-            size[k] = (int) min(floor(Reach*widths[k]/cutoff), 1024.0);
+        int fewest = 2*reach+1;
+        for (int k = 0; k < 3; k++) {
+            size[k] = (int) min(floor(reach*widths[k]/cutoff), 1024.0);
+            if (size[k] < fewest)
+                return false;    // rounding at the edge of the condition above
+        }
         while ((double) size[0]*size[1]*size[2] > maxCells && max(size[0], max(size[1], size[2])) > fewest) {
             int k = (int) (max_element(size, size+3)-size);
             size[k] = max(fewest, size[k]/2);
@@ -36,9 +44,10 @@ bool CpuCoordinationCells::build(const vector<Vec3>& points, double cutoff, cons
                 high[k] = max(high[k], p[k]);
             }
         int limit = max(1, (int) cbrt(maxCells));
+        reach = 2;
         for (int k = 0; k < 3; k++) {
             double extent = high[k]-low[k];
-            size[k] = max(1, (int) min((double) limit, floor(Reach*extent/cutoff)));
+            size[k] = max(1, (int) min((double) limit, floor(reach*extent/cutoff)));
             width[k] = (extent > 0 ? extent/size[k] : 1.0);
         }
         origin = low;

@@ -5,6 +5,7 @@
 #include "internal/CoordinationSwitching.h"
 #include "openmm/Vec3.h"
 #include "openmm/internal/ContextImpl.h"
+#include <cmath>
 #include <memory>
 #include <vector>
 
@@ -35,6 +36,23 @@ public:
 protected:
     /** The displacement from particle i to j (nearest image when periodic) and its length r. */
     OpenMM::Vec3 displacement(const std::vector<OpenMM::Vec3>& pos, int i, int j, double& r) const;
+    /**
+     * The displacement from particle i to j (nearest image when periodic) and its square r2,
+     * inline for the CPU kernels' loops: the reduction of OpenMM's getDeltaRPeriodic, and beyond
+     * half the smallest width of a triclinic box the search of the neighboring images.
+     */
+    OpenMM::Vec3 squaredDisplacement(const std::vector<OpenMM::Vec3>& pos, int i, int j, double& r2) const {
+        OpenMM::Vec3 d = pos[j]-pos[i];
+        if (periodic) {
+            d -= box[2]*std::floor(d[2]/box[2][2]+0.5);
+            d -= box[1]*std::floor(d[1]/box[1][1]+0.5);
+            d -= box[0]*std::floor(d[0]/box[0][0]+0.5);
+        }
+        r2 = d.dot(d);
+        if (triclinic && r2 > halfMinWidth*halfMinWidth)
+            d = nearestNeighborImage(d, r2);
+        return d;
+    }
     /** The switching values of pair k of a pair list with per-pair parameters, the common ones otherwise. */
     const CoordinationSwitching::Pair& pairValues(int k) const {
         return pairSwitches.empty() ? switching->getCommon() : pairSwitches[k];
@@ -46,6 +64,8 @@ protected:
     double halfMinWidth;
     std::unique_ptr<CoordinationSwitching> switching;
 private:
+    /** The nearest of a reduced displacement's 27 images in a triclinic box (r2 in and out). */
+    OpenMM::Vec3 nearestNeighborImage(OpenMM::Vec3 reduced, double& r2) const;
     template <class F>
     void forEachPair(F f) const;
     /** The values of each pair of a pair list with per-pair parameters (empty otherwise). */

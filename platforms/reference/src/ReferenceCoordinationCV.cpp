@@ -1,6 +1,5 @@
 #include "ReferenceCoordinationCV.h"
 #include "openmm/OpenMMException.h"
-#include "openmm/reference/ReferenceForce.h"
 #include "openmm/reference/ReferencePlatform.h"
 #include <algorithm>
 #include <cmath>
@@ -70,28 +69,25 @@ void ReferenceCoordinationCV::prepare(ContextImpl& context) {
 }
 
 Vec3 ReferenceCoordinationCV::displacement(const vector<Vec3>& pos, int i, int j, double& r) const {
-    if (!periodic) {
-        Vec3 d = pos[j]-pos[i];
-        r = sqrt(d.dot(d));
-        return d;
-    }
-    Vec3 d = ReferenceForce::getDeltaRPeriodic(pos[i], pos[j], box);
-    double r2 = d.dot(d);
-    if (triclinic && r2 > halfMinWidth*halfMinWidth) {
-        // Beyond half the smallest width the reduced image may not be the nearest: search its neighbors.
-        Vec3 reduced = d;
-        for (int a = -1; a <= 1; a++)
-            for (int b = -1; b <= 1; b++)
-                for (int c = -1; c <= 1; c++) {
-                    Vec3 image = reduced+box[0]*a+box[1]*b+box[2]*c;
-                    double image2 = image.dot(image);
-                    if (image2 < r2) {
-                        r2 = image2;
-                        d = image;
-                    }
-                }
-    }
+    double r2;
+    Vec3 d = squaredDisplacement(pos, i, j, r2);
     r = sqrt(r2);
+    return d;
+}
+
+Vec3 ReferenceCoordinationCV::nearestNeighborImage(Vec3 reduced, double& r2) const {
+    // Beyond half the smallest width the reduced image may not be the nearest: search its neighbors.
+    Vec3 d = reduced;
+    for (int a = -1; a <= 1; a++)
+        for (int b = -1; b <= 1; b++)
+            for (int c = -1; c <= 1; c++) {
+                Vec3 image = reduced+box[0]*a+box[1]*b+box[2]*c;
+                double image2 = image.dot(image);
+                if (image2 < r2) {
+                    r2 = image2;
+                    d = image;
+                }
+            }
     return d;
 }
 
