@@ -120,16 +120,18 @@ void CpuCoordinationCV::forThreadPairs(int thread, int numThreads, const vector<
                 else
                     f(b, a, 0, -d, d.dot(d));
             };
-            for (int c = thread; c < cells.getNumCells(); c += numThreads)
-                for (int e = begin[c]; e < begin[c+1]; e++) {
+            for (int c = thread; c < cells.getNumCells(); c += numThreads) {
+                for (int e = begin[c]; e < begin[c+1]; e++)
                     for (int n = e+1; n < begin[c+1]; n++)
                         pair(e, n, images[n]-images[e]);
-                    cells.forEachNeighbor(c, true, [&] (int neighbor, const Vec3& shift) {
+                cells.forEachNeighbor(c, true, [&] (int neighbor, const Vec3& shift) {
+                    for (int e = begin[c]; e < begin[c+1]; e++) {
                         Vec3 image = images[e]-shift;
                         for (int n = begin[neighbor]; n < begin[neighbor+1]; n++)
                             pair(e, n, images[n]-image);
-                    });
-                }
+                    }
+                });
+            }
         }
         else {
             for (int a = (int) ((long long) numA*thread/numThreads); a < (long long) numA*(thread+1)/numThreads; a++)
