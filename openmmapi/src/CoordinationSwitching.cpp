@@ -194,12 +194,14 @@ double CoordinationSwitching::evaluateUnstretched(double x, double length, doubl
 }
 
 double CoordinationSwitching::evaluate(double r, const Pair& pair, double& dsdr) const {
-    if (r > pair.dmax) {
+    // PLUMED 2.10's values at the ends (its rt20-switch-* regtests): 0 from r = dmax on; 1 up to
+    // r = d0, which Q alone evaluates.
+    if (r >= pair.dmax) {
         dsdr = 0.0;
         return 0.0;
     }
     double x = (r-d0)/pair.length;
-    if (x <= 0.0) {
+    if (x < 0.0 || (x == 0.0 && type != CoordinationForce::Q)) {
         dsdr = 0.0;
         return pair.weight;
     }

@@ -8,7 +8,9 @@ an independent restatement of what that code does, with PLUMED's own conventions
 
 - dfunc is (ds/dr)/r, and derivatives are accumulated as deriv[i] -= dfunc*d, deriv[j] += dfunc*d
   with d the (nearest image) vector from i to j;
-- `distance > dmax` gives 0 (so r == dmax is still evaluated, and stretched to exactly 0);
+- from `distance == dmax` on, 0 and a zero derivative, as PLUMED 2.10.1's rt20-switch-* regtests print
+  at r = D_MAX exactly for every type, stretched or not (older readings of its source had
+  `distance > dmax`); the stretch still takes s at dmax itself;
 - stretch = 1/(s(0) - s(dmax)), shift = -s(dmax)*stretch, with s(0) and s(dmax) from calculate();
   the short syntax (R_0=, NN=, MM=, D_0=) always sets dmax = d0 + r0*(1e-5)^(1/(nn-mm)) and
   stretches; SWITCH={...} stretches only with D_MAX and without NOSTRETCH;
@@ -94,7 +96,7 @@ class PlumedSwitch:
     def _set_stretch(self):
         self.stretch, self.shift = 1.0, 0.0
         s0, _ = self.calculate(0.0)
-        sd, _ = self.calculate(self.dmax)
+        sd, _ = self.calculate(self.dmax, cutoff=False)
         self.stretch = 1.0/(s0 - sd)
         self.shift = -sd*self.stretch
 
@@ -113,9 +115,9 @@ class PlumedSwitch:
         func = num*iden
         return func, -nn*rn1*iden + func*(iden*mm)*rm1
 
-    def calculate(self, distance):
-        """(s, dfunc) at a distance, dfunc = (ds/dr)/r."""
-        if distance > self.dmax:
+    def calculate(self, distance, cutoff=True):
+        """(s, dfunc) at a distance, dfunc = (ds/dr)/r (cutoff=False: also at and beyond dmax)."""
+        if cutoff and distance >= self.dmax:
             return 0.0, 0.0
         rdist = (distance - self.d0)*self.invr0
         if rdist <= 0.0:
@@ -162,7 +164,7 @@ class PlumedSwitch:
     def calculate_sqr(self, distance2):
         """(s, dfunc) from a squared distance, as the COORDINATION loop calls it."""
         if self.fast_rational:
-            if distance2 > self.dmax2:
+            if distance2 >= self.dmax2:
                 return 0.0, 0.0
             rdist2 = distance2*self.invr0*self.invr0
             result, dfunc = self._rational(rdist2, self.nn//2, self.mm//2)

@@ -162,12 +162,14 @@ class Switching:
         """s(r) and ds/dr (arrays), with d0, dmax and stretch applied."""
         r = np.atleast_1d(np.asarray(r, dtype=float))
         x = self._x(r)
-        positive = x > 0
+        # PLUMED 2.10's ends (its rt20-switch-* regtests): 1 up to r = d0, which Q alone evaluates;
+        # 0 from r = dmax on.
+        positive = (x >= 0) if self.type == 'Q' else (x > 0)
         xs = np.where(positive, x, 0.5)   # any harmless x > 0 for the masked entries
         s, dsdx = self._unstretched(xs)
         s = np.where(positive, s*self._scale + self._shift, 1.0)
         dsdr = np.where(positive, dsdx*self._scale/self.length, 0.0)
-        beyond = r > self.cutoff
+        beyond = r >= self.cutoff
         return np.where(beyond, 0.0, s), np.where(beyond, 0.0, dsdr)
 
     def configure(self, force):

@@ -29,12 +29,10 @@ REFUSED = {
     'rt-single-groupb': 'COORDINATIONNUMBER (per-atom coordination numbers, SPECIESA/SPECIESB) is not read',
     'rt-coordination-powers-multi': 'COORDINATIONNUMBER and COORDINATION_MOMENTS (per-atom) are not read',
 }
-#: Frames whose values differ from PLUMED's (rows of the outputs), and why: the switching functions at
-#: r = D_MAX exactly (PLUMED: 0; here the function's value there), issue 40 item 3, a change of the C++
-#: and CUDA switching code; for Q also at r = D_0 exactly (PLUMED evaluates Q there; here 1).
-BOUNDARY = {name: ([26], 'r = D_MAX exactly (frame 26 of switchtraj.xyz): issue 40 item 3')
-            for name in FOLDERS if name.startswith('rt20-switch-') and name not in ('rt20-switch-cosinus', 'rt20-switch-cubic')}
-BOUNDARY['rt20-switch-q'] = ([3, 26], 'r = D_0 (frame 3) and r = D_MAX (frame 26) exactly: issue 40 item 3')
+#: Frames whose values differ from PLUMED's (rows of the outputs), and why. Empty: the switching
+#: functions at r = D_MAX exactly (0, as PLUMED prints) and Q at r = D_0 exactly (evaluated, as PLUMED
+#: does) agree since issue 40 item 3; the table stays for what may come.
+BOUNDARY = {}
 #: Frames whose box OpenMM takes only after a rotation: rt42's boxes of random vectors (frames 27 to
 #: 107) are passed to OpenMM as the same lattice rotated into its reduced form (plumed_driver.openmmBox),
 #: the forces rotated back. Empty: they pass; the table stays for what may come.
@@ -164,7 +162,7 @@ def test_regtest_expected_failures(folder, kind, tmp_path):
 def test_regtests_all_listed():
     """Every folder is run by test_regtest or listed as refused, and the lists name real folders."""
     assert len(FOLDERS) == 20
-    assert REFUSED and BOUNDARY
+    assert REFUSED
     assert set(REFUSED) | set(BOUNDARY) | set(ROTATED) <= set(FOLDERS)
 
 

@@ -106,10 +106,20 @@ def test_rational_at_x_equal_1_with_stretch():
 
 @pytest.mark.parametrize('type_name', sorted(TYPE_PARAMETERS))
 def test_r_at_or_below_d0_is_one_with_zero_derivative(type_name):
+    """1 and a zero derivative up to d0 and at d0 itself; Q alone is evaluated at d0, as PLUMED 2.10.1
+    prints there (rt20-switch-q: 0.731059 at r = D_0; rt20-switch-exp: 1 and 0 at r = D_0)."""
     sw = make_switching(type_name, 'd0')
+    assert sw.d0 == 0.08
     force = sw.configure(CoordinationForce([0, 1]))
-    for r in (0.0, 1e-9, 0.04, 0.08):
+    for r in (0.0, 1e-9, 0.04):
         assert force.evaluateSwitchingFunction(r) == [1.0, 0.0]
+    s, dsdr = force.evaluateSwitchingFunction(0.08)
+    if type_name == 'Q':
+        s_ref, dsdr_ref = sw([0.08])
+        assert s < 1.0 and dsdr < 0.0
+        assert (s, dsdr) == (pytest.approx(s_ref[0], rel=1e-13), pytest.approx(dsdr_ref[0], rel=1e-12))
+    else:
+        assert [s, dsdr] == [1.0, 0.0]
     s, dsdr = force.evaluateSwitchingFunction(0.08 + 1e-3)
     assert s < 1.0
 

@@ -24,7 +24,7 @@ public:
     /**
      * What the switching function of one pair depends on: its length r0, its cutoff, its
      * weight w, and the factor and constant that apply the weight and the stretch:
-     * w s_k(r) = scale s(x) + shift for d0 < r <= dmax.
+     * w s_k(r) = scale s(x) + shift for d0 < r < dmax (Q: d0 <= r < dmax).
      */
     struct Pair {
         double length, dmax, weight, scale, shift;
@@ -41,7 +41,7 @@ public:
      *
      * @param r          the distance in nm
      * @param[out] dsdr  ds/dr in 1/nm
-     * @return s(r): 1 for r <= d0, 0 for r > dmax, stretched when requested
+     * @return s(r): 1 for r <= d0 (Q: r < d0), 0 for r >= dmax, stretched when requested
      */
     double evaluate(double r, double& dsdr) const {
         return evaluate(r, common, dsdr);

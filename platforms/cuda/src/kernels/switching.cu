@@ -196,7 +196,8 @@ inline DEVICE real gradientScale(const PairParams& p) {
  */
 inline DEVICE real switchingFunction(real r2, const PairParams& p, real* g) {
 #if defined(HAS_DMAX) && !defined(USE_R2_ONLY)
-    if (r2 > p.dmax2) {
+    // PLUMED 2.10's values at the ends: 0 from r = dmax on; 1 up to r = d0, which Q alone evaluates.
+    if (r2 >= p.dmax2) {
         *g = 0;
         return 0;
     }
@@ -229,7 +230,11 @@ inline DEVICE real switchingFunction(real r2, const PairParams& p, real* g) {
 #else
     real r = SQRT(r2);
     real x = (r-p.d0)*p.invR0;
+  #if SWITCH_TYPE == 8
+    if (x < 0) {
+  #else
     if (x <= 0) {
+  #endif
         s = 1;
         gValue = 0;
     }
@@ -245,7 +250,7 @@ inline DEVICE real switchingFunction(real r2, const PairParams& p, real* g) {
 #if defined(HAS_DMAX) && defined(USE_R2_ONLY)
     // The cutoff applied after the fact: cheap enough to compute for every pair, and a select
     // rather than a branch in the pair loops. (Overflow beyond the cutoff is selected away.)
-    const bool within = (r2 <= p.dmax2);
+    const bool within = (r2 < p.dmax2);
     s = (within ? s : 0);
     gValue = (within ? gValue : 0);
 #endif
