@@ -33,6 +33,14 @@ REFUSED = {
 #: functions at r = D_MAX exactly (0, as PLUMED prints) and Q at r = D_0 exactly (evaluated, as PLUMED
 #: does) agree since issue 40 item 3; the table stays for what may come.
 BOUNDARY = {}
+#: Frames left out of the comparison in single and mixed precision, and why: a pair exactly at D_MAX
+#: (frame 26 of switchtraj.xyz), or for Q exactly at D_0 (frame 3), in double precision is a float
+#: rounding away from it there (positions and dmax^2 are floats on the GPU), on the side where s has
+#: not jumped yet (0.0151 for RATIONAL at r = D_MAX, NOSTRETCH, against PLUMED's 0; H100,
+#: 2026-11-26). Double precision (Reference, CPU, CUDA double) compares those frames too.
+FLOAT_BOUNDARY = {name: [26] for name in FOLDERS if name.startswith('rt20-switch-') and name not in ('rt20-switch-cosinus',
+                                                                                                  'rt20-switch-cubic')}
+FLOAT_BOUNDARY['rt20-switch-q'] = [3, 26]
 #: Frames whose box OpenMM takes only after a rotation: rt42's boxes of random vectors (frames 27 to
 #: 107) are passed to OpenMM as the same lattice rotated into its reduced form (plumed_driver.openmmBox),
 #: the forces rotated back. Empty: they pass; the table stays for what may come.
@@ -97,7 +105,7 @@ def _run(folder, config, directory):
 @pytest.mark.parametrize('folder', [f for f in FOLDERS if f not in REFUSED])
 def test_regtest(folder, platform_config, tmp_path):
     """Every frame and every output of the test, except the frames listed in BOUNDARY and ROTATED
-    (test_regtest_expected_failures), equal PLUMED's."""
+    (test_regtest_expected_failures) and, in single and mixed precision, FLOAT_BOUNDARY, equal PLUMED's."""
     count = len(driver.readXyz(driver.trajectoryPath(folder)))
     rtol = 0.0 if platform_config.is_double else platform_config.value_rtol
     directory = str(tmp_path)
@@ -110,7 +118,8 @@ def test_regtest(folder, platform_config, tmp_path):
         reference = driver.reference(folder, name + '.reference')
         referenceRows = driver.columns(reference)[1]
         perFrame = len(referenceRows)//count
-        skip = _rowsOfFrames(fields, BOUNDARY.get(folder, ([], None))[0], perFrame)
+        left = BOUNDARY.get(folder, ([], None))[0] + ([] if platform_config.is_double else FLOAT_BOUNDARY.get(folder, []))
+        skip = _rowsOfFrames(fields, left, perFrame)
         kept = [row for k, row in enumerate(referenceRows) if k//perFrame in frames]
         head = '\n'.join(line for line in reference.splitlines() if line.startswith('#'))
         skip = {frames.index(k//perFrame)*perFrame + k % perFrame for k in skip if k//perFrame in frames}
@@ -163,7 +172,7 @@ def test_regtests_all_listed():
     """Every folder is run by test_regtest or listed as refused, and the lists name real folders."""
     assert len(FOLDERS) == 20
     assert REFUSED
-    assert set(REFUSED) | set(BOUNDARY) | set(ROTATED) <= set(FOLDERS)
+    assert set(REFUSED) | set(BOUNDARY) | set(ROTATED) | set(FLOAT_BOUNDARY) <= set(FOLDERS)
 
 
 def test_refused_with_line_action_keyword():
