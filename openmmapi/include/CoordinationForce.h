@@ -19,7 +19,8 @@ class CoordinationForceImpl;
  *     cv = sum over the force's pairs (i, j) of s(r_ij),
  *
  * with r_ij in nm (nearest periodic image when periodic boundary conditions are used) and
- * s a switching function of x = (r - d0)/r0 that is 1 for r <= d0 and 0 for r > dmax.
+ * s a switching function of x = (r - d0)/r0 that is 1 for r <= d0 (Q: r < d0) and 0 for r >= dmax,
+ * as PLUMED 2.10 gives at the ends.
  *
  * The pairs come from one of three modes:
  * - one group G: every unordered pair i < j of G, each once;
@@ -156,7 +157,7 @@ public:
     double getR0() const;
     /** Set r0, the switching length, in nm (must be positive). Default 0.3 nm. */
     void setR0(double r0);
-    /** Get d0 in nm: s = 1 for r <= d0. */
+    /** Get d0 in nm: s = 1 for r <= d0 (Q: r < d0, evaluated at d0 itself). */
     double getD0() const;
     /** Set d0 in nm (must be non-negative). Default 0. */
     void setD0(double d0);
@@ -197,7 +198,7 @@ public:
     void setCustomExpression(const std::string& expression);
 
     /**
-     * Get dmax in nm: s = 0 for r > dmax; infinity when there is no cutoff. Unless setDMax()
+     * Get dmax in nm: s = 0 for r >= dmax; infinity when there is no cutoff. Unless setDMax()
      * was called, this is the default: for Rational, PLUMED's automatic
      * d0 + r0*(1e-5)^(1/(n-m)); for every other type, no cutoff.
      */
