@@ -11,8 +11,12 @@ header names the GPU, OpenMM's version, the precision, the date, the time each s
 the command that made the run. The plots (PNG, in <docs>/images/) are a bar chart of the MD
 overheads, ours against the peers, and the time per evaluation against the system size on log axes.
 
-One JSON, one run: every figure on the page comes from it. A run cut short (the JSON says
-complete = false) still makes a page, which says which sections are missing.
+One JSON, one run: every figure on the page comes from it, but for the CPU table, which comes
+from a run of the cpu section on a machine without a GPU (--cpu FILE; its machine is named there).
+A run cut short (the JSON says complete = false) still makes a page, which says which sections are
+missing.
+
+    python benchmarks/report.py results.json --cpu benchmarks/results/cpu/2core-2026-11-26-after.json
 Needs only NumPy and matplotlib (no OpenMM).
 """
 
@@ -28,12 +32,12 @@ import matplotlib
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402
 
-SECTIONS = ('md', 'contacts', 'throughput', 'latency', 'cutoff', 'histogram', 'coldstart')
+SECTIONS = ('md', 'contacts', 'throughput', 'latency', 'cutoff', 'histogram', 'coldstart', 'cpu')
 TITLES = {'md': 'MD step time with restrained CVs', 'metadynamics': 'Well-tempered metadynamics',
           'throughput': 'All pairs, no cutoff: CV and forces', 'latency': 'Latency of a small CV',
           'cutoff': 'Self-coordination with a cutoff (cell lists)', 'histogram': 'Pair histograms',
           'coldstart': 'Cold start: what the force adds to a first Context',
-          'contacts': 'Native contacts Q with per-pair parameters'}
+          'contacts': 'Native contacts Q with per-pair parameters', 'cpu': 'The CPU platform (no GPU)'}
 MD_IMAGE = 'images/md-overheads.png'
 SCALING_IMAGE = 'images/evaluation-time.png'
 
@@ -513,9 +517,45 @@ def coldstart_section(rows):
     return body, None
 
 
+def cpu_section(rows, info=None):
+    """The cpu section's table (bench_cpu.py): per box, each CV's fast path and CustomCVForce path
+    against the peer, with the issue-43 targets (at least the peer's speed; 2x on all O)."""
+    body, box = [], None
+    for row in rows:
+        if row.get('kind') == 'plain':
+            box = {'atoms': row.get('atoms'), 'plain': row.get('ms_per_step'), 'cases': {}}
+            body.append(box)
+        elif box is not None:
+            box['cases'].setdefault(row.get('cv_case'), {})[row.get('kind')] = row
+    lines_body = []
+    for box in body:
+        for name, kinds in box['cases'].items():
+            ours, compatible, peer = kinds.get('ours', {}), kinds.get('compatible', {}), kinds.get('peer', {})
+            least = 2.0 if name.startswith('self') else 1.0
+            fast, inCVForce = ours.get('speedup_vs_peer'), compatible.get('speedup_vs_peer')
+            ok = None if fast is None or inCVForce is None else (fast >= least and inCVForce >= least)
+            lines_body.append([format(box['atoms'], ',') if box['atoms'] else '-', name, num(box['plain']), num(ours.get('ms_per_step')),
+                               ratio(fast), num(compatible.get('ms_per_step')), ratio(inCVForce), num(peer.get('ms_per_step')),
+                               '>= %gx' % least, met(ok)])
+    info = info or {}
+    threads = sorted({str(row.get('threads')) for row in rows if row.get('threads')})
+    lines = ['A PME water box (the md section\'s, TIP3P, 2 fs) of 5,853 and of 23,682 atoms on the CPU platform (Threads %s), '
+             'one CV restrained by 0.5*k*(cv-cv0)^2: **ours**, the fast path (the restraint as the force\'s own energy '
+             'expression) and inside CustomCVForce; **peer**, CustomNonbondedForce (interaction group, periodic cutoff 1 nm) '
+             'inside CustomCVForce. Times in ms per MD step, every Context timed in turn over rounds; ratio: the peer\'s ms '
+             'per step over ours.' % ('/'.join(threads) or '-'), '']
+    if info:
+        lines += ['From its own run, not the GPU run above: %s, OpenMM %s, %s, `%s`.%s'
+                  % (info.get('date', '-'), info.get('openmm', '-'), info.get('host', '-'), info.get('command', '-'),
+                     ' ' + info['note'][0].upper() + info['note'][1:] if info.get('note') else ''), '']
+    lines += table(['box (atoms)', 'CV', 'plain', 'ours', 'ratio', 'ours in CustomCVForce', 'ratio in CustomCVForce', 'peer', 'target',
+                    'met'], lines_body)
+    return lines, None
+
+
 BUILDERS = {'md': md_section, 'metadynamics': metadynamics_section, 'contacts': contacts_section,
             'throughput': throughput_section, 'latency': latency_section, 'cutoff': cutoff_section,
-            'histogram': histogram_section, 'coldstart': coldstart_section}
+            'histogram': histogram_section, 'coldstart': coldstart_section, 'cpu': cpu_section}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -665,9 +705,10 @@ def plot_scaling(throughput, cutoff, run, path):
 # ---------------------------------------------------------------------------------------------
 # The page
 
-def write_report(path, docs='docs', shown=None):
+def write_report(path, docs='docs', shown=None, cpu=None):
     """Write <docs>/performance.md and its images from the JSON of one benchmark run; returns the
-    page's text. shown: the report command to print on the page (default: report.py on path)."""
+    page's text. shown: the report command to print on the page (default: report.py on path);
+    cpu: the JSON of a run of the cpu section, whose table ends the page."""
     info, sections = load(path)
     if not sections:
         raise ValueError('no benchmark section in %s' % path)
@@ -709,6 +750,11 @@ def write_report(path, docs='docs', shown=None):
         body, plots[page] = BUILDERS[page](sections['md' if page == 'metadynamics' else page])
         if body:
             built.append((page, body))
+    if cpu:
+        cpuInfo, cpuSections = load(cpu)
+        if 'cpu' not in cpuSections:
+            raise ValueError('%s: no rows of the cpu section' % cpu)
+        built = [item for item in built if item[0] != 'cpu'] + [('cpu', cpu_section(cpuSections['cpu'], cpuInfo)[0])]
     md = (plots.get('md') or []) + (plots.get('metadynamics') or [])
     # The MD bar chart after the last of the two MD tables.
     mdImagePage = [page for page, _ in built if page in ('md', 'metadynamics')][-1:]
@@ -733,10 +779,12 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('json', help='the JSON of one run of benchmarks/benchmark.py --json')
     parser.add_argument('--docs', default='docs', help='folder of performance.md; the plots go to its images/ (default: docs)')
+    parser.add_argument('--cpu', help='the JSON of a run of the cpu section (benchmark.py --platform CPU --sections cpu), for the CPU table')
     args = parser.parse_args(argv)
     shown = 'python benchmarks/report.py ' + os.path.relpath(args.json)
     shown += '' if args.docs == 'docs' else ' --docs ' + args.docs
-    write_report(args.json, args.docs, shown)
+    shown += ' --cpu ' + os.path.relpath(args.cpu) if args.cpu else ''
+    write_report(args.json, args.docs, shown, args.cpu)
     print('wrote %s and %s' % (os.path.join(args.docs, 'performance.md'), os.path.join(args.docs, 'images')))
     return 0
 

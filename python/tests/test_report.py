@@ -297,3 +297,28 @@ def test_results_files(tmp_path, path):
 def test_help():
     completed = subprocess.run([sys.executable, SCRIPT, '--help'], capture_output=True, text=True)
     assert completed.returncode == 0 and '--docs' in completed.stdout
+
+
+def test_cpu_table_from_its_own_run(tmp_path):
+    """--cpu: the cpu section's run (another machine) makes the page's last table, with its machine
+    and the targets of issue 43 (at least the peer's speed on every row, 2x on all O)."""
+    def case(name, kind, ms, speedup):
+        return {'section': 'cpu', 'case': '%s: %s' % (name, kind), 'cv_case': name, 'kind': kind, 'ms_per_step': ms,
+                'speedup_vs_peer': speedup, 'threads': '2'}
+    rows = [{'section': 'cpu', 'case': 'plain (5853 atoms)', 'kind': 'plain', 'ms_per_step': 14.0, 'atoms': 5853, 'threads': '2'},
+            case('1 O vs the other O', 'ours', 14.5, 1.1), case('1 O vs the other O', 'compatible', 15.0, 0.95),
+            case('1 O vs the other O', 'peer', 15.5, 1.0),
+            case('self-coordination of all O (dmax 1 nm)', 'ours', 16.0, 2.2),
+            case('self-coordination of all O (dmax 1 nm)', 'compatible', 16.5, 2.1),
+            case('self-coordination of all O (dmax 1 nm)', 'peer', 35.0, 1.0)]
+    cpu = write_json(tmp_path / 'cpu.json', rows, dict(INFO, platform='CPU', host='a 2-core machine', note='shared.'))
+    gpu = write_json(tmp_path / 'gpu.json', [r for r in synthetic_rows() if r['section'] == 'latency'])
+    docs = tmp_path / 'docs'
+    text = report.write_report(gpu, str(docs), cpu=cpu)
+    cpuText = section(text, 'The CPU platform')
+    assert 'a 2-core machine' in cpuText and 'Shared.' in cpuText
+    assert table_row(cpuText, '5,853') == ['5,853', '1 O vs the other O', '14.0', '14.5', '1.10x', '15.0', '0.95x', '15.5', '>= 1x',
+                                           '**no**']
+    assert [r[-2:] for r in [row.split(' | ') for row in cpuText.splitlines() if 'self-coordination' in row]] == [['>= 2x', 'yes |']]
+    with pytest.raises(ValueError, match='no rows of the cpu section'):
+        report.write_report(gpu, str(docs), cpu=gpu)
