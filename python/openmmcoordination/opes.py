@@ -65,17 +65,18 @@ def _error(message, *args):
 def _positiveNumbers(value, count, name):
     """A list of ``count`` positive finite numbers, or ValueError. One number (or a dimensionless
     Quantity) stands for a list of one where there is one variable."""
-    given = value
+    # Each element by str(): a list's repr shows a Quantity as its repr, which differs between OpenMM versions
+    given = ('[%s]' % ', '.join(str(x) for x in value)) if isinstance(value, (list, tuple)) else str(value)
     if count == 1 and (isinstance(value, numbers.Real) or unit.is_quantity(value) and not _isSequence(value)):
         value = [value]
     try:
         numbers_ = [float(_dimensionless(x)) for x in value]
     except (TypeError, ValueError) as error:
         why = ' (a coordination number has no unit)' if 'no unit' in str(error) else ''
-        raise _error('%s must be a list of %d positive numbers (one per variable; a number for one)%s, got %r', name, count,
+        raise _error('%s must be a list of %d positive numbers (one per variable; a number for one)%s, got %s', name, count,
                      why, given) from None
     if len(numbers_) != count or not all(math.isfinite(x) and x > 0 for x in numbers_):
-        raise _error('%s must be a list of %d positive numbers (one per variable; a number for one), got %r', name, count,
+        raise _error('%s must be a list of %d positive numbers (one per variable; a number for one), got %s', name, count,
                      given)
     return np.array(numbers_)
 

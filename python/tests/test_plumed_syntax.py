@@ -208,8 +208,10 @@ def test_opes_mapped_and_printed(tmp_path):
     assert values[1] == pytest.approx(opes.getBiasAt([values[0]]).value_in_unit(unit.kilojoules_per_mole), rel=1e-12)
     assert values[2] == pytest.approx(history.rct[-1].value_in_unit(unit.kilojoules_per_mole), rel=1e-12)
     assert values[3:] == [pytest.approx(history.zed[-1]), pytest.approx(history.neff[-1]), history.nker[-1]]
+    # A row at a kernel's step is printed before that kernel (PLUMED's order): the count of the step before
     rows = np.loadtxt(str(tmp_path/'COLVAR'))
-    assert rows.shape == (11, 7) and rows[-1, 6] == history.nker[-1] > 0
+    assert rows.shape == (11, 7) and len(history.nker) == 11 and history.nker[-1] > 0
+    assert list(rows[:, 6]) == [0] + list(history.nker[:-1])
     with pytest.raises(plumed.PlumedInputError, match='one METAD or OPES'):
         plumed.load(text + 'o2: OPES_METAD_EXPLORE ARG=c PACE=20 BARRIER=10 SIGMA=0.2 TEMP=300\n', system(6))
 
