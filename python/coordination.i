@@ -16,6 +16,7 @@ namespace std {
 #include <climits>
 #include "CoordinationBiasForce.h"
 #include "CoordinationForce.h"
+#include "internal/CoordinationWarnings.h"
 #include "OpenMM.h"
 #include "OpenMMAmoeba.h"
 #include "OpenMMDrude.h"
@@ -230,3 +231,66 @@ CoordinationBiasForce* _cloneBiasForce(const CoordinationBiasForce& force) {
         return _cloneBiasForce(self)
     %}
 }
+
+/* The plugin's warnings (CoordinationWarnings) become Python warnings of the category
+ * PeriodicBoundaryWarning (_warn below), attributed to the first line outside openmm and this package
+ * (the user's line that created the Simulation or Context); a filter that turns them into errors
+ * makes the Context's creation raise openmm.OpenMMException with the warning's text. */
+%{
+static PyObject* coordinationWarningFunction = NULL;
+
+static void coordinationPythonWarning(const std::string& message) {
+    PyGILState_STATE state = PyGILState_Ensure();
+    PyObject* result = PyObject_CallFunction(coordinationWarningFunction, "s", message.c_str());
+    std::string error;
+    if (result == NULL) {
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        PyObject* text = (value == NULL ? NULL : PyObject_Str(value));
+        const char* utf8 = (text == NULL ? NULL : PyUnicode_AsUTF8(text));
+        error = (utf8 == NULL ? message : std::string(utf8));
+        Py_XDECREF(text);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(traceback);
+        PyErr_Clear();
+    }
+    Py_XDECREF(result);
+    PyGILState_Release(state);
+    if (result == NULL)
+        throw OpenMM::OpenMMException(error);
+}
+%}
+%inline %{
+/** Route the plugin's warnings to a Python function of one argument, the message. */
+void _setWarningFunction(PyObject* function) {
+    Py_XINCREF(function);
+    Py_XDECREF(coordinationWarningFunction);
+    coordinationWarningFunction = function;
+    CoordinationPlugin::CoordinationWarnings::setHandler(coordinationPythonWarning);
+}
+%}
+%pythoncode %{
+class PeriodicBoundaryWarning(UserWarning):
+    """A CoordinationForce (or a CV of a CoordinationBiasForce) without periodic boundary conditions,
+    on which setUsesPeriodicBoundaryConditions() was never called, in a System whose other forces use
+    them: its distances ignore the periodic box. Issued once per force when a Context is created. Call
+    setUsesPeriodicBoundaryConditions(True) on the force, or setUsesPeriodicBoundaryConditions(False)
+    to keep distances without periodic images."""
+
+
+def _warn(message):
+    """Issue a plugin warning from the first frame outside openmm and openmmcoordination."""
+    import os
+    import sys
+    import warnings
+    import openmm
+    inside = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in (openmm, sys.modules[__name__]))
+    frame, level = sys._getframe(1), 2
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(inside):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, PeriodicBoundaryWarning, stacklevel=level)
+
+
+_setWarningFunction(_warn)
+%}

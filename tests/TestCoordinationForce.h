@@ -17,6 +17,7 @@
 #include "TestCoordinationCells.h"
 #include "TestCoordinationPairParameters.h"
 #include "TestCoordinationBias.h"
+#include "TestCoordinationWarnings.h"
 
 void runCoordinationTests() {
     runSwitchingTests();
@@ -28,4 +29,5 @@ void runCoordinationTests() {
     runCellTests();
     runPairParameterTests();
     runBiasTests();
+    runWarningTests();
 }

@@ -290,10 +290,27 @@ public:
     /** Get the name of a tabulated function. */
     const std::string& getTabulatedFunctionName(int index) const;
 
-    /** Set whether distances use the nearest periodic image. Off by default. */
+    /**
+     * Set whether distances use the nearest periodic image. Off by default (OpenMM's convention;
+     * PLUMED's COORDINATION is periodic unless NOPBC).
+     *
+     * A force on which this was never called, in a System whose other forces use periodic
+     * boundary conditions (PME, say), draws a warning when a Context is created, once per force:
+     * its distances ignore the periodic box, so a particle near a face of the box misses its
+     * neighbors across it. Call setUsesPeriodicBoundaryConditions(true) for the nearest image, or
+     * setUsesPeriodicBoundaryConditions(false) to keep plain distances without the warning (a CV
+     * within one molecule that is kept whole, for example). The warning goes to stderr from C++
+     * and is a Python warning (openmmcoordination.PeriodicBoundaryWarning) from Python.
+     */
     void setUsesPeriodicBoundaryConditions(bool periodic);
     /** Get whether distances use the nearest periodic image. */
     bool usesPeriodicBoundaryConditions() const;
+    /**
+     * Get whether setUsesPeriodicBoundaryConditions() was called on this force (or on the force
+     * it was deserialized or copied from): a force without periodic boundary conditions on which
+     * it was not draws a warning in a periodic System (see setUsesPeriodicBoundaryConditions()).
+     */
+    bool getPeriodicitySet() const;
 
     /**
      * Copy every parameter that does not change the pairs (switching function, r0, d0, n, m,
@@ -345,6 +362,7 @@ private:
     std::vector<double> pairWeights, pairR0s;
     std::vector<GlobalParameterInfo> globalParameters;
     std::vector<FunctionInfo> functions;
+    bool periodicSet = false;
 };
 
 /** @private */

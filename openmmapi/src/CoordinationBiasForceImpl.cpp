@@ -2,6 +2,7 @@
 #include "internal/CoordinationForceImpl.h"
 #include "internal/CoordinationErrorMessages.h"
 #include "internal/CoordinationExpression.h"
+#include "internal/CoordinationWarnings.h"
 #include "CoordinationKernels.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/TabulatedFunction.h"
@@ -42,6 +43,14 @@ void CoordinationBiasForceImpl::initialize(ContextImpl& context) {
     validateForce(owner);
     for (int k = 0; k < owner.getNumCollectiveVariables(); k++)
         CoordinationForceImpl::validate(owner.getCollectiveVariable(k), context.getSystem());
+    string which = CoordinationForceImpl::describeForce(owner, className, context.getSystem());
+    for (int k = 0; k < owner.getNumCollectiveVariables(); k++) {
+        const CoordinationForce& variable = owner.getCollectiveVariable(k);
+        string warning = CoordinationForceImpl::periodicBoundaryWarning(variable, context.getSystem(),
+                which+", its collective variable \""+owner.getCollectiveVariableName(k)+"\",");
+        if (!warning.empty())
+            CoordinationWarnings::warnOnce(&variable, warning);
+    }
     defaults = getDefaultParameters();
     recordTableShapes();
     kernel = context.getPlatform().createKernel(CalcCoordinationBiasForceKernel::Name(), context);

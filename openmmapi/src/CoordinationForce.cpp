@@ -2,6 +2,7 @@
 #include "internal/CoordinationExpression.h"
 #include "internal/CoordinationForceImpl.h"
 #include "internal/CoordinationSwitching.h"
+#include "internal/CoordinationWarnings.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/internal/AssertionUtilities.h"
 #include "openmm/internal/ContextImpl.h"
@@ -62,6 +63,7 @@ CoordinationForce::CoordinationForce(const vector<int>& groupA, const vector<int
 }
 
 CoordinationForce::~CoordinationForce() {
+    CoordinationWarnings::forget(this);
     for (FunctionInfo& function : functions)
         delete function.function;
 }
@@ -394,6 +396,11 @@ const string& CoordinationForce::getTabulatedFunctionName(int index) const {
 
 void CoordinationForce::setUsesPeriodicBoundaryConditions(bool periodic) {
     this->periodic = periodic;
+    periodicSet = true;
+}
+
+bool CoordinationForce::getPeriodicitySet() const {
+    return periodicSet;
 }
 
 bool CoordinationForce::usesPeriodicBoundaryConditions() const {

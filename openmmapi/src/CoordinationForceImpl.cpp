@@ -2,6 +2,7 @@
 #include "internal/CoordinationErrorMessages.h"
 #include "internal/CoordinationExpression.h"
 #include "internal/CoordinationSwitching.h"
+#include "internal/CoordinationWarnings.h"
 #include "CoordinationKernels.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/internal/ContextImpl.h"
@@ -46,6 +47,9 @@ void CoordinationForceImpl::validateForce(const CoordinationForce& force) {
 
 void CoordinationForceImpl::initialize(ContextImpl& context) {
     validate(owner, context.getSystem());
+    string warning = periodicBoundaryWarning(owner, context.getSystem(), describeForce(owner, "CoordinationForce", context.getSystem()));
+    if (!warning.empty())
+        CoordinationWarnings::warnOnce(&owner, warning);
     kernel = context.getPlatform().createKernel(CalcCoordinationForceKernel::Name(), context);
     kernel.getAs<CalcCoordinationForceKernel>().initialize(context.getSystem(), owner);
 }
@@ -123,4 +127,28 @@ void CoordinationForceImpl::resetPairHistogram(ContextImpl& context) {
     if (frames > 0)
         kernel.getAs<CalcCoordinationForceKernel>().clearPairHistogram(context);
     frames = 0;
+}
+
+string CoordinationForceImpl::describeForce(const Force& force, const string& className, const System& system) {
+    stringstream description;
+    description << className << " \"" << force.getName() << "\"";
+    for (int i = 0; i < system.getNumForces(); i++)
+        if (&system.getForce(i) == &force)
+            description << " (force " << i << " of the System)";
+    return description.str();
+}
+
+string CoordinationForceImpl::periodicBoundaryWarning(const CoordinationForce& force, const System& system, const string& which) {
+    if (force.usesPeriodicBoundaryConditions() || force.getPeriodicitySet())
+        return "";
+    for (int i = 0; i < system.getNumForces(); i++) {
+        const Force& other = system.getForce(i);
+        if (&other != &force && other.usesPeriodicBoundaryConditions())
+            return which+" does not use periodic boundary conditions, but force "+to_string(i)+" of the System (\""+other.getName()
+                +"\") does: the CV's distances ignore the periodic box, so a particle near a face of the box misses its neighbors "
+                "across it. Call setUsesPeriodicBoundaryConditions(True) on the CoordinationForce (C++: true) for the nearest periodic "
+                "image, PLUMED's default, or setUsesPeriodicBoundaryConditions(False) to keep distances without periodic images and "
+                "silence this warning";
+    }
+    return "";
 }

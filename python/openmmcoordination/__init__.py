@@ -92,7 +92,7 @@ def _load_plugins():
 
 _load_plugins()
 
-from openmmcoordination.coordination import CoordinationBiasForce, CoordinationForce  # noqa: E402
+from openmmcoordination.coordination import CoordinationBiasForce, CoordinationForce, PeriodicBoundaryWarning  # noqa: E402
 
 # The user's side (matplotlib, MDAnalysis and tqdm are imported only when used; native_contacts
 # takes an MDAnalysis Universe without importing MDAnalysis).

@@ -77,6 +77,8 @@ def test_page_runs(page, tmp_path):
     print(run.stdout[-6000:])
     print('%s ran in %.0f s' % (page, time.time() - start))
     assert run.returncode == 0, run.stdout[-6000:]
+    # No block or command draws the PeriodicBoundaryWarning (issue 41 item 6; stderr is in run.stdout).
+    assert 'does not use periodic boundary conditions' not in run.stdout, (page, run.stdout[-6000:])
     # What the prose says a block prints ("prints `CV = 5.10`"; "..." ends a prefix) is in the output.
     for printed in re.findall(r'prints `([^`]+)`', open(os.path.join(REPO, page)).read()):
         assert printed.split('...')[0] in run.stdout, (page, printed)

@@ -20,6 +20,7 @@ def test_ion_pairing_example(tmp_path):
                              '--output', str(tmp_path)], capture_output=True, text=True, cwd=REPO, timeout=300,
                             env=dict(os.environ, MPLBACKEND='Agg'))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert 'does not use periodic boundary conditions' not in result.stderr, result.stderr   # issue 41 item 6
     stdout = result.stdout
     for phrase in ['platform CPU, settings quick', 'Na+ and Cl- in 245 TIP3P waters, box 2.00 nm, 737 atoms',
                    'grid 101 x 121', 'metadynamics:     400/400 steps', 'hills 8', 'wrote']:

@@ -17,6 +17,7 @@ def test_native_contacts_example(tmp_path):
                              '--output', str(tmp_path)], capture_output=True, text=True, cwd=REPO, timeout=300,
                             env=dict(os.environ, MPLBACKEND='Agg'))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert 'does not use periodic boundary conditions' not in result.stderr, result.stderr   # issue 41 item 6
     assert '2489 atoms, 1942 native contacts, platform CPU, 100 steps' in result.stdout
     rows = np.loadtxt(str(tmp_path/'q.csv'), delimiter=',', skiprows=1)
     assert rows.shape == (6, 3)

@@ -23,6 +23,8 @@ def run(arguments, timeout):
     result = subprocess.run([sys.executable] + arguments, capture_output=True, text=True, cwd=REPO, timeout=timeout,
                             env=dict(os.environ, MPLBACKEND='Agg'))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    # No PeriodicBoundaryWarning (issue 41 item 6): the scripts choose their CVs' periodicity.
+    assert 'does not use periodic boundary conditions' not in result.stderr, result.stderr
     return result.stdout
 
 

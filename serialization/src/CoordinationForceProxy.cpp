@@ -68,6 +68,7 @@ void CoordinationForceProxy::serialize(const void* object, SerializationNode& no
     node.setDoubleProperty("dmax", isfinite(force.getDMax()) ? force.getDMax() : 0.0);
     node.setBoolProperty("stretch", force.getStretch());
     node.setBoolProperty("periodic", force.usesPeriodicBoundaryConditions());
+    node.setBoolProperty("periodicSet", force.getPeriodicitySet());
     node.setStringProperty("energyExpression", force.getEnergyExpression());
     SerializationNode& parameters = node.createChildNode("GlobalParameters");
     for (int i = 0; i < force.getNumGlobalParameters(); i++)
@@ -111,7 +112,10 @@ void* CoordinationForceProxy::deserialize(const SerializationNode& node) const {
     if (!node.getBoolProperty("defaultDMax"))
         force->setDMax(node.getBoolProperty("finiteDMax") ? node.getDoubleProperty("dmax") : numeric_limits<double>::infinity());
     force->setStretch(node.getBoolProperty("stretch"));
-    force->setUsesPeriodicBoundaryConditions(node.getBoolProperty("periodic"));
+    // A force that never had setUsesPeriodicBoundaryConditions() called (or was written before
+    // periodicSet was recorded, and is not periodic) keeps its warning in a periodic System.
+    if (node.getBoolProperty("periodicSet", false) || node.getBoolProperty("periodic"))
+        force->setUsesPeriodicBoundaryConditions(node.getBoolProperty("periodic"));
     force->setEnergyExpression(node.getStringProperty("energyExpression"));
     for (auto& parameter : node.getChildNode("GlobalParameters").getChildren())
         force->addGlobalParameter(parameter.getStringProperty("name"), parameter.getDoubleProperty("default"));

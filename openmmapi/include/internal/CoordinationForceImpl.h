@@ -70,6 +70,23 @@ public:
      * OpenMMException.
      */
     static void validate(const CoordinationForce& force, const OpenMM::System& system);
+    /**
+     * The warning when a force without periodic boundary conditions, on which
+     * setUsesPeriodicBoundaryConditions() was never called, is used in a System whose other forces
+     * use periodic boundary conditions: it names the force, the periodic force found and the calls
+     * to make. Empty when there is nothing to warn about.
+     *
+     * @param force   the CoordinationForce (a CV of a CoordinationBiasForce included)
+     * @param system  the System of the Context
+     * @param which   how the message names the force, for example CoordinationForce "cv" (force 3 of the System)
+     */
+    static std::string periodicBoundaryWarning(const CoordinationForce& force, const OpenMM::System& system,
+            const std::string& which);
+    /**
+     * Describe a force of a System for the messages: its class, its name in quotes (getName()) and
+     * its index in the System, for example CoordinationForce "cv" (force 3 of the System).
+     */
+    static std::string describeForce(const OpenMM::Force& force, const std::string& className, const OpenMM::System& system);
 private:
     static void checkHistogramArguments(int numBins, double maxDistance);
     const CoordinationForce& owner;
