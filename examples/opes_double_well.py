@@ -137,40 +137,27 @@ def firstBelow(times, errors, threshold=1.0):
 
 
 def plot(results, path, kind):
-    """fes.png: the free energies against the exact one; error.png: the RMS error against time
-    (openmmcoordination.plots.plotConvergence, on a log scale)."""
+    """fes.png: the final free energies against the exact one (openmmcoordination.plots.plotFreeEnergy,
+    each curve's minimum at 0, over the CV range where the exact one is within RANGE + 5 kJ/mol of its
+    minimum); error.png: the RMS error against time (plotConvergence, on a log scale)."""
+    from openmmcoordination.plots import plotConvergence, plotFreeEnergy
+    times = next(iter(results.values()))[0]
     if kind != 'fes':
-        from openmmcoordination.plots import plotConvergence
-        times = next(iter(results.values()))[0]*0.002
-        figure = plotConvergence(times, np.column_stack([errors for _, errors, _ in results.values()]), names=list(results),
-                                 ylabel='RMS error of the free energy (kJ/mol)',
+        figure = plotConvergence(times*0.002, np.column_stack([errors for _, errors, _ in results.values()]),
+                                 names=list(results), ylabel='RMS error of the free energy (kJ/mol)',
                                  title='Distance to the exact free energy (points within %g kJ/mol of its minimum)' % RANGE)
         figure.axes[0].set_yscale('log')
         figure.axes[0].axhline(1.0, color='0.5', linestyle=':', linewidth=1)
         figure.savefig(path)
         return
-    import matplotlib
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-    figure, axis = plt.subplots(figsize=(7, 4.5), dpi=110)
     grid = np.linspace(*GRID)
     exact = exactFreeEnergy(grid)
-    colors = {'metadynamics': 'C0', 'opes': 'C3'}
-    mask = exact < RANGE + 5
-    axis.plot(grid[mask], exact[mask], color='k', linewidth=2.5, label='exact')
-    for method, (times, errors, sampler) in results.items():
-        free = sampler.getFreeEnergy().value_in_unit(unit.kilojoules_per_mole)
-        inside = np.isfinite(exact) & (exact < RANGE)
-        free = free - np.mean(free[inside] - exact[inside])
-        axis.plot(grid[mask], free[mask], color=colors[method], linestyle='--',
-                  label='%s (RMS %.2f kJ/mol)' % (method, errors[-1]))
-    axis.set_xlabel('CV: coordination s(r), r0 = %.2f nm' % R0)
-    axis.set_ylabel('free energy (kJ/mol)')
-    axis.set_title('Double well: free energy after %d steps (%g ps)' % (times[-1], times[-1]*0.002), fontsize=11)
-    axis.legend()
-    figure.tight_layout()
-    figure.savefig(path)
-    plt.close(figure)
+    shown = grid[np.isfinite(exact) & (exact < RANGE + 5)]
+    references = [(grid, sampler.getFreeEnergy(), '%s (RMS error %.2f kJ/mol)' % (method, errors[-1]))
+                  for method, (_, errors, sampler) in results.items()]
+    plotFreeEnergy(grid, exact, path=path, sampled=(shown.min(), shown.max()),
+                   references=references, label='exact', xlabel='CV: coordination s(r), r0 = %.2f nm' % R0,
+                   title='Double well: free energy after %d steps (%g ps) per method' % (times[-1], times[-1]*0.002))
 
 
 def main(argv=None):
