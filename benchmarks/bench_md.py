@@ -143,13 +143,14 @@ def metadynamics_build(cls, factories, values, frequency):
 
 def opes_build(factories, values, frequency):
     """A build for MdCase: OPES over fresh CVs on the metadynamics rows' grid, a kernel every
-    `frequency` steps, sigma the hills' widths."""
+    `frequency` steps, sigma the hills' widths, which are 2 grid spacings: sigmaMin the same, so that
+    the kernels stay as wide as the grid resolves (narrower ones drew OPES's resolution warning)."""
     from openmmcoordination.opes import OPES
 
     def build(system):
         variables = metadynamics_variables(values, factories)
-        return OPES(system, variables, TEMPERATURE, OPES_BARRIER, frequency, biasFactor=BIAS_FACTOR,
-                    sigma=[v.biasWidth for v in variables])
+        return OPES(system, variables, TEMPERATURE, OPES_BARRIER, frequency, biasFactor=BIAS_FACTOR, sigma='biasWidth',
+                    sigmaMin=[v.biasWidth for v in variables])
     return build
 
 

@@ -22,6 +22,10 @@ CV 2, c2: the Na-O(water) coordination, rational with r0 = 0.31 nm (the first mi
    projection on c1: openmmcoordination.plots.plotFreeEnergy), fes.csv (the grid), cv.csv (the CVs
    over time) and, where both basins were sampled at two or more of the ten checkpoints of the run,
    convergence.png (F(SSIP) - F(CIP) against time: plots.plotConvergence).
+4. After each tenth of the run, save a checkpoint, checkpoint.chk in --output (the sampler's
+   saveCheckpoint: the Context and the hills or kernels, c(t), a walker's id and file index);
+   --restart continues the run from it up to --steps (give the same other arguments), appending to
+   cv.csv, and says so.
 
 PLUMED equivalent (docs/ion-pairing.md): c1: COORDINATION GROUPA=na GROUPB=cl R_0=0.35 NN=4 MM=8
 D_MAX=1.0, c2: COORDINATION GROUPA=na GROUPB=ow R_0=0.31 NN=12 MM=24, d: DISTANCE ATOMS=na,cl,
@@ -31,6 +35,7 @@ TEMP=300 GRID_MIN=0,2 GRID_MAX=1,8 GRID_BIN=100,120.
     python examples/ion_pairing.py                   # CUDA (1 ns, 1.5 minutes on an H100), else CPU (60 ps, about 2 minutes)
     python examples/ion_pairing.py --platform CPU --steps 200000 --output output/ion_pairing_long
     python examples/ion_pairing.py --method opes          # writes to output/ion_pairing_opes
+    python examples/ion_pairing.py --steps 100000 --restart   # continue the first run up to 100,000 steps
     python examples/ion_pairing.py --help
 
 COORDINATION_QUICK=1 in the environment runs the --quick sizes whatever the step flags say (the
@@ -38,6 +43,7 @@ size switch of the documentation's test).
 """
 
 import argparse
+import json
 import os
 import sys
 
@@ -85,6 +91,8 @@ def parseArguments(argv=None):
     parser.add_argument('--quick', action='store_true', help='tiny settings for a smoke test (CI; also COORDINATION_QUICK=1, '
                         'which caps the step flags at these sizes)')
     parser.add_argument('--seed', type=int, default=2026, help='random seed (default 2026)')
+    parser.add_argument('--restart', action='store_true',
+                        help='continue from the checkpoint in --output (checkpoint.chk, written after each tenth of a run)')
     parser.add_argument('--output', help='output folder (default output/ion_pairing, output/ion_pairing_opes with --method opes)')
     args = parser.parse_args(argv)
     if args.output is None:
@@ -274,23 +282,33 @@ def main(argv=None):
     integrator = openmm.LangevinMiddleIntegrator(TEMPERATURE, 1/unit.picosecond, 0.002*unit.picoseconds)
     integrator.setRandomNumberSeed(args.seed)
     simulation = app.Simulation(modeller.topology, system, integrator, platform)
-    simulation.context.setPositions(modeller.positions)
-    simulation.minimizeEnergy(maxIterations=500)
-    simulation.context.setVelocitiesToTemperature(TEMPERATURE, args.seed)
-    oc.runWithProgress('equilibration', simulation.step, settings['equil'], chunks=2)
-    simulation.currentStep = 0          # hills and the trace count from the start of metadynamics
-    simulation.context.setTime(0)
+    checkpoint = os.path.join(args.output, 'checkpoint.chk')
+    progressFile = os.path.join(args.output, 'convergence.json')
+    convergence = []          # (ps, F(SSIP) - F(CIP)) after each tenth of the run where both basins are sampled
+    if args.restart:
+        meta.loadCheckpoint(simulation, checkpoint)
+        with open(progressFile) as stream:
+            convergence = [tuple(point) for point in json.load(stream) if point[0] <= simulation.currentStep*0.002]
+        print('restarted from %s at step %d of %d' % (checkpoint, simulation.currentStep, settings['steps']), flush=True)
+    else:
+        simulation.context.setPositions(modeller.positions)
+        simulation.minimizeEnergy(maxIterations=500)
+        simulation.context.setVelocitiesToTemperature(TEMPERATURE, args.seed)
+        oc.runWithProgress('equilibration', simulation.step, settings['equil'], chunks=2)
+        simulation.currentStep = 0          # hills and the trace count from the start of metadynamics
+        simulation.context.setTime(0)
 
     trace = CollectiveVariableReporter(os.path.join(args.output, 'cv.csv'), max(1, settings['frequency']//2), meta.force,
-                                       names=['c1_nacl', 'c2_nao'])
+                                       names=['c1_nacl', 'c2_nao'], append=args.restart)
     simulation.reporters.append(trace)
-
-    convergence = []          # (ps, F(SSIP) - F(CIP)) after each tenth of the run where both basins are sampled
 
     def progress():
         basins = analyse(meta, nacl, args)[4]
         if basins['CIP'] is not None and basins['SSIP'] is not None:
             convergence.append((simulation.currentStep*0.002, basins['SSIP'][3] - basins['CIP'][3]))
+        meta.saveCheckpoint(simulation, checkpoint)
+        with open(progressFile, 'w') as stream:
+            json.dump(convergence, stream)
         c1, c2 = meta.getCollectiveVariables(simulation)
         r = distance(simulation.context.getState(getPositions=True), sodium, chloride)
         if isinstance(meta, OPES):
@@ -300,10 +318,13 @@ def main(argv=None):
         heights = meta.getHillHeights().value_in_unit(unit.kilojoules_per_mole)
         return 'c1 %.2f  c2 %.2f  Na-Cl %.3f nm  hills %d  last height %.3f kJ/mol' % (
             c1, c2, r, len(heights), heights[-1] if len(heights) else 0.0)
-    oc.runWithProgress(args.method, lambda n: meta.step(simulation, n), settings['steps'], chunks=10, extra=progress)
+    remaining = settings['steps'] - simulation.currentStep
+    if remaining > 0:
+        oc.runWithProgress(args.method, lambda n: meta.step(simulation, n), remaining,
+                           chunks=max(1, round(10*remaining/settings['steps'])), extra=progress)
     trace.close()
 
-    ps = settings['steps']*0.002
+    ps = simulation.currentStep*0.002
     axes, fes, sampled, profile, basins = analyse(meta, nacl, args)
     for name, point in basins.items():
         if point is None:

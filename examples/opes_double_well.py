@@ -14,10 +14,14 @@ over [0, 1], the bias on the Context's platform (one CoordinationBiasForce table
 Every --checkpoint steps each run's free energy (getFreeEnergy()) is compared with the exact one at
 the grid points within 15 kJ/mol of its minimum: the RMS difference after the best constant shift.
 Writes fes.png (the final free energies and the exact one), error.png (RMS error against time) and
-error.csv to --output.
+error.csv to --output. After each measurement each run saves a checkpoint, <method>.chk in --output
+(the sampler's saveCheckpoint: the Context and the hills or kernels), with its errors so far in
+<method>_errors.csv; --restart continues each run from it, up to --steps (give the same other
+arguments), and says so.
 
     python examples/opes_double_well.py                     # 200,000 steps each, CPU, about 1 minute
     python examples/opes_double_well.py --platform CUDA --steps 1000000
+    python examples/opes_double_well.py --steps 400000 --restart   # 200,000 more steps of each
 """
 
 import argparse
@@ -51,6 +55,8 @@ def parseArguments(argv=None):
     parser.add_argument('--checkpoint', type=int, default=5000, help='steps between error measurements (default 5,000)')
     parser.add_argument('--seed', type=int, default=1, help='random seed (default 1)')
     parser.add_argument('--output', default=os.path.join('output', 'opes_double_well'), help='output folder')
+    parser.add_argument('--restart', action='store_true',
+                        help='continue each run from its checkpoint in --output (<method>.chk) up to --steps')
     return parser.parse_args(argv)
 
 
@@ -106,8 +112,10 @@ def makeMethod(method, system):
                 biasFactor=BIAS_FACTOR, sigma=[WIDTH])
 
 
-def run(method, steps, checkpoint, platform, seed):
-    """One run of ``method`` ('metadynamics' or 'opes'): (checkpoint steps, RMS errors, the method)."""
+def run(method, steps, checkpoint, platform, seed, output=None, restart=False):
+    """One run of ``method`` ('metadynamics' or 'opes'): (checkpoint steps, RMS errors, the method).
+    With ``output``, saves a checkpoint (output/<method>.chk) and the errors so far
+    (output/<method>_errors.csv) at each measurement; ``restart``: continues from them."""
     system, topology = buildSystem()
     sampler = makeMethod(method, system)
     integrator = openmm.LangevinMiddleIntegrator(TEMPERATURE, 5.0, 0.002)
@@ -118,13 +126,28 @@ def run(method, steps, checkpoint, platform, seed):
     simulation.context.setVelocitiesToTemperature(TEMPERATURE, seed)
     exact = exactFreeEnergy(np.linspace(*GRID))
     times, errors = [], []
+    checkpointFile = None if output is None else os.path.join(output, method + '.chk')
+    errorFile = None if output is None else os.path.join(output, method + '_errors.csv')
+    if restart:
+        sampler.loadCheckpoint(simulation, checkpointFile)
+        done = np.loadtxt(errorFile, delimiter=',', skiprows=1, ndmin=2)
+        done = done[done[:, 0] <= simulation.currentStep]
+        times, errors = [int(t) for t in done[:, 0]], list(done[:, 1])
+        print('%s: restarted from %s at step %d' % (method, checkpointFile, simulation.currentStep), flush=True)
 
     def measure():
         times.append(simulation.currentStep)
         errors.append(rmsError(sampler.getFreeEnergy().value_in_unit(unit.kilojoules_per_mole), exact))
+        if output is None:
+            return 'RMS error %.2f kJ/mol' % errors[-1]
+        sampler.saveCheckpoint(simulation, checkpointFile)
+        np.savetxt(errorFile, np.column_stack([times, errors]), delimiter=',', fmt=['%d', '%.6f'],
+                   header='step,rms_kJ_per_mol', comments='')
         return 'RMS error %.2f kJ/mol' % errors[-1]
-    oc.runWithProgress(method, lambda n: sampler.step(simulation, n), steps, chunks=max(1, steps//checkpoint),
-                       extra=measure)
+    remaining = steps - simulation.currentStep
+    if remaining > 0:
+        oc.runWithProgress(method, lambda n: sampler.step(simulation, n), remaining,
+                           chunks=max(1, remaining//checkpoint), extra=measure)
     return np.array(times), np.array(errors), sampler
 
 
@@ -166,7 +189,8 @@ def main(argv=None):
     os.makedirs(args.output, exist_ok=True)
     print('openmm-coordination %s, OpenMM %s, platform %s, %d steps per method' % (
         oc.__version__, openmm.__version__, platform.getName(), args.steps), flush=True)
-    results = {method: run(method, args.steps, args.checkpoint, platform, args.seed) for method in ('metadynamics', 'opes')}
+    results = {method: run(method, args.steps, args.checkpoint, platform, args.seed, args.output, args.restart)
+               for method in ('metadynamics', 'opes')}
     with open(os.path.join(args.output, 'error.csv'), 'w', newline='') as out:
         writer = csv.writer(out)
         writer.writerow(['step', 'time_ps', 'metadynamics_rms_kJ_per_mol', 'opes_rms_kJ_per_mol'])

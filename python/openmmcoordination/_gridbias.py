@@ -110,6 +110,16 @@ class GridBias(object):
         force.setForceGroup(freeForceGroup(owner, system))
         self.force = force
 
+    def markCopies(self, owner):
+        """Give the user's forces of the variables (which are in no Context: the bias force holds
+        copies) methods that, where a Context is asked for this force, say so and what to call
+        instead, in place of the bare 'This Force is not present in the Context'."""
+        for k, variable in enumerate(self.variables):
+            for name in _CONTEXT_METHODS:
+                method = getattr(variable.force, name, None)
+                if method is not None:
+                    setattr(variable.force, name, _explainedContextMethod(method, owner, name, k))
+
     def grid(self):
         """The CV values of the grid points: one array per variable, each shaped to broadcast against
         the bias array (variable k along axis dimensions - 1 - k)."""
@@ -168,6 +178,40 @@ class GridBias(object):
         so that ``force`` stays valid after the caller's last reference to the System is gone."""
         system.addForce(self.force)
         self._system = system
+
+
+#: The CoordinationForce methods that read or change the force in a Context.
+_CONTEXT_METHODS = ('getCollectiveVariableValue', 'getCoordinationNumbers', 'updateParametersInContext', 'getPairHistogram',
+                    'accumulatePairHistogram', 'getAccumulatedPairHistogram', 'getNumAccumulatedFrames',
+                    'resetPairHistogram')
+
+
+def _explainedContextMethod(method, owner, name, index):
+    """``method`` (bound), whose 'not present in the Context' error says that the force was copied by
+    ``owner`` as variables[index] and what to call instead."""
+    def explained(*args, **kwargs):
+        try:
+            return method(*args, **kwargs)
+        except openmm.OpenMMException as error:
+            if 'not present in the Context' not in str(error):
+                raise
+            instead = ('its getCollectiveVariables(simulation), or its force.getCollectiveVariableValues(context) (the '
+                       'bias force\'s CVs, in the order of the variables)'
+                       if name in ('getCollectiveVariableValue', 'getCoordinationNumbers') else
+                       'the method of the copy, force.getCollectiveVariable(%d) of the %s' % (index, owner))
+            raise openmm.OpenMMException(
+                'CoordinationForce.%s: this force is variables[%d].force of a %s, which added a copy of it to the '
+                'System inside its bias force (a CoordinationBiasForce), so this force itself is in no Context. Call '
+                '%s instead (%s)' % (name, index, owner, instead, error)) from None
+    explained.__doc__ = method.__doc__
+    return explained
+
+
+def ownFileIndices(directory, pattern, walkerId):
+    """The indices of the files of walker ``walkerId`` in a directory, sorted."""
+    if walkerId is None:
+        return []
+    return sorted(int(m.group(2)) for m in map(pattern.fullmatch, os.listdir(directory)) if m and int(m.group(1)) == walkerId)
 
 
 def newWalkerId(directory, pattern):

@@ -39,7 +39,9 @@ from openmm.app.metadynamics import BiasVariable
 
 from openmmcoordination._checks import _isInteger, _positiveQuantity
 from openmmcoordination._gridbias import CV_NAMES  # noqa: F401 (defined here before)
-from openmmcoordination._gridbias import GridBias, checkRunOptions, checkVariables, newestFiles, newWalkerId, replaceFile
+from openmmcoordination._gridbias import (GridBias, checkRunOptions, checkVariables, newestFiles, newWalkerId,
+                                          ownFileIndices, replaceFile)
+from openmmcoordination import _samplerstate
 from openmmcoordination.reweighting import _reweightingFactor
 
 __all__ = ['Metadynamics', 'BiasVariable']
@@ -134,12 +136,17 @@ class Metadynamics(object):
         self._frames = []        # (step, CVs, V, c) of each recorded frame
         self._loadedBiases = {}
         self._warned = set()
+        self._files = _samplerstate.WalkerFiles('Metadynamics')
         self._saveIndex = 0
         self._id = None
+        self._pendingUpload = False
 
         self._force = self._grid.force
+        self._grid.markCopies('Metadynamics')
         if biasDir is not None:
+            _samplerstate.checkDirectory('Metadynamics', biasDir, self._walkerSettings())
             self._readBiases(strict=True)          # a file of another grid is an error: nothing written yet
+            _samplerstate.recordSettings('Metadynamics', biasDir, self._walkerSettings())
             self._id = newWalkerId(biasDir, _BIAS_FILE)
             self._writeBias()
         self._grid.setValues(self._totalBias)
@@ -158,6 +165,8 @@ class Metadynamics(object):
         simulation.currentStep reaches a multiple of ``frequency`` and, with a biasDir, writing
         and reading biases at multiples of ``saveFrequency``; with recordFrequency, recording a frame
         at each multiple of it (before the hill of that step)."""
+        if self._pendingUpload:
+            self._uploadBias(simulation.context)
         if not self._factors:
             self._factors.append((simulation.currentStep, self._factor))
         intervals = [n for n in (self.frequency, self.recordFrequency) if n is not None]
@@ -208,10 +217,10 @@ class Metadynamics(object):
         return np.array(self._hillHeights)*unit.kilojoules_per_mole
 
     def getHillCenters(self):
-        """The CV values at which this object has added Gaussians, in order: shape (hills,) for one
-        variable, (hills, variables) for several."""
-        centers = np.array(self._hillCenters, dtype=float).reshape(len(self._hillCenters), len(self.variables))
-        return centers[:, 0] if len(self.variables) == 1 else centers
+        """The CV values at which this object has added Gaussians, in order: an array of shape (hills,
+        variables) in every dimension, as the centres of OPES.getKernels() (``[:, 0]`` for the one
+        variable of a 1-D run; before issue 44 a 1-D run returned shape (hills,))."""
+        return np.array(self._hillCenters, dtype=float).reshape(len(self._hillCenters), len(self.variables))
 
     def getReweightingFactors(self):
         """c(t) of Tiwary and Parrinello: (steps, factors), steps an array of simulation steps and
@@ -237,6 +246,77 @@ class Metadynamics(object):
         return RecordedFrames(steps, cvs[:, 0] if len(self.variables) == 1 else cvs, bias*unit.kilojoules_per_mole,
                               (bias - factor)*unit.kilojoules_per_mole)
 
+    def _walkerSettings(self):
+        """What makes the biases of walkers sharing a biasDir addable, recorded there."""
+        settings = {'method': 'Metadynamics', 'temperature': self.temperature.value_in_unit(unit.kelvin),
+                    'biasFactor': float(self.biasFactor)}
+        settings.update(_samplerstate.variableSettings(self.variables))
+        return settings
+
+    def _settings(self):
+        """The settings that define this object's run, as getState() records them (recordFrequency, which
+        changes what is recorded and not the run, is left out: a restart may change it)."""
+        settings = self._walkerSettings()
+        settings.update(mode='well-tempered', height=self.height.value_in_unit(unit.kilojoules_per_mole),
+                        biasWidth=[float(v.biasWidth) for v in self.variables], frequency=self.frequency,
+                        saveFrequency=self.saveFrequency, walkers=self.biasDir is not None)
+        return settings
+
+    def getState(self):
+        """Everything this object has built, as plain Python data (a dict of numbers, lists and NumPy
+        arrays, which pickles): the hills (centres and heights), this walker's bias and the total bias
+        on the grid, c(t) at each hill, the recorded frames, the other walkers' biases read and the
+        indices of their files, this walker's id and file index, and the settings that define the
+        run. setState() of an object created with the same settings continues from it; the Context
+        (positions, velocities, step) is saved apart: saveCheckpoint() writes both to one file."""
+        return {'version': _samplerstate.STATE_VERSION, 'settings': self._settings(),
+                'selfBias': self._selfBias.copy(), 'totalBias': self._totalBias.copy(),
+                'hillCenters': [[float(x) for x in center] for center in self._hillCenters],
+                'hillHeights': [float(h) for h in self._hillHeights], 'factor': float(self._factor),
+                'factors': [(int(step), float(factor)) for step, factor in self._factors],
+                'frames': [(int(step), [float(x) for x in cvs], float(bias), float(factor))
+                           for step, cvs, bias, factor in self._frames],
+                'loadedBiases': {other: (index, bias.copy()) for other, (index, bias) in self._loadedBiases.items()},
+                'walkerId': self._id, 'saveIndex': self._saveIndex}
+
+    def setState(self, state, context=None):
+        """Continue from a getState() of an object created with the same settings (method, grid, CVs,
+        temperature, bias factor, height, widths, intervals, walkers or not): ValueError naming the
+        state's settings and this object's where they differ. With a biasDir, this walker takes the
+        state's id and file index back (the file this object wrote under a new id on creation is
+        removed). The bias goes to the force's table; to the Context now if ``context`` is given, else
+        at the next step(). loadCheckpoint() does all of it from a saveCheckpoint() file."""
+        _samplerstate.checkState('Metadynamics', state, self._settings())
+        self._selfBias = np.array(state['selfBias'], dtype=float).reshape(self._shape)
+        self._totalBias = np.array(state['totalBias'], dtype=float).reshape(self._shape)
+        self._hillCenters = [list(center) for center in state['hillCenters']]
+        self._hillHeights = list(state['hillHeights'])
+        self._factor = float(state['factor'])
+        self._factors = list(state['factors'])
+        self._frames = [(step, list(cvs), bias, factor) for step, cvs, bias, factor in state['frames']]
+        self._loadedBiases = {other: (index, np.array(bias, dtype=float))
+                              for other, (index, bias) in state['loadedBiases'].items()}
+        if self.biasDir is not None:
+            self._id, self._saveIndex = _restoreWalker(self.biasDir, _BIAS_FILE, 'bias', self._id, self._saveIndex,
+                                                       state)
+        self._grid.setValues(self._totalBias)
+        self._pendingUpload = True
+        if context is not None:
+            self._uploadBias(context)
+
+    def saveCheckpoint(self, simulation, file):
+        """Write the Simulation's checkpoint (Context.createCheckpoint(): positions, velocities, step,
+        the integrator's random state) and getState() to ``file`` (a path, written through a
+        temporary file, or an open binary file); loadCheckpoint() reads it back. A checkpoint of
+        Simulation.saveCheckpoint() alone would lose the hills."""
+        _samplerstate.saveCheckpoint(self, simulation, file)
+
+    def loadCheckpoint(self, simulation, file):
+        """Read a saveCheckpoint() file: the Context's checkpoint into the Simulation (its currentStep
+        included) and the state into this object, whose bias goes to the Context (setState()). Create
+        this object with the settings of the run that wrote the file, and the Simulation after it."""
+        _samplerstate.loadCheckpoint('Metadynamics', self, simulation, file)
+
     def _sample(self, context):
         return self._grid.sample(context)
 
@@ -259,6 +339,7 @@ class Metadynamics(object):
 
     def _uploadBias(self, context):
         self._grid.upload(context, self._totalBias)
+        self._pendingUpload = False
 
     def _writeBias(self):
         """Write this process's own Gaussians as bias_<id>_<index+1>.npy (through a temporary file and a
@@ -270,17 +351,18 @@ class Metadynamics(object):
 
     def _readBiases(self, strict):
         """Load the newest file of every other process in biasDir and recompute the total bias; returns
-        whether anything new was loaded. A file of another grid shape raises ValueError when strict
-        (at construction), else it is skipped with a warning."""
+        whether anything new was loaded. A file of another grid shape, or one that cannot be read,
+        raises ValueError when strict (at construction); later the first is skipped with a warning, the
+        second retried at the next exchange and named by a warning if it fails again."""
         if self.biasDir is None:
             return False
         loaded = False
         seen = {other: index for other, (index, _) in self._loadedBiases.items()}
+        self._files.startExchange()
         for other, index, path in newestFiles(self.biasDir, _BIAS_FILE, self._id, seen):
-            try:
-                data = np.load(path, allow_pickle=False)
-            except (OSError, ValueError, EOFError):
-                continue   # removed or replaced by its writer meanwhile: keep the version read last
+            data = self._files.load(path, strict)
+            if data is None:
+                continue   # removed or replaced by its writer meanwhile, or unreadable: keep the version read last
             if data.shape != self._shape:
                 message = ('biasDir holds %s, a bias of shape %s, but this grid has shape %s (gridWidth of the '
                            'variables in reverse order, as openmm.app); use another biasDir' % (path, data.shape, self._shape))
@@ -295,3 +377,19 @@ class Metadynamics(object):
         if loaded:
             self._totalBias = self._selfBias + sum(bias for _, bias in self._loadedBiases.values())
         return loaded
+
+
+def _restoreWalker(biasDir, pattern, prefix, currentId, currentIndex, state):
+    """(id, file index) of a walker restored from ``state``: the file written under ``currentId`` at
+    creation is removed; the index goes on from the state's, or from the highest of the walker's
+    files in biasDir where it wrote more after the state was saved (the other walkers have read
+    those). Shared by Metadynamics and OPES."""
+    import os
+    walkerId, index = state['walkerId'], int(state['saveIndex'])
+    if walkerId is None:
+        raise ValueError('%s: setState: the state is of a run without walkers (no biasDir), this object writes to '
+                         'biasDir %r' % ('OPES' if prefix == 'opes' else 'Metadynamics', biasDir))
+    if walkerId != currentId:
+        for own in ownFileIndices(biasDir, pattern, currentId):
+            os.remove(os.path.join(biasDir, '%s_%d_%d.npy' % (prefix, currentId, own)))
+    return walkerId, max([index] + ownFileIndices(biasDir, pattern, walkerId))

@@ -34,8 +34,10 @@ from openmm import unit
 from openmmcoordination._checks import _error as _ownerError, _isInteger, _positiveQuantity
 from openmmcoordination._gridbias import (GridBias, checkRunOptions, checkVariables, newestFiles, newWalkerId,
                                           replaceFile)
+from openmmcoordination import _samplerstate
 from openmmcoordination._opeskernels import GridSum, Kernels
 from openmmcoordination.metadynamics import BiasVariable, RecordedFrames  # the frames of OPES.getRecordedFrames()
+from openmmcoordination.metadynamics import _restoreWalker
 
 __all__ = ['OPES', 'BiasVariable']
 
@@ -43,6 +45,9 @@ __all__ = ['OPES', 'BiasVariable']
 History = collections.namedtuple('History', ['steps', 'rct', 'zed', 'neff', 'nker'])
 
 _KERNEL_FILE = re.compile(r'opes_(\d+)_(\d+)\.npy')
+
+#: The relative rounding below 2 grid spacings that the resolution warning lets pass.
+RESOLUTION_TOLERANCE = 1e-9
 
 
 def _isSequence(value):
@@ -92,7 +97,7 @@ class OPES(object):
         the System to simulate; the bias force is added to it
     variables: list of 1, 2 or 3 BiasVariable
         the collective variables and their grids (minValue, maxValue, gridWidth), as for
-        Metadynamics; their biasWidth is not used (see sigma). The grid must resolve the kernels,
+        Metadynamics; their biasWidth is the kernels' width only with sigma='biasWidth'. The grid must resolve the kernels,
         which narrow as the sample grows: a spacing of at most half the narrowest kernel width (a
         warning says when a kernel is narrower than two spacings).
     temperature: temperature
@@ -105,9 +110,13 @@ class OPES(object):
     biasFactor: float (optional)
         gamma of the well-tempered target (BIASFACTOR), > 1; default barrier/(k_B T); ``float('inf')``
         for a flat target (not with explore or an adaptive sigma)
-    sigma: list of float, or a float for one variable (optional)
-        the initial kernel widths, one per variable (SIGMA), numbers or dimensionless Quantities; None (the default): adaptive, measured
-        over the first adaptiveSigmaStride steps, during which no kernel is deposited (SIGMA=ADAPTIVE)
+    sigma: list of float, or a float for one variable, or 'biasWidth' (optional)
+        the initial kernel widths, one per variable (SIGMA), numbers or dimensionless Quantities;
+        'biasWidth': each variable's biasWidth (what openmm-opes takes); None (the default):
+        adaptive, measured over the first adaptiveSigmaStride steps, during which no kernel is
+        deposited (SIGMA=ADAPTIVE). The default stays adaptive rather than biasWidth, which
+        BiasVariable requires of every variable: taking it would silently change every run that
+        relies on the adaptive default
     epsilon: float (optional)
         the regularization of the probability (EPSILON), > 0; default exp(-barrier/((1 - 1/gamma) k_B T))
         (explore: exp(-barrier/((gamma - 1) k_B T)))
@@ -177,6 +186,10 @@ class OPES(object):
             raise _error('biasFactor inf (a flat target) needs explore=False and a given sigma, got explore=%r, sigma=%r',
                          explore, sigma)
         prefactor = biasFactor - 1.0 if explore else (1.0 if math.isinf(biasFactor) else 1.0 - 1.0/biasFactor)
+        if isinstance(sigma, str):
+            if sigma != 'biasWidth':
+                raise _error("sigma must be numbers, 'biasWidth' or None, got %r", sigma)
+            sigma = [v.biasWidth for v in variables]
         if sigma is not None:
             sigma = _positiveNumbers(sigma, dimensions, 'sigma')
             if adaptiveSigmaStride is not None:
@@ -242,11 +255,16 @@ class OPES(object):
         self._readRows = {}        # walker id -> kernels read from its file
         self._seenFiles = {}       # walker id -> index of its file read last
         self._warned = set()
+        self._files = _samplerstate.WalkerFiles('OPES')
         self._saveIndex = 0
         self._id = None
+        self._pendingUpload = False
+        self._grid.markCopies('OPES')
         if biasDir is not None:
+            _samplerstate.checkDirectory('OPES', biasDir, self._walkerSettings())
             before = (self._zed, self._norm, 0)
             self._readKernels(strict=True)
+            _samplerstate.recordSettings('OPES', biasDir, self._walkerSettings())
             self._finishUpdate(*before)
             self._id = newWalkerId(biasDir, _KERNEL_FILE)
             self._writeKernels()
@@ -267,6 +285,8 @@ class OPES(object):
         reaches a multiple of ``pace`` (after the adaptive sigma's first adaptiveSigmaStride steps, whose
         CVs it reads every step), the files of walkers at multiples of ``saveFrequency``, a frame at
         multiples of ``recordFrequency``."""
+        if self._pendingUpload:
+            self._upload(simulation.context)
         if not self._history:
             self._history.append((simulation.currentStep,) + self._statistics())
         remaining = int(steps)
@@ -339,7 +359,11 @@ class OPES(object):
             self._readKernels(strict=False)
         self._finishUpdate(*before)
         self._history.append((step,) + self._statistics())
+        self._upload(context)
+
+    def _upload(self, context):
         self._grid.upload(context, self._tableValues())
+        self._pendingUpload = False
 
     def _kernelWidths(self):
         """The widths of a new kernel before the rescaling: sigma (sqrt(gamma) sigma with explore), or
@@ -374,11 +398,14 @@ class OPES(object):
         return self._kT*self._prefactor*np.log1p(scaled)
 
     def _checkResolution(self, sigma):
+        """Warn once per variable where a kernel is narrower than 2 grid spacings by more than a rounding
+        (RESOLUTION_TOLERANCE, relative): sigmaMin equal to 2 spacings, whose kernels are
+        sigmaMin/sigma*sigma wide, gives no warning."""
         for k, (variable, width) in enumerate(zip(self.variables, sigma)):
             spacing = (variable.maxValue - variable.minValue)/(variable.gridWidth - 1)
-            if width < 2*spacing and k not in self._warned:
+            if width < 2*spacing*(1 - RESOLUTION_TOLERANCE) and k not in self._warned:
                 self._warned.add(k)
-                warnings.warn('OPES: the kernels of variables[%d] are %g wide, less than 2 grid spacings (%g): the '
+                warnings.warn('OPES: the kernels of variables[%d] are %.7g wide, less than 2 grid spacings (%g): the '
                               'table cannot follow the bias; use a larger gridWidth or a sigmaMin' % (k, width, spacing),
                               RuntimeWarning)
 
@@ -443,6 +470,93 @@ class OPES(object):
         bias = np.array([frame[2] for frame in self._frames], dtype=float)*unit.kilojoules_per_mole
         return RecordedFrames(steps, cvs[:, 0] if len(self.variables) == 1 else cvs, bias, bias)
 
+    def _walkerSettings(self):
+        """What makes the kernels of walkers sharing a biasDir addable, recorded there: the method and
+        mode, the temperature, barrier, bias factor, epsilon and kernel cutoff, the CVs and grid."""
+        settings = {'method': 'OPES', 'mode': 'OPES_METAD_EXPLORE' if self.exploreMode else 'OPES_METAD',
+                    'temperature': self.temperature.value_in_unit(unit.kelvin),
+                    'barrier': self.barrier.value_in_unit(unit.kilojoules_per_mole), 'biasFactor': self.biasFactor,
+                    'epsilon': self.epsilon, 'kernelCutoff': self.kernelCutoff}
+        settings.update(_samplerstate.variableSettings(self.variables))
+        return settings
+
+    def _settings(self):
+        """The settings that define this object's run, as getState() records them (recordFrequency, which
+        changes what is recorded and not the run, is left out: a restart may change it)."""
+        settings = self._walkerSettings()
+        settings.update(frequency=self.frequency, compressionThreshold=self.compressionThreshold,
+                        sigma=None if self.sigma is None else [float(x) for x in self.sigma],
+                        adaptiveSigmaStride=self.adaptiveSigmaStride, fixedSigma=self.fixedSigma,
+                        sigmaMin=None if self.sigmaMin is None else [float(x) for x in self.sigmaMin],
+                        saveFrequency=self.saveFrequency, walkers=self.biasDir is not None)
+        return settings
+
+    def getState(self):
+        """Everything this object has built, as plain Python data (a dict of numbers, lists and NumPy
+        arrays, which pickles): the compressed kernels, this walker's deposited kernels, the sums of
+        weights and the counter (c(t), Z, neff), the adaptive sigma's running variance, the kernel sum
+        on the grid, the history and recorded frames, the other walkers' kernels read and the indices
+        of their files, this walker's id and file index, and the settings that define the run.
+        setState() of an object created with the same settings continues from it; the Context is
+        saved apart: saveCheckpoint() writes both to one file."""
+        kernels = self._kernels
+        return {'version': _samplerstate.STATE_VERSION, 'settings': self._settings(),
+                'centers': kernels.centers.copy(), 'sigmas': kernels.sigmas.copy(), 'heights': kernels.heights.copy(),
+                'deposited': np.array(self._deposited, dtype=float).reshape(len(self._deposited), 2*len(self.variables) + 2),
+                'sumWeights': self._sumWeights, 'sumWeights2': self._sumWeights2, 'counter': self._counter,
+                'zed': self._zed, 'norm': self._norm, 'adaptiveCounter': self._adaptiveCounter,
+                'averageCV': self._averageCV.copy(), 'm2': self._m2.copy(), 'firstDeposit': self._firstDeposit,
+                'gridSum': self._gridSum.values.copy(), 'gridSumUpdates': self._gridSum.updates,
+                'history': [tuple(float(x) if i else int(x) for i, x in enumerate(h)) for h in self._history],
+                'frames': [(int(step), [float(x) for x in cvs], float(bias)) for step, cvs, bias in self._frames],
+                'readRows': dict(self._readRows), 'seenFiles': dict(self._seenFiles), 'warned': sorted(self._warned, key=str),
+                'walkerId': self._id, 'saveIndex': self._saveIndex}
+
+    def setState(self, state, context=None):
+        """Continue from a getState() of an object created with the same settings (mode, grid, CVs,
+        temperature, barrier, bias factor, epsilon, sigma and the other kernel options, intervals,
+        walkers or not): ValueError naming the state's settings and this object's where they differ.
+        With a biasDir, this walker takes the state's id and file index back (the file this object
+        wrote under a new id on creation is removed). The bias goes to the force's table; to the
+        Context now if ``context`` is given, else at the next step(). loadCheckpoint() does all of it
+        from a saveCheckpoint() file."""
+        _samplerstate.checkState('OPES', state, self._settings())
+        dimensions = len(self.variables)
+        kernels = self._kernels
+        kernels.centers = np.array(state['centers'], dtype=float).reshape(-1, dimensions)
+        kernels.sigmas = np.array(state['sigmas'], dtype=float).reshape(-1, dimensions)
+        kernels.heights = np.array(state['heights'], dtype=float).reshape(-1)
+        kernels.clearDeltas()
+        self._deposited = [np.array(row, dtype=float) for row in state['deposited']]
+        self._sumWeights, self._sumWeights2 = float(state['sumWeights']), float(state['sumWeights2'])
+        self._counter, self._zed, self._norm = int(state['counter']), float(state['zed']), float(state['norm'])
+        self._adaptiveCounter = int(state['adaptiveCounter'])
+        self._averageCV = np.array(state['averageCV'], dtype=float)
+        self._m2 = np.array(state['m2'], dtype=float)
+        self._firstDeposit = bool(state['firstDeposit'])
+        self._gridSum.values = np.array(state['gridSum'], dtype=float).reshape(self._gridSum.shape)
+        self._gridSum.updates = int(state['gridSumUpdates'])
+        self._history = [tuple(h) for h in state['history']]
+        self._frames = [(step, np.array(cvs, dtype=float), bias) for step, cvs, bias in state['frames']]
+        self._readRows, self._seenFiles = dict(state['readRows']), dict(state['seenFiles'])
+        self._warned = set(tuple(w) if isinstance(w, list) else w for w in state['warned'])
+        if self.biasDir is not None:
+            self._id, self._saveIndex = _restoreWalker(self.biasDir, _KERNEL_FILE, 'opes', self._id, self._saveIndex,
+                                                       state)
+        self._grid.setValues(self._tableValues())
+        self._pendingUpload = True
+        if context is not None:
+            self._upload(context)
+
+    def saveCheckpoint(self, simulation, file):
+        """Write the Simulation's checkpoint and getState() to ``file``, as Metadynamics.saveCheckpoint()."""
+        _samplerstate.saveCheckpoint(self, simulation, file)
+
+    def loadCheckpoint(self, simulation, file):
+        """Read a saveCheckpoint() file into the Simulation and this object, as
+        Metadynamics.loadCheckpoint()."""
+        _samplerstate.loadCheckpoint('OPES', self, simulation, file)
+
     def _writeKernels(self):
         """This walker's deposited kernels (rows: centre, sigma, height, log-weight) to biasDir."""
         self._saveIndex += 1
@@ -452,14 +566,15 @@ class OPES(object):
     def _readKernels(self, strict):
         """Add the kernels that other walkers deposited since they were last read: each adds its weight
         to the sums and one to the count, and is merged as a kernel of this walker. A file of another
-        number of variables raises ValueError when strict (at construction), else is skipped with a
-        warning."""
+        number of variables, or one that cannot be read, raises ValueError when strict (at
+        construction); later the first is skipped with a warning, the second retried at the next
+        exchange and named by a warning if it fails again."""
         columns = 2*len(self.variables) + 2
+        self._files.startExchange()
         for other, index, path in newestFiles(self.biasDir, _KERNEL_FILE, self._id, self._seenFiles):
-            try:
-                rows = np.load(path, allow_pickle=False)
-            except (OSError, ValueError, EOFError):
-                continue
+            rows = self._files.load(path, strict)
+            if rows is None:
+                continue     # removed or replaced by its writer meanwhile, or unreadable: retried at the next exchange
             if rows.ndim != 2 or rows.shape[1] != columns:
                 message = ('biasDir holds %s, kernels of shape %s, but %d variables need %d columns; use another '
                            'biasDir' % (path, rows.shape, len(self.variables), columns))

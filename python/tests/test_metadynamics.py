@@ -32,7 +32,7 @@ from openmmcoordination.metadynamics import BiasVariable, Metadynamics
 from cases import natural_spline
 from conftest import available_configs
 from gr_helpers import (TOY_PARTNERS, TOY_TEMPERATURE, hills_of, hills_on_grid, run_toy_metadynamics,
-                        run_toy_metadynamics_nd, toy_cv, toy_exact_free_energy, toy_pair_cv, toy_system)
+                        run_toy_metadynamics_nd, toy_cv, toy_exact_free_energy, toy_pair_cv, toy_positions, toy_system)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KTDELTA = (unit.MOLAR_GAS_CONSTANT_R*TOY_TEMPERATURE*unit.kelvin*4.0).value_in_unit(unit.kilojoules_per_mole)  # biasFactor 5
@@ -63,7 +63,7 @@ def test_same_seed_same_hills():
     assert ours.getCollectiveVariables(simulation)[0] == pytest.approx(
         theirs.getCollectiveVariables(theirSimulation)[0], rel=1e-5)
     grid = ours.getCollectiveVariableGrid()          # a list in every dimension (issue 44)
-    assert isinstance(grid, list) and [a.shape for a in grid] == [(101,)] and ours.getHillCenters().shape == (150,)
+    assert isinstance(grid, list) and [a.shape for a in grid] == [(101,)] and ours.getHillCenters().shape == (150, 1)
     # well tempered: heights fall below the initial height as the bias grows
     heights = ours.getHillHeights().value_in_unit(unit.kilojoules_per_mole)
     assert heights[0] <= 1.0 and heights.min() < 0.9
@@ -305,7 +305,7 @@ def test_walkers_share_a_directory(tmp_path):
     reads ours and we read its; the files are openmm.app's (bias_<id>_<index>.npy, own hills only)."""
     run = dict(dimensions=2, gridWidth=[41, 31], frequency=50, biasDir=str(tmp_path), saveFrequency=500)
     first, _ = run_toy_metadynamics_nd(Metadynamics, 1, 2000, **run)
-    files = sorted(name for name in os.listdir(tmp_path))
+    files = sorted(name for name in os.listdir(tmp_path) if name != 'settings_Metadynamics.json')   # the settings: test_walker_files.py
     assert len(files) == 1 and files[0].startswith('bias_') and files[0].endswith('_5.npy')   # 1 at start, 4 saves
     own = hills_on_grid(*hills_of(first), first.getCollectiveVariableGrid(), [0.1, 0.1])
     np.testing.assert_allclose(np.load(tmp_path/files[0]), own, rtol=1e-12, atol=1e-14)
@@ -318,7 +318,7 @@ def test_walkers_share_a_directory(tmp_path):
     fourthOwn = hills_on_grid(*hills_of(fourth), fourth.getCollectiveVariableGrid(), [0.1, 0.1])
     np.testing.assert_allclose(fourth.getBias()._value, fourthOwn + own + secondOwn + third._selfBias, rtol=1e-10,
                                atol=1e-12)
-    assert len(os.listdir(tmp_path)) == 4
+    assert len(os.listdir(tmp_path)) == 5    # 4 walkers' files and settings_Metadynamics.json
     # a walker that starts on the directory applies the loaded bias from its first step
     fifth, simulation = run_toy_metadynamics_nd(Metadynamics, 5, 0, **run)
     table = np.asarray(fifth.force.getTabulatedFunction(0).getFunctionParameters()[2])
@@ -384,7 +384,7 @@ def test_walkers_in_two_processes(tmp_path):
             matches = [s for s in (r, r + 1) if np.allclose(loaded, own[other][s], rtol=1e-10, atol=1e-10)]
             assert matches, 'walker %s, round %d: the loaded bias is not the other walker\'s' % (name, r)
         assert np.abs(own[other][4]).max() > 1.0
-    files = sorted(os.listdir(biasDir))
+    files = sorted(name for name in os.listdir(biasDir) if name != 'settings_Metadynamics.json')
     assert len(files) == 2 and all(f.startswith('bias_') and f.endswith('_5.npy') for f in files)
     assert files[0].split('_')[1] != files[1].split('_')[1]
     on_disk = sorted(float(np.load(biasDir/f).sum()) for f in files)
@@ -528,3 +528,31 @@ def test_variable_forces_are_copied():
     cv.setR0(0.5)
     assert cv.thisown
     assert [meta.force.getCollectiveVariable(k).getR0().value_in_unit(unit.nanometer) for k in range(2)] == [0.3, 0.3]
+
+
+@pytest.mark.parametrize('cls', ['Metadynamics', 'OPES'])
+def test_reading_a_copied_cv_says_what_to_call(cls):
+    """A variable's force is copied into the bias force: reading it from the Context says so and names
+    what to call instead (issue 41 item 7); the object's own reading works."""
+    from openmmcoordination import OPES
+    system, topology = toy_system()
+    force = toy_cv()
+    variables = [BiasVariable(force, 0.0, 2.0, 0.1, gridWidth=41)]
+    if cls == 'Metadynamics':
+        meta = Metadynamics(system, variables, 300, 5.0, 1.0, 10)
+    else:
+        meta = OPES(system, variables, 300, 20.0, 10, sigma=0.1)
+    simulation = openmm.app.Simulation(topology, system, openmm.VerletIntegrator(0.001),
+                                       openmm.Platform.getPlatformByName('Reference'))
+    simulation.context.setPositions(toy_positions())
+    with pytest.raises(openmm.OpenMMException) as error:
+        force.getCollectiveVariableValue(simulation.context)
+    message = str(error.value)
+    assert message.startswith('CoordinationForce.getCollectiveVariableValue: this force is variables[0].force of a %s, '
+                              'which added a copy of it to the System' % cls)
+    assert 'Call its getCollectiveVariables(simulation), or its force.getCollectiveVariableValues(context)' in message
+    assert 'This Force is not present in the Context' in message
+    value = meta.getCollectiveVariables(simulation)[0]
+    assert value == pytest.approx(meta.force.getCollectiveVariableValues(simulation.context)[0]) and value > 0.1
+    with pytest.raises(openmm.OpenMMException, match='force.getCollectiveVariable\\(0\\) of the %s' % cls):
+        force.updateParametersInContext(simulation.context)

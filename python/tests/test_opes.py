@@ -164,6 +164,13 @@ def test_walkers_file_of_other_variables(tmp_path):
     run_opes(2, 200, sigma=[0.05, 0.05], biasDir=str(tmp_path), saveFrequency=100)
     before = sorted(os.listdir(tmp_path))
     system, _ = toy_system(1)
+    # refused by the settings the directory records (test_walker_files.py); a directory without them, by the files
+    with pytest.raises(ValueError, match=r'OPES: biasDir .* was written by walkers with other settings \(.*grid: the '
+                                         r'directory \[\[0.0, 1.0, 101\], \[0.0, 1.0, 101\]\], this run \[\[0.0, 1.0, 11\]\]'):
+        OPES(system, [BiasVariable(toy_pair_cv(1), 0.0, 1.0, 0.1, gridWidth=11)], 300, BARRIER, PACE, sigma=[0.05],
+             biasDir=str(tmp_path), saveFrequency=100)
+    os.remove(tmp_path/'settings_OPES.json')
+    before = sorted(os.listdir(tmp_path))
     with pytest.raises(ValueError, match=r'OPES: biasDir holds .*opes_\d+_\d+\.npy, kernels of shape \(\d+, 6\), but 1 '
                                          r'variables need 4 columns'):
         OPES(system, [BiasVariable(toy_pair_cv(1), 0.0, 1.0, 0.1, gridWidth=11)], 300, BARRIER, PACE, sigma=[0.05],
@@ -290,3 +297,29 @@ def test_openmm_names_and_aliases():
     positional = OPES(system, [BiasVariable(CoordinationForce([0], [1]), 0.0, 1.0, 0.1, gridWidth=11)], 300, 20.0, 100,
                       None, 0.05, None, 1.0, True)
     assert (positional.frequency, positional.exploreMode, list(positional.sigma)) == (100, True, [0.05])
+
+
+def test_sigma_from_bias_width():
+    """sigma='biasWidth' takes each variable's biasWidth (what openmm-opes does); the default stays
+    adaptive (sigma None), and a BiasVariable's biasWidth is not used then (issue 44)."""
+    system, _ = toy_system(2)
+    variables = [BiasVariable(toy_pair_cv(k + 1), 0.0, 1.0, width, gridWidth=11) for k, width in enumerate((0.07, 0.09))]
+    opes = OPES(system, variables, 300, 20.0, 100, sigma='biasWidth')
+    assert list(opes.sigma) == [0.07, 0.09] and opes.adaptiveSigmaStride is None
+    assert _opes().sigma is None and _opes().adaptiveSigmaStride == 1000
+    with pytest.raises(ValueError, match=r"OPES: sigma must be numbers, 'biasWidth' or None, got 'width'"):
+        _opes(sigma='width')
+
+
+def test_resolution_check_is_exact_at_two_spacings():
+    """A kernel exactly 2 spacings wide gives no warning, whatever the rounding of sigmaMin/sigma*sigma
+    (the benchmark's OPES row: kernels 0.2 wide on a grid of spacing 0.1); one 1e-6 narrower does."""
+    from openmmcoordination.opes import RESOLUTION_TOLERANCE
+    opes = _opes(sigma=[0.19], variables=[BiasVariable(CoordinationForce([0], [1]), 0.0, 12.0, 0.2, gridWidth=121)])
+    width = 0.2/0.19*0.19
+    assert width < 0.2 and 0.2 - width < 0.2*RESOLUTION_TOLERANCE          # the rounding of sigmaMin/sigma*sigma
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', RuntimeWarning)
+        opes._checkResolution(np.array([width]))
+    with pytest.warns(RuntimeWarning, match=r'the kernels of variables\[0\] are 0.1999998 wide, less than 2 grid spacings'):
+        opes._checkResolution(np.array([0.2*(1 - 1e-6)]))

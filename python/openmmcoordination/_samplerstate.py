@@ -1,0 +1,214 @@
+"""What Metadynamics and OPES share to be saved and restored, and to refuse what does not fit: the
+settings that define a run (compared by setState() and by walkers sharing a biasDir), and the
+checkpoint file that holds a Simulation's checkpoint and a sampler's getState() together."""
+
+import json
+import os
+import pickle
+import warnings
+
+import numpy as np
+
+import openmm
+
+from openmmcoordination._checks import _error
+
+#: The version of the dictionaries that getState() returns (setState() refuses others).
+STATE_VERSION = 1
+
+#: The first key of a checkpoint file written by saveCheckpoint().
+_CHECKPOINT_FORMAT = 'openmmcoordination checkpoint'
+
+#: The file of biasDir that records the settings its walkers share (one per class).
+SETTINGS_FILE = 'settings_%s.json'
+
+
+def variableSettings(variables):
+    """The variables as plain data: the grid of each (minValue, maxValue, gridWidth) and the
+    definition of its CV (the XML of its CoordinationForce)."""
+    return {'grid': [[float(v.minValue), float(v.maxValue), int(v.gridWidth)] for v in variables],
+            'collectiveVariables': [openmm.XmlSerializer.serialize(v.force) for v in variables]}
+
+
+def _shown(key, value):
+    return repr(value)
+
+
+def _forceDifferences(expected, got, expectedName, gotName):
+    """What differs between two lists of CoordinationForce XML: 'variables[k] r0 .3 and .31' (the
+    attributes that differ, or the particles and other parts where those are equal)."""
+    import xml.etree.ElementTree as ElementTree
+    if len(expected) != len(got):
+        return '%s %d CVs, %s %d' % (expectedName, len(expected), gotName, len(got))
+    parts = []
+    for k, (a, b) in enumerate(zip(expected, got)):
+        if a == b:
+            continue
+        try:
+            first, second = ElementTree.fromstring(a), ElementTree.fromstring(b)
+        except ElementTree.ParseError:
+            parts.append('variables[%d]' % k)
+            continue
+        names = sorted(set(first.attrib) | set(second.attrib))
+        changed = ['%s %s %s, %s %s' % (name, expectedName, first.get(name), gotName, second.get(name))
+                   for name in names if first.get(name) != second.get(name)]
+        children = [child.tag for child in first if ElementTree.tostring(child) != ElementTree.tostring(
+            second.find(child.tag) if second.find(child.tag) is not None else ElementTree.Element('none'))]
+        if children:
+            changed.append('its %s' % ', '.join(children))
+        parts.append('variables[%d].force: %s' % (k, '; '.join(changed) if changed else 'its XML'))
+    return ' and '.join(parts)
+
+
+def differences(expected, got):
+    """The keys where two settings dictionaries differ: method and mode first, then the others sorted."""
+    keys = sorted(set(expected) | set(got), key=lambda key: (key not in ('method', 'mode'), key != 'method', key))
+    return [key for key in keys if expected.get(key) != got.get(key)]
+
+
+def describeDifferences(expected, got, expectedName, gotName):
+    """'key: <expectedName> value, <gotName> value; ...' for each differing key."""
+    return '; '.join('collectiveVariables: ' + _forceDifferences(expected.get(key, []), got.get(key, []), expectedName,
+                                                                gotName)
+                     if key == 'collectiveVariables' else
+                     '%s: %s %s, %s %s' % (key, expectedName, _shown(key, expected.get(key)), gotName,
+                                           _shown(key, got.get(key)))
+                     for key in differences(expected, got))
+
+
+def checkState(owner, state, settings):
+    """Check a getState() dictionary for setState(): a dict of this class and version, made with the
+    same settings (method, mode, grid, CVs and the parameters of the method); ValueError naming both
+    otherwise."""
+    if not isinstance(state, dict) or 'settings' not in state or 'version' not in state:
+        raise _error(owner, 'setState needs a dictionary returned by %s.getState(), got %s', owner, type(state).__name__)
+    if state['version'] != STATE_VERSION:
+        raise _error(owner, 'setState: the state has version %r, this version reads %d', state['version'], STATE_VERSION)
+    if state['settings'] != settings:
+        raise _error(owner, 'setState: the state is of another run than this object (%s); create the object with the '
+                     'settings of the run that saved the state',
+                     describeDifferences(state['settings'], settings, 'the state', 'this object'))
+
+
+def saveCheckpoint(sampler, simulation, file):
+    """Write the Simulation's checkpoint (Context.createCheckpoint) and sampler.getState() to ``file``,
+    a path (written to a temporary file and renamed, so an earlier checkpoint survives a failure) or
+    an open binary file."""
+    data = {'format': _CHECKPOINT_FORMAT, 'version': STATE_VERSION, 'context': simulation.context.createCheckpoint(),
+            'state': sampler.getState()}
+    if isinstance(file, (str, os.PathLike)):
+        temporary = '%s.temp%d' % (os.fspath(file), os.getpid())
+        with open(temporary, 'wb') as output:
+            pickle.dump(data, output, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(temporary, file)
+    else:
+        pickle.dump(data, file, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def loadCheckpoint(owner, sampler, simulation, file):
+    """Read a file of saveCheckpoint(): the Context's checkpoint into the Simulation (step count
+    included) and the state into the sampler (setState, which uploads the bias to the Context)."""
+    name = os.fspath(file) if isinstance(file, (str, os.PathLike)) else getattr(file, 'name', repr(file))
+    try:
+        if isinstance(file, (str, os.PathLike)):
+            with open(file, 'rb') as stream:
+                data = pickle.load(stream)
+        else:
+            data = pickle.load(file)
+    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, IndexError, ValueError) as error:
+        raise _error(owner, 'loadCheckpoint: %s is not a checkpoint of %s.saveCheckpoint (%s: %s)', name, owner,
+                     type(error).__name__, error) from None
+    if not isinstance(data, dict) or data.get('format') != _CHECKPOINT_FORMAT:
+        raise _error(owner, 'loadCheckpoint: %s is not a checkpoint of %s.saveCheckpoint (a Simulation.saveCheckpoint '
+                     'file holds the Context alone)', name, owner)
+    simulation.context.loadCheckpoint(data['context'])
+    simulation.currentStep = simulation.context.getStepCount()    # an attribute before OpenMM 8.1 made it a property
+    sampler.setState(data['state'], simulation.context)
+
+
+def checkDirectory(owner, biasDir, settings):
+    """Compare ``settings`` (what makes the walkers' biases addable) with those recorded in biasDir,
+    if any: ValueError naming both where they differ. Writes nothing (recordSettings() does)."""
+    path = os.path.join(biasDir, SETTINGS_FILE % owner)
+    if not os.path.exists(path):
+        return
+    try:
+        with open(path) as stream:
+            recorded = json.load(stream)
+    except (OSError, ValueError) as error:
+        raise _error(owner, 'biasDir holds %s, which cannot be read (%s: %s); it records the settings of the walkers '
+                     'that share the directory', path, type(error).__name__, error) from None
+    ours = json.loads(json.dumps(settings))
+    if recorded != ours:
+        raise _error(owner, 'biasDir %s was written by walkers with other settings (%s), whose biases cannot be added '
+                     'to this one\'s; use another biasDir', biasDir,
+                     describeDifferences(recorded, ours, 'the directory', 'this run'))
+
+
+def recordSettings(owner, biasDir, settings):
+    """Record ``settings`` in biasDir (settings_<owner>.json) unless a walker has already, then compare
+    them with the file's (another walker may have created it meanwhile). The file is created once,
+    by a link that fails if it exists."""
+    path = os.path.join(biasDir, SETTINGS_FILE % owner)
+    if not os.path.exists(path):
+        temporary = os.path.join(biasDir, 'temp_settings_%d.json' % os.getpid())
+        with open(temporary, 'w') as output:
+            json.dump(settings, output, indent=1, sort_keys=True)
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass
+        except OSError:               # a file system without hard links: a rename (the last writer wins)
+            os.replace(temporary, path)
+        if os.path.exists(temporary):
+            os.remove(temporary)
+    checkDirectory(owner, biasDir, settings)
+
+
+def _whyUnreadable(path, error):
+    """Why NumPy could not read a file: not a .npy file at all (NumPy then speaks of pickled data), or
+    NumPy's own reason."""
+    try:
+        with open(path, 'rb') as stream:
+            start = stream.read(6)
+    except OSError as openError:
+        return '%s: %s' % (type(openError).__name__, openError)
+    if start != b'\x93NUMPY':
+        return 'not a .npy file: it starts with %r, not the .npy magic string' % start
+    return '%s: %s' % (type(error).__name__, error)
+
+
+class WalkerFiles(object):
+    """The other walkers' files read from biasDir, with their failures: a file that cannot be read at
+    construction is a ValueError naming it and why; later, a file that cannot be read is retried at
+    the next exchange, and if that same file still cannot be read then, a RuntimeWarning names it."""
+
+    def __init__(self, owner):
+        self.owner = owner
+        self.failed = {}          # path -> why: the files that could not be read at this exchange
+        self.previous = {}        # the same at the exchange before
+        self.warned = set()
+
+    def load(self, path, strict):
+        """The array in the file, or None where it cannot be read (removed by its writer meanwhile, or
+        damaged: ValueError when strict, a warning at the second exchange in a row otherwise)."""
+        try:
+            data = np.load(path, allow_pickle=False)
+        except FileNotFoundError:
+            return None           # replaced by a newer file of its writer: read that one next time
+        except (OSError, ValueError, EOFError) as error:
+            why = _whyUnreadable(path, error)
+            if strict:
+                raise _error(self.owner, 'biasDir holds %s, which cannot be read as a NumPy array (%s); remove it or '
+                             'use another biasDir', path, why) from None
+            if path in self.previous and path not in self.warned:
+                self.warned.add(path)
+                warnings.warn('%s: the walker file %s could not be read at two exchanges in a row (%s); its biases '
+                              'are left out until it can be read' % (self.owner, path, why), RuntimeWarning)
+            self.failed[path] = why
+            return None
+        return data
+
+    def startExchange(self):
+        """Call before each exchange's loads."""
+        self.previous, self.failed = self.failed, {}

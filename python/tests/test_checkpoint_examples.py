@@ -1,0 +1,43 @@
+"""The examples that run metadynamics or OPES restart from their checkpoints with --restart, say so,
+and go on to the requested length (examples/opes_double_well.py, examples/ion_pairing.py; CPU,
+small sizes)."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from gr_helpers import REPO
+
+
+def run(script, *arguments):
+    result = subprocess.run([sys.executable, os.path.join('examples', script)] + list(arguments), capture_output=True,
+                            text=True, cwd=REPO, timeout=300, env=dict(os.environ, MPLBACKEND='Agg'))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result.stdout
+
+
+def test_opes_double_well_restarts(tmp_path):
+    pytest.importorskip('matplotlib')
+    first = run('opes_double_well.py', '--steps', '1000', '--checkpoint', '500', '--output', str(tmp_path))
+    assert 'restarted' not in first
+    assert sorted(n for n in os.listdir(tmp_path) if n.endswith('.chk')) == ['metadynamics.chk', 'opes.chk']
+    second = run('opes_double_well.py', '--steps', '2000', '--checkpoint', '500', '--output', str(tmp_path), '--restart')
+    for method in ('metadynamics', 'opes'):
+        assert '%s: restarted from %s at step 1000' % (method, os.path.join(str(tmp_path), method + '.chk')) in second
+        errors = np.loadtxt(tmp_path/(method + '_errors.csv'), delimiter=',', skiprows=1)
+        np.testing.assert_array_equal(errors[:, 0], [500, 1000, 1500, 2000])      # the first run's rows kept
+    rows = np.loadtxt(tmp_path/'error.csv', delimiter=',', skiprows=1)
+    assert rows.shape == (4, 4) and rows[-1, 0] == 2000
+
+
+def test_ion_pairing_restarts(tmp_path):
+    pytest.importorskip('matplotlib')
+    run('ion_pairing.py', '--quick', '--platform', 'CPU', '--steps', '200', '--output', str(tmp_path))
+    second = run('ion_pairing.py', '--quick', '--platform', 'CPU', '--steps', '400', '--output', str(tmp_path), '--restart')
+    assert 'restarted from %s at step 200 of 400' % os.path.join(str(tmp_path), 'checkpoint.chk') in second
+    assert 'equilibration' not in second and 'hills 8' in second
+    trace = np.loadtxt(tmp_path/'cv.csv', delimiter=',', skiprows=1)
+    np.testing.assert_array_equal(trace[:, 0], np.arange(25, 401, 25))       # appended, one header
