@@ -32,8 +32,8 @@ import numpy as np
 from openmm import unit
 
 from openmmcoordination._checks import _error as _ownerError, _isInteger, _positiveQuantity
-from openmmcoordination._gridbias import (GridBias, checkRunOptions, checkVariables, newestFiles, newWalkerId,
-                                          replaceFile)
+from openmmcoordination._gridbias import (GridBias, checkRunOptions, checkVariables, freeForceGroup, newestFiles,
+                                          newWalkerId, replaceFile)
 from openmmcoordination import _samplerstate
 from openmmcoordination._opeskernels import GridSum, Kernels
 from openmmcoordination.metadynamics import BiasVariable, RecordedFrames  # the frames of OPES.getRecordedFrames()
@@ -84,6 +84,33 @@ def _positiveNumbers(value, count, name):
         raise _error('%s must be a list of %d positive numbers (one per variable; a number for one), got %s', name, count,
                      given)
     return np.array(numbers_)
+
+
+def _extraBiasGroups(extraBias, explore, biasGroup):
+    """The sorted force groups of extraBias (None, a force group 0-31 or an openmm.Force, or a list of
+    them), checked: not with explore (PLUMED's OPES_METAD_EXPLORE has no EXTRA_BIAS), not the group
+    the bias force will take."""
+    import openmm
+    if extraBias is None:
+        return []
+    items = list(extraBias) if isinstance(extraBias, (list, tuple, set)) else [extraBias]
+    groups = set()
+    for item in items:
+        if isinstance(item, openmm.Force):
+            groups.add(item.getForceGroup())
+        elif _isInteger(item) and 0 <= item <= 31:
+            groups.add(int(item))
+        else:
+            raise _error('extraBias must be a force group (0 to 31), an openmm.Force or a list of them, got %r', item)
+    if not groups:
+        raise _error('extraBias must name at least one force group or Force, got %r', extraBias)
+    if explore:
+        raise _error('extraBias is for OPES_METAD (PLUMED\'s OPES_METAD_EXPLORE has no EXTRA_BIAS), got exploreMode=True '
+                     'and extraBias=%r', extraBias)
+    if biasGroup in groups:
+        raise _error('extraBias holds force group %d, which the bias force takes (the highest free group); put the '
+                     'extra biases in groups their own', biasGroup)
+    return sorted(groups)
 
 
 class OPES(object):
@@ -142,6 +169,13 @@ class OPES(object):
         kernels that the other walkers have deposited since it last read them
     recordFrequency: int (optional, keyword)
         the interval in steps at which step() records a frame (CVs and bias) for reweighting
+    extraBias: force group, openmm.Force, or a list of them (optional, keyword)
+        other biases whose energy enters the kernels' weights (PLUMED's EXTRA_BIAS, OPES_METAD
+        only): a kernel deposited where the bias is V and these force groups' energy is U has the
+        log-weight (V + U)/kT, so that the estimate is of the distribution without them too (walls
+        beside a coordination CV are the common case). A Force is taken by its force group when the
+        object is created; the groups' energy is read from the Context at each update and frame, and
+        a frame's reweightingBias is V + U
 
     Raises ValueError naming the class, the parameter and its value for any invalid argument,
     before the System or biasDir is touched.
@@ -149,7 +183,8 @@ class OPES(object):
 
     def __init__(self, system, variables, temperature, barrier, frequency=None, biasFactor=None, sigma=None, epsilon=None,
                  compressionThreshold=1.0, exploreMode=False, *, adaptiveSigmaStride=None, sigmaMin=None, fixedSigma=False,
-                 kernelCutoff=None, saveFrequency=None, biasDir=None, recordFrequency=None, pace=None, explore=None):
+                 kernelCutoff=None, saveFrequency=None, biasDir=None, recordFrequency=None, pace=None, explore=None,
+                 extraBias=None):
         # pace and explore: PLUMED's and this class's earlier names, accepted as aliases
         frequencyName = 'frequency'
         if pace is not None:
@@ -216,6 +251,7 @@ class OPES(object):
             raise _error('compressionThreshold must be a number >= 0 and below kernelCutoff (%g), got %r', kernelCutoff,
                          compressionThreshold)
         checkRunOptions('OPES', frequencyName, pace, saveFrequency, biasDir, recordFrequency)
+        extraGroups = _extraBiasGroups(extraBias, explore, freeForceGroup('OPES', system))
         self._grid = GridBias('OPES', system, variables)
 
         self.variables = variables
@@ -234,6 +270,8 @@ class OPES(object):
         self.saveFrequency = None if saveFrequency is None else int(saveFrequency)
         self.biasDir = biasDir
         self.recordFrequency = None if recordFrequency is None else int(recordFrequency)
+        self.extraBias = extraBias
+        self._extraGroups = extraGroups
         self._kT = kT
         self._prefactor = prefactor
         # The initial sigma of explore is that of the sampled distribution, F/gamma: sqrt(gamma) wider.
@@ -306,12 +344,13 @@ class OPES(object):
                 continue
             cvs = np.array(self._grid.collectiveVariables(simulation.context))
             bias = self._biasAt(cvs)
+            extra = self._extraEnergy(simulation.context)
             if record:
-                self._frames.append((step, cvs, bias))
+                self._frames.append((step, cvs, bias, extra))
             if self._sigma0 is None and (measuring or deposit):
                 self._measure(cvs)
             if deposit and not self._measuringSigma():
-                self._deposit(step, cvs, bias, simulation.context)
+                self._deposit(step, cvs, bias, simulation.context, extra)
 
     def _measuringSigma(self):
         return self._sigma0 is None and self._adaptiveCounter < self.adaptiveSigmaStride
@@ -330,11 +369,20 @@ class OPES(object):
         probability = self._kernels.evaluate(cvs)[0]/self._norm
         return self._kT*self._prefactor*math.log(probability/self._zed + self.epsilon)
 
-    def _deposit(self, step, cvs, bias, context):
-        """One update of PLUMED's OPES_METAD at the CVs, where the bias is ``bias``."""
+    def _extraEnergy(self, context):
+        """The energy of the extraBias force groups in the Context (kJ/mol); 0 without extraBias."""
+        if not self._extraGroups:
+            return 0.0
+        state = context.getState(getEnergy=True, groups=set(self._extraGroups))
+        return state.getPotentialEnergy().value_in_unit(unit.kilojoules_per_mole)
+
+    def _deposit(self, step, cvs, bias, context, extra=0.0):
+        """One update of PLUMED's OPES_METAD at the CVs, where the bias is ``bias`` and the extraBias
+        groups' energy ``extra``: the kernel's log-weight is (bias + extra)/kT, as PLUMED's EXTRA_BIAS."""
         before = (self._zed, self._norm, len(self._kernels))
         self._kernels.clearDeltas()
-        height = math.exp(bias/self._kT)
+        logWeight = (bias + extra)/self._kT
+        height = math.exp(logWeight)
         self._counter += 1
         self._sumWeights += height
         self._sumWeights2 += height*height
@@ -352,7 +400,7 @@ class OPES(object):
                 sigma = sigma*factors
                 height /= np.prod(factors)
         self._kernels.add(height, cvs, sigma)
-        self._deposited.append(np.concatenate([cvs, sigma, [height, bias/self._kT]]))
+        self._deposited.append(np.concatenate([cvs, sigma, [height, logWeight]]))
         self._checkResolution(sigma)
         if self.saveFrequency is not None and step % self.saveFrequency == 0:
             self._writeKernels()
@@ -463,12 +511,15 @@ class OPES(object):
         """The frames recorded every ``recordFrequency`` steps, a RecordedFrames named tuple as
         Metadynamics.getRecordedFrames(): ``steps``, ``collectiveVariables``, ``bias`` (PLUMED's
         opes.bias: the bias at the frame's CVs from the kernels before the frame's update) and
-        ``reweightingBias``, the same V: OPES's bias is quasi-static, a frame's unbiased weight is
-        exp(V/(k_B T)) (see openmmcoordination.reweighting)."""
+        ``reweightingBias``, the same V plus the extraBias groups' energy at the frame (0 without
+        extraBias): OPES's bias is quasi-static, a frame's unbiased weight is exp(reweightingBias/(k_B
+        T)) (see openmmcoordination.reweighting)."""
         steps = np.array([frame[0] for frame in self._frames], dtype=np.int64)
         cvs = np.array([frame[1] for frame in self._frames], dtype=float).reshape(len(steps), len(self.variables))
-        bias = np.array([frame[2] for frame in self._frames], dtype=float)*unit.kilojoules_per_mole
-        return RecordedFrames(steps, cvs[:, 0] if len(self.variables) == 1 else cvs, bias, bias)
+        bias = np.array([frame[2] for frame in self._frames], dtype=float)
+        extra = np.array([frame[3] for frame in self._frames], dtype=float)
+        return RecordedFrames(steps, cvs[:, 0] if len(self.variables) == 1 else cvs, bias*unit.kilojoules_per_mole,
+                              (bias + extra)*unit.kilojoules_per_mole)
 
     def _walkerSettings(self):
         """What makes the kernels of walkers sharing a biasDir addable, recorded there: the method and
@@ -488,7 +539,8 @@ class OPES(object):
                         sigma=None if self.sigma is None else [float(x) for x in self.sigma],
                         adaptiveSigmaStride=self.adaptiveSigmaStride, fixedSigma=self.fixedSigma,
                         sigmaMin=None if self.sigmaMin is None else [float(x) for x in self.sigmaMin],
-                        saveFrequency=self.saveFrequency, walkers=self.biasDir is not None)
+                        saveFrequency=self.saveFrequency, walkers=self.biasDir is not None,
+                        extraBias=list(self._extraGroups))
         return settings
 
     def getState(self):
@@ -508,7 +560,8 @@ class OPES(object):
                 'averageCV': self._averageCV.copy(), 'm2': self._m2.copy(), 'firstDeposit': self._firstDeposit,
                 'gridSum': self._gridSum.values.copy(), 'gridSumUpdates': self._gridSum.updates,
                 'history': [tuple(float(x) if i else int(x) for i, x in enumerate(h)) for h in self._history],
-                'frames': [(int(step), [float(x) for x in cvs], float(bias)) for step, cvs, bias in self._frames],
+                'frames': [(int(step), [float(x) for x in cvs], float(bias), float(extra))
+                           for step, cvs, bias, extra in self._frames],
                 'readRows': dict(self._readRows), 'seenFiles': dict(self._seenFiles), 'warned': sorted(self._warned, key=str),
                 'walkerId': self._id, 'saveIndex': self._saveIndex}
 
@@ -537,7 +590,7 @@ class OPES(object):
         self._gridSum.values = np.array(state['gridSum'], dtype=float).reshape(self._gridSum.shape)
         self._gridSum.updates = int(state['gridSumUpdates'])
         self._history = [tuple(h) for h in state['history']]
-        self._frames = [(step, np.array(cvs, dtype=float), bias) for step, cvs, bias in state['frames']]
+        self._frames = [(step, np.array(cvs, dtype=float), bias, extra) for step, cvs, bias, extra in state['frames']]
         self._readRows, self._seenFiles = dict(state['readRows']), dict(state['seenFiles'])
         self._warned = set(tuple(w) if isinstance(w, list) else w for w in state['warned'])
         if self.biasDir is not None:

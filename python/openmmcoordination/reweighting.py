@@ -88,13 +88,26 @@ def _normalized(exponents):
     return weights/weights.sum()
 
 
-def reweightingWeights(reweightingBias, temperature):
-    """The unbiased weights of frames, exp(beta [V - c(t)]) normalized to a sum of 1: reweightingBias
-    V - c(t) of each frame in kJ/mol (a Quantity or numbers, shape (frames,), as
-    Metadynamics.getRecordedFrames().reweightingBias), temperature the simulation's. The average of a
-    quantity x over the unbiased ensemble is then numpy.average(x, weights=...)."""
+def _withExtraBias(bias, extraBias, owner):
+    """reweightingBias plus the extra biases' energy of each frame (kJ/mol, shape (frames,)), checked."""
+    if extraBias is None:
+        return bias
+    extra = _finiteArray(extraBias, owner, 'extraBias', energy=True)
+    if extra.shape != bias.shape:
+        raise _error(owner, 'extraBias must hold one energy per frame, shape %s, got shape %s', bias.shape, extra.shape)
+    return bias + extra
+
+
+def reweightingWeights(reweightingBias, temperature, extraBias=None):
+    """The unbiased weights of frames, exp(beta [V - c(t) + U]) normalized to a sum of 1:
+    reweightingBias V - c(t) of each frame in kJ/mol (a Quantity or numbers, shape (frames,), as
+    Metadynamics.getRecordedFrames().reweightingBias), temperature the simulation's, extraBias U the
+    energy of other biases at each frame (kJ/mol, shape (frames,): walls, restraints; PLUMED's
+    REWEIGHT_BIAS over several biases), None for none. The average of a quantity x over the unbiased
+    ensemble is then numpy.average(x, weights=...)."""
     owner = 'reweightingWeights'
-    return _normalized(_reweightingBias(reweightingBias, owner)/_kT(temperature, owner))
+    bias = _withExtraBias(_reweightingBias(reweightingBias, owner), extraBias, owner)
+    return _normalized(bias/_kT(temperature, owner))
 
 
 def _bins(bins, dimensions, owner):
@@ -137,13 +150,13 @@ def _ranges(limits, dimensions, owner):
     return pairs
 
 
-def _histogram(owner, values, reweightingBias, temperature, bins, limits, skip):
+def _histogram(owner, values, reweightingBias, temperature, bins, limits, skip, extraBias=None):
     """(probability density in the layout of Metadynamics.getFreeEnergy(), edges per variable)."""
     values = _finiteArray(values, owner, 'values')
     if values.ndim not in (1, 2):
         raise _error(owner, 'values must have shape (frames,) or (frames, variables), got shape %s', values.shape)
     points = values.reshape(len(values), -1)
-    bias = _reweightingBias(reweightingBias, owner, len(points))
+    bias = _withExtraBias(_reweightingBias(reweightingBias, owner, len(points)), extraBias, owner)
     if not _isInteger(skip) or not 0 <= skip < len(points):
         raise _error(owner, 'skip must be an integer from 0 to the number of frames - 1 (%d), got %r', len(points) - 1,
                      skip)
@@ -162,29 +175,30 @@ def _histogram(owner, values, reweightingBias, temperature, bins, limits, skip):
     return density, (edges[0] if dimensions == 1 else list(edges))
 
 
-def reweightedHistogram(values, reweightingBias, temperature, bins=50, range=None, skip=0):
+def reweightedHistogram(values, reweightingBias, temperature, bins=50, range=None, skip=0, extraBias=None):
     """The unbiased probability density of a quantity recorded along a metadynamics run, each frame
-    weighted by exp(beta [V - c(t)]); returns (density, edges).
+    weighted by exp(beta [V - c(t) + U]); returns (density, edges).
 
     values: the quantity at each frame, shape (frames,) or (frames, variables) (a Quantity is taken
     in its own unit); reweightingBias: V - c(t) of each frame, kJ/mol (a Quantity or numbers, shape
     (frames,)); temperature: the simulation's; bins: a positive integer, increasing edges, or (for
     several variables) one of these per variable, as numpy.histogramdd; range: (low, high) of the
     integer bins (per variable for several; default: the range of the values); skip: the number of
-    first frames to leave out (equilibration). The density integrates to 1 over the bins (frames
+    first frames to leave out (equilibration); extraBias: U, the energy of other biases at each frame
+    (kJ/mol, shape (frames,); walls beside the CVs), or None. The density integrates to 1 over the bins (frames
     outside them are left out). For one variable, density has shape (bins,) and edges is an array;
     for several, density has the layout of Metadynamics.getFreeEnergy() (axis 0 the last variable)
     and edges is a list of arrays, one per variable. Raises ValueError for arrays of other shapes or
     with values that are not finite, bad bins, range or skip, or no frame within the bins."""
-    return _histogram('reweightedHistogram', values, reweightingBias, temperature, bins, range, skip)
+    return _histogram('reweightedHistogram', values, reweightingBias, temperature, bins, range, skip, extraBias)
 
 
-def reweightedFreeEnergy(values, reweightingBias, temperature, bins=50, range=None, skip=0):
+def reweightedFreeEnergy(values, reweightingBias, temperature, bins=50, range=None, skip=0, extraBias=None):
     """The unbiased free energy -k_B T ln P of a quantity recorded along a metadynamics run, P the
     density of reweightedHistogram() (same arguments); returns (free energy, edges): kJ/mol (a
     Quantity), its minimum 0, NaN in the bins that no frame reached."""
     owner = 'reweightedFreeEnergy'
-    density, edges = _histogram(owner, values, reweightingBias, temperature, bins, range, skip)
+    density, edges = _histogram(owner, values, reweightingBias, temperature, bins, range, skip, extraBias)
     with np.errstate(divide='ignore'):
         freeEnergy = -_kT(temperature, owner)*np.log(density)
     freeEnergy[density == 0] = np.nan

@@ -102,10 +102,11 @@ class ReferenceOPES(object):
             index = low
             other = self.nearest(self.kernels[index][1], index)
 
-    def update(self, s):
-        """A kernel at s (after the bias there was felt)."""
+    def update(self, s, extra=0.0):
+        """A kernel at s (after the bias there was felt); ``extra``: the energy of PLUMED's EXTRA_BIAS
+        there, which enters the weight, exp((V + extra)/kT)."""
         s = np.array(s, float)
-        weight = math.exp(self.bias(s)/self.kT)
+        weight = math.exp((self.bias(s) + extra)/self.kT)
         self.weights.append(weight)
         height = 1.0 if self.explore else weight
         d = len(s)

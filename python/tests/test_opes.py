@@ -323,3 +323,106 @@ def test_resolution_check_is_exact_at_two_spacings():
         opes._checkResolution(np.array([width]))
     with pytest.warns(RuntimeWarning, match=r'the kernels of variables\[0\] are 0.1999998 wide, less than 2 grid spacings'):
         opes._checkResolution(np.array([0.2*(1 - 1e-6)]))
+
+
+def test_extra_bias_enters_the_weights():
+    """extraBias (PLUMED's EXTRA_BIAS): a restraint on a second copy of the CV, 20 (s - 0.5)^2 in force
+    group 5, enters each kernel's log-weight, (V + U)/kT. The NumPy reimplementation of PLUMED's
+    formula (opes_reference) fed the recorded CVs, with U = 20 (s - 0.5)^2 computed in NumPy, gives the
+    same kernels, rct, Z and bias at every frame; a frame's reweightingBias is V + U."""
+    system, topology = toy_system(1)
+    wall = toy_pair_cv(1)
+    wall.setEnergyExpression('20*(cv - 0.5)^2')
+    wall.setForceGroup(5)
+    system.addForce(wall)
+    variables = [BiasVariable(toy_pair_cv(1), 0.0, 1.0, 0.1, gridWidth=201)]
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', RuntimeWarning)
+        opes = OPES(system, variables, TOY_TEMPERATURE*unit.kelvin, BARRIER*unit.kilojoules_per_mole, PACE,
+                    sigma=[0.04], recordFrequency=1, extraBias=wall)
+    assert opes._extraGroups == [5]
+    integrator = openmm.LangevinMiddleIntegrator(TOY_TEMPERATURE, 5.0, 0.002)
+    integrator.setRandomNumberSeed(4)
+    simulation = app.Simulation(topology, system, integrator, openmm.Platform.getPlatformByName('Reference'))
+    simulation.context.setPositions(toy_separable_positions(1))
+    simulation.context.setVelocitiesToTemperature(TOY_TEMPERATURE, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', RuntimeWarning)
+        opes.step(simulation, 2000)
+    frames = opes.getRecordedFrames()
+    cvs = frames.collectiveVariables
+    extra = 20*(cvs - 0.5)**2
+    np.testing.assert_allclose(frames.reweightingBias._value - frames.bias._value, extra, rtol=1e-9, atol=1e-9)
+    reference = ReferenceOPES(KT, BARRIER, BARRIER/KT, sigma=[0.04])
+    for step, s, bias, u in zip(frames.steps, cvs, frames.bias._value, extra):
+        assert bias == pytest.approx(reference.bias([s]), abs=1e-10, rel=0)
+        if step % PACE == 0:
+            reference.update([s], u)
+    assert np.max(extra[frames.steps % PACE == 0]) > 1.0          # the restraint weighs
+    history = opes.getHistory()
+    assert history.rct[-1]._value == pytest.approx(reference.rct(), rel=1e-10)
+    assert history.zed[-1] == pytest.approx(reference.zed, rel=1e-9)
+    centers, sigmas, heights = opes.getKernels()
+    assert len(heights) == len(reference.kernels)
+    np.testing.assert_allclose(heights, [k[0] for k in reference.kernels], rtol=1e-9)
+    np.testing.assert_allclose(centers[:, 0], [k[1][0] for k in reference.kernels], rtol=1e-9)
+    # the same CVs without the extra energy in the weights give other kernels and rct
+    plain = ReferenceOPES(KT, BARRIER, BARRIER/KT, sigma=[0.04])
+    for step, s in zip(frames.steps, cvs):
+        if step % PACE == 0:
+            plain.update([s])
+    assert abs(plain.rct() - reference.rct()) > 0.1
+
+
+@pytest.mark.parametrize('options, message', [
+    (dict(extraBias=32), r'OPES: extraBias must be a force group \(0 to 31\), an openmm.Force or a list of them, got 32'),
+    (dict(extraBias=[]), r'OPES: extraBias must name at least one force group or Force, got \[\]'),
+    (dict(extraBias=3, exploreMode=True, sigma=0.1), r'OPES: extraBias is for OPES_METAD .*got exploreMode=True'),
+    (dict(extraBias=31), r'OPES: extraBias holds force group 31, which the bias force takes'),
+])
+def test_extra_bias_errors(options, message):
+    with pytest.raises(ValueError, match=message):
+        _opes(**options)
+
+
+def test_reweighting_helpers_take_extra_bias():
+    """The helpers' extraBias is added to reweightingBias frame by frame."""
+    from openmmcoordination.reweighting import reweightedFreeEnergy, reweightedHistogram, reweightingWeights
+    rng = np.random.default_rng(3)
+    values, bias, extra = rng.uniform(0, 1, 200), rng.normal(0, 2, 200), rng.normal(0, 2, 200)
+    np.testing.assert_allclose(reweightingWeights(bias, 300, extraBias=extra*unit.kilojoules_per_mole),
+                               reweightingWeights(bias + extra, 300), rtol=1e-12)
+    density, edges = reweightedHistogram(values, bias, 300, bins=10, extraBias=extra)
+    expected = np.histogram(values, bins=edges, weights=np.exp((bias + extra)/KT))[0]
+    np.testing.assert_allclose(density, expected/expected.sum()/np.diff(edges), rtol=1e-10)
+    np.testing.assert_allclose(reweightedFreeEnergy(values, bias, 300, bins=10, extraBias=extra)[0]._value,
+                               reweightedFreeEnergy(values, bias + extra, 300, bins=10)[0]._value, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match=r'reweightedHistogram: extraBias must hold one energy per frame, shape \(200,\), '
+                                         r'got shape \(3,\)'):
+        reweightedHistogram(values, bias, 300, extraBias=[1.0, 2.0, 3.0])
+
+
+def test_plumed_reader_maps_extra_bias():
+    """OPES_METAD's EXTRA_BIAS: the input's biases go to a force group of their own, which OPES takes as
+    extraBias; a subset of the biases, a label that is not a bias, and explore are refused."""
+    from openmmcoordination import plumed
+
+    def load(text):
+        system = openmm.System()
+        for _ in range(6):
+            system.addParticle(10.0)
+        return plumed.load('c: COORDINATION GROUPA=1-3 GROUPB=4-6 R_0=0.5 D_MAX=1.5\n' + text, system), system
+    inp, system = load('w: UPPER_WALLS ARG=c AT=2.0 KAPPA=10\n'
+                       'o: OPES_METAD ARG=c PACE=20 BARRIER=10 SIGMA=0.2 TEMP=300 EXTRA_BIAS=w\n')
+    groups = {force.getName(): force.getForceGroup() for force in system.getForces()}
+    assert inp.opes._extraGroups == [30] and groups == {'PLUMED bias': 30, 'CoordinationBiasForce': 31}
+    assert any('EXTRA_BIAS=w' in line for line in inp.actions[-1].log)
+    for text, message in [
+        ('w: UPPER_WALLS ARG=c AT=2.0 KAPPA=10\nv: LOWER_WALLS ARG=c AT=0.5 KAPPA=10\n'
+         'o: OPES_METAD ARG=c PACE=20 BARRIER=10 SIGMA=0.2 TEMP=300 EXTRA_BIAS=w\n', 'must name every bias of the input'),
+        ('o: OPES_METAD ARG=c PACE=20 BARRIER=10 SIGMA=0.2 TEMP=300 EXTRA_BIAS=c\n', "'c' is not the label of a bias"),
+        ('w: UPPER_WALLS ARG=c AT=2.0 KAPPA=10\n'
+         'o: OPES_METAD_EXPLORE ARG=c PACE=20 BARRIER=10 SIGMA=0.2 TEMP=300 EXTRA_BIAS=w\n', 'is for OPES_METAD'),
+    ]:
+        with pytest.raises(plumed.PlumedInputError, match=message):
+            load(text)

@@ -254,12 +254,15 @@ class PlumedInput(object):
             if terms:
                 toAdd.append(self._distanceForce(label, value, ' + '.join(terms)))
         if metad is not None:
+            extraGroup = self._extraBiasGroup(metad, biases, toAdd)
             try:
                 if metad.kind == 'metad':
                     self.metadynamics = built = Metadynamics(self.system, **metad.spec)
                 else:
                     spec = dict(metad.spec)
                     arguments = [spec.pop(k) for k in ('variables', 'temperature', 'barrier', 'pace')]
+                    if extraGroup is not None:
+                        spec['extraBias'] = extraGroup
                     self.opes = built = OPES(self.system, *arguments, **spec)
             except ValueError as error:
                 raise metad.action.fail(None, str(error)) from None
@@ -270,6 +273,31 @@ class PlumedInput(object):
         for force in toAdd:
             self.system.addForce(force)
             self.forces.append(force)
+
+    def _extraBiasGroup(self, opes, biases, toAdd):
+        """OPES_METAD's EXTRA_BIAS: the force group (the highest free one below the group OPES will take)
+        that the forces of the static biases (``toAdd``: the CoordinationBiasForce of the bias terms and
+        the DISTANCE walls) are put in; None without EXTRA_BIAS. The forces sum every static bias of the
+        input, so EXTRA_BIAS must name them all."""
+        labels = opes.spec.get('extraBias')
+        if labels is None:
+            return None
+        every = sorted(label for label, _ in biases)
+        if sorted(set(labels)) != every:
+            raise opes.action.fail('EXTRA_BIAS', 'must name every bias of the input (%s), which are summed in one force '
+                                   'here, got %s', ','.join(every), ','.join(labels))
+        free = sorted(set(range(32)) - set(force.getForceGroup() for force in self.system.getForces()))
+        if len(free) < 2:
+            raise opes.action.fail('EXTRA_BIAS', 'needs two free force groups of the System, one for the biases and '
+                                   'one for OPES, got %d', len(free))
+        group = free[-2]
+        for force in toAdd:
+            force.setForceGroup(group)
+        self.python += ['for force in system.getForces()[-%d:]: force.setForceGroup(%d)   # EXTRA_BIAS=%s: '
+                        'OPES(..., extraBias=%d)' % (len(toAdd), group, ','.join(labels), group)]
+        opes.action.log.append('EXTRA_BIAS=%s: the biases\' forces in force group %d, whose energy enters the kernels\' '
+                               'weights (OPES(extraBias=%d))' % (','.join(labels), group, group))
+        return group
 
     def _distanceForce(self, label, value, energy):
         """A CustomBondForce of the bias terms (kJ/mol, r in nm) on a DISTANCE."""

@@ -406,7 +406,6 @@ _OPES_REFUSED = {
     'RECURSIVE_MERGE_OFF': 'kernels are always merged recursively here',
     'CALC_WORK': 'the work is not computed here',
     'EXCLUDED_REGION': 'not offered here',
-    'EXTRA_BIAS': 'not offered here',
     'UPDATE_FROM': 'the bias is updated over the whole run here',
     'UPDATE_UNTIL': 'the bias is updated over the whole run here',
 }
@@ -452,6 +451,14 @@ def readOpes(plumed, action):
     cutoff = action.number('KERNEL_CUTOFF')
     threshold = action.number('COMPRESSION_THRESHOLD', 1.0)
     fixed = action.flag('FIXED_SIGMA')
+    extra = action.strings('EXTRA_BIAS')
+    if extra is not None:
+        if explore:
+            raise action.fail('EXTRA_BIAS', 'is for OPES_METAD (PLUMED\'s OPES_METAD_EXPLORE has none)')
+        for label in extra:
+            if label not in plumed.values or plumed.values[label].kind != 'bias':
+                raise action.fail('EXTRA_BIAS', '%r is not the label of a bias (RESTRAINT, UPPER_WALLS, LOWER_WALLS, '
+                                  'BIASVALUE) read before this line', label)
     temperature = _temperature(plumed, action)
     for key in ('NLIST', 'NLIST_PARAMETERS', 'NLIST_PACE_RESET', 'SERIAL'):
         if action.has(key):
@@ -471,6 +478,8 @@ def readOpes(plumed, action):
     spec = dict(variables=variables, temperature=temperature*unit.kelvin, barrier=barrier*unit.kilojoules_per_mole,
                 pace=pace, biasFactor=biasFactor, sigma=sigma, epsilon=epsilon, compressionThreshold=threshold,
                 explore=explore, adaptiveSigmaStride=stride, sigmaMin=sigmaMin, fixedSigma=fixed, kernelCutoff=cutoff)
+    if extra is not None:
+        spec['extraBias'] = list(extra)     # labels: the force group of their forces is chosen when they are built
     action.python.append('%s = OPES(system, [%s], %s*kelvin, %r*kilojoules_per_mole, %d%s)' % (
         action.label or 'opes', ', '.join('BiasVariable(%s, 0.0, %r, %r, gridWidth=%d)' % (l, v.maxValue, v.biasWidth, v.gridWidth)
                                           for l, v in zip(labels, variables)),
