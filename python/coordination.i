@@ -90,6 +90,22 @@ from openmmcoordination import _arguments
 %pythonappend CoordinationPlugin::CoordinationForce::getAccumulatedPairHistogram %{
     val = _np.array(val, dtype=_np.int64)
 %}
+%pythonappend CoordinationPlugin::CoordinationForce::getCoordinationNumbers %{
+    val = _np.array(val, dtype=float)
+%}
+/* evaluateParticleFunction(c) returns (F, dF/dc as a NumPy array). */
+%typemap(in, numinputs=0) std::vector<double>& dFdc (std::vector<double> temp) {
+    $1 = &temp;
+}
+%typemap(argout) std::vector<double>& dFdc {
+    PyObject* gradient = PyList_New($1->size());
+    for (size_t i = 0; i < $1->size(); i++)
+        PyList_SET_ITEM(gradient, i, PyFloat_FromDouble((*$1)[i]));
+    %append_output(gradient);
+}
+%pythonappend CoordinationPlugin::CoordinationForce::evaluateParticleFunction %{
+    val = (float(val[0]), _np.array(val[1], dtype=float))
+%}
 
 %factory(OpenMM::TabulatedFunction& CoordinationPlugin::CoordinationForce::getTabulatedFunction, OpenMM::Continuous1DFunction);
 %ignore CoordinationPlugin::CoordinationForce::getTabulatedFunction(int) const;

@@ -18,6 +18,7 @@
 #include "TestCoordinationPairParameters.h"
 #include "TestCoordinationBias.h"
 #include "TestCoordinationWarnings.h"
+#include "TestCoordinationParticleFunctions.h"
 
 void runCoordinationTests() {
     runSwitchingTests();
@@ -30,4 +31,5 @@ void runCoordinationTests() {
     runPairParameterTests();
     runBiasTests();
     runWarningTests();
+    runParticleFunctionTests();
 }

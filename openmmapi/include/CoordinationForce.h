@@ -5,6 +5,7 @@
 #include "openmm/Force.h"
 #include "openmm/TabulatedFunction.h"
 #include "internal/windowsExportCoordination.h"
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,18 @@ class CoordinationForceImpl;
  * contact. With the Q switching function and r0_k the pairs' distances in a native structure,
  * the CV is the fraction of native contacts of Best, Hummer and Eaton.
  *
+ * Per-atom coordination numbers (PLUMED's COORDINATIONNUMBER): with a particle function other
+ * than PairSum (setParticleFunction()), the force first computes, for each entry i of group A,
+ *
+ *     c_i = sum over j of s(r_ij)
+ *
+ * over j in group A, j != i (one-group mode, PLUMED's SPECIES) or over j in group B, j != i
+ * (two-group mode, SPECIESA/SPECIESB), and the CV is a function F(c_1, ..., c_N) of them: their
+ * sum, mean, a smooth count above or below a threshold, a smooth count between two bounds, a
+ * smooth or exact minimum or maximum, or a central moment (ParticleFunction). The forces are
+ * -dE/dcv times the sum over i of dF/dc_i dc_i/dx. getCoordinationNumbers() returns the c_i.
+ * Pair-list mode has no per-atom numbers.
+ *
  * Python example, PLUMED's `COORDINATION GROUPA=a GROUPB=b R_0=0.3 NN=6 MM=12`:
  *
  * \verbatim embed:rst:leading-asterisk
@@ -71,6 +84,23 @@ public:
         Cosinus = 6,  /**< (cos(pi x) + 1)/2 for x <= 1, 0 beyond */
         Custom = 7,   /**< any Lepton expression of x */
         Q = 8         /**< 1/(1 + exp(beta (r - lambda r0))): native contacts, r0 the pair's reference distance */
+    };
+    /**
+     * What the CV is made of: the sum over pairs, or a function of the per-atom coordination
+     * numbers c_i (i in group A) with PLUMED's definitions (N is the size of group A).
+     */
+    enum ParticleFunction {
+        PairSum = 0,  /**< the sum of s over the force's pairs (PLUMED's COORDINATION); no c_i */
+        Sum = 1,      /**< sum_i c_i (COORDINATIONNUMBER ... SUM) */
+        Mean = 2,     /**< (1/N) sum_i c_i (MEAN) */
+        MoreThan = 3, /**< sum_i (1 - t(c_i)), t the threshold's Rational switching function (MORE_THAN) */
+        LessThan = 4, /**< sum_i t(c_i) (LESS_THAN) */
+        Between = 5,  /**< sum_i (erf((U - c_i)/(sqrt(2) w)) - erf((L - c_i)/(sqrt(2) w)))/2, w = smear (U - L) (BETWEEN, GAUSSIAN) */
+        Min = 6,      /**< beta/log(sum_i exp(beta/c_i)) (MIN={BETA=beta}) */
+        Max = 7,      /**< beta log(sum_i exp(c_i/beta)) (MAX={BETA=beta}) */
+        Lowest = 8,   /**< min_i c_i (LOWEST) */
+        Highest = 9,  /**< max_i c_i (HIGHEST) */
+        Moment = 10   /**< (1/N) sum_i (c_i - mean)^k, the k-th central moment (MOMENTS, moment-k) */
     };
     /**
      * The largest number of bins a pair histogram may have (10^7, 80 MB of counts): larger
@@ -216,6 +246,78 @@ public:
      * On by default, as in PLUMED; false is PLUMED's NOSTRETCH.
      */
     void setStretch(bool stretch);
+    /** Get the function of the per-atom coordination numbers the CV is (PairSum: none). */
+    ParticleFunction getParticleFunction() const;
+    /**
+     * Set the function of the per-atom coordination numbers c_i the CV is, or PairSum (the
+     * default) for the plain sum over pairs. A function other than PairSum needs one-group or
+     * two-group mode, which is checked when a Context is created.
+     */
+    void setParticleFunction(ParticleFunction function);
+    /** Get whether the CV is a function of per-atom coordination numbers (not PairSum). */
+    bool usesParticleFunction() const;
+    /**
+     * Set the threshold t of MoreThan and LessThan: PLUMED's RATIONAL switching function of c,
+     * t(c) = (1 - y^n)/(1 - y^m), y = (c - d0)/r0, 1 for c <= d0, computed by the same code as
+     * s(r). As in PLUMED's MORE_THAN={RATIONAL R_0=.. D_0=.. NN=.. MM=.. D_MAX=..}, it has no cutoff
+     * unless dmax is finite, and is then 0 from dmax on and stretched to reach 0 there. Default r0 1,
+     * d0 0, n 6, m 0 (= 2n), no cutoff.
+     *
+     * @param r0    the threshold's r0, in coordination-number units (positive, finite)
+     * @param d0    the threshold's d0 (non-negative, finite)
+     * @param n     the exponent n (positive, at most MaxExponent)
+     * @param m     the exponent m: 0 for 2n, otherwise positive, != n and at most MaxExponent
+     * @param dmax  the cutoff (greater than d0), or infinity for none
+     */
+    void setThreshold(double r0, double d0 = 0.0, int n = 6, int m = 0, double dmax = std::numeric_limits<double>::infinity());
+    /** Get the threshold's cutoff (infinity: none). */
+    double getThresholdDMax() const;
+    /** Get the threshold's r0 (MoreThan, LessThan). */
+    double getThresholdR0() const;
+    /** Get the threshold's d0 (MoreThan, LessThan). */
+    double getThresholdD0() const;
+    /** Get the threshold's exponent n (MoreThan, LessThan). */
+    int getThresholdN() const;
+    /** Get the threshold's exponent m as set (0 means 2n). */
+    int getThresholdM() const;
+    /**
+     * Set the window of Between: PLUMED's BETWEEN={GAUSSIAN LOWER=lower UPPER=upper SMEAR=smear}.
+     * Default 0, 1, 0.5.
+     *
+     * @param lower  the lower bound L (finite)
+     * @param upper  the upper bound U (finite, greater than lower)
+     * @param smear  the Gaussian's width as a fraction of U - L (positive, finite)
+     */
+    void setBetweenBounds(double lower, double upper, double smear = 0.5);
+    /** Get the lower bound of Between. */
+    double getBetweenLower() const;
+    /** Get the upper bound of Between. */
+    double getBetweenUpper() const;
+    /** Get the smear of Between (the Gaussian's width over U - L). */
+    double getBetweenSmear() const;
+    /** Get beta of Min and Max (PLUMED's BETA, in coordination-number units). */
+    double getFunctionBeta() const;
+    /** Set beta of Min and Max (positive, finite). Default 0.1. */
+    void setFunctionBeta(double beta);
+    /** Get the power k of Moment. */
+    int getMomentPower() const;
+    /** Set the power k of Moment (at least 2, as PLUMED requires, and at most MaxExponent). Default 2. */
+    void setMomentPower(int k);
+    /**
+     * Get the per-atom coordination numbers c_i at a Context's positions, one for each entry of
+     * group A in its order. Throws OpenMMException if the force has no particle function
+     * (PairSum) or a position is not finite.
+     */
+    std::vector<double> getCoordinationNumbers(OpenMM::Context& context) const;
+    /**
+     * Evaluate the particle function F of a vector of coordination numbers, as the kernels do.
+     * Throws OpenMMException for PairSum or an empty vector.
+     *
+     * @param c          the coordination numbers
+     * @param[out] dFdc  dF/dc_i for each i
+     * @return F(c)
+     */
+    double evaluateParticleFunction(const std::vector<double>& c, std::vector<double>& dFdc) const;
     /**
      * Evaluate the switching function, as configured with the force's r0 (not weighted), at a
      * distance. Throws OpenMMException if r or the result is not finite.
@@ -357,6 +459,9 @@ private:
     SwitchingFunction type;
     double r0, d0, a, b, dmax, beta, lambda;
     int n, m;
+    ParticleFunction particleFunction;
+    double thresholdR0, thresholdD0, thresholdDMax, betweenLower, betweenUpper, betweenSmear, functionBeta;
+    int thresholdN, thresholdM, momentPower;
     bool defaultDMax, stretch, periodic;
     std::string customExpression, energyExpression;
     std::vector<double> pairWeights, pairR0s;

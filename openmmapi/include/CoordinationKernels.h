@@ -4,6 +4,8 @@
 #include "CoordinationBiasForce.h"
 #include "CoordinationForce.h"
 #include "openmm/KernelImpl.h"
+#include "openmm/OpenMMException.h"
+#include "openmm/Platform.h"
 #include "openmm/System.h"
 #include "openmm/internal/ContextImpl.h"
 #include <string>
@@ -43,6 +45,15 @@ public:
     virtual double computeCollectiveVariable(OpenMM::ContextImpl& context) = 0;
     /** Copy the parameters that do not change the pairs from the force into the Context. */
     virtual void copyParametersToContext(OpenMM::ContextImpl& context, const CoordinationForce& force) = 0;
+    /**
+     * Compute the per-atom coordination numbers c_i (one per entry of group A) at the Context's
+     * current positions. The force has a particle function. A platform without per-atom
+     * coordination numbers keeps this default, which throws OpenMMException.
+     */
+    virtual std::vector<double> computeCoordinationNumbers(OpenMM::ContextImpl& context) {
+        throw OpenMM::OpenMMException("CoordinationForce: per-atom coordination numbers (a particle function) are not supported "
+                "on the "+getPlatform().getName()+" platform");
+    }
     /**
      * Count the pairs by distance at the Context's current positions, leaving the running
      * histogram alone. Arguments have been validated.

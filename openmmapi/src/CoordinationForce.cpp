@@ -1,6 +1,7 @@
 #include "CoordinationForce.h"
 #include "internal/CoordinationExpression.h"
 #include "internal/CoordinationForceImpl.h"
+#include "internal/CoordinationParticleFunction.h"
 #include "internal/CoordinationSwitching.h"
 #include "internal/CoordinationWarnings.h"
 #include "openmm/OpenMMException.h"
@@ -52,8 +53,9 @@ static void checkGroup(const vector<int>& group, const string& name, bool unique
 }
 
 CoordinationForce::CoordinationForce(const vector<int>& group) : mode(OneGroup), type(Rational), r0(0.3), d0(0.0),
-        a(6.0), b(6.0), dmax(numeric_limits<double>::infinity()), beta(50.0), lambda(1.8), n(6), m(0), defaultDMax(true), stretch(true),
-        periodic(false), customExpression("1/(1+x^6)"), energyExpression("cv") {
+        a(6.0), b(6.0), dmax(numeric_limits<double>::infinity()), beta(50.0), lambda(1.8), n(6), m(0), particleFunction(PairSum),
+        thresholdR0(1.0), thresholdD0(0.0), thresholdDMax(numeric_limits<double>::infinity()), betweenLower(0.0), betweenUpper(1.0), betweenSmear(0.5), functionBeta(0.1),
+        thresholdN(6), thresholdM(0), momentPower(2), defaultDMax(true), stretch(true), periodic(false), customExpression("1/(1+x^6)"), energyExpression("cv") {
     if (!group.empty())
         setGroup(group);
 }
@@ -441,4 +443,107 @@ int CoordinationForce::getNumAccumulatedFrames(Context& context) const {
 
 void CoordinationForce::resetPairHistogram(Context& context) const {
     getImpl(context).resetPairHistogram(getContextImpl(context));
+}
+
+CoordinationForce::ParticleFunction CoordinationForce::getParticleFunction() const {
+    return particleFunction;
+}
+
+void CoordinationForce::setParticleFunction(ParticleFunction function) {
+    require(function >= PairSum && function <= Moment, "particleFunction is not a known ParticleFunction:", (int) function);
+    particleFunction = function;
+}
+
+bool CoordinationForce::usesParticleFunction() const {
+    return particleFunction != PairSum;
+}
+
+void CoordinationForce::setThreshold(double r0, double d0, int n, int m, double dmax) {
+    require(r0 > 0 && isfinite(r0), "threshold r0 must be positive and finite, got", r0);
+    require(d0 >= 0 && isfinite(d0), "threshold d0 must be non-negative and finite, got", d0);
+    require(n > 0 && n <= MaxExponent, "threshold n must be positive and at most MaxExponent = "+to_string(MaxExponent)+", got", n);
+    require(m >= 0 && m <= MaxExponent, "threshold m must be non-negative (0 means 2n) and at most MaxExponent = "+to_string(MaxExponent)+", got", m);
+    require(m != n, "threshold m must differ from n, got m = n =", m);
+    if (!(dmax > d0)) {
+        stringstream msg;
+        msg << "threshold dmax must be greater than d0 " << d0 << ", got";
+        require(false, msg.str(), dmax);
+    }
+    thresholdR0 = r0;
+    thresholdDMax = dmax;
+    thresholdD0 = d0;
+    thresholdN = n;
+    thresholdM = m;
+}
+
+double CoordinationForce::getThresholdR0() const {
+    return thresholdR0;
+}
+
+double CoordinationForce::getThresholdDMax() const {
+    return thresholdDMax;
+}
+
+double CoordinationForce::getThresholdD0() const {
+    return thresholdD0;
+}
+
+int CoordinationForce::getThresholdN() const {
+    return thresholdN;
+}
+
+int CoordinationForce::getThresholdM() const {
+    return thresholdM;
+}
+
+void CoordinationForce::setBetweenBounds(double lower, double upper, double smear) {
+    require(isfinite(lower), "Between lower must be finite, got", lower);
+    require(isfinite(upper), "Between upper must be finite, got", upper);
+    if (!(upper > lower)) {
+        stringstream msg;
+        msg << "Between upper must be greater than lower " << lower << ", got";
+        require(false, msg.str(), upper);
+    }
+    require(smear > 0 && isfinite(smear), "Between smear must be positive and finite, got", smear);
+    betweenLower = lower;
+    betweenUpper = upper;
+    betweenSmear = smear;
+}
+
+double CoordinationForce::getBetweenLower() const {
+    return betweenLower;
+}
+
+double CoordinationForce::getBetweenUpper() const {
+    return betweenUpper;
+}
+
+double CoordinationForce::getBetweenSmear() const {
+    return betweenSmear;
+}
+
+double CoordinationForce::getFunctionBeta() const {
+    return functionBeta;
+}
+
+void CoordinationForce::setFunctionBeta(double beta) {
+    require(beta > 0 && isfinite(beta), "functionBeta must be positive and finite, got", beta);
+    functionBeta = beta;
+}
+
+int CoordinationForce::getMomentPower() const {
+    return momentPower;
+}
+
+void CoordinationForce::setMomentPower(int k) {
+    require(k >= 2 && k <= MaxExponent, "momentPower must be at least 2 and at most MaxExponent = "+to_string(MaxExponent)+", got", k);
+    momentPower = k;
+}
+
+vector<double> CoordinationForce::getCoordinationNumbers(Context& context) const {
+    return getImpl(context).computeCoordinationNumbers(getContextImpl(context));
+}
+
+double CoordinationForce::evaluateParticleFunction(const vector<double>& c, vector<double>& dFdc) const {
+    return CoordinationParticleFunction(*this).evaluate(c, dFdc);
 }

@@ -1,6 +1,7 @@
 #include "internal/CoordinationForceImpl.h"
 #include "internal/CoordinationErrorMessages.h"
 #include "internal/CoordinationExpression.h"
+#include "internal/CoordinationParticleFunction.h"
 #include "internal/CoordinationSwitching.h"
 #include "internal/CoordinationWarnings.h"
 #include "CoordinationKernels.h"
@@ -40,6 +41,12 @@ void CoordinationForceImpl::validateForce(const CoordinationForce& force) {
     if (switching.hasPairParameters())
         for (int k = 0; k < force.getGroupA().size(); k++)
             switching.forPair(k);
+    if (force.usesParticleFunction()) {
+        if (force.getMode() == CoordinationForce::PairList)
+            throw OpenMMException("CoordinationForce: particleFunction "+to_string((int) force.getParticleFunction())
+                    +" needs one-group or two-group mode (per-atom coordination numbers); the force is in pair-list mode");
+        CoordinationParticleFunction function(force);
+    }
     CoordinationExpression::parseEnergyExpression(force);
     for (int i = 0; i < force.getNumTabulatedFunctions(); i++)
         CoordinationExpression::checkTable("CoordinationForce", force.getTabulatedFunctionName(i), force.getTabulatedFunction(i), 1);
@@ -82,6 +89,13 @@ double CoordinationForceImpl::computeCollectiveVariable(ContextImpl& context) {
     if (!isfinite(cv))
         throw OpenMMException(CoordinationErrorMessages::nonFiniteCollectiveVariable(cv));
     return cv;
+}
+
+vector<double> CoordinationForceImpl::computeCoordinationNumbers(ContextImpl& context) {
+    if (!owner.usesParticleFunction())
+        throw OpenMMException("CoordinationForce: getCoordinationNumbers needs a particle function; the force's is PairSum "
+                "(call setParticleFunction() before creating the Context)");
+    return kernel.getAs<CalcCoordinationForceKernel>().computeCoordinationNumbers(context);
 }
 
 void CoordinationForceImpl::checkHistogramArguments(int numBins, double maxDistance) {

@@ -11,8 +11,9 @@ using namespace OpenMM;
 using namespace std;
 
 // Version 2 added the Q switching function (beta, lambda) and the per-pair weights and r0s;
-// version 1 files are still read (with the defaults).
-static const int version = 2;
+// version 3 the particle function of per-atom coordination numbers and its parameters. Earlier
+// files are still read (with the defaults).
+static const int version = 3;
 
 CoordinationForceProxy::CoordinationForceProxy() : SerializationProxy("CoordinationForce") {
 }
@@ -70,6 +71,18 @@ void CoordinationForceProxy::serialize(const void* object, SerializationNode& no
     node.setBoolProperty("periodic", force.usesPeriodicBoundaryConditions());
     node.setBoolProperty("periodicSet", force.getPeriodicitySet());
     node.setStringProperty("energyExpression", force.getEnergyExpression());
+    node.setIntProperty("particleFunction", force.getParticleFunction());
+    node.setDoubleProperty("thresholdR0", force.getThresholdR0());
+    node.setDoubleProperty("thresholdD0", force.getThresholdD0());
+    node.setIntProperty("thresholdN", force.getThresholdN());
+    node.setIntProperty("thresholdM", force.getThresholdM());
+    node.setBoolProperty("thresholdFiniteDMax", isfinite(force.getThresholdDMax()));
+    node.setDoubleProperty("thresholdDMax", isfinite(force.getThresholdDMax()) ? force.getThresholdDMax() : 0.0);
+    node.setDoubleProperty("betweenLower", force.getBetweenLower());
+    node.setDoubleProperty("betweenUpper", force.getBetweenUpper());
+    node.setDoubleProperty("betweenSmear", force.getBetweenSmear());
+    node.setDoubleProperty("functionBeta", force.getFunctionBeta());
+    node.setIntProperty("momentPower", force.getMomentPower());
     SerializationNode& parameters = node.createChildNode("GlobalParameters");
     for (int i = 0; i < force.getNumGlobalParameters(); i++)
         parameters.createChildNode("Parameter").setStringProperty("name", force.getGlobalParameterName(i))
@@ -117,6 +130,16 @@ void* CoordinationForceProxy::deserialize(const SerializationNode& node) const {
     if (node.getBoolProperty("periodicSet", false) || node.getBoolProperty("periodic"))
         force->setUsesPeriodicBoundaryConditions(node.getBoolProperty("periodic"));
     force->setEnergyExpression(node.getStringProperty("energyExpression"));
+    if (fileVersion >= 3) {
+        force->setParticleFunction((CoordinationForce::ParticleFunction) node.getIntProperty("particleFunction"));
+        force->setThreshold(node.getDoubleProperty("thresholdR0"), node.getDoubleProperty("thresholdD0"),
+                node.getIntProperty("thresholdN"), node.getIntProperty("thresholdM"), node.getBoolProperty("thresholdFiniteDMax")
+                ? node.getDoubleProperty("thresholdDMax") : numeric_limits<double>::infinity());
+        force->setBetweenBounds(node.getDoubleProperty("betweenLower"), node.getDoubleProperty("betweenUpper"),
+                node.getDoubleProperty("betweenSmear"));
+        force->setFunctionBeta(node.getDoubleProperty("functionBeta"));
+        force->setMomentPower(node.getIntProperty("momentPower"));
+    }
     for (auto& parameter : node.getChildNode("GlobalParameters").getChildren())
         force->addGlobalParameter(parameter.getStringProperty("name"), parameter.getDoubleProperty("default"));
     for (auto& function : node.getChildNode("Functions").getChildren())

@@ -39,6 +39,17 @@ static void compare(const CoordinationForce& a, const CoordinationForce& b) {
     ASSERT_EQUAL(a.getStretch(), b.getStretch());
     ASSERT_EQUAL(a.usesPeriodicBoundaryConditions(), b.usesPeriodicBoundaryConditions());
     ASSERT_EQUAL(a.getEnergyExpression(), b.getEnergyExpression());
+    ASSERT_EQUAL(a.getParticleFunction(), b.getParticleFunction());
+    ASSERT_EQUAL(a.getThresholdR0(), b.getThresholdR0());
+    ASSERT_EQUAL(a.getThresholdD0(), b.getThresholdD0());
+    ASSERT_EQUAL(a.getThresholdN(), b.getThresholdN());
+    ASSERT_EQUAL(a.getThresholdM(), b.getThresholdM());
+    ASSERT(a.getThresholdDMax() == b.getThresholdDMax());
+    ASSERT_EQUAL(a.getBetweenLower(), b.getBetweenLower());
+    ASSERT_EQUAL(a.getBetweenUpper(), b.getBetweenUpper());
+    ASSERT_EQUAL(a.getBetweenSmear(), b.getBetweenSmear());
+    ASSERT_EQUAL(a.getFunctionBeta(), b.getFunctionBeta());
+    ASSERT_EQUAL(a.getMomentPower(), b.getMomentPower());
     ASSERT_EQUAL(a.getNumGlobalParameters(), b.getNumGlobalParameters());
     for (int i = 0; i < a.getNumGlobalParameters(); i++) {
         ASSERT_EQUAL(a.getGlobalParameterName(i), b.getGlobalParameterName(i));
@@ -102,6 +113,17 @@ void testEveryField() {
     force.addGlobalParameter("k", 100.0);
     force.addGlobalParameter("cv0", 2.5);
     force.addTabulatedFunction("bias", new Continuous1DFunction({0.0, 1.5, 0.25, -3.0}, 0.0, 8.0));
+    roundTrip(force);
+}
+
+void testParticleFunction() {
+    // Every parameter of the per-atom coordination numbers (version 3), each away from its default.
+    CoordinationForce force({0, 2, 4}, {1, 3, 5});
+    force.setParticleFunction(CoordinationForce::Between);
+    force.setThreshold(2.5, 0.25, 8, 14, 4.5);
+    force.setBetweenBounds(-1.5, 3.25, 0.3);
+    force.setFunctionBeta(0.7);
+    force.setMomentPower(4);
     roundTrip(force);
 }
 
@@ -177,7 +199,7 @@ void testVersion1() {
     // It writes itself back as the current version.
     stringstream rewritten;
     XmlSerializer::serialize<CoordinationForce>(force.get(), "Force", rewritten);
-    ASSERT(rewritten.str().find("version=\"2\"") != string::npos);
+    ASSERT(rewritten.str().find("version=\"3\"") != string::npos);
     roundTrip(*force);
 }
 
@@ -210,7 +232,7 @@ void testUnknownVersion() {
     stringstream buffer;
     XmlSerializer::serialize<CoordinationForce>(&force, "Force", buffer);
     string xml = buffer.str();
-    size_t position = xml.find("version=\"2\"");
+    size_t position = xml.find("version=\"3\"");
     ASSERT(position != string::npos);
     xml.replace(position, 11, "version=\"99\"");
     stringstream modified(xml);
@@ -276,6 +298,7 @@ int main() {
     try {
         testEveryField();
         testModesAndDMax();
+        testParticleFunction();
         testSwitchingTypes();
         testCloneAsForce();
         testPairParameters();

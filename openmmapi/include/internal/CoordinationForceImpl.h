@@ -46,6 +46,8 @@ public:
     void updateParametersInContext(OpenMM::ContextImpl& context);
     /** Compute the collective variable at the current positions. */
     double computeCollectiveVariable(OpenMM::ContextImpl& context);
+    /** The per-atom coordination numbers at the current positions (refused for PairSum). */
+    std::vector<double> computeCoordinationNumbers(OpenMM::ContextImpl& context);
     /** Histogram of pair distances at the current positions. */
     std::vector<long long> computePairHistogram(OpenMM::ContextImpl& context, int numBins, double maxDistance);
     /** Add the current positions' histogram to the running one. */

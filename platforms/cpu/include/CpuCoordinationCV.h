@@ -20,7 +20,11 @@ public:
     explicit CpuCoordinationCV(const CoordinationForce& force);
     /** The Reference checks, and the Context's thread pool. */
     void prepare(OpenMM::ContextImpl& context) override;
-    /** Sum s over the pairs; if gradient is not NULL (and sized), add dcv/dx to it. */
+    /**
+     * Sum s over the pairs on the platform's threads; if gradient is not NULL (and sized), add
+     * dcv/dx to it. A particle function of per-atom coordination numbers is computed by the
+     * Reference loops, on the calling thread.
+     */
     double compute(const std::vector<OpenMM::Vec3>& pos, std::vector<OpenMM::Vec3>* gradient) const override;
     /** The pairs closer than maxDistance (nm) counted in numBins bins of equal width. */
     std::vector<long long> computeHistogram(const std::vector<OpenMM::Vec3>& pos, int numBins, double maxDistance) const override;

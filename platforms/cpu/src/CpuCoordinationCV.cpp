@@ -150,6 +150,9 @@ void CpuCoordinationCV::forThreadPairs(int thread, int numThreads, const vector<
 }
 
 double CpuCoordinationCV::compute(const vector<Vec3>& pos, vector<Vec3>* gradient) const {
+    // Per-atom coordination numbers: the Reference loops, on the calling thread.
+    if (particleFunction)
+        return ReferenceCoordinationCV::compute(pos, gradient);
     double cutoff = switching->getDMax(), cutoff2 = cutoff*cutoff;
     bool useCells = buildCells(pos, cutoff);
     int shares = numShares(useCells);

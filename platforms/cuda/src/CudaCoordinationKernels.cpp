@@ -32,11 +32,19 @@ static void setExpression(CudaCoordinationEnergy& energy, CudaContext& cu, const
     energy.setExpression(CoordinationExpression::parseEnergyExpression(force, placeholders), cvNames, globalNames, tables, tableNames);
 }
 
+/** Refuse a CV with per-atom coordination numbers: the CUDA kernels have no particle function yet. */
+static void refuseParticleFunction(const CoordinationForce& force) {
+    if (force.usesParticleFunction())
+        throw OpenMMException("CoordinationForce: per-atom coordination numbers (particleFunction "
+                +to_string((int) force.getParticleFunction())+") are not supported on the CUDA platform yet; use Reference or CPU");
+}
+
 CudaCalcCoordinationForceKernel::CudaCalcCoordinationForceKernel(string name, const Platform& platform, CudaContext& cu) :
         CalcCoordinationForceKernel(name, platform), cu(cu) {
 }
 
 void CudaCalcCoordinationForceKernel::initialize(const System& system, const CoordinationForce& force) {
+    refuseParticleFunction(force);
     ContextSelector selector(cu);
     tuning = CudaCoordinationTuning::fromEnvironment();
     launcher.reset(new CudaCoordinationLauncher(cu, tuning.dependentLaunch));
@@ -147,6 +155,8 @@ CudaCalcCoordinationBiasForceKernel::CudaCalcCoordinationBiasForceKernel(string 
 }
 
 void CudaCalcCoordinationBiasForceKernel::initialize(const System& system, const CoordinationBiasForce& force) {
+    for (int k = 0; k < force.getNumCollectiveVariables(); k++)
+        refuseParticleFunction(force.getCollectiveVariable(k));
     ContextSelector selector(cu);
     tuning = CudaCoordinationTuning::fromEnvironment();
     launcher.reset(new CudaCoordinationLauncher(cu, tuning.dependentLaunch));

@@ -2,6 +2,7 @@
 #define REFERENCE_COORDINATION_CV_H_
 
 #include "CoordinationForce.h"
+#include "internal/CoordinationParticleFunction.h"
 #include "internal/CoordinationSwitching.h"
 #include "openmm/Vec3.h"
 #include "openmm/internal/ContextImpl.h"
@@ -29,8 +30,18 @@ public:
     void checkPairsUnchanged(const CoordinationForce& force) const;
     /** Check the groups' positions for NaN and record the Context's box. */
     virtual void prepare(OpenMM::ContextImpl& context);
-    /** Sum s over the pairs; if gradient is not NULL (and sized), add dcv/dx to it. */
+    /**
+     * The CV: the sum of s over the pairs, or the particle function of the per-atom coordination
+     * numbers; if gradient is not NULL (and sized), add dcv/dx to it.
+     */
     virtual double compute(const std::vector<OpenMM::Vec3>& pos, std::vector<OpenMM::Vec3>* gradient) const;
+    /** The per-atom coordination numbers c_i, one per entry of group A (one-group and two-group modes). */
+    std::vector<double> computeCoordinationNumbers(const std::vector<OpenMM::Vec3>& pos) const;
+    /**
+     * The particle function of the per-atom coordination numbers; if gradient is not NULL (and
+     * sized), add its gradient: sum over pairs of (dF/dc_a + dF/dc_b) ds/dx (b's term in one-group mode only).
+     */
+    double computeParticleFunction(const std::vector<OpenMM::Vec3>& pos, std::vector<OpenMM::Vec3>* gradient) const;
     /** The pairs closer than maxDistance (nm) counted in numBins bins of equal width. */
     virtual std::vector<long long> computeHistogram(const std::vector<OpenMM::Vec3>& pos, int numBins, double maxDistance) const;
 protected:
@@ -63,7 +74,17 @@ protected:
     OpenMM::Vec3 box[3];
     double halfMinWidth;
     std::unique_ptr<CoordinationSwitching> switching;
+    /** The function of the per-atom coordination numbers (NULL for PairSum). */
+    std::unique_ptr<CoordinationParticleFunction> particleFunction;
 private:
+    /**
+     * Call f(a, b, i, j) for each pair that adds to a coordination number: a indexes group A and
+     * b the neighbours (group A itself in one-group mode, then a < b and the pair adds to both
+     * c_a and c_b; group B in two-group mode, pairs of identical particles skipped); i and j are
+     * the particles.
+     */
+    template <class F>
+    void forEachCenterPair(F f) const;
     /** The nearest of a reduced displacement's 27 images in a triclinic box (r2 in and out). */
     OpenMM::Vec3 nearestNeighborImage(OpenMM::Vec3 reduced, double& r2) const;
     template <class F>

@@ -24,6 +24,7 @@ public:
     double execute(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy);
     double computeCollectiveVariable(OpenMM::ContextImpl& context);
     void copyParametersToContext(OpenMM::ContextImpl& context, const CoordinationForce& force);
+    std::vector<double> computeCoordinationNumbers(OpenMM::ContextImpl& context);
     std::vector<long long> computePairHistogram(OpenMM::ContextImpl& context, int numBins, double maxDistance);
     void accumulatePairHistogram(OpenMM::ContextImpl& context, int numBins, double maxDistance);
     std::vector<long long> getAccumulatedPairHistogram(OpenMM::ContextImpl& context);

@@ -36,8 +36,24 @@ void ReferenceCoordinationCV::forEachPair(F f) const {
     }
 }
 
+template <class F>
+void ReferenceCoordinationCV::forEachCenterPair(F f) const {
+    if (mode == CoordinationForce::OneGroup) {
+        for (int a = 0; a < groupA.size(); a++)
+            for (int b = a+1; b < groupA.size(); b++)
+                f(a, b, groupA[a], groupA[b]);
+    }
+    else {
+        for (int a = 0; a < groupA.size(); a++)
+            for (int b = 0; b < groupB.size(); b++)
+                if (groupA[a] != groupB[b])
+                    f(a, b, groupA[a], groupB[b]);
+    }
+}
+
 void ReferenceCoordinationCV::setParameters(const CoordinationForce& force) {
     switching.reset(new CoordinationSwitching(force));
+    particleFunction.reset(force.usesParticleFunction() ? new CoordinationParticleFunction(force) : NULL);
     pairSwitches.clear();
     if (switching->hasPairParameters())
         for (int k = 0; k < groupA.size(); k++)
@@ -91,7 +107,45 @@ Vec3 ReferenceCoordinationCV::nearestNeighborImage(Vec3 reduced, double& r2) con
     return d;
 }
 
+vector<double> ReferenceCoordinationCV::computeCoordinationNumbers(const vector<Vec3>& pos) const {
+    vector<double> c(groupA.size(), 0.0);
+    const CoordinationSwitching::Pair& values = switching->getCommon();
+    bool both = (mode == CoordinationForce::OneGroup);
+    forEachCenterPair([&] (int a, int b, int i, int j) {
+        double r, dsdr;
+        displacement(pos, i, j, r);
+        double s = switching->evaluate(r, values, dsdr);
+        c[a] += s;
+        if (both)
+            c[b] += s;
+    });
+    return c;
+}
+
+double ReferenceCoordinationCV::computeParticleFunction(const vector<Vec3>& pos, vector<Vec3>* gradient) const {
+    vector<double> dFdc;
+    double value = particleFunction->evaluate(computeCoordinationNumbers(pos), dFdc);
+    if (gradient == NULL)
+        return value;
+    const CoordinationSwitching::Pair& values = switching->getCommon();
+    bool both = (mode == CoordinationForce::OneGroup);
+    forEachCenterPair([&] (int a, int b, int i, int j) {
+        double r, dsdr;
+        Vec3 d = displacement(pos, i, j, r);
+        switching->evaluate(r, values, dsdr);
+        double weight = dFdc[a]+(both ? dFdc[b] : 0.0);
+        if (dsdr != 0.0 && weight != 0.0) {
+            Vec3 g = d*(weight*dsdr/r);
+            (*gradient)[j] += g;
+            (*gradient)[i] -= g;
+        }
+    });
+    return value;
+}
+
 double ReferenceCoordinationCV::compute(const vector<Vec3>& pos, vector<Vec3>* gradient) const {
+    if (particleFunction)
+        return computeParticleFunction(pos, gradient);
     double cv = 0.0;
     int k = 0;
     forEachPair([&] (int i, int j) {

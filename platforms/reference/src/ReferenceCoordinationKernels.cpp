@@ -78,6 +78,11 @@ double ReferenceCalcCoordinationForceKernel::computeCollectiveVariable(ContextIm
     return cv->compute(*getData(context).positions, NULL);
 }
 
+vector<double> ReferenceCalcCoordinationForceKernel::computeCoordinationNumbers(ContextImpl& context) {
+    cv->prepare(context);
+    return cv->computeCoordinationNumbers(*getData(context).positions);
+}
+
 vector<long long> ReferenceCalcCoordinationForceKernel::computePairHistogram(ContextImpl& context, int numBins, double maxDistance) {
     cv->prepare(context);
     return cv->computeHistogram(*getData(context).positions, numBins, maxDistance);

@@ -1,0 +1,122 @@
+#include "internal/CoordinationParticleFunction.h"
+#include "openmm/OpenMMException.h"
+#include <algorithm>
+#include <cmath>
+
+using namespace CoordinationPlugin;
+using namespace OpenMM;
+using namespace std;
+
+CoordinationParticleFunction::CoordinationParticleFunction(const CoordinationForce& force) : function(force.getParticleFunction()),
+        lower(force.getBetweenLower()), upper(force.getBetweenUpper()),
+        width(force.getBetweenSmear()*(force.getBetweenUpper()-force.getBetweenLower())), beta(force.getFunctionBeta()),
+        power(force.getMomentPower()) {
+    if (function == CoordinationForce::PairSum)
+        throw OpenMMException("CoordinationForce: the particle function is PairSum: the force has no per-atom coordination numbers");
+    if (function == CoordinationForce::MoreThan || function == CoordinationForce::LessThan) {
+        // The threshold is PLUMED's RATIONAL of c: a force configured with its parameters gives
+        // it the switching function's own code (cutoff and stretch included).
+        CoordinationForce thresholdForce;
+        thresholdForce.setSwitchingFunction(CoordinationForce::Rational);
+        thresholdForce.setR0(force.getThresholdR0());
+        thresholdForce.setD0(force.getThresholdD0());
+        thresholdForce.setM(0);
+        thresholdForce.setN(force.getThresholdN());
+        thresholdForce.setM(force.getThresholdM());
+        thresholdForce.setDMax(force.getThresholdDMax());
+        threshold.reset(new CoordinationSwitching(thresholdForce));
+    }
+}
+
+double CoordinationParticleFunction::evaluate(const vector<double>& c, vector<double>& dFdc) const {
+    int n = c.size();
+    if (n == 0)
+        throw OpenMMException("CoordinationForce: no coordination numbers to evaluate the particle function of: size 0");
+    dFdc.assign(n, 0.0);
+    double value = 0.0;
+    switch (function) {
+        case CoordinationForce::Sum:
+        case CoordinationForce::Mean: {
+            double scale = (function == CoordinationForce::Mean ? 1.0/n : 1.0);
+            for (int i = 0; i < n; i++) {
+                value += c[i];
+                dFdc[i] = scale;
+            }
+            return value*scale;
+        }
+        case CoordinationForce::MoreThan:
+        case CoordinationForce::LessThan: {
+            double sign = (function == CoordinationForce::MoreThan ? -1.0 : 1.0);
+            for (int i = 0; i < n; i++) {
+                double dt;
+                double t = threshold->evaluate(c[i], dt);
+                value += (function == CoordinationForce::MoreThan ? 1.0-t : t);
+                dFdc[i] = sign*dt;
+            }
+            return value;
+        }
+        case CoordinationForce::Between: {
+            double norm = 1.0/(sqrt(2.0)*width), dnorm = 1.0/(sqrt(2.0*M_PI)*width);
+            for (int i = 0; i < n; i++) {
+                double low = (lower-c[i])*norm, up = (upper-c[i])*norm;
+                value += 0.5*(erf(up)-erf(low));
+                dFdc[i] = (exp(-low*low)-exp(-up*up))*dnorm;
+            }
+            return value;
+        }
+        case CoordinationForce::Min: {
+            // beta/log(S), S = sum exp(beta/c_i): factored by the largest term so that nothing overflows.
+            double top = -INFINITY;
+            for (int i = 0; i < n; i++)
+                top = max(top, beta/c[i]);
+            double sum = 0.0;
+            for (int i = 0; i < n; i++) {
+                dFdc[i] = exp(beta/c[i]-top);
+                sum += dFdc[i];
+            }
+            double logS = top+log(sum);
+            value = beta/logS;
+            for (int i = 0; i < n; i++)
+                dFdc[i] *= value*value/(sum*c[i]*c[i]);
+            return value;
+        }
+        case CoordinationForce::Max: {
+            double top = -INFINITY;
+            for (int i = 0; i < n; i++)
+                top = max(top, c[i]/beta);
+            double sum = 0.0;
+            for (int i = 0; i < n; i++) {
+                dFdc[i] = exp(c[i]/beta-top);
+                sum += dFdc[i];
+            }
+            for (int i = 0; i < n; i++)
+                dFdc[i] /= sum;
+            return beta*(top+log(sum));
+        }
+        case CoordinationForce::Lowest:
+        case CoordinationForce::Highest: {
+            int best = 0;
+            for (int i = 1; i < n; i++)
+                if (function == CoordinationForce::Lowest ? c[i] < c[best] : c[i] > c[best])
+                    best = i;
+            dFdc[best] = 1.0;
+            return c[best];
+        }
+        case CoordinationForce::Moment: {
+            double mean = 0.0;
+            for (int i = 0; i < n; i++)
+                mean += c[i];
+            mean /= n;
+            double dev = 0.0;
+            for (int i = 0; i < n; i++) {
+                value += pow(c[i]-mean, power)/n;
+                dev += pow(c[i]-mean, power-1)/n;
+            }
+            for (int i = 0; i < n; i++)
+                dFdc[i] = power*(pow(c[i]-mean, power-1)-dev)/n;
+            return value;
+        }
+        default:
+            throw OpenMMException("CoordinationForce: unknown particle function "+to_string((int) function));
+    }
+}

@@ -1,0 +1,206 @@
+"""Per-atom coordination numbers (CoordinationForce.setParticleFunction, PLUMED's COORDINATIONNUMBER
+with SUM, MEAN, MORE_THAN, LESS_THAN, BETWEEN, MIN, MAX, LOWEST, HIGHEST, MOMENTS): the c_i from
+getCoordinationNumbers and every function against a NumPy reimplementation of PLUMED's formulas,
+forces against finite differences, a CoordinationBiasForce CV, serialization and the errors.
+The CUDA kernels have no particle function yet: there the Context is refused by name."""
+
+import math
+
+import numpy as np
+import pytest
+
+import openmm
+
+from openmmcoordination import CoordinationBiasForce, CoordinationForce
+
+from helpers import assert_close, energy_and_forces, finite_difference_forces, make_system, set_state
+
+F = CoordinationForce
+FUNCTIONS = ['Sum', 'Mean', 'MoreThan', 'LessThan', 'Between', 'Min', 'Max', 'Lowest', 'Highest', 'Moment']
+BOX = np.diag([1.3, 1.4, 1.5])
+
+
+def rational(x, n, m):
+    """PLUMED's RATIONAL (1 - x^n)/(1 - x^m), by its limit n/m at x = 1."""
+    x = np.asarray(x, dtype=float)
+    near = np.isclose(x, 1.0)
+    safe = np.where(near, 0.5, x)
+    return np.where(near, n/m, (1 - safe**n)/(1 - safe**m))
+
+
+def plumed_rational(r, r0, n=6, m=12, d0=0.0, dmax=None):
+    """PLUMED's RATIONAL R_0 NN MM D_0 [D_MAX]: stretched to 0 at D_MAX where given; dmax 'auto' is
+    the short syntax's d0 + r0 (1e-5)^(1/(n - m))."""
+    if dmax == 'auto':
+        dmax = d0 + r0*1e-5**(1.0/(n - m))
+    x = lambda v: np.maximum((np.asarray(v, dtype=float) - d0)/r0, 0.0)
+    smax = 0.0 if dmax is None else rational(x(dmax), n, m)
+    s = (rational(x(r), n, m) - smax)/(1 - smax)
+    s = np.where(np.asarray(r) <= d0, 1.0, s)
+    return s if dmax is None else np.where(np.asarray(r) >= dmax, 0.0, s)
+
+
+def numpy_coordination_numbers(positions, group_a, group_b, box, r0=0.3):
+    """c_i = sum_j s(r_ij), s = 1/(1 + (r/r0)^6) without a cutoff; j over group_b (group_a when None), j != i."""
+    neighbours = group_a if group_b is None else group_b
+    d = positions[np.asarray(neighbours)][None, :, :] - positions[np.asarray(group_a)][:, None, :]
+    if box is not None:
+        d -= np.round(d/np.diag(box))*np.diag(box)
+    r = np.sqrt((d**2).sum(-1))
+    s = 1/(1 + (r/r0)**6)
+    s[np.asarray(group_a)[:, None] == np.asarray(neighbours)[None, :]] = 0.0
+    return s.sum(1)
+
+
+def numpy_function(name, c):
+    """PLUMED's definitions (symfunc and function modules) with the parameters of configure()."""
+    c = np.asarray(c, dtype=float)
+    if name == 'Sum':
+        return c.sum()
+    if name == 'Mean':
+        return c.mean()
+    if name == 'MoreThan':
+        return (1 - plumed_rational(c, 1.5, 6, 10, 0.2, 3.5)).sum()
+    if name == 'LessThan':
+        return plumed_rational(c, 1.5, 6, 10, 0.2, 3.5).sum()
+    if name == 'Between':
+        w = 0.4*(2.5 - 1.0)
+        return (0.5*(np.vectorize(math.erf)((2.5 - c)/(math.sqrt(2)*w)) - np.vectorize(math.erf)((1.0 - c)/(math.sqrt(2)*w)))).sum()
+    if name == 'Min':
+        return 0.2/math.log(np.exp(0.2/c).sum())
+    if name == 'Max':
+        return 0.2*math.log(np.exp(c/0.2).sum())
+    if name == 'Lowest':
+        return c.min()
+    if name == 'Highest':
+        return c.max()
+    return ((c - c.mean())**3).mean()
+
+
+def configure(force, name):
+    force.setR0(0.3)
+    force.setDMax(math.inf)
+    force.setParticleFunction(getattr(F, name))
+    force.setThreshold(1.5, 0.2, 6, 10, 3.5)
+    force.setBetweenBounds(1.0, 2.5, 0.4)
+    force.setFunctionBeta(0.2)
+    force.setMomentPower(3)
+    return force
+
+
+def cpu_config(platform_config):
+    if platform_config.name == 'CUDA':
+        pytest.skip('the CUDA kernels have no particle function (test_refused_on_cuda)')
+
+
+@pytest.mark.parametrize('name', FUNCTIONS)
+@pytest.mark.parametrize('groups', ['one', 'two'])
+@pytest.mark.parametrize('periodic', [False, True])
+def test_values_and_forces(platform_config, name, groups, periodic):
+    cpu_config(platform_config)
+    rng = np.random.default_rng(42)
+    positions = rng.uniform(0.0, 1.2, (12, 3))
+    group_a, group_b = ([0, 2, 3, 5, 7, 8, 11], None) if groups == 'one' else ([0, 1, 2, 3, 4], [4, 5, 6, 7, 8, 9, 10, 11])
+    box = BOX if periodic else None
+    system = make_system(12, box)
+    force = configure(F(group_a) if group_b is None else F(group_a, group_b), name)
+    force.setUsesPeriodicBoundaryConditions(periodic)
+    force.setEnergyFunction('2*cv+cv^2')
+    system.addForce(force)
+    context = platform_config.context(system)
+    set_state(context, positions, box)
+    c = numpy_coordination_numbers(positions, group_a, group_b, box)
+    found = force.getCoordinationNumbers(context)
+    assert isinstance(found, np.ndarray) and found.shape == (len(group_a),)
+    assert_close(found, c, platform_config.value_rtol, 'c_i')
+    expected = numpy_function(name, c)
+    assert_close(force.getCollectiveVariableValue(context), expected, platform_config.value_rtol, name)
+    energy, forces = energy_and_forces(context)
+    assert_close(energy, 2*expected + expected**2, platform_config.value_rtol, 'energy')
+    fd = finite_difference_forces(context, positions, range(12), platform_config.fd_step, box)
+    assert_close(forces, fd, platform_config.fd_rtol, 'forces of %s' % name)
+    value, gradient = force.evaluateParticleFunction(c)
+    assert value == pytest.approx(expected, rel=1e-12)
+    assert gradient.shape == c.shape
+
+
+def test_one_neighbour_default_cutoff():
+    """Five centres and one neighbour (SPECIESA=1-5 SPECIESB=6): c_i = s(r_i6), with the force's
+    default Rational cutoff (PLUMED's short syntax R_0=1: d0 + r0 (1e-5)^(1/(n - m)), stretched),
+    at distances on both sides of it."""
+    r = np.array([0.4, 1.0, 1.7, 2.6, 3.0])
+    system = make_system(6)
+    force = F([0, 1, 2, 3, 4], [5])
+    force.setR0(1.0)
+    force.setParticleFunction(F.Sum)
+    system.addForce(force)
+    context = openmm.Context(system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
+    positions = np.zeros((6, 3))
+    positions[:5, 0] = r
+    context.setPositions(positions)
+    assert_close(force.getCoordinationNumbers(context), plumed_rational(r, 1.0, dmax='auto'), 1e-12, 'c_i')
+
+
+def test_as_bias_cv(platform_config):
+    cpu_config(platform_config)
+    rng = np.random.default_rng(7)
+    positions = rng.uniform(0.0, 1.2, (10, 3))
+    system = make_system(10)
+    bias = CoordinationBiasForce('5*(q-2)^2')
+    bias.addCollectiveVariable('q', configure(F([0, 1, 2, 3, 4], [5, 6, 7, 8, 9]), 'MoreThan'))
+    system.addForce(bias)
+    context = platform_config.context(system)
+    set_state(context, positions)
+    q = numpy_function('MoreThan', numpy_coordination_numbers(positions, [0, 1, 2, 3, 4], [5, 6, 7, 8, 9], None))
+    assert_close(bias.getCollectiveVariableValues(context)[0], q, platform_config.value_rtol, 'q')
+    energy, forces = energy_and_forces(context)
+    assert_close(energy, 5*(q - 2)**2, platform_config.value_rtol, 'energy')
+    assert_close(forces, finite_difference_forces(context, positions, range(10), platform_config.fd_step),
+                 platform_config.fd_rtol, 'forces')
+
+
+def test_serialization_round_trip():
+    force = configure(F([0, 2, 4], [1, 3, 5]), 'Between')
+    force.setThreshold(2.5, 0.25, 8, 14, 4.5)
+    xml = openmm.XmlSerializer.serialize(force)
+    assert 'particleFunction="5"' in xml and 'thresholdN="8"' in xml and 'momentPower="3"' in xml
+    assert openmm.XmlSerializer.serialize(openmm.XmlSerializer.deserialize(xml)) == xml
+
+
+def test_errors():
+    force = F([0, 1, 2])
+    with pytest.raises(openmm.OpenMMException, match='CoordinationForce: functionBeta must be positive and finite, got -1'):
+        force.setFunctionBeta(-1)
+    with pytest.raises(openmm.OpenMMException, match='CoordinationForce: momentPower must be at least 2 .* got 1'):
+        force.setMomentPower(1)
+    with pytest.raises(openmm.OpenMMException, match='CoordinationForce: Between upper must be greater than lower 2, got 1'):
+        force.setBetweenBounds(2, 1)
+    with pytest.raises(openmm.OpenMMException, match='CoordinationForce: threshold r0 must be positive and finite, got 0'):
+        force.setThreshold(0)
+    with pytest.raises(openmm.OpenMMException, match='CoordinationForce: threshold dmax must be greater than d0 0.5, got 0.5'):
+        force.setThreshold(1, 0.5, 6, 12, 0.5)
+    system = make_system(4)
+    pairs = F([0, 1], [2, 3], True)
+    pairs.setParticleFunction(F.Mean)
+    system.addForce(pairs)
+    with pytest.raises(openmm.OpenMMException, match='pair-list mode'):
+        openmm.Context(system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
+    plain = make_system(3)
+    cv = F([0, 1, 2])
+    plain.addForce(cv)
+    context = openmm.Context(plain, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
+    context.setPositions(np.eye(3))
+    with pytest.raises(openmm.OpenMMException, match='PairSum'):
+        cv.getCoordinationNumbers(context)
+
+
+@pytest.mark.leaks_context
+def test_refused_on_cuda(platform_config):
+    if platform_config.name != 'CUDA':
+        pytest.skip('CUDA only')
+    system = make_system(3)
+    force = F([0, 1, 2])
+    force.setParticleFunction(F.MoreThan)
+    system.addForce(force)
+    with pytest.raises(openmm.OpenMMException, match='not supported on the CUDA platform'):
+        platform_config.context(system)

@@ -1,0 +1,217 @@
+/* Tests of per-atom coordination numbers (a CoordinationForce with a particle function, PLUMED's
+ * COORDINATIONNUMBER with SUM, MEAN, MORE_THAN, LESS_THAN, BETWEEN, MIN, MAX, LOWEST, HIGHEST and
+ * MOMENTS): the c_i and every function against hand-written formulas, the forces against finite
+ * differences, one and two groups, periodic boxes, a CoordinationBiasForce CV, the errors. The
+ * CUDA platform has no particle function yet: there the test checks that it is refused by name. */
+
+#include "CoordinationTestUtilities.h"
+#include "CoordinationBiasForce.h"
+
+static const int particleFunctionParticles = 10;
+
+/** Positions about 0.15 to 0.5 nm apart, so that the c_i spread over 0 to about 4. */
+static vector<Vec3> particleFunctionPositions(int seed) {
+    return randomPositions(particleFunctionParticles, 1.0, seed);
+}
+
+/** The hand c_i of group A: s(r) = Rational(6, 12), r0 0.3, d0 0, no cutoff; neighbours groupB (or A itself when empty). */
+static vector<double> handCoordinationNumbers(const vector<int>& groupA, const vector<int>& groupB, const vector<Vec3>& pos, const Vec3* box) {
+    HandSwitching s = ofR(0.3, 0.0, rational(6, 12));
+    const vector<int>& neighbours = (groupB.empty() ? groupA : groupB);
+    vector<double> c(groupA.size(), 0.0);
+    for (int a = 0; a < groupA.size(); a++)
+        for (int j : neighbours)
+            if (j != groupA[a]) {
+                Vec3 d = nearestImage(pos[j]-pos[groupA[a]], box);
+                double dsdr;
+                c[a] += s(sqrt(d.dot(d)), dsdr);
+            }
+    return c;
+}
+
+/** PLUMED's formulas for each particle function, written out on their own (not CoordinationParticleFunction). */
+static double handParticleFunction(CoordinationForce::ParticleFunction f, const vector<double>& c) {
+    int n = c.size();
+    double value = 0.0, mean = 0.0;
+    for (double ci : c)
+        mean += ci/n;
+    // MORE_THAN / LESS_THAN threshold: RATIONAL R_0=1.5 D_0=0.2 NN=6 MM=10 D_MAX=3.5, stretched.
+    HandSwitching t = withCutoff(3.5, true, ofR(1.5, 0.2, rational(6, 10)));
+    for (double ci : c) {
+        double dt;
+        switch (f) {
+            case CoordinationForce::Sum: value += ci; break;
+            case CoordinationForce::Mean: value += ci/n; break;
+            case CoordinationForce::MoreThan: value += 1-t(ci, dt); break;
+            case CoordinationForce::LessThan: value += t(ci, dt); break;
+            case CoordinationForce::Between: {
+                // BETWEEN={GAUSSIAN LOWER=1 UPPER=2.5 SMEAR=0.4}
+                double w = 0.4*1.5;
+                value += 0.5*(erf((2.5-ci)/(sqrt(2.0)*w))-erf((1.0-ci)/(sqrt(2.0)*w)));
+                break;
+            }
+            case CoordinationForce::Min: value += exp(0.2/ci); break;
+            case CoordinationForce::Max: value += exp(ci/0.2); break;
+            case CoordinationForce::Moment: value += pow(ci-mean, 3)/n; break;
+            default: break;
+        }
+    }
+    if (f == CoordinationForce::Min)
+        return 0.2/log(value);
+    if (f == CoordinationForce::Max)
+        return 0.2*log(value);
+    if (f == CoordinationForce::Lowest)
+        return *min_element(c.begin(), c.end());
+    if (f == CoordinationForce::Highest)
+        return *max_element(c.begin(), c.end());
+    return value;
+}
+
+/** A force with the test's switching function and particle function parameters. */
+static CoordinationForce* particleFunctionForce(CoordinationForce::ParticleFunction f, const vector<int>& groupA, const vector<int>& groupB) {
+    CoordinationForce* force = (groupB.empty() ? new CoordinationForce(groupA) : new CoordinationForce(groupA, groupB));
+    force->setR0(0.3);
+    force->setDMax(INFINITY);
+    force->setParticleFunction(f);
+    force->setThreshold(1.5, 0.2, 6, 10, 3.5);
+    force->setBetweenBounds(1.0, 2.5, 0.4);
+    force->setFunctionBeta(0.2);
+    force->setMomentPower(3);
+    return force;
+}
+
+/** Every function of one configuration: the c_i, the CV, the energy and finite-difference forces. */
+static void checkParticleFunctions(const vector<int>& groupA, const vector<int>& groupB, bool periodic, int seed) {
+    vector<Vec3> positions = particleFunctionPositions(seed);
+    Vec3 box[3] = {Vec3(1.3, 0, 0), Vec3(0, 1.4, 0), Vec3(0, 0, 1.5)};
+    vector<double> c = handCoordinationNumbers(groupA, groupB, positions, periodic ? box : NULL);
+    for (int f = CoordinationForce::Sum; f <= CoordinationForce::Moment; f++) {
+        CoordinationForce::ParticleFunction function = (CoordinationForce::ParticleFunction) f;
+        System system;
+        for (int i = 0; i < positions.size(); i++)
+            system.addParticle(1.0);
+        system.setDefaultPeriodicBoxVectors(box[0], box[1], box[2]);
+        CoordinationForce* force = particleFunctionForce(function, groupA, groupB);
+        force->setUsesPeriodicBoundaryConditions(periodic);
+        // An energy that is not the CV itself, so that the chain rule is exercised.
+        force->setEnergyFunction("3*cv+cv^2");
+        system.addForce(force);
+        VerletIntegrator integrator(0.001);
+        Context context(system, integrator, platform, properties);
+        context.setPositions(positions);
+        vector<double> found = force->getCoordinationNumbers(context);
+        ASSERT_EQUAL(c.size(), found.size());
+        for (int a = 0; a < c.size(); a++)
+            ASSERT_EQUAL_TOL(c[a], found[a], tolerance);
+        double expected = handParticleFunction(function, c);
+        ASSERT_EQUAL_TOL(expected, force->getCollectiveVariableValue(context), tolerance);
+        ASSERT_EQUAL_TOL(3*expected+expected*expected, context.getState(State::Energy).getPotentialEnergy(), tolerance);
+        stringstream label;
+        label << "particle function " << f << (periodic ? " periodic" : "") << (groupB.empty() ? " one group" : " two groups");
+        assertFiniteDifferences(context, positions, label.str());
+        vector<double> dFdc;
+        ASSERT_EQUAL_TOL(expected, force->evaluateParticleFunction(c, dFdc), 1e-12);
+    }
+}
+
+void testParticleFunctionsOneGroup() {
+    checkParticleFunctions({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {}, false, 3);
+    checkParticleFunctions({9, 2, 4, 7, 0}, {}, true, 4);
+}
+
+void testParticleFunctionsTwoGroups() {
+    // Particle 2 is in both groups: it is not its own neighbour.
+    checkParticleFunctions({0, 1, 2, 3}, {2, 4, 5, 6, 7, 8, 9}, false, 5);
+    checkParticleFunctions({5, 6, 7}, {0, 1, 2, 3, 4, 5}, true, 6);
+}
+
+void testParticleFunctionGradient() {
+    // dF/dc_i of every function against central differences of F.
+    vector<double> c = {0.3, 1.2, 2.0, 2.7, 3.3, 0.9};
+    for (int f = CoordinationForce::Sum; f <= CoordinationForce::Moment; f++) {
+        unique_ptr<CoordinationForce> force(particleFunctionForce((CoordinationForce::ParticleFunction) f, {0, 1}, {}));
+        vector<double> dFdc, unused;
+        force->evaluateParticleFunction(c, dFdc);
+        for (int i = 0; i < c.size(); i++) {
+            vector<double> plus = c, minus = c;
+            plus[i] += 1e-6;
+            minus[i] -= 1e-6;
+            double numerical = (force->evaluateParticleFunction(plus, unused)-force->evaluateParticleFunction(minus, unused))/2e-6;
+            ASSERT_EQUAL_TOL(numerical, dFdc[i], 1e-6);
+        }
+    }
+}
+
+void testParticleFunctionAsBiasCV() {
+    // A CoordinationBiasForce of a MoreThan CV and a plain one: the CVs are the forces' own.
+    vector<Vec3> positions = particleFunctionPositions(8);
+    System system;
+    for (int i = 0; i < positions.size(); i++)
+        system.addParticle(1.0);
+    CoordinationBiasForce* bias = new CoordinationBiasForce("10*(q-1)^2+p");
+    bias->addCollectiveVariable("q", particleFunctionForce(CoordinationForce::MoreThan, {0, 1, 2, 3, 4}, {5, 6, 7, 8, 9}));
+    CoordinationForce* plain = new CoordinationForce({0, 1, 2, 3});
+    bias->addCollectiveVariable("p", plain);
+    system.addForce(bias);
+    VerletIntegrator integrator(0.001);
+    Context context(system, integrator, platform, properties);
+    context.setPositions(positions);
+    vector<double> c = handCoordinationNumbers({0, 1, 2, 3, 4}, {5, 6, 7, 8, 9}, positions, NULL);
+    double q = handParticleFunction(CoordinationForce::MoreThan, c);
+    vector<double> values = bias->getCollectiveVariableValues(context);
+    ASSERT_EQUAL_TOL(q, values[0], tolerance);
+    ASSERT_EQUAL_TOL(10*(q-1)*(q-1)+values[1], context.getState(State::Energy).getPotentialEnergy(), tolerance);
+    assertFiniteDifferences(context, positions, "bias of a MoreThan CV");
+}
+
+void testParticleFunctionErrors() {
+    CoordinationForce force({0, 1, 2});
+    ASSERT_COORDINATION_ERROR_NAMING(force.setParticleFunction((CoordinationForce::ParticleFunction) 11), "particleFunction");
+    ASSERT_COORDINATION_ERROR_NAMING(force.setThreshold(0.0), "threshold r0");
+    ASSERT_COORDINATION_ERROR_NAMING(force.setThreshold(1.0, -1.0), "threshold d0");
+    ASSERT_COORDINATION_ERROR_NAMING(force.setThreshold(1.0, 0.0, 6, 6), "threshold m");
+    ASSERT_COORDINATION_ERROR_NAMING(force.setThreshold(1.0, 0.5, 6, 12, 0.5), "threshold dmax must be greater than d0 0.5, got 0.5");
+    ASSERT_COORDINATION_ERROR_NAMING(force.setBetweenBounds(2.0, 1.0), "Between upper must be greater than lower 2, got 1");
+    ASSERT_COORDINATION_ERROR_NAMING(force.setBetweenBounds(1.0, 2.0, 0.0), "Between smear");
+    ASSERT_COORDINATION_ERROR_NAMING(force.setFunctionBeta(-1.0), "functionBeta must be positive and finite, got -1");
+    ASSERT_COORDINATION_ERROR_NAMING(force.setMomentPower(1), "momentPower must be at least 2");
+    vector<double> dFdc;
+    ASSERT_COORDINATION_ERROR_NAMING(force.evaluateParticleFunction({1.0}, dFdc), "PairSum");
+    System system;
+    for (int i = 0; i < 4; i++)
+        system.addParticle(1.0);
+    CoordinationForce* pairs = new CoordinationForce({0, 1}, {2, 3}, true);
+    pairs->setParticleFunction(CoordinationForce::Mean);
+    system.addForce(pairs);
+    VerletIntegrator integrator(0.001);
+    ASSERT_COORDINATION_ERROR_NAMING(Context(system, integrator, platform, properties), "pair-list mode");
+    system.removeForce(0);
+    CoordinationForce* plain = new CoordinationForce({0, 1, 2});
+    system.addForce(plain);
+    Context context(system, integrator, platform, properties);
+    context.setPositions({Vec3(0, 0, 0), Vec3(0.3, 0, 0), Vec3(0, 0.3, 0), Vec3(0, 0, 0.3)});
+    ASSERT_COORDINATION_ERROR_NAMING(plain->getCoordinationNumbers(context), "PairSum");
+}
+
+void testParticleFunctionRefusedOnCuda() {
+    System system;
+    for (int i = 0; i < 3; i++)
+        system.addParticle(1.0);
+    CoordinationForce* force = new CoordinationForce({0, 1, 2});
+    force->setParticleFunction(CoordinationForce::MoreThan);
+    system.addForce(force);
+    VerletIntegrator integrator(0.001);
+    ASSERT_COORDINATION_ERROR_NAMING(Context(system, integrator, platform, properties), "not supported on the CUDA platform");
+}
+
+void runParticleFunctionTests() {
+    if (platform.getName() == "CUDA") {
+        RUN_TEST_LEAKING_CONTEXT(testParticleFunctionRefusedOnCuda);
+        return;
+    }
+    RUN_TEST(testParticleFunctionGradient);
+    RUN_TEST(testParticleFunctionsOneGroup);
+    RUN_TEST(testParticleFunctionsTwoGroups);
+    RUN_TEST(testParticleFunctionAsBiasCV);
+    RUN_TEST(testParticleFunctionErrors);
+}
