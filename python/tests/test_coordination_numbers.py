@@ -204,3 +204,40 @@ def test_refused_on_cuda(platform_config):
     system.addForce(force)
     with pytest.raises(openmm.OpenMMException, match='not supported on the CUDA platform'):
         platform_config.context(system)
+
+
+def test_plumed_reader():
+    """COORDINATIONNUMBER and its functions through openmmcoordination.plumed, against NumPy: the
+    components (PLUMED 2.10's names, label_mean; label.mean read as it) and the vector label.1 ..."""
+    from openmmcoordination import plumed
+    rng = np.random.default_rng(3)
+    positions = rng.uniform(0.0, 1.2, (8, 3))
+    text = ('c: COORDINATIONNUMBER SPECIES=1-6 SWITCH={RATIONAL R_0=0.3} NOPBC MEAN LOWEST MORE_THAN={RATIONAL R_0=1.5 D_0=0.2 '
+            'NN=6 MM=10 D_MAX=3.5} BETWEEN={GAUSSIAN LOWER=1 UPPER=2.5 SMEAR=0.4} MAX={BETA=0.2} MOMENTS=3\n'
+            'd: COORDINATIONNUMBER SPECIESA=1,2 SPECIESB=3-8 SWITCH={RATIONAL R_0=0.3} NOPBC\n'
+            'm: MOMENTS ARG=c POWERS=3\n'
+            'PRINT ARG=c.*,c.mean,d,m.* FILE=colvar\n')
+    system = make_system(8)
+    inp = plumed.load(text, system)
+    context = openmm.Context(system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
+    context.setPositions(positions)
+    c = numpy_coordination_numbers(positions, list(range(6)), None, None)
+    d = numpy_coordination_numbers(positions, [0, 1], list(range(2, 8)), None)
+    names = ['c_between', 'c_lowest', 'c_max', 'c_mean', 'c_moment-3', 'c_morethan', 'c_mean', 'd.1', 'd.2', 'm.moment-3']
+    printed = inp._ofKind('print')[0][1].args
+    assert printed == names
+    expected = [numpy_function(n, c) for n in ('Between', 'Lowest', 'Max', 'Mean', 'Moment', 'MoreThan', 'Mean')] + list(d) + \
+        [numpy_function('Moment', c)]
+    assert_close(inp.getValues(context, names), expected, 1e-10, 'values')
+
+
+def test_plumed_reader_refusals():
+    from openmmcoordination import plumed
+    with pytest.raises(plumed.PlumedInputError, match='MORE_THAN.*only RATIONAL'):
+        plumed.load('c: COORDINATIONNUMBER SPECIES=1-4 SWITCH={RATIONAL R_0=0.3} MORE_THAN={EXP R_0=1}\n')
+    with pytest.raises(plumed.PlumedInputError, match='MOMENTS.*at least 2'):
+        plumed.load('c: COORDINATIONNUMBER SPECIES=1-4 SWITCH={RATIONAL R_0=0.3} MOMENTS=1\n')
+    with pytest.raises(plumed.PlumedInputError, match='COORDINATIONNUMBER needs a label'):
+        plumed.load('COORDINATIONNUMBER SPECIES=1-4 SWITCH={RATIONAL R_0=0.3} MEAN\n')
+    with pytest.raises(plumed.PlumedInputError, match='SPECIES'):
+        plumed.load('c: COORDINATIONNUMBER SPECIES=1-4 SPECIESB=5 SWITCH={RATIONAL R_0=0.3} MEAN\n')

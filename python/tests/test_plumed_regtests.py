@@ -15,8 +15,6 @@ import os
 import numpy as np
 import pytest
 
-import openmm
-
 from openmmcoordination import plumed
 import plumed_driver as driver
 
@@ -25,10 +23,11 @@ FOLDERS = sorted(name for name in os.listdir(driver.DATA)
 
 #: Tests refused whole by the reader, and why.
 REFUSED = {
-    'rt24': 'COORDINATIONNUMBER (per-atom coordination numbers, with MOMENTS and LESS_THAN) is not read',
-    'rt-single-groupb': 'COORDINATIONNUMBER (per-atom coordination numbers, SPECIESA/SPECIESB) is not read',
-    'rt-coordination-powers-multi': 'COORDINATIONNUMBER and COORDINATION_MOMENTS (per-atom) are not read',
+    'rt-coordination-powers-multi': 'COORDINATION_MOMENTS (c_i = sum_j r_ij^k s(r_ij), R_POWER) is not read',
 }
+#: Tests of per-atom coordination numbers (COORDINATIONNUMBER), which the CUDA kernels do not compute yet:
+#: the Context is refused there (expected failures on CUDA).
+CPU_ONLY = {'rt24', 'rt-single-groupb'}
 #: Frames whose values differ from PLUMED's (rows of the outputs), and why. Empty: the switching
 #: functions at r = D_MAX exactly (0, as PLUMED prints) and Q at r = D_0 exactly (evaluated, as PLUMED
 #: does) agree since issue 40 item 3; the table stays for what may come.
@@ -106,6 +105,8 @@ def _run(folder, config, directory):
 def test_regtest(folder, platform_config, tmp_path):
     """Every frame and every output of the test, except the frames listed in BOUNDARY and ROTATED
     (test_regtest_expected_failures) and, in single and mixed precision, FLOAT_BOUNDARY, equal PLUMED's."""
+    if platform_config.name == 'CUDA' and folder in CPU_ONLY:
+        pytest.xfail('per-atom coordination numbers (COORDINATIONNUMBER) are not computed by the CUDA kernels yet')
     count = len(driver.readXyz(driver.trajectoryPath(folder)))
     rtol = 0.0 if platform_config.is_double else platform_config.value_rtol
     directory = str(tmp_path)
@@ -178,5 +179,5 @@ def test_regtests_all_listed():
 def test_refused_with_line_action_keyword():
     """A refused test names the line and the action, as every refusal of the reader does."""
     with pytest.raises(plumed.PlumedInputError) as error:
-        plumed.load(os.path.join(driver.DATA, 'rt24', 'plumed.dat'), openmm.System())
-    assert error.value.line == 1 and error.value.action == 'COORDINATIONNUMBER'
+        plumed.load(os.path.join(driver.DATA, 'rt-coordination-powers-multi', 'plumed.dat'))
+    assert error.value.line == 2 and error.value.action == 'COORDINATION_MOMENTS'

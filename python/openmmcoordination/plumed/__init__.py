@@ -31,7 +31,7 @@ import numpy as np
 import openmm
 from openmm import unit
 
-from openmmcoordination.plumed import biases, cvs
+from openmmcoordination.plumed import biases, coordinationnumbers, cvs
 from openmmcoordination.coordination import CoordinationBiasForce
 from openmmcoordination.metadynamics import Metadynamics
 from openmmcoordination.opes import OPES
@@ -47,7 +47,8 @@ _READERS = {'CUSTOM': biases.readFunction, 'MATHEVAL': biases.readFunction,
             'UPPER_WALLS': biases.readBias, 'LOWER_WALLS': biases.readBias,
             'BIASVALUE': biases.readBias, 'METAD': biases.readMetad, 'PRINT': biases.readPrint,
             'DUMPDERIVATIVES': biases.readDumpDerivatives, 'SORT': None, 'OPES_METAD': biases.readOpes,
-            'OPES_METAD_EXPLORE': biases.readOpes}
+            'OPES_METAD_EXPLORE': biases.readOpes, 'COORDINATIONNUMBER': coordinationnumbers.readCoordinationNumber,
+            'MOMENTS': coordinationnumbers.readMoments}
 #: The actions that only steer PLUMED's own run: accepted, and logged with the reason.
 _ACCEPTED = ('FLUSH', 'DEBUG', 'ENDPLUMED', 'MOLINFO', 'WHOLEMOLECULES')
 #: The actions load() reads.
@@ -148,8 +149,8 @@ class PlumedInput(object):
                     value.periodic = built[1]
                 if kind == 'group':
                     self.groups[action.label or 'group'] = built
-            elif action.name == 'SORT':
-                components = biases.readSort(self, action)
+            elif action.name in ('SORT', 'COORDINATIONNUMBER', 'MOMENTS'):
+                components = _READERS[action.name](self, action) if action.name != 'SORT' else biases.readSort(self, action)
                 self.values.update(components)
                 self.actions.append(action)
                 return

@@ -57,6 +57,18 @@ def _expandRegex(plumed, action, key, labels):
     order (PLUMED's ARG=(regex), an extended regular expression matched with std::regex_match)."""
     expanded = []
     for label in labels:
+        base, dot, component = label.partition('.')
+        if dot and label not in plumed.values and getattr(plumed.values.get(base), 'kind', None) == 'vector':
+            if component == '*':
+                # label.*: the functions of a COORDINATIONNUMBER (PLUMED 2.10's actions label_name), in alphabetical order
+                expanded += sorted(name for name in plumed.values if name.startswith(base + '_'))
+                continue
+            if base + '_' + component in plumed.values:
+                expanded.append(base + '_' + component)       # label.mean is PLUMED 2.10's action label_mean
+                continue
+        if dot and component == '*' and getattr(plumed.values.get(base), 'kind', None) == 'moments':
+            expanded += plumed.values[base].components           # MOMENTS' label.*: its label.moment-k
+            continue
         if not (label.startswith('(') and label.endswith(')')):
             expanded.append(label)
             continue
@@ -65,7 +77,8 @@ def _expandRegex(plumed, action, key, labels):
         except re.error as error:
             raise action.fail(key, '%r is not a regular expression: %s', label, error) from None
         matched = [name for name, value in plumed.values.items()
-                   if value.kind in ('coordination', 'function', 'distance') and value.action.label and pattern.fullmatch(name)]
+                   if value.kind in ('coordination', 'function', 'distance') and value.action.label and pattern.fullmatch(name)
+                   and not getattr(value, 'hidden', False)]
         if not matched:
             raise action.fail(key, '%r matches no value above', label)
         action.log.append('%s=%s: %s' % (key, label, ','.join(matched)))
@@ -337,7 +350,7 @@ def _allValues(plumed, action, args):
             raise action.fail('ARG', '*: it would include the components of %s (line %d), which PLUMED prints in full '
                               '(bias, force2, ...) and this package does not all compute; name the values',
                               value.action.name, value.action.line)
-        if value.kind in ('coordination', 'function', 'distance') and value.action.label:
+        if value.kind in ('coordination', 'function', 'distance') and value.action.label and not getattr(value, 'hidden', False):
             expanded.append(label)
     if not expanded:
         raise action.fail('ARG', '*: no value is defined above')
@@ -521,6 +534,9 @@ def readPrint(plumed, action):
     if '*' in args:
         args = _allValues(plumed, action, args)
     args = _expandRegex(plumed, action, 'ARG', args)
+    # A COORDINATIONNUMBER without a function is a vector: its c_i are the columns label.1 ... label.N.
+    args = [name for arg in args for name in (plumed.values[arg].elements if arg in plumed.values
+                                              and plumed.values[arg].kind == 'vector' else [arg])]
     for arg in args:
         label, dot, component = ('', '', '') if arg in plumed.values else arg.partition('.')
         if arg in plumed.values:
