@@ -241,3 +241,39 @@ def test_plumed_reader_refusals():
         plumed.load('COORDINATIONNUMBER SPECIES=1-4 SWITCH={RATIONAL R_0=0.3} MEAN\n')
     with pytest.raises(plumed.PlumedInputError, match='SPECIES'):
         plumed.load('c: COORDINATIONNUMBER SPECIES=1-4 SPECIESB=5 SWITCH={RATIONAL R_0=0.3} MEAN\n')
+
+
+@pytest.mark.parametrize('sampler', ['Metadynamics', 'OPES'])
+def test_sampler_on_a_particle_function(sampler):
+    """Metadynamics and OPES take a CV with a particle function as they take any CoordinationForce:
+    a few depositions on the CPU, the CVs they report equal the force's own (read in a Context of
+    its own at the same positions)."""
+    import openmm.app as app
+    from openmm import unit
+    from openmm.app.metadynamics import BiasVariable
+    from openmmcoordination import OPES, Metadynamics
+    rng = np.random.default_rng(11)
+    positions = rng.uniform(0.0, 1.5, (10, 3))
+    system = make_system(10)
+    cv = configure(F([0, 1, 2, 3, 4], [5, 6, 7, 8, 9]), 'MoreThan')
+    variable = BiasVariable(cv, 0.0, 5.0, 0.2, gridWidth=101)
+    if sampler == 'Metadynamics':
+        bias = Metadynamics(system, [variable], 300*unit.kelvin, 5.0, 1.0*unit.kilojoules_per_mole, 5)
+    else:
+        bias = OPES(system, [variable], 300*unit.kelvin, 5.0*unit.kilojoules_per_mole, 5, sigma=[0.2])
+    topology = app.Topology()
+    chain = topology.addChain()
+    for _ in range(10):
+        topology.addAtom('Ar', app.element.argon, topology.addResidue('AR', chain))
+    simulation = app.Simulation(topology, system, openmm.LangevinMiddleIntegrator(300, 1, 0.001),
+                                openmm.Platform.getPlatformByName('CPU'))
+    simulation.context.setPositions(positions)
+    bias.step(simulation, 20)
+    state = simulation.context.getState(getPositions=True, getEnergy=True, groups={bias.force.getForceGroup()})
+    assert state.getPotentialEnergy().value_in_unit(unit.kilojoules_per_mole) > 0    # kernels were deposited
+    alone = make_system(10)
+    copy = configure(F([0, 1, 2, 3, 4], [5, 6, 7, 8, 9]), 'MoreThan')
+    alone.addForce(copy)
+    context = openmm.Context(alone, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
+    context.setPositions(state.getPositions())
+    assert bias.getCollectiveVariables(simulation)[0] == pytest.approx(copy.getCollectiveVariableValue(context), rel=1e-9)
