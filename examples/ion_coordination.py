@@ -9,8 +9,15 @@
    Metadynamics class (the bias is the table of a CoordinationBiasForce over the CV).
 5. Write gr.png, cv.png, fes.png and the CSV files behind them.
 
+During step 4 it saves a checkpoint after each tenth of the run, checkpoint.chk in the output
+folder (Metadynamics.saveCheckpoint: the Context and the hills), and the CV's settings in
+metadynamics.json; --restart continues the metadynamics from them up to --metad-steps (give the
+same other arguments), skipping steps 1-3 (g(r) is read back from gr.csv), appends to cv.csv, and
+says so.
+
     python examples/ion_coordination.py                   # CUDA if it runs the bias force, else CPU (1-2 minutes)
     python examples/ion_coordination.py --platform CPU --metad-steps 20000 --output output/ion
+    python examples/ion_coordination.py --metad-steps 30000 --restart   # continue the first run's metadynamics
     python examples/ion_coordination.py --help
 
 It writes to output/ion_coordination_Na (output/ion_coordination_Cl with --ion Cl) unless --output
@@ -19,6 +26,7 @@ flags say (the size switch of the documentation's test).
 """
 
 import argparse
+import json
 import os
 import sys
 
@@ -58,6 +66,8 @@ def parseArguments(argv=None):
     parser.add_argument('--quick', action='store_true', help='tiny settings for a smoke test (CI; also COORDINATION_QUICK=1, '
                         'which caps the step flags at these sizes)')
     parser.add_argument('--seed', type=int, default=2024, help='random seed (default 2024)')
+    parser.add_argument('--restart', action='store_true',
+                        help='continue the metadynamics from the checkpoint in the output folder (checkpoint.chk)')
     parser.add_argument('--output', help='output folder (default output/ion_coordination_ION: _Na or _Cl)')
     args = parser.parse_args(argv)
     if args.output is None:
@@ -86,9 +96,10 @@ def buildSystem(ion, box):
     return modeller, system, ionIndex, oxygens
 
 
-def equilibrate(args, settings, platform):
+def equilibrate(args, settings, platform, restart=False):
     """Step 1: the system, a force that only observes the ion-oxygen pairs (energy 0, left out of the
-    integration), a minimized and equilibrated Simulation. Returns (simulation, observer, ion, oxygens)."""
+    integration), a minimized and equilibrated Simulation (``restart``: neither, the checkpoint has the
+    state). Returns (simulation, observer, ion, oxygens)."""
     modeller, system, ion, oxygens = buildSystem(args.ion, settings['box'])
     print('%s in %d TIP3P waters, box %.2f nm, %d atoms' % (ionLabel(args.ion), len(oxygens), settings['box'],
                                                            system.getNumParticles()))
@@ -97,6 +108,8 @@ def equilibrate(args, settings, platform):
     observer = addHistogramForce(system, ion, oxygens, integrator=integrator, periodic=True)
     simulation = app.Simulation(modeller.topology, system, integrator, platform)
     simulation.context.setPositions(modeller.positions)
+    if restart:
+        return simulation, observer, ion, oxygens
     simulation.minimizeEnergy(maxIterations=500)
     simulation.context.setVelocitiesToTemperature(TEMPERATURE, args.seed)
     oc.runWithProgress('equilibration', simulation.step, settings['equil'], chunks=2)
@@ -119,14 +132,20 @@ def measurePairDistribution(simulation, observer, settings, output):
     return gr
 
 
-def coordinationNumber(gr, ion, oxygens, nn):
-    """Step 3: the coordination number with r0 at the first minimum of g(r) (RATIONAL, n = nn, m = 2n,
-    PLUMED's default dmax), and a bias grid of its mean over the g(r) run +- 3. Returns (cv, low, high)."""
-    r0 = gr.firstMinimum()
+def makeCV(ion, oxygens, r0, nn):
+    """The ion-oxygen coordination number (RATIONAL, n = nn, m = 2n, PLUMED's default dmax)."""
     cv = oc.CoordinationForce(ion, oxygens)
     cv.setR0(r0)
     cv.setN(nn)
     cv.setUsesPeriodicBoundaryConditions(True)
+    return cv
+
+
+def coordinationNumber(gr, ion, oxygens, nn):
+    """Step 3: the coordination number with r0 at the first minimum of g(r) (RATIONAL, n = nn, m = 2n,
+    PLUMED's default dmax), and a bias grid of its mean over the g(r) run +- 3. Returns (cv, low, high)."""
+    r0 = gr.firstMinimum()
+    cv = makeCV(ion, oxygens, r0, nn)
     expected = float(np.sum(gr.counts*np.array([cv.evaluateSwitchingFunction(x)[0] for x in gr.r])))/gr.numFrames
     low, high = max(0.0, np.floor(expected) - 3.0), np.ceil(expected) + 3.0
     print('coordination number: r0 = %.3f nm, n = %d, m = %d, dmax = %.3f nm; mean over the g(r) run %.2f; bias grid [%g, %g]'
@@ -134,39 +153,53 @@ def coordinationNumber(gr, ion, oxygens, nn):
     return cv, low, high
 
 
-def runMetadynamics(simulation, cv, low, high, args, settings, output):
-    """Step 4: well-tempered metadynamics, the bias in a CoordinationBiasForce's table; writes cv.csv and
-    fes.csv. Returns (meta, the CollectiveVariableReporter, grid, free energy with its minimum at 0)."""
+def runMetadynamics(simulation, cv, low, high, args, settings, output, start):
+    """Step 4: well-tempered metadynamics, the bias in a CoordinationBiasForce's table, from step
+    ``start``; a checkpoint after each tenth (with args.restart, it continues from the last one); writes
+    cv.csv and fes.csv. Returns (meta, the CV's (times, values) over the run, grid, free energy with its
+    minimum at 0)."""
     variable = BiasVariable(cv, low, high, args.width, gridWidth=int(round((high - low)/0.02)) + 1)
     meta = Metadynamics(simulation.system, [variable], TEMPERATURE, args.bias_factor, args.height*unit.kilojoules_per_mole,
                         settings['frequency'])
     simulation.context.reinitialize(preserveState=True)
-    cvReporter = CollectiveVariableReporter(os.path.join(output, 'cv.csv'), 50, meta.force, names=['cv'])
+    checkpoint = os.path.join(output, 'checkpoint.chk')
+    if args.restart:
+        meta.loadCheckpoint(simulation, checkpoint)
+        print('restarted from %s at step %d (metadynamics step %d of %d)' % (
+            checkpoint, simulation.currentStep, simulation.currentStep - start, settings['metad']), flush=True)
+    cvReporter = CollectiveVariableReporter(os.path.join(output, 'cv.csv'), 50, meta.force, names=['cv'],
+                                            append=args.restart)
     simulation.reporters.append(cvReporter)
 
     def progress():
+        meta.saveCheckpoint(simulation, checkpoint)
         lastHeight = meta.getHillHeights()[-1].value_in_unit(unit.kilojoules_per_mole) if len(meta.getHillCenters()) else 0.0
         return 'cv %.2f  hills %d  last height %.3f kJ/mol' % (meta.getCollectiveVariables(simulation)[0],
                                                                len(meta.getHillCenters()), lastHeight)
-    oc.runWithProgress('metadynamics', lambda n: meta.step(simulation, n), settings['metad'], chunks=10, extra=progress)
+    remaining = start + settings['metad'] - simulation.currentStep
+    if remaining > 0:
+        oc.runWithProgress('metadynamics', lambda n: meta.step(simulation, n), remaining,
+                           chunks=max(1, round(10*remaining/settings['metad'])), extra=progress)
     cvReporter.close()
+    trace = np.loadtxt(os.path.join(output, 'cv.csv'), delimiter=',', skiprows=1, ndmin=2)   # the whole run's
     grid, = meta.getCollectiveVariableGrid()
     fes = meta.getFreeEnergy().value_in_unit(unit.kilojoules_per_mole)
     fes -= fes.min()
     np.savetxt(os.path.join(output, 'fes.csv'), np.column_stack([grid, fes]), delimiter=',',
                header='cv,free_energy_kJ_per_mol', comments='')
-    return meta, cvReporter, grid, fes
+    return meta, (trace[:, 1], trace[:, 2]), grid, fes
 
 
-def writePictures(gr, cv, meta, cvReporter, grid, fes, ion, settings, output):
+def writePictures(gr, cv, meta, trace, grid, fes, ion, settings, output):
     """Step 5: gr.png, cv.png and fes.png."""
     from openmmcoordination.plots import plotCollectiveVariable, plotFreeEnergy, plotPairDistribution
     label = ionLabel(ion)
     plotPairDistribution(gr, cv, path=os.path.join(output, 'gr.png'),
                          title='%s-O(water) g(r), %d frames, with the switching function of the CV' % (label, gr.numFrames))
-    plotCollectiveVariable(cvReporter.times, cvReporter.values, path=os.path.join(output, 'cv.png'),
+    times, values = trace
+    plotCollectiveVariable(times, values[:, None], path=os.path.join(output, 'cv.png'),
                            names=['%s-O coordination' % label], title='%s-O coordination number during metadynamics' % label)
-    visited = (cvReporter.values.min(), cvReporter.values.max())
+    visited = (values.min(), values.max())
     plotFreeEnergy(grid, fes, path=os.path.join(output, 'fes.png'), sampled=visited,
                    label='well-tempered metadynamics, %d hills' % len(meta.getHillCenters()),
                    xlabel='%s-O coordination number' % label,
@@ -183,11 +216,22 @@ def main(argv=None):
     print('openmm-coordination %s, OpenMM %s, platform %s, settings %s: %s' % (
         oc.__version__, openmm.__version__, platform.getName(), kind, settings), flush=True)
 
-    simulation, observer, ion, oxygens = equilibrate(args, settings, platform)
-    gr = measurePairDistribution(simulation, observer, settings, args.output)
-    cv, low, high = coordinationNumber(gr, ion, oxygens, args.nn)
-    meta, cvReporter, grid, fes = runMetadynamics(simulation, cv, low, high, args, settings, args.output)
-    writePictures(gr, cv, meta, cvReporter, grid, fes, args.ion, settings, args.output)
+    simulation, observer, ion, oxygens = equilibrate(args, settings, platform, args.restart)
+    runFile = os.path.join(args.output, 'metadynamics.json')
+    if args.restart:
+        # steps 1-3 were done by the first run: g(r) from gr.csv, the CV and its grid as that run made them
+        gr = oc.PairDistribution.readCSV(os.path.join(args.output, 'gr.csv'))
+        with open(runFile) as stream:
+            run = json.load(stream)
+        cv, low, high, start = makeCV(ion, oxygens, run['r0'], args.nn), run['low'], run['high'], run['start']
+    else:
+        gr = measurePairDistribution(simulation, observer, settings, args.output)
+        cv, low, high = coordinationNumber(gr, ion, oxygens, args.nn)
+        start = simulation.currentStep
+        with open(runFile, 'w') as stream:
+            json.dump({'r0': cv.getR0().value_in_unit(unit.nanometer), 'low': low, 'high': high, 'start': start}, stream)
+    meta, trace, grid, fes = runMetadynamics(simulation, cv, low, high, args, settings, args.output, start)
+    writePictures(gr, cv, meta, trace, grid, fes, args.ion, settings, args.output)
     print('wrote %s' % ', '.join(os.path.join(args.output, name) for name in
                                  ['gr.png', 'cv.png', 'fes.png', 'gr.csv', 'cv.csv', 'fes.csv']), flush=True)
     return 0

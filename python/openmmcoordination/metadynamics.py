@@ -314,7 +314,8 @@ class Metadynamics(object):
     def loadCheckpoint(self, simulation, file):
         """Read a saveCheckpoint() file: the Context's checkpoint into the Simulation (its currentStep
         included) and the state into this object, whose bias goes to the Context (setState()). Create
-        this object with the settings of the run that wrote the file, and the Simulation after it."""
+        this object with the settings of the run that wrote the file, and the Simulation after it. The file
+        is a Python pickle: load only checkpoints you trust."""
         _samplerstate.loadCheckpoint('Metadynamics', self, simulation, file)
 
     def _sample(self, context):

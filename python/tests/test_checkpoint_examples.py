@@ -41,3 +41,17 @@ def test_ion_pairing_restarts(tmp_path):
     assert 'equilibration' not in second and 'hills 8' in second
     trace = np.loadtxt(tmp_path/'cv.csv', delimiter=',', skiprows=1)
     np.testing.assert_array_equal(trace[:, 0], np.arange(25, 401, 25))       # appended, one header
+
+
+def test_ion_coordination_restarts(tmp_path):
+    """The main job continues its metadynamics from the checkpoint, steps 1-3 skipped (g(r) read back
+    from gr.csv, the CV from metadynamics.json), and the trace of the whole run is in cv.csv."""
+    pytest.importorskip('matplotlib')
+    run('ion_coordination.py', '--quick', '--platform', 'CPU', '--metad-steps', '600', '--output', str(tmp_path))
+    second = run('ion_coordination.py', '--quick', '--platform', 'CPU', '--metad-steps', '1200', '--output', str(tmp_path),
+                 '--restart')
+    assert 'restarted from %s at step 1100 (metadynamics step 600 of 1200)' % os.path.join(str(tmp_path), 'checkpoint.chk') \
+        in second
+    assert 'equilibration' not in second and 'g(r):' not in second and 'hills 12' in second
+    trace = np.loadtxt(tmp_path/'cv.csv', delimiter=',', skiprows=1)
+    np.testing.assert_array_equal(trace[:, 0], np.arange(550, 1701, 50))
