@@ -6,6 +6,7 @@
 
 #include "CoordinationTestUtilities.h"
 #include "CoordinationBiasForce.h"
+#include <memory>
 
 static const int particleFunctionParticles = 10;
 
@@ -114,6 +115,15 @@ static void checkParticleFunctions(const vector<int>& groupA, const vector<int>&
     }
 }
 
+void testParticleFunctionMinAtZero() {
+    // An atom with no neighbour (c = 0): Min is its limit, 0, with a zero gradient, not NaN.
+    unique_ptr<CoordinationForce> force(particleFunctionForce(CoordinationForce::Min, {0, 1}, {}));
+    vector<double> dFdc;
+    ASSERT_EQUAL(0.0, force->evaluateParticleFunction({0.0, 1.5, 2.0}, dFdc));
+    for (double d : dFdc)
+        ASSERT_EQUAL(0.0, d);
+}
+
 void testParticleFunctionsOneGroup() {
     checkParticleFunctions({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {}, false, 3);
     checkParticleFunctions({9, 2, 4, 7, 0}, {}, true, 4);
@@ -140,6 +150,45 @@ void testParticleFunctionGradient() {
             ASSERT_EQUAL_TOL(numerical, dFdc[i], 1e-6);
         }
     }
+}
+
+void testParticleFunctionsAgainstReference() {
+    // 400 particles in a periodic box with a cutoff: enough pairs for cell lists and threads on CPU.
+    int numParticles = 400;
+    vector<Vec3> positions = randomPositions(numParticles, 3.0, 17);
+    Vec3 box[3] = {Vec3(3.0, 0, 0), Vec3(0, 3.0, 0), Vec3(0, 0, 3.0)};
+    vector<int> all, first, second;
+    for (int i = 0; i < numParticles; i++) {
+        all.push_back(i);
+        (i < 150 ? first : second).push_back(i);
+    }
+    for (int groups = 0; groups < 2; groups++)
+        for (int f = CoordinationForce::Sum; f <= CoordinationForce::Moment; f++) {
+            System system;
+            for (int i = 0; i < numParticles; i++)
+                system.addParticle(1.0);
+            system.setDefaultPeriodicBoxVectors(box[0], box[1], box[2]);
+            CoordinationForce* force = particleFunctionForce((CoordinationForce::ParticleFunction) f, groups == 0 ? all : first,
+                    groups == 0 ? vector<int>() : second);
+            force->setDMax(0.6);
+            force->setUsesPeriodicBoundaryConditions(true);
+            force->setThreshold(3.0, 0.5, 6, 12, 8.0);
+            force->setBetweenBounds(2.0, 4.0, 0.4);
+            force->setFunctionBeta(0.5);
+            force->setEnergyFunction("cv^2");
+            system.addForce(force);
+            VerletIntegrator integrator(0.001), integrator2(0.001);
+            Context context(system, integrator, platform, properties);
+            Context reference(system, integrator2, referencePlatform());
+            context.setPositions(positions);
+            reference.setPositions(positions);
+            vector<double> c = force->getCoordinationNumbers(context), expected = force->getCoordinationNumbers(reference);
+            for (int a = 0; a < c.size(); a++)
+                ASSERT_EQUAL_TOL(expected[a], c[a], tolerance);
+            State state = reference.getState(State::Energy | State::Forces);
+            ASSERT_EQUAL_TOL(state.getPotentialEnergy(), context.getState(State::Energy).getPotentialEnergy(), tolerance);
+            assertForcesEqual(state.getForces(), context.getState(State::Forces).getForces(), forceTolerance());
+        }
 }
 
 void testParticleFunctionAsBiasCV() {
@@ -210,8 +259,10 @@ void runParticleFunctionTests() {
         return;
     }
     RUN_TEST(testParticleFunctionGradient);
+    RUN_TEST(testParticleFunctionMinAtZero);
     RUN_TEST(testParticleFunctionsOneGroup);
     RUN_TEST(testParticleFunctionsTwoGroups);
+    RUN_TEST(testParticleFunctionsAgainstReference);
     RUN_TEST(testParticleFunctionAsBiasCV);
     RUN_TEST(testParticleFunctionErrors);
 }

@@ -96,7 +96,7 @@ public:
         MoreThan = 3, /**< sum_i (1 - t(c_i)), t the threshold's Rational switching function (MORE_THAN) */
         LessThan = 4, /**< sum_i t(c_i) (LESS_THAN) */
         Between = 5,  /**< sum_i (erf((U - c_i)/(sqrt(2) w)) - erf((L - c_i)/(sqrt(2) w)))/2, w = smear (U - L) (BETWEEN, GAUSSIAN) */
-        Min = 6,      /**< beta/log(sum_i exp(beta/c_i)) (MIN={BETA=beta}) */
+        Min = 6,      /**< beta/log(sum_i exp(beta/c_i)) (MIN={BETA=beta}); 0, its limit, where a c_i is 0 */
         Max = 7,      /**< beta log(sum_i exp(c_i/beta)) (MAX={BETA=beta}) */
         Lowest = 8,   /**< min_i c_i (LOWEST) */
         Highest = 9,  /**< max_i c_i (HIGHEST) */

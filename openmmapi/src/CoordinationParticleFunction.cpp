@@ -66,6 +66,10 @@ double CoordinationParticleFunction::evaluate(const vector<double>& c, vector<do
         }
         case CoordinationForce::Min: {
             // beta/log(S), S = sum exp(beta/c_i): factored by the largest term so that nothing overflows.
+            // A c_i of 0 (an atom with no neighbour) makes S infinite: the limit, 0, with a zero gradient.
+            for (int i = 0; i < n; i++)
+                if (c[i] <= 0.0)
+                    return 0.0;
             double top = -INFINITY;
             for (int i = 0; i < n; i++)
                 top = max(top, beta/c[i]);

@@ -21,11 +21,14 @@ public:
     /** The Reference checks, and the Context's thread pool. */
     void prepare(OpenMM::ContextImpl& context) override;
     /**
-     * Sum s over the pairs on the platform's threads; if gradient is not NULL (and sized), add
-     * dcv/dx to it. A particle function of per-atom coordination numbers is computed by the
-     * Reference loops, on the calling thread.
+     * Sum s over the pairs, or the particle function of the per-atom coordination numbers, on
+     * the platform's threads; if gradient is not NULL (and sized), add dcv/dx to it.
      */
     double compute(const std::vector<OpenMM::Vec3>& pos, std::vector<OpenMM::Vec3>* gradient) const override;
+    /** The per-atom coordination numbers, each share's pairs in arrays of its own added in share order. */
+    std::vector<double> computeCoordinationNumbers(const std::vector<OpenMM::Vec3>& pos) const override;
+    /** The particle function and its gradient: the c_i, then dF/dc by the chain rule over the same pairs. */
+    double computeParticleFunction(const std::vector<OpenMM::Vec3>& pos, std::vector<OpenMM::Vec3>* gradient) const override;
     /** The pairs closer than maxDistance (nm) counted in numBins bins of equal width. */
     std::vector<long long> computeHistogram(const std::vector<OpenMM::Vec3>& pos, int numBins, double maxDistance) const override;
 private:
@@ -66,6 +69,8 @@ private:
     mutable std::vector<double> threadSums;
     mutable std::vector<std::vector<OpenMM::Vec3> > threadGradients;
     mutable std::vector<std::vector<long long> > threadCounts;
+    /** Each share's coordination numbers (per entry of group A). */
+    mutable std::vector<std::vector<double> > threadNumbers;
 };
 
 } // namespace CoordinationPlugin

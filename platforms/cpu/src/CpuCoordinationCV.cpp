@@ -150,9 +150,8 @@ void CpuCoordinationCV::forThreadPairs(int thread, int numThreads, const vector<
 }
 
 double CpuCoordinationCV::compute(const vector<Vec3>& pos, vector<Vec3>* gradient) const {
-    // Per-atom coordination numbers: the Reference loops, on the calling thread.
     if (particleFunction)
-        return ReferenceCoordinationCV::compute(pos, gradient);
+        return computeParticleFunction(pos, gradient);
     double cutoff = switching->getDMax(), cutoff2 = cutoff*cutoff;
     bool useCells = buildCells(pos, cutoff);
     int shares = numShares(useCells);
@@ -194,6 +193,72 @@ double CpuCoordinationCV::compute(const vector<Vec3>& pos, vector<Vec3>* gradien
         });
     }
     return cv;
+}
+
+vector<double> CpuCoordinationCV::computeCoordinationNumbers(const vector<Vec3>& pos) const {
+    double cutoff = switching->getDMax(), cutoff2 = cutoff*cutoff;
+    bool useCells = buildCells(pos, cutoff);
+    int shares = numShares(useCells), numA = groupA.size();
+    bool both = (mode == CoordinationForce::OneGroup);
+    const CoordinationSwitching::Pair& values = switching->getCommon();
+    threadNumbers.resize(shares);
+    runShares(shares, [&] (int share) {
+        vector<double>& c = threadNumbers[share];
+        c.assign(numA, 0.0);
+        forThreadPairs(share, shares, pos, useCells, [&] (int a, int b, int k, const Vec3& d, double r2) {
+            if (r2 > cutoff2)
+                return;
+            double dsdr;
+            double s = switching->evaluate(sqrt(r2), values, dsdr);
+            c[a] += s;
+            if (both)
+                c[b] += s;
+        });
+    });
+    vector<double> c(numA, 0.0);
+    for (int t = 0; t < shares; t++)
+        for (int a = 0; a < numA; a++)
+            c[a] += threadNumbers[t][a];
+    return c;
+}
+
+double CpuCoordinationCV::computeParticleFunction(const vector<Vec3>& pos, vector<Vec3>* gradient) const {
+    vector<double> dFdc;
+    double value = particleFunction->evaluate(computeCoordinationNumbers(pos), dFdc);
+    if (gradient == NULL)
+        return value;
+    double cutoff = switching->getDMax(), cutoff2 = cutoff*cutoff;
+    bool useCells = buildCells(pos, cutoff);
+    int shares = numShares(useCells);
+    bool both = (mode == CoordinationForce::OneGroup);
+    const CoordinationSwitching::Pair& values = switching->getCommon();
+    threadGradients.resize(shares);
+    runShares(shares, [&] (int share) {
+        vector<Vec3>& g = threadGradients[share];
+        g.assign(particles.size(), Vec3());
+        forThreadPairs(share, shares, pos, useCells, [&] (int a, int b, int k, const Vec3& d, double r2) {
+            if (r2 > cutoff2)
+                return;
+            double r = sqrt(r2), dsdr;
+            switching->evaluate(r, values, dsdr);
+            double weight = dFdc[a]+(both ? dFdc[b] : 0.0);
+            if (dsdr != 0.0 && weight != 0.0) {
+                Vec3 v = d*(weight*dsdr/r);
+                g[slotB[b]] += v;
+                g[slotA[a]] -= v;
+            }
+        });
+    });
+    int numSlots = particles.size();
+    runShares(shares, [&] (int share) {
+        for (int s = (int) ((long long) numSlots*share/shares); s < (long long) numSlots*(share+1)/shares; s++) {
+            Vec3 total;
+            for (int t = 0; t < shares; t++)
+                total += threadGradients[t][s];
+            (*gradient)[particles[s]] += total;
+        }
+    });
+    return value;
 }
 
 vector<long long> CpuCoordinationCV::computeHistogram(const vector<Vec3>& pos, int numBins, double maxDistance) const {

@@ -36,12 +36,12 @@ public:
      */
     virtual double compute(const std::vector<OpenMM::Vec3>& pos, std::vector<OpenMM::Vec3>* gradient) const;
     /** The per-atom coordination numbers c_i, one per entry of group A (one-group and two-group modes). */
-    std::vector<double> computeCoordinationNumbers(const std::vector<OpenMM::Vec3>& pos) const;
+    virtual std::vector<double> computeCoordinationNumbers(const std::vector<OpenMM::Vec3>& pos) const;
     /**
      * The particle function of the per-atom coordination numbers; if gradient is not NULL (and
      * sized), add its gradient: sum over pairs of (dF/dc_a + dF/dc_b) ds/dx (b's term in one-group mode only).
      */
-    double computeParticleFunction(const std::vector<OpenMM::Vec3>& pos, std::vector<OpenMM::Vec3>* gradient) const;
+    virtual double computeParticleFunction(const std::vector<OpenMM::Vec3>& pos, std::vector<OpenMM::Vec3>* gradient) const;
     /** The pairs closer than maxDistance (nm) counted in numBins bins of equal width. */
     virtual std::vector<long long> computeHistogram(const std::vector<OpenMM::Vec3>& pos, int numBins, double maxDistance) const;
 protected:
