@@ -231,6 +231,39 @@ def test_plumed_reader():
     assert_close(inp.getValues(context, names), expected, 1e-10, 'values')
 
 
+def test_plumed_reader_actions_on_the_vector():
+    """MORE_THAN, LESS_THAN, BETWEEN ARG= of a COORDINATIONNUMBER, reduced by SUM or MEAN, and SUM,
+    MEAN of it, against NumPy (PLUMED 2.10's way of writing the functions as actions)."""
+    from openmmcoordination import plumed
+    rng = np.random.default_rng(5)
+    positions = rng.uniform(0.0, 1.2, (8, 3))
+    text = ('c: COORDINATIONNUMBER SPECIES=1-6 SWITCH={RATIONAL R_0=0.3} NOPBC\n'
+            'mt: MORE_THAN ARG=c SWITCH={RATIONAL R_0=1.5 D_0=0.2 NN=6 MM=10 D_MAX=3.5}\n'
+            'lt: LESS_THAN ARG=c R_0=1.5\n'
+            'bt: BETWEEN ARG=c LOWER=1 UPPER=2.5 SMEAR=0.4\n'
+            's1: SUM ARG=mt PERIODIC=NO\n'
+            'm1: MEAN ARG=mt PERIODIC=NO\n'
+            's2: SUM ARG=lt PERIODIC=NO\n'
+            's3: SUM ARG=bt PERIODIC=NO\n'
+            's4: SUM ARG=c PERIODIC=NO\n'
+            'm4: MEAN ARG=c PERIODIC=NO\n'
+            'RESTRAINT ARG=m1 AT=0.5 KAPPA=10\n'
+            'PRINT ARG=s1,m1,s2,s3,s4,m4 FILE=colvar\n')
+    system = make_system(8)
+    inp = plumed.load(text, system)
+    context = openmm.Context(system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
+    context.setPositions(positions)
+    c = numpy_coordination_numbers(positions, list(range(6)), None, None)
+    lessthan = plumed_rational(c, 1.5, dmax='auto').sum()
+    expected = [numpy_function('MoreThan', c), numpy_function('MoreThan', c)/6, lessthan, numpy_function('Between', c),
+                c.sum(), c.mean()]
+    assert_close(inp.getValues(context, ['s1', 'm1', 's2', 's3', 's4', 'm4']), expected, 1e-10, 'values')
+    energy = context.getState(getEnergy=True).getPotentialEnergy().value_in_unit(openmm.unit.kilojoules_per_mole)
+    assert energy == pytest.approx(5*(expected[1] - 0.5)**2, rel=1e-10)
+    with pytest.raises(plumed.PlumedInputError, match='MORE_THAN.*only RATIONAL'):
+        plumed.load('c: COORDINATIONNUMBER SPECIES=1-4 SWITCH={RATIONAL R_0=0.3}\nmt: MORE_THAN ARG=c SWITCH={EXP R_0=1}\n')
+
+
 def test_plumed_reader_refusals():
     from openmmcoordination import plumed
     with pytest.raises(plumed.PlumedInputError, match='MORE_THAN.*only RATIONAL'):

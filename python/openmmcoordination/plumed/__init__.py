@@ -48,7 +48,9 @@ _READERS = {'CUSTOM': biases.readFunction, 'MATHEVAL': biases.readFunction,
             'BIASVALUE': biases.readBias, 'METAD': biases.readMetad, 'PRINT': biases.readPrint,
             'DUMPDERIVATIVES': biases.readDumpDerivatives, 'SORT': None, 'OPES_METAD': biases.readOpes,
             'OPES_METAD_EXPLORE': biases.readOpes, 'COORDINATIONNUMBER': coordinationnumbers.readCoordinationNumber,
-            'MOMENTS': coordinationnumbers.readMoments}
+            'MOMENTS': coordinationnumbers.readMoments, 'MORE_THAN': coordinationnumbers.readVectorFunction,
+            'LESS_THAN': coordinationnumbers.readVectorFunction, 'BETWEEN': coordinationnumbers.readVectorFunction,
+            'SUM': coordinationnumbers.readVectorSum, 'MEAN': coordinationnumbers.readVectorSum}
 #: The actions that only steer PLUMED's own run: accepted, and logged with the reason.
 _ACCEPTED = ('FLUSH', 'DEBUG', 'ENDPLUMED', 'MOLINFO', 'WHOLEMOLECULES')
 #: The actions load() reads.
@@ -149,7 +151,7 @@ class PlumedInput(object):
                     value.periodic = built[1]
                 if kind == 'group':
                     self.groups[action.label or 'group'] = built
-            elif action.name in ('SORT', 'COORDINATIONNUMBER', 'MOMENTS'):
+            elif action.name in ('SORT', 'COORDINATIONNUMBER', 'MOMENTS', 'SUM', 'MEAN'):
                 components = _READERS[action.name](self, action) if action.name != 'SORT' else biases.readSort(self, action)
                 self.values.update(components)
                 self.actions.append(action)

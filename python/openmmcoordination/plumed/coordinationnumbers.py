@@ -27,7 +27,7 @@ def _function(*args):
     from openmmcoordination.plumed.biases import _function as function     # biases imports this module's users
     return function(*args)
 
-__all__ = ['readCoordinationNumber', 'readMoments']
+__all__ = ['readCoordinationNumber', 'readMoments', 'readVectorFunction', 'readVectorSum']
 
 #: The keywords of the functions and the names of their components.
 _FUNCTIONS = (('SUM', 'sum', 'Sum'), ('MEAN', 'mean', 'Mean'), ('LOWEST', 'lowest', 'Lowest'),
@@ -185,3 +185,78 @@ def readMoments(plumed, action):
     action.finish()
     values[action.label] = Value(action, 'moments', None, components=[name for name in values if not name.startswith('_')])
     return values
+
+
+def _vectorArgument(plumed, action, kinds=('vector',)):
+    """The one argument of an action on a COORDINATIONNUMBER (or on MORE_THAN ... of one): its Value."""
+    args = action.strings('ARG')
+    if args is None or len(args) != 1 or args[0] not in plumed.values or plumed.values[args[0]].kind not in kinds:
+        raise action.fail('ARG', 'only one argument, a COORDINATIONNUMBER above%s, is read, got %s',
+                          '' if kinds == ('vector',) else ' or MORE_THAN, LESS_THAN, BETWEEN of one', args)
+    return args[0], plumed.values[args[0]]
+
+
+class _Check(object):
+    """Calls' interface without the printed Python: applies the setters to a scratch force."""
+
+    def __init__(self, action, force):
+        self.calls = Calls(action, '_', force, '')
+        self.action = action
+        action.python.pop()
+
+    def __call__(self, *args, **kwargs):
+        count = len(self.action.python)
+        self.calls(*args, **kwargs)
+        del self.action.python[count:]
+
+
+def readVectorFunction(plumed, action):
+    """MORE_THAN, LESS_THAN or BETWEEN ARG=<a COORDINATIONNUMBER>, with SWITCH={...} (or R_0 NN MM D_0
+    D_MAX; BETWEEN: LOWER UPPER SMEAR): the function of each c_i, a vector that SUM or MEAN reduce
+    (a Value of kind 'transformed')."""
+    name, source = _vectorArgument(plumed, action)
+    function = {'MORE_THAN': 'MoreThan', 'LESS_THAN': 'LessThan', 'BETWEEN': 'Between'}[action.name]
+    text = action.take('SWITCH')
+    if text is None and function == 'Between':
+        lower, upper = action.required('LOWER'), action.required('UPPER')
+        text = 'GAUSSIAN LOWER=%s UPPER=%s SMEAR=%s' % (lower, upper, action.take('SMEAR', '0.5'))
+    elif text is None:
+        # PLUMED's short syntax: RATIONAL with its automatic D_MAX, stretched
+        r0 = action.number('R_0')
+        if r0 is None:
+            raise action.fail('R_0', 'is required (or SWITCH={...})')
+        d0, nn, mm = action.number('D_0', 0.0), action.integer('NN', 6), action.integer('MM', 0)
+        dmax = d0 + r0*1e-5**(1.0/(nn - (mm or 2*nn)))
+        text = 'RATIONAL R_0=%r D_0=%r NN=%d MM=%d D_MAX=%r' % (r0, d0, nn, mm, dmax)
+    if action.flag('SQUARED'):
+        raise action.fail('SQUARED', 'not supported')
+    action.finish()
+    _configure(action, 'SWITCH', _Check(action, copy.deepcopy(source.obj)), function, text)   # refused here, not at its SUM
+    action.python.append('# %s of the c_i of %s: a particle function, built by the SUM or MEAN of it' % (action.name, name))
+    return Value(action, 'transformed', None, source=source, sourceName=name, function=function, text=text)
+
+
+def readVectorSum(plumed, action):
+    """SUM or MEAN ARG= PERIODIC=NO of a COORDINATIONNUMBER (Sum, Mean) or of MORE_THAN, LESS_THAN,
+    BETWEEN of one (that function, divided by N for MEAN): {label: Value, hidden: Value}."""
+    if action.label is None:
+        raise action.fail('LABEL', '%s needs a label', action.name)
+    name, value = _vectorArgument(plumed, action, ('vector', 'transformed'))
+    periodic = action.required('PERIODIC')
+    if periodic != 'NO':
+        raise action.fail('PERIODIC', 'only PERIODIC=NO: a coordination number is not periodic, got %r', periodic)
+    action.finish()
+    source = value if value.kind == 'vector' else value.source
+    sourceName = name if value.kind == 'vector' else value.sourceName
+    if value.kind == 'vector':
+        function = 'Sum' if action.name == 'SUM' else 'Mean'
+        setup = lambda c: _configure(action, 'ARG', c, function, '')
+    else:
+        setup = lambda c: _configure(value.action, value.action.name, c, value.function, value.text)
+    hidden = _hidden(action.label)
+    force = copy.deepcopy(source.obj)
+    setup(Calls(action, hidden, force, 'copy.deepcopy(%s)' % sourceName))
+    cv = Value(action, 'coordination', force, hidden=True)
+    expression = hidden if value.kind == 'vector' or action.name == 'SUM' else '%s/%d' % (hidden, len(source.groupA))
+    local = '_a0' if value.kind == 'vector' or action.name == 'SUM' else '_a0/%d' % len(source.groupA)
+    return {hidden: cv, action.label: _function(action, expression, [hidden], [cv], (local, ['_a0']))}
