@@ -135,6 +135,41 @@ void testParticleFunctionsTwoGroups() {
     checkParticleFunctions({5, 6, 7}, {0, 1, 2, 3, 4, 5}, true, 6);
 }
 
+void testParticleFunctionDistancePower() {
+    // c_i = sum_j s(r_ij) r_ij^k (PLUMED's COORDINATION_MOMENTS R_POWER=k), Mean and Moment of it.
+    vector<Vec3> positions = particleFunctionPositions(9);
+    Vec3 box[3] = {Vec3(1.3, 0, 0), Vec3(0, 1.4, 0), Vec3(0, 0, 1.5)};
+    HandSwitching s = ofR(0.3, 0.0, rational(6, 12));
+    for (double k : {1.0, 2.0, 1.5})
+        for (int periodic = 0; periodic < 2; periodic++) {
+            vector<int> groupA = {0, 1, 2, 3, 4}, groupB = {3, 4, 5, 6, 7, 8, 9};
+            vector<double> c(groupA.size(), 0.0);
+            for (int a = 0; a < groupA.size(); a++)
+                for (int j : groupB)
+                    if (j != groupA[a]) {
+                        Vec3 d = nearestImage(positions[j]-positions[groupA[a]], periodic ? box : NULL);
+                        double r = sqrt(d.dot(d)), dsdr;
+                        c[a] += s(r, dsdr)*pow(r, k);
+                    }
+            System system;
+            for (int i = 0; i < positions.size(); i++)
+                system.addParticle(1.0);
+            system.setDefaultPeriodicBoxVectors(box[0], box[1], box[2]);
+            CoordinationForce* force = particleFunctionForce(CoordinationForce::Moment, groupA, groupB);
+            force->setDistancePower(k);
+            force->setUsesPeriodicBoundaryConditions(periodic);
+            system.addForce(force);
+            VerletIntegrator integrator(0.001);
+            Context context(system, integrator, platform, properties);
+            context.setPositions(positions);
+            vector<double> found = force->getCoordinationNumbers(context);
+            for (int a = 0; a < c.size(); a++)
+                ASSERT_EQUAL_TOL(c[a], found[a], tolerance);
+            ASSERT_EQUAL_TOL(handParticleFunction(CoordinationForce::Moment, c), force->getCollectiveVariableValue(context), tolerance);
+            assertFiniteDifferences(context, positions, "distance power");
+        }
+}
+
 void testParticleFunctionGradient() {
     // dF/dc_i of every function against central differences of F.
     vector<double> c = {0.3, 1.2, 2.0, 2.7, 3.3, 0.9};
@@ -176,6 +211,7 @@ void testParticleFunctionsAgainstReference() {
             force->setBetweenBounds(2.0, 4.0, 0.4);
             force->setFunctionBeta(0.5);
             force->setEnergyFunction("cv^2");
+            force->setDistancePower(groups == 1 ? 1.0 : 0.0);
             system.addForce(force);
             VerletIntegrator integrator(0.001), integrator2(0.001);
             Context context(system, integrator, platform, properties);
@@ -224,6 +260,7 @@ void testParticleFunctionErrors() {
     ASSERT_COORDINATION_ERROR_NAMING(force.setBetweenBounds(1.0, 2.0, 0.0), "Between smear");
     ASSERT_COORDINATION_ERROR_NAMING(force.setFunctionBeta(-1.0), "functionBeta must be positive and finite, got -1");
     ASSERT_COORDINATION_ERROR_NAMING(force.setMomentPower(1), "momentPower must be at least 2");
+    ASSERT_COORDINATION_ERROR_NAMING(force.setDistancePower(-1.0), "distancePower must be non-negative and finite, got -1");
     vector<double> dFdc;
     ASSERT_COORDINATION_ERROR_NAMING(force.evaluateParticleFunction({1.0}, dFdc), "PairSum");
     System system;
@@ -234,6 +271,11 @@ void testParticleFunctionErrors() {
     system.addForce(pairs);
     VerletIntegrator integrator(0.001);
     ASSERT_COORDINATION_ERROR_NAMING(Context(system, integrator, platform, properties), "pair-list mode");
+    system.removeForce(0);
+    CoordinationForce* powered = new CoordinationForce({0, 1, 2});
+    powered->setDistancePower(2.0);
+    system.addForce(powered);
+    ASSERT_COORDINATION_ERROR_NAMING(Context(system, integrator, platform, properties), "distancePower 2 needs a particle function");
     system.removeForce(0);
     CoordinationForce* plain = new CoordinationForce({0, 1, 2});
     system.addForce(plain);
@@ -263,6 +305,7 @@ void runParticleFunctionTests() {
     RUN_TEST(testParticleFunctionsOneGroup);
     RUN_TEST(testParticleFunctionsTwoGroups);
     RUN_TEST(testParticleFunctionsAgainstReference);
+    RUN_TEST(testParticleFunctionDistancePower);
     RUN_TEST(testParticleFunctionAsBiasCV);
     RUN_TEST(testParticleFunctionErrors);
 }

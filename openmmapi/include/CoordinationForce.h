@@ -299,6 +299,17 @@ public:
     double getFunctionBeta() const;
     /** Set beta of Min and Max (positive, finite). Default 0.1. */
     void setFunctionBeta(double beta);
+    /**
+     * Set the power k of the distance in each pair's term of a coordination number:
+     * c_i = sum over j of s(r_ij) r_ij^k (PLUMED's COORDINATION_MOMENTS R_POWER=k). Default 0, the
+     * plain coordination number; anything else needs a particle function (checked when a Context is
+     * created).
+     *
+     * @param k  the power (finite, non-negative)
+     */
+    void setDistancePower(double k);
+    /** Get the power of the distance in each pair's term of a coordination number (0: none). */
+    double getDistancePower() const;
     /** Get the power k of Moment. */
     int getMomentPower() const;
     /** Set the power k of Moment (at least 2, as PLUMED requires, and at most MaxExponent). Default 2. */
@@ -460,7 +471,7 @@ private:
     double r0, d0, a, b, dmax, beta, lambda;
     int n, m;
     ParticleFunction particleFunction;
-    double thresholdR0, thresholdD0, thresholdDMax, betweenLower, betweenUpper, betweenSmear, functionBeta;
+    double distancePower, thresholdR0, thresholdD0, thresholdDMax, betweenLower, betweenUpper, betweenSmear, functionBeta;
     int thresholdN, thresholdM, momentPower;
     bool defaultDMax, stretch, periodic;
     std::string customExpression, energyExpression;

@@ -54,7 +54,7 @@ static void checkGroup(const vector<int>& group, const string& name, bool unique
 
 CoordinationForce::CoordinationForce(const vector<int>& group) : mode(OneGroup), type(Rational), r0(0.3), d0(0.0),
         a(6.0), b(6.0), dmax(numeric_limits<double>::infinity()), beta(50.0), lambda(1.8), n(6), m(0), particleFunction(PairSum),
-        thresholdR0(1.0), thresholdD0(0.0), thresholdDMax(numeric_limits<double>::infinity()), betweenLower(0.0), betweenUpper(1.0), betweenSmear(0.5), functionBeta(0.1),
+        distancePower(0.0), thresholdR0(1.0), thresholdD0(0.0), thresholdDMax(numeric_limits<double>::infinity()), betweenLower(0.0), betweenUpper(1.0), betweenSmear(0.5), functionBeta(0.1),
         thresholdN(6), thresholdM(0), momentPower(2), defaultDMax(true), stretch(true), periodic(false), customExpression("1/(1+x^6)"), energyExpression("cv") {
     if (!group.empty())
         setGroup(group);
@@ -529,6 +529,15 @@ double CoordinationForce::getFunctionBeta() const {
 void CoordinationForce::setFunctionBeta(double beta) {
     require(beta > 0 && isfinite(beta), "functionBeta must be positive and finite, got", beta);
     functionBeta = beta;
+}
+
+void CoordinationForce::setDistancePower(double k) {
+    require(k >= 0 && isfinite(k), "distancePower must be non-negative and finite, got", k);
+    distancePower = k;
+}
+
+double CoordinationForce::getDistancePower() const {
+    return distancePower;
 }
 
 int CoordinationForce::getMomentPower() const {

@@ -41,6 +41,11 @@ void CoordinationForceImpl::validateForce(const CoordinationForce& force) {
     if (switching.hasPairParameters())
         for (int k = 0; k < force.getGroupA().size(); k++)
             switching.forPair(k);
+    if (force.getDistancePower() != 0.0 && !force.usesParticleFunction()) {
+        stringstream msg;
+        msg << "CoordinationForce: distancePower " << force.getDistancePower() << " needs a particle function (per-atom coordination numbers); the force's is PairSum";
+        throw OpenMMException(msg.str());
+    }
     if (force.usesParticleFunction()) {
         if (force.getMode() == CoordinationForce::PairList)
             throw OpenMMException("CoordinationForce: particleFunction "+to_string((int) force.getParticleFunction())

@@ -83,6 +83,7 @@ void CoordinationForceProxy::serialize(const void* object, SerializationNode& no
     node.setDoubleProperty("betweenSmear", force.getBetweenSmear());
     node.setDoubleProperty("functionBeta", force.getFunctionBeta());
     node.setIntProperty("momentPower", force.getMomentPower());
+    node.setDoubleProperty("distancePower", force.getDistancePower());
     SerializationNode& parameters = node.createChildNode("GlobalParameters");
     for (int i = 0; i < force.getNumGlobalParameters(); i++)
         parameters.createChildNode("Parameter").setStringProperty("name", force.getGlobalParameterName(i))
@@ -139,6 +140,7 @@ void* CoordinationForceProxy::deserialize(const SerializationNode& node) const {
                 node.getDoubleProperty("betweenSmear"));
         force->setFunctionBeta(node.getDoubleProperty("functionBeta"));
         force->setMomentPower(node.getIntProperty("momentPower"));
+        force->setDistancePower(node.getDoubleProperty("distancePower", 0.0));
     }
     for (auto& parameter : node.getChildNode("GlobalParameters").getChildren())
         force->addGlobalParameter(parameter.getStringProperty("name"), parameter.getDoubleProperty("default"));

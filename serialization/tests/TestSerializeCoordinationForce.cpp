@@ -50,6 +50,7 @@ static void compare(const CoordinationForce& a, const CoordinationForce& b) {
     ASSERT_EQUAL(a.getBetweenSmear(), b.getBetweenSmear());
     ASSERT_EQUAL(a.getFunctionBeta(), b.getFunctionBeta());
     ASSERT_EQUAL(a.getMomentPower(), b.getMomentPower());
+    ASSERT_EQUAL(a.getDistancePower(), b.getDistancePower());
     ASSERT_EQUAL(a.getNumGlobalParameters(), b.getNumGlobalParameters());
     for (int i = 0; i < a.getNumGlobalParameters(); i++) {
         ASSERT_EQUAL(a.getGlobalParameterName(i), b.getGlobalParameterName(i));
@@ -124,6 +125,7 @@ void testParticleFunction() {
     force.setBetweenBounds(-1.5, 3.25, 0.3);
     force.setFunctionBeta(0.7);
     force.setMomentPower(4);
+    force.setDistancePower(1.5);
     roundTrip(force);
 }
 

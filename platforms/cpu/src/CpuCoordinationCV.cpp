@@ -200,7 +200,6 @@ vector<double> CpuCoordinationCV::computeCoordinationNumbers(const vector<Vec3>&
     bool useCells = buildCells(pos, cutoff);
     int shares = numShares(useCells), numA = groupA.size();
     bool both = (mode == CoordinationForce::OneGroup);
-    const CoordinationSwitching::Pair& values = switching->getCommon();
     threadNumbers.resize(shares);
     runShares(shares, [&] (int share) {
         vector<double>& c = threadNumbers[share];
@@ -209,7 +208,7 @@ vector<double> CpuCoordinationCV::computeCoordinationNumbers(const vector<Vec3>&
             if (r2 > cutoff2)
                 return;
             double dsdr;
-            double s = switching->evaluate(sqrt(r2), values, dsdr);
+            double s = pairTerm(sqrt(r2), dsdr);
             c[a] += s;
             if (both)
                 c[b] += s;
@@ -231,7 +230,6 @@ double CpuCoordinationCV::computeParticleFunction(const vector<Vec3>& pos, vecto
     bool useCells = buildCells(pos, cutoff);
     int shares = numShares(useCells);
     bool both = (mode == CoordinationForce::OneGroup);
-    const CoordinationSwitching::Pair& values = switching->getCommon();
     threadGradients.resize(shares);
     runShares(shares, [&] (int share) {
         vector<Vec3>& g = threadGradients[share];
@@ -240,7 +238,7 @@ double CpuCoordinationCV::computeParticleFunction(const vector<Vec3>& pos, vecto
             if (r2 > cutoff2)
                 return;
             double r = sqrt(r2), dsdr;
-            switching->evaluate(r, values, dsdr);
+            pairTerm(r, dsdr);
             double weight = dFdc[a]+(both ? dFdc[b] : 0.0);
             if (dsdr != 0.0 && weight != 0.0) {
                 Vec3 v = d*(weight*dsdr/r);

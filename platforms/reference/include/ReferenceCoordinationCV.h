@@ -76,6 +76,20 @@ protected:
     std::unique_ptr<CoordinationSwitching> switching;
     /** The function of the per-atom coordination numbers (NULL for PairSum). */
     std::unique_ptr<CoordinationParticleFunction> particleFunction;
+    /** The power k of r in each pair's term of a coordination number, s(r) r^k (0: none). */
+    double distancePower;
+    /** A pair's term of a coordination number, s(r) r^k, and its derivative with respect to r. */
+    double pairTerm(double r, double& dtdr) const {
+        double dsdr;
+        double s = switching->evaluate(r, switching->getCommon(), dsdr);
+        if (distancePower == 0.0) {
+            dtdr = dsdr;
+            return s;
+        }
+        double rk = std::pow(r, distancePower);
+        dtdr = dsdr*rk+(s == 0.0 ? 0.0 : distancePower*s*rk/r);
+        return s*rk;
+    }
 private:
     /**
      * Call f(a, b, i, j) for each pair that adds to a coordination number: a indexes group A and

@@ -13,7 +13,8 @@ static ReferencePlatform::PlatformData& getData(ContextImpl& context) {
 }
 
 ReferenceCoordinationCV::ReferenceCoordinationCV(const CoordinationForce& force) : mode(force.getMode()), groupA(force.getGroupA()),
-        groupB(force.getGroupB()), periodic(force.usesPeriodicBoundaryConditions()), triclinic(false), halfMinWidth(0.0) {
+        groupB(force.getGroupB()), periodic(force.usesPeriodicBoundaryConditions()), triclinic(false), halfMinWidth(0.0),
+        distancePower(0.0) {
     setParameters(force);
 }
 
@@ -54,6 +55,7 @@ void ReferenceCoordinationCV::forEachCenterPair(F f) const {
 void ReferenceCoordinationCV::setParameters(const CoordinationForce& force) {
     switching.reset(new CoordinationSwitching(force));
     particleFunction.reset(force.usesParticleFunction() ? new CoordinationParticleFunction(force) : NULL);
+    distancePower = force.getDistancePower();
     pairSwitches.clear();
     if (switching->hasPairParameters())
         for (int k = 0; k < groupA.size(); k++)
@@ -109,12 +111,11 @@ Vec3 ReferenceCoordinationCV::nearestNeighborImage(Vec3 reduced, double& r2) con
 
 vector<double> ReferenceCoordinationCV::computeCoordinationNumbers(const vector<Vec3>& pos) const {
     vector<double> c(groupA.size(), 0.0);
-    const CoordinationSwitching::Pair& values = switching->getCommon();
     bool both = (mode == CoordinationForce::OneGroup);
     forEachCenterPair([&] (int a, int b, int i, int j) {
         double r, dsdr;
         displacement(pos, i, j, r);
-        double s = switching->evaluate(r, values, dsdr);
+        double s = pairTerm(r, dsdr);
         c[a] += s;
         if (both)
             c[b] += s;
@@ -127,12 +128,11 @@ double ReferenceCoordinationCV::computeParticleFunction(const vector<Vec3>& pos,
     double value = particleFunction->evaluate(computeCoordinationNumbers(pos), dFdc);
     if (gradient == NULL)
         return value;
-    const CoordinationSwitching::Pair& values = switching->getCommon();
     bool both = (mode == CoordinationForce::OneGroup);
     forEachCenterPair([&] (int a, int b, int i, int j) {
         double r, dsdr;
         Vec3 d = displacement(pos, i, j, r);
-        switching->evaluate(r, values, dsdr);
+        pairTerm(r, dsdr);
         double weight = dFdc[a]+(both ? dFdc[b] : 0.0);
         if (dsdr != 0.0 && weight != 0.0) {
             Vec3 g = d*(weight*dsdr/r);

@@ -48,6 +48,7 @@ _READERS = {'CUSTOM': biases.readFunction, 'MATHEVAL': biases.readFunction,
             'BIASVALUE': biases.readBias, 'METAD': biases.readMetad, 'PRINT': biases.readPrint,
             'DUMPDERIVATIVES': biases.readDumpDerivatives, 'SORT': None, 'OPES_METAD': biases.readOpes,
             'OPES_METAD_EXPLORE': biases.readOpes, 'COORDINATIONNUMBER': coordinationnumbers.readCoordinationNumber,
+            'COORDINATION_MOMENTS': coordinationnumbers.readCoordinationNumber,
             'MOMENTS': coordinationnumbers.readMoments, 'MORE_THAN': coordinationnumbers.readVectorFunction,
             'LESS_THAN': coordinationnumbers.readVectorFunction, 'BETWEEN': coordinationnumbers.readVectorFunction,
             'SUM': coordinationnumbers.readVectorSum, 'MEAN': coordinationnumbers.readVectorSum}
@@ -151,7 +152,7 @@ class PlumedInput(object):
                     value.periodic = built[1]
                 if kind == 'group':
                     self.groups[action.label or 'group'] = built
-            elif action.name in ('SORT', 'COORDINATIONNUMBER', 'MOMENTS', 'SUM', 'MEAN'):
+            elif action.name in ('SORT', 'COORDINATIONNUMBER', 'COORDINATION_MOMENTS', 'MOMENTS', 'SUM', 'MEAN'):
                 components = _READERS[action.name](self, action) if action.name != 'SORT' else biases.readSort(self, action)
                 self.values.update(components)
                 self.actions.append(action)

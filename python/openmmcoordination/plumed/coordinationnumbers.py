@@ -112,9 +112,10 @@ def _powers(action, key, text):
 
 
 def readCoordinationNumber(plumed, action):
-    """COORDINATIONNUMBER: {label or component: Value}."""
+    """COORDINATIONNUMBER, or COORDINATION_MOMENTS (R_POWER=k: each pair's term s(r) r^k): {label or
+    component: Value}."""
     if action.label is None:
-        raise action.fail('LABEL', 'COORDINATIONNUMBER needs a label (its values are label.mean, ...)')
+        raise action.fail('LABEL', '%s needs a label (its values are label.mean, ...)', action.name)
     label = action.label
     if action.has('SPECIES') == (action.has('SPECIESA') or action.has('SPECIESB')):
         raise action.fail('SPECIES', 'give SPECIES, or SPECIESA and SPECIESB')
@@ -131,6 +132,8 @@ def readCoordinationNumber(plumed, action):
     calls = Calls(action, label, base, 'CoordinationForce(%s)' % ', '.join(_shown(g) for g in (groupA, groupB) if g is not None))
     applySwitch(calls, switch, 'SWITCH' if action.has('SWITCH') else 'R_0')
     calls('NOPBC' if nopbc else None, 'setUsesPeriodicBoundaryConditions', not nopbc)
+    if action.name == 'COORDINATION_MOMENTS':
+        calls('R_POWER', 'setDistancePower', action.toNumber('R_POWER', action.required('R_POWER')))
     values = {}
     for key, name, function in _FUNCTIONS:
         if action.flag(key):
