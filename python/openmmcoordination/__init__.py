@@ -99,6 +99,7 @@ from openmmcoordination.coordination import CoordinationBiasForce, CoordinationF
 from openmmcoordination.gr import (PairDistribution, PairDistributionAccumulator, addHistogramForce,  # noqa: E402
                                    computePairDistribution, pairDistributionFromCounts)
 from openmmcoordination.reporters import CollectiveVariableReporter, PairDistributionReporter, runWithProgress  # noqa: E402
+from openmmcoordination.cvfunction import CVFunction  # noqa: E402
 from openmmcoordination.metadynamics import BiasVariable, Metadynamics  # noqa: E402
 from openmmcoordination.opes import OPES  # noqa: E402
 from openmmcoordination.reweighting import (reweightedFreeEnergy, reweightedHistogram, reweightingFactor,  # noqa: E402

@@ -10,6 +10,7 @@ import math
 import numbers
 import os
 import random
+import warnings
 
 import numpy as np
 
@@ -24,11 +25,43 @@ CV_NAMES = ('c1', 'c2', 'c3')
 _MAX_ID = 0x7FFFFFFF
 
 
+def _checkForce(owner, where, force, coordinationOnly=False):
+    """Check one force of a variable (``where`` names it in messages): a CoordinationForce with the
+    energy "cv" and no table, or (unless coordinationOnly) any OpenMM Force; in no System."""
+    from openmmcoordination import CoordinationForce
+    if not isinstance(force, openmm.Force) or (coordinationOnly and not isinstance(force, CoordinationForce)):
+        raise _error(owner, '%s must be a CoordinationForce%s, got %s', where,
+                     '' if coordinationOnly else ', a CVFunction of them or another OpenMM Force that computes a CV',
+                     type(force).__name__)
+    if not force.thisown:
+        raise _error(owner, '%s already belongs to a System or another force (its energy would be added as well); '
+                     'give a force of its own, the bias force adds a copy', where)
+    if isinstance(force, CoordinationForce):
+        expression = force.getEnergyExpression()
+        if expression.strip() != 'cv' or force.getNumTabulatedFunctions() > 0:
+            raise _error(owner, '%s must have the energy expression "cv" and no tabulated function, got "%s" and %d '
+                         'functions', where, expression, force.getNumTabulatedFunctions())
+
+
+def variableForces(variable):
+    """The forces that compute a variable's CV: its force, or the forces of its CVFunction."""
+    from openmmcoordination.cvfunction import CVFunction
+    return list(variable.force.forces) if isinstance(variable.force, CVFunction) else [variable.force]
+
+
+def onDevicePath(variables):
+    """Whether every force of the variables is a CoordinationForce: the bias is then one
+    CoordinationBiasForce, else a CustomCVForce (the slower path)."""
+    from openmmcoordination import CoordinationForce
+    return all(isinstance(force, CoordinationForce) for v in variables for force in variableForces(v))
+
+
 def checkVariables(owner, variables):
     """The variables as a list, checked: 1 to 3 BiasVariables whose forces are CoordinationForces with
-    the energy "cv", no table, not owned by anything, all periodic or none; ValueError naming
-    ``owner``, the parameter and the value otherwise."""
-    from openmmcoordination import CoordinationForce
+    the energy "cv" and no table, CVFunctions of them, or other OpenMM Forces (the slower path), not
+    owned by anything, not periodic; where all are coordination numbers, their forces all periodic or
+    none. ValueError naming ``owner``, the parameter and the value otherwise."""
+    from openmmcoordination.cvfunction import CVFunction
     try:
         variables = list(variables)
     except TypeError:
@@ -38,18 +71,14 @@ def checkVariables(owner, variables):
     for i, v in enumerate(variables):
         if not all(hasattr(v, name) for name in ('force', 'minValue', 'maxValue', 'biasWidth', 'periodic', 'gridWidth')):
             raise _error(owner, 'variables[%d] must be a BiasVariable, got %r', i, v)
-        if not isinstance(v.force, CoordinationForce):
-            raise _error(owner, 'variables[%d].force must be a CoordinationForce, got %s', i, type(v.force).__name__)
+        if isinstance(v.force, CVFunction):
+            for name, force in zip(v.force.names, v.force.forces):
+                _checkForce(owner, 'variables[%d].force.forces[%r]' % (i, name), force)
+        else:
+            _checkForce(owner, 'variables[%d].force' % i, v.force)
         if v.periodic:
-            raise _error(owner, 'variables[%d].periodic must be False (a coordination number is not periodic), got %r',
+            raise _error(owner, 'variables[%d].periodic must be False (the bias of this class is not periodic), got %r',
                          i, v.periodic)
-        if not v.force.thisown:
-            raise _error(owner, 'variables[%d].force already belongs to a System or another force (its energy would '
-                         'be added as well); give a CoordinationForce of its own, the bias force adds a copy', i)
-        expression = v.force.getEnergyExpression()
-        if expression.strip() != 'cv' or v.force.getNumTabulatedFunctions() > 0:
-            raise _error(owner, 'variables[%d].force must have the energy expression "cv" and no tabulated function, '
-                         'got "%s" and %d functions', i, expression, v.force.getNumTabulatedFunctions())
         for name in ('minValue', 'maxValue', 'biasWidth'):
             value = getattr(v, name)
             if not isinstance(value, numbers.Real) or not math.isfinite(value):
@@ -60,10 +89,12 @@ def checkVariables(owner, variables):
             raise _error(owner, 'variables[%d].biasWidth must be positive, got %r', i, v.biasWidth)
         if not _isInteger(v.gridWidth) or v.gridWidth < 2:
             raise _error(owner, 'variables[%d].gridWidth must be an integer >= 2, got %r', i, v.gridWidth)
-    periodic = [v.force.usesPeriodicBoundaryConditions() for v in variables]
-    if any(periodic) and not all(periodic):
-        raise _error(owner, 'the variables\' forces must all use periodic boundary conditions or none, got %s',
-                     ', '.join('variables[%d]: %s' % item for item in enumerate(periodic)))
+    forces = [(i, force) for i, v in enumerate(variables) for force in variableForces(v)]
+    if onDevicePath(variables):
+        periodic = [(i, force.usesPeriodicBoundaryConditions()) for i, force in forces]
+        if any(p for _, p in periodic) and not all(p for _, p in periodic):
+            raise _error(owner, 'the variables\' forces must all use periodic boundary conditions or none, got %s',
+                         ', '.join('variables[%d]: %s' % item for item in periodic))
     return variables
 
 
@@ -99,26 +130,68 @@ class GridBias(object):
 
     def __init__(self, owner, system, variables):
         from openmmcoordination import CoordinationBiasForce
+        from openmmcoordination.cvfunction import CVFunction
         self.variables = variables
         self.axes = [np.linspace(v.minValue, v.maxValue, v.gridWidth) for v in variables]
         self.shape = tuple(v.gridWidth for v in reversed(variables))
-        names = CV_NAMES[:len(variables)]
-        force = CoordinationBiasForce('bias(%s)' % ', '.join(names))
-        for name, variable in zip(names, variables):
-            force.addCollectiveVariable(name, copy.deepcopy(variable.force))
+        # Each variable's CVs inside the bias force: c1, c2, c3, or c<k>_<name> for the forces of a CVFunction,
+        # whose expression is then the table's argument (bias(c1_a - c1_b, c2)).
+        self._slots = []          # per variable: (indices of its CVs in the force, CVFunction or None)
+        names, forces, arguments = [], [], []
+        for k, variable in enumerate(variables):
+            if isinstance(variable.force, CVFunction):
+                prefix = '%s_' % CV_NAMES[k]
+                own = [prefix + name for name in variable.force.names]
+                arguments.append(variable.force.renamed(prefix))
+                self._slots.append((list(range(len(names), len(names) + len(own))), variable.force))
+                names += own
+                forces += variable.force.forces
+            else:
+                arguments.append(CV_NAMES[k])
+                self._slots.append(([len(names)], None))
+                names.append(CV_NAMES[k])
+                forces.append(variable.force)
+        self.names = names
+        self.onDevice = onDevicePath(variables)
+        expression = 'bias(%s)' % ', '.join(arguments)
+        if self.onDevice:
+            force = CoordinationBiasForce(expression)
+        else:
+            force = openmm.CustomCVForce(expression)
+            others = sorted(set(type(f).__name__ for f in forces if type(f).__name__ != 'CoordinationForce'))
+            warnings.warn('%s: a CV is computed by %s, not by a CoordinationForce: the bias is applied by a CustomCVForce '
+                          '(the slower path: each step evaluates its CVs in an inner Context, and the bias moves '
+                          'between the platform and that Context; see docs/metadynamics.md)' % (owner, ', '.join(others)),
+                          RuntimeWarning, stacklevel=3)
+        for name, cvForce in zip(names, forces):
+            force.addCollectiveVariable(name, copy.deepcopy(cvForce))
         force.addTabulatedFunction('bias', self._makeTable(np.zeros(self.shape)))
         force.setForceGroup(freeForceGroup(owner, system))
         self.force = force
+
+    def values(self, raw):
+        """The variables' values from the values of the force's CVs (a CVFunction evaluated on the host)."""
+        result = []
+        for indices, function in self._slots:
+            if function is None:
+                result.append(float(raw[indices[0]]))
+            else:
+                result.append(function.evaluate([raw[i] for i in indices]))
+        return result
 
     def markCopies(self, owner):
         """Give the user's forces of the variables (which are in no Context: the bias force holds
         copies) methods that, where a Context is asked for this force, say so and what to call
         instead, in place of the bare 'This Force is not present in the Context'."""
+        from openmmcoordination import CoordinationForce
         for k, variable in enumerate(self.variables):
-            for name in _CONTEXT_METHODS:
-                method = getattr(variable.force, name, None)
-                if method is not None:
-                    setattr(variable.force, name, _explainedContextMethod(method, owner, name, k))
+            for force in variableForces(variable):
+                if not isinstance(force, CoordinationForce):
+                    continue
+                for name in _CONTEXT_METHODS:
+                    method = getattr(force, name, None)
+                    if method is not None:
+                        setattr(force, name, _explainedContextMethod(method, owner, name, k))
 
     def grid(self):
         """The CV values of the grid points: one array per variable, each shaped to broadcast against
@@ -160,11 +233,14 @@ class GridBias(object):
         (CoordinationBiasForce.updateTabulatedFunctionInContext; on CUDA the splines are fitted on the
         GPU)."""
         self.setValues(values)
-        self.force.updateTabulatedFunctionInContext(context, 0)
+        if self.onDevice:
+            self.force.updateTabulatedFunctionInContext(context, 0)
+        else:
+            self.force.updateParametersInContext(context)
 
     def collectiveVariables(self, context):
-        """The CVs of the Context, a list of floats."""
-        return list(self.force.getCollectiveVariableValues(context))
+        """The variables' values in the Context, a list of floats (one per variable)."""
+        return self.values(self.force.getCollectiveVariableValues(context))
 
     def sample(self, context):
         """(CVs, bias): the CVs and the energy of the bias force's group there (kJ/mol), what the

@@ -25,9 +25,18 @@ SETTINGS_FILE = 'settings_%s.json'
 
 def variableSettings(variables):
     """The variables as plain data: the grid of each (minValue, maxValue, gridWidth) and the
-    definition of its CV (the XML of its CoordinationForce)."""
+    definition of its CV (the XML of its force, or a CVFunction's expression and forces)."""
     return {'grid': [[float(v.minValue), float(v.maxValue), int(v.gridWidth)] for v in variables],
-            'collectiveVariables': [openmm.XmlSerializer.serialize(v.force) for v in variables]}
+            'collectiveVariables': [_definition(v.force) for v in variables]}
+
+
+def _definition(force):
+    """The XML of a variable's force; for a CVFunction, its expression, names and the XML of each force."""
+    from openmmcoordination.cvfunction import CVFunction
+    if isinstance(force, CVFunction):
+        return 'CVFunction %r\n' % force.expression + '\n'.join(
+            '%s: %s' % (name, openmm.XmlSerializer.serialize(f)) for name, f in zip(force.names, force.forces))
+    return openmm.XmlSerializer.serialize(force)
 
 
 def _shown(key, value):

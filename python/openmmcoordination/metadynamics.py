@@ -38,13 +38,14 @@ from openmm import unit
 from openmm.app.metadynamics import BiasVariable
 
 from openmmcoordination._checks import _isInteger, _positiveQuantity
+from openmmcoordination.cvfunction import CVFunction  # noqa: F401 (a variable's force may be one)
 from openmmcoordination._gridbias import CV_NAMES  # noqa: F401 (defined here before)
 from openmmcoordination._gridbias import (GridBias, checkRunOptions, checkVariables, newestFiles, newWalkerId,
                                           ownFileIndices, replaceFile)
 from openmmcoordination import _samplerstate
 from openmmcoordination.reweighting import _reweightingFactor
 
-__all__ = ['Metadynamics', 'BiasVariable']
+__all__ = ['Metadynamics', 'BiasVariable', 'CVFunction']
 
 #: The frames recorded with recordFrequency (Metadynamics.getRecordedFrames()).
 RecordedFrames = collections.namedtuple('RecordedFrames', ['steps', 'collectiveVariables', 'bias', 'reweightingBias'])
@@ -95,6 +96,13 @@ class Metadynamics(object):
     recordFrequency: int (optional, keyword)
         the interval in steps at which step() records a frame for reweighting: the CVs, the bias V
         in force and V - c(t) (getRecordedFrames()); None (the default) records none
+    truncateHills: bool (optional, keyword)
+        False (the default): whole Gaussians, as openmm.app's (so that walkers of both classes can
+        share a biasDir). True: PLUMED's METAD hills (src/bias/MetaD.cpp), each cut where
+        sum_k (s_k - s0_k)^2/(2 sigma_k^2) reaches 6.25 and stretched to reach 0 there,
+        h (exp(-d2) - exp(-6.25))/(1 - exp(-6.25)), and the well-tempered height from the exact sum
+        of the hills at the CVs (PLUMED without GRID; with biases of other walkers loaded, from the
+        table); what openmmcoordination.plumed uses for a METAD.
 
     c(t) of Tiwary and Parrinello, J. Phys. Chem. B 119, 736 (2015), is computed from the total bias
     on the grid (with the biases of other walkers) whenever it changes (getReweightingFactors()).
@@ -104,7 +112,7 @@ class Metadynamics(object):
     """
 
     def __init__(self, system, variables, temperature, biasFactor, height, frequency, saveFrequency=None, biasDir=None,
-                 *, recordFrequency=None):
+                 *, recordFrequency=None, truncateHills=False):
         variables = checkVariables('Metadynamics', variables)
         temperatureK = _positiveQuantity(temperature, unit.kelvin, 'Metadynamics', 'temperature', 'a temperature')
         heightKJ = _positiveQuantity(height, unit.kilojoules_per_mole, 'Metadynamics', 'height', 'an energy')
@@ -113,6 +121,8 @@ class Metadynamics(object):
         if not _isInteger(frequency) or frequency <= 0:
             raise _error('frequency must be a positive integer, got %r', frequency)
         checkRunOptions('Metadynamics', 'frequency', frequency, saveFrequency, biasDir, recordFrequency)
+        if truncateHills not in (True, False):
+            raise _error('truncateHills must be True or False, got %r', truncateHills)
         self._grid = GridBias('Metadynamics', system, variables)
 
         self.variables = variables
@@ -123,6 +133,7 @@ class Metadynamics(object):
         self.saveFrequency = None if saveFrequency is None else int(saveFrequency)
         self.biasDir = biasDir
         self.recordFrequency = None if recordFrequency is None else int(recordFrequency)
+        self.truncateHills = bool(truncateHills)
         self._deltaT = self.temperature*(biasFactor - 1)
         self._kTDelta = (unit.MOLAR_GAS_CONSTANT_R*self._deltaT).value_in_unit(unit.kilojoules_per_mole)
         self._kT = (unit.MOLAR_GAS_CONSTANT_R*self.temperature).value_in_unit(unit.kilojoules_per_mole)
@@ -198,7 +209,7 @@ class Metadynamics(object):
 
     def getCollectiveVariables(self, simulation):
         """The current values of the collective variables, a tuple with one float per variable."""
-        return tuple(self._force.getCollectiveVariableValues(simulation.context))
+        return tuple(self._grid.collectiveVariables(simulation.context))
 
     def getCollectiveVariableGrid(self):
         """The CV values of the grid points: a list of arrays, linspace(minValue, maxValue, gridWidth),
@@ -250,6 +261,8 @@ class Metadynamics(object):
         """What makes the biases of walkers sharing a biasDir addable, recorded there."""
         settings = {'method': 'Metadynamics', 'temperature': self.temperature.value_in_unit(unit.kelvin),
                     'biasFactor': float(self.biasFactor)}
+        if self.truncateHills:
+            settings['hills'] = 'truncated at 6.25 and stretched (PLUMED)'
         settings.update(_samplerstate.variableSettings(self.variables))
         return settings
 
@@ -324,10 +337,18 @@ class Metadynamics(object):
     def _addHill(self, context, sample=None):
         """Add the hill at the current CVs; ``sample``: _sample(context) where already taken."""
         center, bias = self._sample(context) if sample is None else sample
+        if self.truncateHills and not self._loadedBiases:
+            bias = self._hillSum(center)       # PLUMED's V(s) without a grid: the exact sum of its hills
         height = self.height.value_in_unit(unit.kilojoules_per_mole)*np.exp(-bias/self._kTDelta)
         gaussian = np.ones(self._shape)
         dimensions = len(self.variables)
+        if self.truncateHills:
+            halfSquare = sum(0.5*((grid - center[k])/variable.biasWidth)**2
+                             for k, (variable, grid) in enumerate(zip(self.variables, self._grid.grid())))
+            gaussian = _truncatedGaussian(halfSquare)
         for k, (variable, axis) in enumerate(zip(self.variables, self._axes)):
+            if self.truncateHills:
+                break
             shape = [1]*dimensions
             shape[dimensions - 1 - k] = variable.gridWidth      # axis 0 of the grid is the last variable
             x = (axis - center[k])/variable.biasWidth
@@ -337,6 +358,15 @@ class Metadynamics(object):
         self._hillCenters.append(center)
         self._hillHeights.append(height)
         self._uploadBias(context)
+
+    def _hillSum(self, center):
+        """The sum of this object's truncated hills at ``center`` (PLUMED's getBias without a grid)."""
+        if not self._hillCenters:
+            return 0.0
+        centers = np.array(self._hillCenters, dtype=float).reshape(len(self._hillCenters), len(self.variables))
+        widths = np.array([v.biasWidth for v in self.variables], dtype=float)
+        halfSquare = 0.5*np.sum(((np.asarray(center, dtype=float) - centers)/widths)**2, axis=1)
+        return float(np.dot(self._hillHeights, _truncatedGaussian(halfSquare)))
 
     def _uploadBias(self, context):
         self._grid.upload(context, self._totalBias)
@@ -378,6 +408,18 @@ class Metadynamics(object):
         if loaded:
             self._totalBias = self._selfBias + sum(bias for _, bias in self._loadedBiases.values())
         return loaded
+
+
+#: PLUMED's cut of a hill (src/bias/MetaD.cpp, DP2CUTOFF): where sum_k (s_k - s0_k)^2/(2 sigma_k^2) reaches it.
+DP2CUTOFF = 6.25
+
+
+def _truncatedGaussian(halfSquare):
+    """PLUMED's stretched hill of height 1 at the values d2 = sum_k (s_k - s0_k)^2/(2 sigma_k^2):
+    (exp(-d2) - exp(-DP2CUTOFF))/(1 - exp(-DP2CUTOFF)) below DP2CUTOFF, 0 from it on."""
+    floor = math.exp(-DP2CUTOFF)
+    halfSquare = np.asarray(halfSquare, dtype=float)
+    return np.where(halfSquare < DP2CUTOFF, (np.exp(-np.minimum(halfSquare, DP2CUTOFF)) - floor)/(1.0 - floor), 0.0)
 
 
 def _restoreWalker(biasDir, pattern, prefix, currentId, currentIndex, state):

@@ -477,7 +477,7 @@ class OPES(object):
 
     def getCollectiveVariables(self, simulation):
         """The current values of the collective variables, a tuple with one float per variable."""
-        return tuple(self._grid.force.getCollectiveVariableValues(simulation.context))
+        return tuple(self._grid.collectiveVariables(simulation.context))
 
     def getCollectiveVariableGrid(self):
         """The CV values of the grid points, as Metadynamics.getCollectiveVariableGrid()."""

@@ -465,8 +465,9 @@ ERRORS = [
     ('four variables', dict(variables=[_variable() for _ in range(4)]), r'variables must hold 1, 2 or 3 BiasVariables, got 4'),
     ('not a list', dict(variables=5), r'variables must be a list of 1, 2 or 3 BiasVariables, got 5'),
     ('not a BiasVariable', dict(variables=[_variable(), 'c2']), r"variables\[1\] must be a BiasVariable, got 'c2'"),
-    ('not a CoordinationForce', dict(variables=[_variable(force=openmm.CustomBondForce('r'))]),
-     r'variables\[0\]\.force must be a CoordinationForce, got CustomBondForce'),
+    ('not a force', dict(variables=[_variable(force='r')]),
+     r'variables\[0\]\.force must be a CoordinationForce, a CVFunction of them or another OpenMM Force that computes a '
+     r'CV, got str'),
     ('periodic', dict(variables=[_variable(), BiasVariable(toy_cv(), 0, 2, 0.1, periodic=True)]),
      r'variables\[1\]\.periodic must be False .*got True'),
     ('energy expression', dict(variables=[_variable(force=_restrained())]),

@@ -219,8 +219,8 @@ ERRORS = [
     (dict(saveFrequency=100, biasDir='/no/such/dir'), r'OPES: biasDir must be an existing directory, got \'/no/such/dir\''),
     (dict(recordFrequency=0), r'OPES: recordFrequency must be None or a positive integer, got 0'),
     (dict(variables=[]), r'OPES: variables must hold 1, 2 or 3 BiasVariables, got 0'),
-    (dict(variables=[BiasVariable(openmm.CustomBondForce('r'), 0.0, 1.0, 0.1)]),
-     r'OPES: variables\[0\].force must be a CoordinationForce, got CustomBondForce'),
+    (dict(variables=[BiasVariable('r', 0.0, 1.0, 0.1)]),
+     r'OPES: variables\[0\].force must be a CoordinationForce, a CVFunction of them or another OpenMM Force'),
 ]
 
 

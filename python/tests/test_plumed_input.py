@@ -268,10 +268,21 @@ def test_colvar_and_hills_files(tmp_path):
     heights = meta.getHillHeights().value_in_unit(unit.kilojoules_per_mole)
     np.testing.assert_allclose(data[:, 5], heights*8/7, rtol=1e-15)
     assert data[0, 5] == pytest.approx(1.5*8/7, rel=1e-15) and data[-1, 5] < data[0, 5]
+    # PLUMED's hills (src/bias/MetaD.cpp): cut where d2 = sum (s - s0)^2/(2 sigma^2) reaches 6.25, stretched to 0
+    # there; the well-tempered height from the exact sum of the earlier hills at the new centre
+    def hill(d2):
+        return np.where(d2 < 6.25, (np.exp(-np.minimum(d2, 6.25)) - np.exp(-6.25))/(1 - np.exp(-6.25)), 0.0)
+    kTDelta = (unit.MOLAR_GAS_CONSTANT_R*300*unit.kelvin*7).value_in_unit(unit.kilojoules_per_mole)
+    expected = []
+    for a, b in data[:, 1:3]:
+        previous = sum(h*hill(0.5*((a - a0)/0.05)**2 + 0.5*((b - b0)/0.2)**2)
+                       for (a0, b0), h in zip(data[:len(expected), 1:3], expected))
+        expected.append(1.5*np.exp(-previous/kTDelta))
+    np.testing.assert_allclose(heights, expected, rtol=1e-13)
     grid = meta.getCollectiveVariableGrid()
     x, y = np.meshgrid(*grid)
-    summed = sum(h*np.exp(-0.5*((x - a)/sa)**2 - 0.5*((y - b)/sb)**2) for _, a, b, sa, sb, h, _ in data)
-    np.testing.assert_allclose(-summed, meta.getFreeEnergy().value_in_unit(unit.kilojoules_per_mole),
+    summed = sum(h*hill(0.5*((x - a)/sa)**2 + 0.5*((y - b)/sb)**2) for (_, a, b, sa, sb, _, _), h in zip(data, heights))
+    np.testing.assert_allclose(-summed*8/7, meta.getFreeEnergy().value_in_unit(unit.kilojoules_per_mole),
                                rtol=0, atol=1e-12*summed.max())
     state = simulation.context.getState(getEnergy=True, groups={meta.force.getForceGroup()})
     # PLUMED prints the bias of the step before that step's hill, as this reporter does (it runs inside the

@@ -289,7 +289,7 @@ def readMetad(plumed, action):
     """METAD on 1 to 3 coordination numbers (well tempered, on a grid): the arguments of
     Metadynamics, built once the whole input has been read (a Value of kind 'metad' with ``spec``)."""
     from openmm.app.metadynamics import BiasVariable
-    labels, values = _arguments(plumed, action, ('coordination',))
+    labels, values = _arguments(plumed, action, ('coordination', 'function'))
     count = len(labels)
     if not 1 <= count <= 3:
         raise action.fail('ARG', 'Metadynamics takes 1, 2 or 3 arguments, got %d', count)
@@ -324,18 +324,58 @@ def readMetad(plumed, action):
                           '(Metadynamics.getReweightingFactors()); PRINT takes it as %s.rct, and %s.rbias = %s.bias - %s.rct'
                           % ((action.label or 'metad',)*4))
     action.finish()
-    variables = [BiasVariable(value.obj, lo, hi, sigma, False, width)
+    variables = [BiasVariable(_variableForce(plumed, value), lo, hi, sigma, False, width)
                  for value, lo, hi, sigma, width in zip(values, minima, maxima, sigmas, widths)]
     spec = dict(variables=variables, temperature=temperature*unit.kelvin, biasFactor=biasFactor,
-                height=height*unit.kilojoules_per_mole, frequency=frequency, saveFrequency=saveFrequency, biasDir=biasDir)
+                height=height*unit.kilojoules_per_mole, frequency=frequency, saveFrequency=saveFrequency, biasDir=biasDir,
+                truncateHills=True)
+    action.log.append('hills as PLUMED\'s: cut where (s-s0)^2/(2 SIGMA^2) reaches 6.25 and stretched to 0 there '
+                      '(Metadynamics(truncateHills=True))')
+    _logFunctions(action, labels, values)
     action.python.append('%s = Metadynamics(system, [%s], %s*kelvin, %s, %s*kilojoules_per_mole, %d%s)' % (
         action.label or 'metad', ', '.join('BiasVariable(%s, %r, %r, %r, gridWidth=%d)' % (l, v.minValue, v.maxValue,
                                                                                             v.biasWidth, v.gridWidth)
                                            for l, v in zip(labels, variables)),
         number(temperature), number(biasFactor), repr(height), frequency,
-        '' if biasDir is None else ', saveFrequency=%d, biasDir=%r' % (saveFrequency, biasDir)))
+        ('' if biasDir is None else ', saveFrequency=%d, biasDir=%r' % (saveFrequency, biasDir)) + ', truncateHills=True'))
     action.python.append('# hills written to %s (PLUMED\'s HILLS format) by PlumedInput.step' % hills)
-    return Value(action, 'metad', None, spec=spec, labels=labels, hills=hills, calcRct=calcRct)
+    return Value(action, 'metad', None, spec=spec, labels=labels, hills=hills, calcRct=calcRct,
+                 cvs=set().union(*[_cvsOf(l, v) for l, v in zip(labels, values)]))
+
+
+def _variableForce(plumed, value):
+    """The force of a BiasVariable for a METAD or OPES argument: the CoordinationForce of a coordination
+    number, or a CVFunction of the CoordinationForces of a function (CUSTOM, MATHEVAL, COMBINE), which
+    keeps the bias in one CoordinationBiasForce (its table called on the function)."""
+    from openmmcoordination.cvfunction import CVFunction
+    if value.kind == 'coordination':
+        return value.obj
+    names = sorted(value.cvs)
+    return CVFunction(value.obj, {name: plumed.values[name].obj for name in names})
+
+
+def _logFunctions(action, labels, values):
+    for label, value in zip(labels, values):
+        if value.kind == 'function':
+            action.log.append('%s: the bias table is a function of %s = %s, evaluated inside the bias force '
+                              '(CVFunction)' % (label, label, value.obj))
+
+
+def _functionRange(action, label, value, largest):
+    """(lowest, highest) value of a linear function of coordination numbers over their ranges [0, largest]
+    (the corners of the box); refused for other functions, whose range is not known."""
+    import itertools
+    names = sorted(value.cvs)
+    corners = [dict(zip(names, corner)) for corner in itertools.product(*[(0.0, largest[n]) for n in names])]
+    middle = {n: 0.5*largest[n] for n in names}
+    gradients = [value.expression.gradient(point) for point in corners + [middle]]
+    linear = all(abs(g - h) <= 1e-12*max(1.0, abs(h)) for gradient in gradients for g, h in zip(gradient, gradients[0]))
+    if not linear:
+        raise action.fail('ARG', '%r is not a linear function of its coordination numbers: the range of its values, '
+                          'where the grid of the bias must end, is not known here (COMBINE with POWERS=1, or a linear '
+                          'CUSTOM, is taken)', label)
+    at = [value.expression.evaluate(point) for point in corners]
+    return min(at), max(at)
 
 
 def _allValues(plumed, action, args):
@@ -434,7 +474,7 @@ def readOpes(plumed, action):
     for key in action.keywords:
         if key in _OPES_REFUSED:
             raise action.fail(key, 'not supported: %s', _OPES_REFUSED[key])
-    labels, values = _arguments(plumed, action, ('coordination',))
+    labels, values = _arguments(plumed, action, ('coordination', 'function'))
     count = len(labels)
     if not 1 <= count <= 3:
         raise action.fail('ARG', 'OPES takes 1, 2 or 3 arguments, got %d', count)
@@ -481,29 +521,36 @@ def readOpes(plumed, action):
     spacing = sigmaMin if adaptive else sigma
     variables = []
     for label, value, width in zip(labels, values, spacing):
-        if value.obj.getSwitchingFunction() == value.obj.Custom:
-            raise action.fail('ARG', '%r has a CUSTOM switching function: the largest value it can take, where the '
-                              'grid ends, is not known', label)
-        weights = list(value.obj.getPairWeights()) or [1.0]
-        largest = value.obj.getNumPairs()*max(1.0, max(abs(w) for w in weights))
-        bins = max(1, int(math.ceil(largest/(width/5))))
-        variables.append(BiasVariable(value.obj, 0.0, float(largest), width, False, bins + 1))
+        largest = {}
+        for name in sorted(_cvsOf(label, value)):
+            force = plumed.values[name].obj
+            if force.getSwitchingFunction() == force.Custom:
+                raise action.fail('ARG', '%r has a CUSTOM switching function: the largest value it can take, where the '
+                                  'grid ends, is not known', name)
+            weights = list(force.getPairWeights()) or [1.0]
+            largest[name] = float(force.getNumPairs()*max(1.0, max(abs(w) for w in weights)))
+        lowest, highest = (0.0, largest[label]) if value.kind == 'coordination' else _functionRange(action, label, value,
+                                                                                                     largest)
+        bins = max(1, int(math.ceil((highest - lowest)/(width/5))))
+        variables.append(BiasVariable(_variableForce(plumed, value), lowest, highest, width, False, bins + 1))
+    _logFunctions(action, labels, values)
     spec = dict(variables=variables, temperature=temperature*unit.kelvin, barrier=barrier*unit.kilojoules_per_mole,
                 pace=pace, biasFactor=biasFactor, sigma=sigma, epsilon=epsilon, compressionThreshold=threshold,
                 explore=explore, adaptiveSigmaStride=stride, sigmaMin=sigmaMin, fixedSigma=fixed, kernelCutoff=cutoff)
     if extra is not None:
         spec['extraBias'] = list(extra)     # labels: the force group of their forces is chosen when they are built
     action.python.append('%s = OPES(system, [%s], %s*kelvin, %r*kilojoules_per_mole, %d%s)' % (
-        action.label or 'opes', ', '.join('BiasVariable(%s, 0.0, %r, %r, gridWidth=%d)' % (l, v.maxValue, v.biasWidth, v.gridWidth)
+        action.label or 'opes', ', '.join('BiasVariable(%s, %r, %r, %r, gridWidth=%d)' % (l, v.minValue, v.maxValue, v.biasWidth, v.gridWidth)
                                           for l, v in zip(labels, variables)),
         number(temperature), barrier, pace, ''.join(', %s=%r' % (k, spec[k]) for k in (
             'biasFactor', 'sigma', 'epsilon', 'explore', 'adaptiveSigmaStride', 'sigmaMin', 'fixedSigma', 'kernelCutoff')
             if spec[k] not in (None, False)) + ('' if threshold == 1.0 else ', compressionThreshold=%r' % threshold)))
     action.log.append('the grid of the bias: %s (PLUMED\'s OPES sums its kernels at the CVs; here the simulation feels '
                       'the spline of that sum on the grid, and PRINT\'s .bias is the exact sum)' % '; '.join(
-                          '%s from 0 to %g in %d points' % (l, v.maxValue, v.gridWidth) for l, v in zip(labels, variables)))
+                          '%s from %g to %g in %d points' % (l, v.minValue, v.maxValue, v.gridWidth) for l, v in zip(labels, variables)))
     action.log.append('the KERNELS file PLUMED writes is not written (OPES.getKernels() gives the kernels)')
-    return Value(action, 'opes', None, spec=spec, labels=labels)
+    return Value(action, 'opes', None, spec=spec, labels=labels,
+                 cvs=set().union(*[_cvsOf(l, v) for l, v in zip(labels, values)]))
 
 
 def _temperature(plumed, action):

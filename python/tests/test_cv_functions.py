@@ -1,0 +1,344 @@
+"""Functions of coordination numbers (CVFunction) and other OpenMM Forces as variables of
+Metadynamics and OPES (issue 40, items 4 and 5).
+
+A CVFunction of CoordinationForces keeps the bias in one CoordinationBiasForce whose energy calls the
+table on the expression (bias(c1_cd - c1_ca)): its energy is checked against the natural spline of
+the grid at the function's NumPy value, its forces against finite differences, on Reference and
+CPU. Another Force (a CustomBondForce distance) beside a coordination number goes through a
+CustomCVForce (the slower path, with a warning): the same checks, and c(t), frames, walkers and
+checkpoints work as with coordination numbers alone.
+"""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import openmm
+from openmm import app, unit
+
+from openmmcoordination import CoordinationBiasForce, CoordinationForce
+from openmmcoordination.cvfunction import CVFunction
+from openmmcoordination.metadynamics import BiasVariable, Metadynamics
+from openmmcoordination.opes import OPES
+
+from cases import natural_spline
+from conftest import available_configs
+from gr_helpers import TOY_TEMPERATURE, toy_system
+from helpers import finite_difference_forces
+
+PARTNERS = 4
+
+
+def pytest_generate_tests(metafunc):
+    if 'host_config' in metafunc.fixturenames:
+        configs = [c for c in available_configs()[0] if c.name in ('Reference', 'CPU')]
+        metafunc.parametrize('host_config', configs, ids=[c.id for c in configs])
+
+
+def positions():
+    """The centre at the origin, partners 1, 2 (the donors) near it, 3, 4 (the acceptors) farther."""
+    p = np.zeros((PARTNERS + 1, 3))
+    p[1] = [0.24, 0.0, 0.0]
+    p[2] = [0.0, 0.27, 0.01]
+    p[3] = [-0.35, 0.05, 0.0]
+    p[4] = [0.02, -0.02, 0.41]
+    return p
+
+
+def donor():
+    return CoordinationForce([0], [1, 2])
+
+
+def acceptor():
+    return CoordinationForce([0], [3, 4])
+
+
+def s(r):
+    """The default switching function of CoordinationForce (its own evaluation at r)."""
+    return CoordinationForce([0], [1]).evaluateSwitchingFunction(float(r))[0]
+
+
+def numpy_cvs(p):
+    r = np.linalg.norm(p[1:] - p[0], axis=1)
+    return s(r[0]) + s(r[1]), s(r[2]) + s(r[3]), r[2]
+
+
+def simulation_of(system, config, seed=5):
+    topology = toy_system(PARTNERS)[1]
+    integrator = openmm.LangevinMiddleIntegrator(TOY_TEMPERATURE, 5.0, 0.002)
+    integrator.setRandomNumberSeed(seed)
+    simulation = app.Simulation(topology, system, integrator, config.platform(), config.properties)
+    simulation.context.setPositions(positions())
+    simulation.context.setVelocitiesToTemperature(TOY_TEMPERATURE, seed)
+    return simulation
+
+
+def function_variable(expression='cd - 0.5*ca^2'):
+    return BiasVariable(CVFunction(expression, {'cd': donor(), 'ca': acceptor()}), -2.5, 2.5, 0.1, gridWidth=101)
+
+
+def check_energy_and_forces(meta, simulation, value, config):
+    """The bias force's energy is the spline of the table at ``value`` (the function's NumPy value at the
+    positions), its forces -dE/dx by finite differences."""
+    group = {meta.force.getForceGroup()}
+    context = simulation.context
+    state = context.getState(getEnergy=True, getForces=True, getPositions=True, groups=group)
+    bias = meta.getBias().value_in_unit(unit.kilojoules_per_mole)
+    grid = meta.getCollectiveVariableGrid()
+    if len(grid) == 1:
+        spline, _ = natural_spline(grid[0], bias)
+        expected = spline(value[0])
+    else:
+        expected = None
+    energy = state.getPotentialEnergy().value_in_unit(unit.kilojoules_per_mole)
+    if expected is not None:
+        assert energy == pytest.approx(expected, rel=1e-6, abs=1e-8)
+    assert energy > 0.1
+    p = state.getPositions(asNumpy=True).value_in_unit(unit.nanometer)
+    forces = state.getForces(asNumpy=True).value_in_unit(unit.kilojoule_per_mole/unit.nanometer)
+    # finite differences of the bias group alone: a Context of a System with only the bias force
+    system = openmm.System()
+    for _ in range(PARTNERS + 1):
+        system.addParticle(1.0)
+    system.addForce(openmm.XmlSerializer.deserialize(openmm.XmlSerializer.serialize(meta.force)))
+    alone = openmm.Context(system, openmm.VerletIntegrator(0.001), config.platform(), config.properties)
+    alone.setPositions(p)
+    numeric = finite_difference_forces(alone, p, range(PARTNERS + 1), 1e-5)
+    assert np.allclose(forces, numeric, rtol=1e-4, atol=1e-4*np.abs(numeric).max())
+    return energy
+
+
+def test_function_metadynamics_on_the_bias_force(host_config):
+    """METAD on f = cd - 0.5 ca^2 (two coordination numbers): one CoordinationBiasForce whose energy is
+    bias(f), the hills at f's NumPy values, the energy the spline of the grid at f, forces by finite
+    differences, getCollectiveVariables() = f."""
+    system, _ = toy_system(PARTNERS)
+    meta = Metadynamics(system, [function_variable()], TOY_TEMPERATURE*unit.kelvin, 5.0, 2.0*unit.kilojoules_per_mole,
+                        50, recordFrequency=25)
+    assert isinstance(meta.force, CoordinationBiasForce)
+    assert meta.force.getEnergyExpression() == 'bias((c1_cd) - 0.5*(c1_ca)^2)'
+    simulation = simulation_of(system, host_config)
+    meta.step(simulation, 300)
+    p = simulation.context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
+    cd, ca, _ = numpy_cvs(p)
+    f = cd - 0.5*ca**2
+    assert meta.getCollectiveVariables(simulation)[0] == pytest.approx(f, rel=1e-10)
+    assert len(meta.getHillHeights()) == 6
+    check_energy_and_forces(meta, simulation, [f], host_config)
+    frames = meta.getRecordedFrames()
+    assert len(frames.steps) == 12
+    steps, factors = meta.getReweightingFactors()
+    assert len(steps) == 7 and np.all(np.isfinite(factors.value_in_unit(unit.kilojoules_per_mole)))
+    # the hills' centres are the function's values at the deposits: the frames at the same steps
+    atHills = {int(step): cv for step, cv in zip(frames.steps, frames.collectiveVariables)}
+    for k, center in enumerate(meta.getHillCenters()[:, 0]):
+        assert center == pytest.approx(atHills[50*(k + 1)], rel=1e-12)
+
+
+def test_function_beside_a_coordination_number(host_config):
+    """A 2-D METAD: [f = cd - ca, a coordination number of its own]; getCollectiveVariables gives (f, c)."""
+    system, _ = toy_system(PARTNERS)
+    variables = [BiasVariable(CVFunction('cd - ca', {'cd': donor(), 'ca': acceptor()}), -2.0, 2.0, 0.1, gridWidth=41),
+                 BiasVariable(CoordinationForce([0], [1, 3]), 0.0, 2.0, 0.1, gridWidth=41)]
+    meta = Metadynamics(system, variables, TOY_TEMPERATURE*unit.kelvin, 5.0, 2.0*unit.kilojoules_per_mole, 50)
+    assert meta.force.getEnergyExpression() == 'bias((c1_cd) - (c1_ca), c2)'
+    simulation = simulation_of(system, host_config)
+    meta.step(simulation, 200)
+    p = simulation.context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
+    r = np.linalg.norm(p[1:] - p[0], axis=1)
+    cd, ca, _ = numpy_cvs(p)
+    assert np.allclose(meta.getCollectiveVariables(simulation), [cd - ca, s(r[0]) + s(r[2])], rtol=1e-10)
+    check_energy_and_forces(meta, simulation, None, host_config)
+
+
+def test_function_opes(host_config):
+    """OPES on f = cd - ca: the kernels at f's values, the bias at f from the kernels."""
+    system, _ = toy_system(PARTNERS)
+    opes = OPES(system, [BiasVariable(CVFunction('cd - ca', {'cd': donor(), 'ca': acceptor()}), -2.0, 2.0, 0.1,
+                                      gridWidth=201)],
+                TOY_TEMPERATURE*unit.kelvin, 10*unit.kilojoules_per_mole, 50, sigma=[0.1], recordFrequency=50,
+                compressionThreshold=0.0)
+    simulation = simulation_of(system, host_config)
+    opes.step(simulation, 200)
+    centers, _, _ = opes.getKernels()
+    frames = opes.getRecordedFrames()
+    assert np.allclose(centers[:, 0], frames.collectiveVariables, rtol=1e-12)
+    assert opes.getBiasAt([centers[-1, 0]]).value_in_unit(unit.kilojoules_per_mole) > opes.getBiasAt([-1.9]).value_in_unit(
+        unit.kilojoules_per_mole)
+    p = simulation.context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
+    cd, ca, _ = numpy_cvs(p)
+    assert opes.getCollectiveVariables(simulation)[0] == pytest.approx(cd - ca, rel=1e-10)
+
+
+def test_function_checkpoint_and_walkers(tmp_path):
+    """getState/setState and walkers sharing a biasDir with a CVFunction variable."""
+    config = next(c for c in available_configs()[0] if c.name == 'Reference')
+    runs = []
+    for seed in (1, 2):
+        system, _ = toy_system(PARTNERS)
+        meta = Metadynamics(system, [function_variable()], TOY_TEMPERATURE*unit.kelvin, 5.0,
+                            1.0*unit.kilojoules_per_mole, 50, 100, str(tmp_path))
+        runs.append((meta, simulation_of(system, config, seed)))
+    for meta, simulation in runs:
+        meta.step(simulation, 100)
+    runs[0][0].step(runs[0][1], 100)
+    first = runs[0][0]
+    assert len(first._loadedBiases) == 1
+    state = first.getState()
+    system, _ = toy_system(PARTNERS)
+    again = Metadynamics(system, [function_variable()], TOY_TEMPERATURE*unit.kelvin, 5.0, 1.0*unit.kilojoules_per_mole,
+                         50, 100, str(tmp_path))
+    again.setState(state)
+    assert np.array_equal(again.getBias(), first.getBias())
+    other = Metadynamics(toy_system(PARTNERS)[0], [function_variable('cd + ca')], TOY_TEMPERATURE*unit.kelvin, 5.0,
+                         1.0*unit.kilojoules_per_mole, 50)
+    with pytest.raises(ValueError, match='setState: the state is of another run'):
+        other.setState(state)
+
+
+def distance_force():
+    force = openmm.CustomBondForce('r')
+    force.addBond(0, 3, [])
+    return force
+
+
+def test_distance_beside_coordination_metadynamics(host_config):
+    """METAD on (r_03, cd): a CustomCVForce (warned once), the energy the table's 2-D spline (checked by
+    finite differences), c(t) and frames as with coordination numbers, the CVs equal to NumPy's."""
+    system, _ = toy_system(PARTNERS)
+    variables = [BiasVariable(distance_force(), 0.1, 0.8, 0.02, gridWidth=71),
+                 BiasVariable(donor(), 0.0, 2.0, 0.1, gridWidth=41)]
+    with pytest.warns(RuntimeWarning, match=r'Metadynamics: a CV is computed by CustomBondForce.*CustomCVForce '
+                                            r'\(the slower path'):
+        meta = Metadynamics(system, variables, TOY_TEMPERATURE*unit.kelvin, 5.0, 2.0*unit.kilojoules_per_mole, 50,
+                            recordFrequency=50)
+    assert isinstance(meta.force, openmm.CustomCVForce)
+    simulation = simulation_of(system, host_config)
+    meta.step(simulation, 200)
+    p = simulation.context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
+    cd, _, r03 = numpy_cvs(p)
+    assert np.allclose(meta.getCollectiveVariables(simulation), [r03, cd], rtol=1e-10)
+    assert len(meta.getHillHeights()) == 4
+    check_energy_and_forces(meta, simulation, None, host_config)
+    assert meta.getRecordedFrames().collectiveVariables.shape == (4, 2)
+    assert len(meta.getReweightingFactors()[0]) == 5
+
+
+def test_distance_alone_1d_matches_the_spline():
+    """1-D METAD on a distance: the energy is the natural spline of the grid at r."""
+    config = next(c for c in available_configs()[0] if c.name == 'Reference')
+    system, _ = toy_system(PARTNERS)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', RuntimeWarning)
+        meta = Metadynamics(system, [BiasVariable(distance_force(), 0.1, 0.8, 0.02, gridWidth=71)],
+                            TOY_TEMPERATURE*unit.kelvin, 5.0, 2.0*unit.kilojoules_per_mole, 50)
+    simulation = simulation_of(system, config)
+    meta.step(simulation, 150)
+    p = simulation.context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
+    check_energy_and_forces(meta, simulation, [numpy_cvs(p)[2]], config)
+
+
+def test_distance_beside_coordination_opes(host_config, tmp_path):
+    """OPES on (r_03, cd) through the CustomCVForce, with walkers and a checkpoint."""
+    system, _ = toy_system(PARTNERS)
+    variables = [BiasVariable(distance_force(), 0.1, 0.8, 0.02, gridWidth=141),
+                 BiasVariable(donor(), 0.0, 2.0, 0.1, gridWidth=81)]
+    with pytest.warns(RuntimeWarning, match='OPES: a CV is computed by CustomBondForce'):
+        opes = OPES(system, variables, TOY_TEMPERATURE*unit.kelvin, 10*unit.kilojoules_per_mole, 50, sigma=[0.02, 0.1],
+                    saveFrequency=50, biasDir=str(tmp_path))
+    simulation = simulation_of(system, host_config)
+    opes.step(simulation, 200)
+    centers, _, _ = opes.getKernels()
+    assert centers.shape[1] == 2 and len(centers) >= 1
+    p = simulation.context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
+    cd, _, r03 = numpy_cvs(p)
+    assert np.allclose(opes.getCollectiveVariables(simulation), [r03, cd], rtol=1e-10)
+    energy = simulation.context.getState(getEnergy=True, groups={opes.force.getForceGroup()}).getPotentialEnergy()
+    assert math.isfinite(energy.value_in_unit(unit.kilojoules_per_mole))
+    state = opes.getState()
+    assert state['settings']['collectiveVariables'][0].startswith('<?xml')
+
+
+ERRORS = [
+    (lambda: CVFunction('cd - ', {'cd': donor()}), r"CVFunction: expression 'cd - ': cannot read"),
+    (lambda: CVFunction('cd - x', {'cd': donor()}), r"CVFunction: expression 'cd - x': 'x' in 'cd - x' is not a variable"),
+    (lambda: CVFunction('cd', {'exp': donor()}), r"CVFunction: forces: the name 'exp' is not a Lepton variable name"),
+    (lambda: CVFunction('cd', {'cd': 'a force'}), r"CVFunction: forces\['cd'\] must be an OpenMM Force, got str"),
+    (lambda: CVFunction('', {'cd': donor()}), r"CVFunction: expression must be a non-empty string, got ''"),
+    (lambda: Metadynamics(toy_system(PARTNERS)[0], [BiasVariable('c', 0, 1, 0.1)], 300*unit.kelvin, 5, 1.0, 10),
+     r'Metadynamics: variables\[0\]\.force must be a CoordinationForce, a CVFunction of them or another OpenMM Force '
+     r'that computes a CV, got str'),
+    (lambda: Metadynamics(toy_system(PARTNERS)[0], [function_variable('cd*2'), function_variable()], 300*unit.kelvin, 5,
+                          1.0, 10), None),
+]
+
+
+@pytest.mark.parametrize('make, message', ERRORS, ids=[str(i) for i in range(len(ERRORS))])
+def test_errors(make, message):
+    if message is None:
+        make()                      # two CVFunctions, each with its own forces: accepted
+        return
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+PROTON_TRANSFER = '''cd: COORDINATION GROUPA=1 GROUPB=2,3 R_0=0.3
+ca: COORDINATION GROUPA=1 GROUPB=4,5 R_0=0.3
+s: COMBINE ARG=cd,ca COEFFICIENTS=1,-1 PERIODIC=NO
+%s
+PRINT ARG=cd,ca,s,metad.bias STRIDE=50 FILE=COLVAR
+'''
+
+
+def test_reader_metad_on_combine(tmp_path):
+    """METAD on a COMBINE of two coordination numbers (c_donor - c_acceptor, as published inputs have it):
+    one CoordinationBiasForce with the table called on the function; the hills at s, PLUMED's truncated
+    hills; PRINT's s equal to cd - ca."""
+    from openmmcoordination import plumed
+    system, topology = toy_system(PARTNERS)
+    integrator = openmm.LangevinMiddleIntegrator(TOY_TEMPERATURE, 5.0, 0.002)
+    integrator.setRandomNumberSeed(3)
+    inp = plumed.load(PROTON_TRANSFER % 'metad: METAD ARG=s SIGMA=0.1 HEIGHT=1.0 PACE=50 BIASFACTOR=6 TEMP=300 '
+                      'GRID_MIN=-2 GRID_MAX=2 GRID_BIN=200', system, integrator=integrator)
+    meta = inp.metadynamics
+    assert meta.truncateHills
+    # the toy's bonds, the bias and a force of energy 0 that computes the PRINTed cd, ca
+    assert isinstance(meta.force, CoordinationBiasForce) and system.getNumForces() == 3
+    assert meta.force.getEnergyExpression() == 'bias(1*(c1_cd) + (-1)*(c1_ca))'
+    assert any('CVFunction' in line for line in inp.actions[-2].log)
+    simulation = app.Simulation(topology, system, integrator, openmm.Platform.getPlatformByName('Reference'))
+    simulation.context.setPositions(positions())
+    inp.attach(simulation, str(tmp_path))
+    inp.step(simulation, 200)
+    inp.close()
+    colvar = np.loadtxt(str(tmp_path/'COLVAR'))
+    np.testing.assert_allclose(colvar[:, 3], colvar[:, 1] - colvar[:, 2], atol=2e-6)
+    np.testing.assert_allclose(meta.getHillCenters()[:, 0], colvar[1:, 3], atol=1e-6)
+    p = simulation.context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
+    cd, ca, _ = numpy_cvs(p)
+    assert inp.getValues(simulation.context, ['s'])[0] == pytest.approx(cd - ca, rel=1e-10)
+    assert meta.getCollectiveVariables(simulation)[0] == pytest.approx(cd - ca, rel=1e-10)
+
+
+def test_reader_opes_and_restraint_on_combine():
+    """OPES_METAD on the COMBINE: its grid spans the function's range (-2 to 2, from the corners of the
+    coordination numbers' ranges); a RESTRAINT and walls on it as before; a nonlinear CUSTOM is refused
+    for OPES (its range is not known)."""
+    from openmmcoordination import plumed
+    system, _ = toy_system(PARTNERS)
+    text = PROTON_TRANSFER.replace('metad.bias', 'opes.bias')
+    inp = plumed.load(text % 'opes: OPES_METAD ARG=s SIGMA=0.1 PACE=50 BARRIER=20 TEMP=300\n'
+                      'RESTRAINT ARG=s AT=0.5 KAPPA=10\nUPPER_WALLS ARG=s AT=1.5 KAPPA=100', system)
+    variable, = inp.opes.variables
+    assert (variable.minValue, variable.maxValue, variable.gridWidth) == (-2.0, 2.0, 201)
+    assert isinstance(variable.force, CVFunction) and variable.force.names == ['ca', 'cd']
+    with pytest.raises(plumed.PlumedInputError, match=r"'f' is not a linear function"):
+        plumed.load(text.replace('s: COMBINE ARG=cd,ca COEFFICIENTS=1,-1 PERIODIC=NO',
+                                            'f: CUSTOM ARG=cd,ca FUNC=x*y PERIODIC=NO').replace(',s,', ',f,')
+                    % 'opes: OPES_METAD ARG=f SIGMA=0.1 PACE=50 BARRIER=20 TEMP=300', toy_system(PARTNERS)[0])
+    # METAD on 2 arguments: a function and a coordination number
+    inp = plumed.load(PROTON_TRANSFER % 'metad: METAD ARG=s,cd SIGMA=0.1,0.1 HEIGHT=1.0 PACE=50 BIASFACTOR=6 '
+                      'TEMP=300 GRID_MIN=-2,0 GRID_MAX=2,2 GRID_BIN=40,20', toy_system(PARTNERS)[0])
+    assert inp.metadynamics.force.getEnergyExpression() == 'bias(1*(c1_cd) + (-1)*(c1_ca), c2)'
