@@ -169,7 +169,10 @@ def plot(results, path, kind):
         figure = plotConvergence(times*0.002, np.column_stack([errors for _, errors, _ in results.values()]),
                                  names=list(results), ylabel='RMS error of the free energy (kJ/mol)',
                                  title='Distance to the exact free energy (points within %g kJ/mol of its minimum)' % RANGE)
+        from matplotlib.ticker import FormatStrFormatter
         figure.axes[0].set_yscale('log')
+        for axis in (figure.axes[0].yaxis.set_major_formatter, figure.axes[0].yaxis.set_minor_formatter):
+            axis(FormatStrFormatter('%g'))                                # 0.6, 1, 2 (not 6e-1, 10^0)
         figure.axes[0].axhline(1.0, color='0.5', linestyle=':', linewidth=1)
         figure.savefig(path)
         return
