@@ -342,3 +342,33 @@ def test_reader_opes_and_restraint_on_combine():
     inp = plumed.load(PROTON_TRANSFER % 'metad: METAD ARG=s,cd SIGMA=0.1,0.1 HEIGHT=1.0 PACE=50 BIASFACTOR=6 '
                       'TEMP=300 GRID_MIN=-2,0 GRID_MAX=2,2 GRID_BIN=40,20', toy_system(PARTNERS)[0])
     assert inp.metadynamics.force.getEnergyExpression() == 'bias(1*(c1_cd) + (-1)*(c1_ca), c2)'
+
+
+def test_reader_metad_on_a_distance_and_a_coordination_number(tmp_path):
+    """METAD ARG=d,cd with d a DISTANCE (UNITS LENGTH=A: SIGMA and the grid in Angstrom): the slower path,
+    a CustomCVForce, logged and warned; the CVs in the input's units; the energy from the table (finite
+    differences); HILLS centres at (10 r, cd)."""
+    from openmmcoordination import plumed
+    system, topology = toy_system(PARTNERS)
+    integrator = openmm.LangevinMiddleIntegrator(TOY_TEMPERATURE, 5.0, 0.002)
+    integrator.setRandomNumberSeed(3)
+    text = ('UNITS LENGTH=A\ncd: COORDINATION GROUPA=1 GROUPB=2,3 R_0=3\nd: DISTANCE ATOMS=1,4 NOPBC\n'
+            'metad: METAD ARG=d,cd SIGMA=0.2,0.1 HEIGHT=1.0 PACE=50 BIASFACTOR=6 TEMP=300 GRID_MIN=1,0 GRID_MAX=8,2 '
+            'GRID_BIN=70,40\nPRINT ARG=d,cd,metad.bias STRIDE=50 FILE=COLVAR\n')
+    with pytest.warns(RuntimeWarning, match='Metadynamics: a CV is computed by CustomBondForce'):
+        inp = plumed.load(text, system, integrator=integrator)
+    meta = inp.metadynamics
+    assert isinstance(meta.force, openmm.CustomCVForce)
+    assert any('the slower path' in line for line in inp.actions[3].log)
+    simulation = app.Simulation(topology, system, integrator, openmm.Platform.getPlatformByName('Reference'))
+    simulation.context.setPositions(positions())
+    inp.attach(simulation, str(tmp_path))
+    inp.step(simulation, 150)
+    inp.close()
+    p = simulation.context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
+    cd, _, r03 = numpy_cvs(p)
+    assert np.allclose(meta.getCollectiveVariables(simulation), [10*r03, cd], rtol=1e-10)
+    colvar = np.loadtxt(str(tmp_path/'COLVAR'))
+    np.testing.assert_allclose(meta.getHillCenters(), colvar[1:, 1:3], atol=1e-6)
+    config = next(c for c in available_configs()[0] if c.name == 'Reference')
+    check_energy_and_forces(meta, simulation, None, config)

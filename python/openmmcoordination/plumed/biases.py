@@ -13,6 +13,7 @@ positive; KAPPA*((x-AT-OFFSET)/EPS)^EXP where that is negative.
 import math
 import re
 
+import openmm
 from openmm import unit
 
 from openmmcoordination.plumed.expressions import CONSTANTS, Expression, substitute, withConstants
@@ -289,7 +290,7 @@ def readMetad(plumed, action):
     """METAD on 1 to 3 coordination numbers (well tempered, on a grid): the arguments of
     Metadynamics, built once the whole input has been read (a Value of kind 'metad' with ``spec``)."""
     from openmm.app.metadynamics import BiasVariable
-    labels, values = _arguments(plumed, action, ('coordination', 'function'))
+    labels, values = _arguments(plumed, action, ('coordination', 'function', 'distance'))
     count = len(labels)
     if not 1 <= count <= 3:
         raise action.fail('ARG', 'Metadynamics takes 1, 2 or 3 arguments, got %d', count)
@@ -326,6 +327,11 @@ def readMetad(plumed, action):
     action.finish()
     variables = [BiasVariable(_variableForce(plumed, value), lo, hi, sigma, False, width)
                  for value, lo, hi, sigma, width in zip(values, minima, maxima, sigmas, widths)]
+    for label, value in zip(labels, values):
+        if value.kind == 'distance':
+            action.log.append('%s: a DISTANCE, computed by a CustomBondForce: the bias is applied by a CustomCVForce, '
+                              'the slower path (its CVs in an inner Context every step); in %s as PLUMED prints it'
+                              % (label, plumed.units.lengthName))
     spec = dict(variables=variables, temperature=temperature*unit.kelvin, biasFactor=biasFactor,
                 height=height*unit.kilojoules_per_mole, frequency=frequency, saveFrequency=saveFrequency, biasDir=biasDir,
                 truncateHills=True)
@@ -340,7 +346,7 @@ def readMetad(plumed, action):
         ('' if biasDir is None else ', saveFrequency=%d, biasDir=%r' % (saveFrequency, biasDir)) + ', truncateHills=True'))
     action.python.append('# hills written to %s (PLUMED\'s HILLS format) by PlumedInput.step' % hills)
     return Value(action, 'metad', None, spec=spec, labels=labels, hills=hills, calcRct=calcRct,
-                 cvs=set().union(*[_cvsOf(l, v) for l, v in zip(labels, values)]))
+                 cvs=set().union(*[_cvsOf(l, v) for l, v in zip(labels, values) if v.kind != 'distance']))
 
 
 def _variableForce(plumed, value):
@@ -350,6 +356,13 @@ def _variableForce(plumed, value):
     from openmmcoordination.cvfunction import CVFunction
     if value.kind == 'coordination':
         return value.obj
+    if value.kind == 'distance':
+        # the distance in the input's length unit (SIGMA and the grid are in it): r (nm) / nm per unit
+        length = plumed.units.length
+        force = openmm.CustomBondForce('r' if length == 1 else 'r/%s' % number(length))
+        force.addBond(value.obj[0], value.obj[1], [])
+        force.setUsesPeriodicBoundaryConditions(value.periodic)
+        return force
     names = sorted(value.cvs)
     return CVFunction(value.obj, {name: plumed.values[name].obj for name in names})
 
