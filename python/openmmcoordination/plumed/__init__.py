@@ -492,13 +492,10 @@ class PlumedInput(object):
             lines += ['    note: ' + line for line in action.log]
         if self.python:
             lines += ['forces added to the System:'] + ['    ' + line for line in self.python]
-        if self.metadynamics is not None:
-            lines += ['    # Metadynamics added its CoordinationBiasForce, bias(%s), in force group %d' % (
-                ', '.join('c%d' % (k + 1) for k in range(len(self.metadynamics.variables))),
-                self.metadynamics.force.getForceGroup())]
-        if self.opes is not None:
-            lines += ['    # OPES added its CoordinationBiasForce, bias(%s), in force group %d' % (
-                ', '.join('c%d' % (k + 1) for k in range(len(self.opes.variables))), self.opes.force.getForceGroup())]
+        for name, built in (('Metadynamics', self.metadynamics), ('OPES', self.opes)):
+            if built is not None:
+                lines += ['    # %s added its %s, %s, in force group %d' % (
+                    name, type(built.force).__name__, built.force.getEnergyExpression(), built.force.getForceGroup())]
         return '\n'.join(lines)
 
 

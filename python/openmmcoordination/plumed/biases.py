@@ -339,9 +339,9 @@ def readMetad(plumed, action):
                       '(Metadynamics(truncateHills=True))')
     _logFunctions(action, labels, values)
     action.python.append('%s = Metadynamics(system, [%s], %s*kelvin, %s, %s*kilojoules_per_mole, %d%s)' % (
-        action.label or 'metad', ', '.join('BiasVariable(%s, %r, %r, %r, gridWidth=%d)' % (l, v.minValue, v.maxValue,
-                                                                                            v.biasWidth, v.gridWidth)
-                                           for l, v in zip(labels, variables)),
+        action.label or 'metad', ', '.join('BiasVariable(%s, %r, %r, %r, gridWidth=%d)' % (_pythonForce(l, x), v.minValue,
+                                                                                            v.maxValue, v.biasWidth, v.gridWidth)
+                                           for l, x, v in zip(labels, values, variables)),
         number(temperature), number(biasFactor), repr(height), frequency,
         ('' if biasDir is None else ', saveFrequency=%d, biasDir=%r' % (saveFrequency, biasDir)) + ', truncateHills=True'))
     action.python.append('# hills written to %s (PLUMED\'s HILLS format) by PlumedInput.step' % hills)
@@ -365,6 +365,15 @@ def _variableForce(plumed, value):
         return force
     names = sorted(value.cvs)
     return CVFunction(value.obj, {name: plumed.values[name].obj for name in names})
+
+
+def _pythonForce(label, value):
+    """How the force of a METAD or OPES argument is written in the equivalent Python (describe())."""
+    if value.kind == 'function':
+        return 'CVFunction(%s, {%s})' % (label, ', '.join('%r: %s' % (n, n) for n in sorted(value.cvs)))
+    if value.kind == 'distance':
+        return '%s_r' % label          # the CustomBondForce of the log's note
+    return label
 
 
 def _logFunctions(action, labels, values):
@@ -553,8 +562,9 @@ def readOpes(plumed, action):
     if extra is not None:
         spec['extraBias'] = list(extra)     # labels: the force group of their forces is chosen when they are built
     action.python.append('%s = OPES(system, [%s], %s*kelvin, %r*kilojoules_per_mole, %d%s)' % (
-        action.label or 'opes', ', '.join('BiasVariable(%s, %r, %r, %r, gridWidth=%d)' % (l, v.minValue, v.maxValue, v.biasWidth, v.gridWidth)
-                                          for l, v in zip(labels, variables)),
+        action.label or 'opes', ', '.join('BiasVariable(%s, %r, %r, %r, gridWidth=%d)' % (_pythonForce(l, x), v.minValue, v.maxValue,
+                                                                                           v.biasWidth, v.gridWidth)
+                                          for l, x, v in zip(labels, values, variables)),
         number(temperature), barrier, pace, ''.join(', %s=%r' % (k, spec[k]) for k in (
             'biasFactor', 'sigma', 'epsilon', 'explore', 'adaptiveSigmaStride', 'sigmaMin', 'fixedSigma', 'kernelCutoff')
             if spec[k] not in (None, False)) + ('' if threshold == 1.0 else ', compressionThreshold=%r' % threshold)))
