@@ -308,6 +308,7 @@ def test_reader_metad_on_combine(tmp_path):
     assert isinstance(meta.force, CoordinationBiasForce) and system.getNumForces() == 3
     assert meta.force.getEnergyExpression() == 'bias(1*(c1_cd) + (-1)*(c1_ca))'
     assert any('CVFunction' in line for line in inp.actions[-2].log)
+    assert "# Metadynamics added its CoordinationBiasForce, bias(1*(c1_cd) + (-1)*(c1_ca)), in force group" in inp.describe()
     simulation = app.Simulation(topology, system, integrator, openmm.Platform.getPlatformByName('Reference'))
     simulation.context.setPositions(positions())
     inp.attach(simulation, str(tmp_path))
@@ -360,6 +361,7 @@ def test_reader_metad_on_a_distance_and_a_coordination_number(tmp_path):
     meta = inp.metadynamics
     assert isinstance(meta.force, openmm.CustomCVForce)
     assert any('the slower path' in line for line in inp.actions[3].log)
+    assert "# Metadynamics added its CustomCVForce, bias(c1, c2), in force group" in inp.describe()
     simulation = app.Simulation(topology, system, integrator, openmm.Platform.getPlatformByName('Reference'))
     simulation.context.setPositions(positions())
     inp.attach(simulation, str(tmp_path))
@@ -372,3 +374,21 @@ def test_reader_metad_on_a_distance_and_a_coordination_number(tmp_path):
     np.testing.assert_allclose(meta.getHillCenters(), colvar[1:, 1:3], atol=1e-6)
     config = next(c for c in available_configs()[0] if c.name == 'Reference')
     check_energy_and_forces(meta, simulation, None, config)
+
+
+def test_function_of_a_distance_and_a_coordination_number():
+    """A CVFunction of a CustomBondForce distance and a coordination number: the CustomCVForce path;
+    the value f = r03*cd equal to NumPy's, the forces equal to finite differences."""
+    config = next(c for c in available_configs()[0] if c.name == 'Reference')
+    system, _ = toy_system(PARTNERS)
+    with pytest.warns(RuntimeWarning, match='CustomCVForce'):
+        meta = Metadynamics(system, [BiasVariable(CVFunction('r*cd', {'r': distance_force(), 'cd': donor()}), 0.0, 1.5,
+                                                  0.05, gridWidth=151)],
+                            TOY_TEMPERATURE*unit.kelvin, 5.0, 2.0*unit.kilojoules_per_mole, 50)
+    assert isinstance(meta.force, openmm.CustomCVForce) and meta.force.getEnergyFunction() == 'bias((c1_r)*(c1_cd))'
+    simulation = simulation_of(system, config)
+    meta.step(simulation, 150)
+    p = simulation.context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
+    cd, _, r03 = numpy_cvs(p)
+    assert meta.getCollectiveVariables(simulation)[0] == pytest.approx(r03*cd, rel=1e-10)
+    check_energy_and_forces(meta, simulation, [r03*cd], config)

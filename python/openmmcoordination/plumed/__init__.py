@@ -495,7 +495,8 @@ class PlumedInput(object):
         for name, built in (('Metadynamics', self.metadynamics), ('OPES', self.opes)):
             if built is not None:
                 lines += ['    # %s added its %s, %s, in force group %d' % (
-                    name, type(built.force).__name__, built.force.getEnergyExpression(), built.force.getForceGroup())]
+                    name, type(built.force).__name__, (built.force.getEnergyFunction() if isinstance(
+                        built.force, openmm.CustomCVForce) else built.force.getEnergyExpression()), built.force.getForceGroup())]
         return '\n'.join(lines)
 
 
