@@ -108,8 +108,9 @@ class CollectiveVariableReporter(object):
     """Writes the values of one or more coordination numbers every ``reportInterval`` steps, as CSV
     with the columns step, time_ps and one per CV, and keeps them (``steps``, ``times`` in ps,
     ``values`` as arrays). A CoordinationForce gives one column (getCollectiveVariableValue), a
-    CoordinationBiasForce one per CV, in its order (getCollectiveVariableValues): the CVs of a
-    Metadynamics object are reported by passing ``meta.force``.
+    CoordinationBiasForce (or a CustomCVForce) one per CV, in its order (getCollectiveVariableValues):
+    the CVs of a Metadynamics object are reported by passing ``meta.force`` (of a CVFunction variable,
+    the CVs it is a function of, named c<k>_<name>).
 
     Parameters
     ----------
@@ -133,11 +134,14 @@ class CollectiveVariableReporter(object):
     _include = ()
 
     def __init__(self, file, reportInterval, forces, names=None, append=False):
+        import openmm
         from openmmcoordination import CoordinationBiasForce
         if not isinstance(forces, (list, tuple)):
             forces = [forces]
         self._forces = list(forces)
-        self._bias = [isinstance(force, CoordinationBiasForce) for force in self._forces]
+        # a CustomCVForce is the bias force of Metadynamics and OPES on the slower path (a CV that is not a
+        # coordination number): its CVs are reported as a CoordinationBiasForce's
+        self._bias = [isinstance(force, (CoordinationBiasForce, openmm.CustomCVForce)) for force in self._forces]
         columns = sum(force.getNumCollectiveVariables() if bias else 1 for force, bias in zip(self._forces, self._bias))
         if names is None:
             if len(self._forces) == 1 and self._bias[0]:

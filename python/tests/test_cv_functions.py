@@ -392,3 +392,28 @@ def test_function_of_a_distance_and_a_coordination_number():
     cd, _, r03 = numpy_cvs(p)
     assert meta.getCollectiveVariables(simulation)[0] == pytest.approx(r03*cd, rel=1e-10)
     check_energy_and_forces(meta, simulation, [r03*cd], config)
+
+
+def test_collective_variable_reporter_of_both_bias_forces():
+    """CollectiveVariableReporter(meta.force) reports the bias force's CVs, by name: the forces of a
+    CVFunction (c1_cd, c1_ca) on the CoordinationBiasForce, and c1, c2 on the CustomCVForce path."""
+    from openmmcoordination import CollectiveVariableReporter
+    config = next(c for c in available_configs()[0] if c.name == 'Reference')
+    for variables in ([function_variable('cd - ca')],
+                      [BiasVariable(distance_force(), 0.1, 0.8, 0.02, gridWidth=71), BiasVariable(donor(), 0.0, 2.0, 0.1)]):
+        system, _ = toy_system(PARTNERS)
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', RuntimeWarning)
+            meta = Metadynamics(system, variables, TOY_TEMPERATURE*unit.kelvin, 5.0, 1.0*unit.kilojoules_per_mole, 50)
+        simulation = simulation_of(system, config)
+        reporter = CollectiveVariableReporter(None, 10, meta.force)
+        simulation.reporters.append(reporter)
+        meta.step(simulation, 20)
+        p = simulation.context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
+        cd, ca, r03 = numpy_cvs(p)
+        if len(variables) == 1:
+            assert reporter.names == ['c1_cd', 'c1_ca']
+            assert np.allclose(reporter.values[-1], [cd, ca], rtol=1e-10)
+        else:
+            assert reporter.names == ['c1', 'c2']
+            assert np.allclose(reporter.values[-1], [r03, cd], rtol=1e-10)
