@@ -417,3 +417,48 @@ def test_collective_variable_reporter_of_both_bias_forces():
         else:
             assert reporter.names == ['c1', 'c2']
             assert np.allclose(reporter.values[-1], [r03, cd], rtol=1e-10)
+
+
+def test_reader_distance_components(tmp_path):
+    """DISTANCE COMPONENTS NOPBC: d.x, d.y, d.z (particle 4 less particle 1, PLUMED's sign) in PRINT, in a
+    RESTRAINT (a CustomCompoundBondForce: energy and forces against NumPy) and in METAD ARG=d.x,cd (the
+    CustomCVForce path); COMPONENTS without NOPBC is refused, and so is the label alone."""
+    from openmmcoordination import plumed
+    system, _ = toy_system(PARTNERS)
+    text = ('cd: COORDINATION GROUPA=1 GROUPB=2,3 R_0=0.3\nd: DISTANCE ATOMS=1,4 COMPONENTS NOPBC\n'
+            'r: RESTRAINT ARG=d.y AT=0.1 KAPPA=50\n'
+            'metad: METAD ARG=d.x,cd SIGMA=0.02,0.1 HEIGHT=1.0 PACE=50 BIASFACTOR=6 TEMP=300 GRID_MIN=-0.8,0 '
+            'GRID_MAX=0.8,2 GRID_BIN=80,20\nPRINT ARG=d.x,d.y,d.z,cd,r.bias STRIDE=50 FILE=COLVAR\n')
+    with pytest.warns(RuntimeWarning, match='CustomCompoundBondForce'):
+        inp = plumed.load(text, system)
+    restraint = next(f for f in inp.forces if isinstance(f, openmm.CustomCompoundBondForce))
+    context = openmm.Context(system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
+    x = positions()
+    context.setPositions(x)
+    delta = x[3] - x[0]
+    assert inp.getValues(context, ['d.x', 'd.y', 'd.z']) == pytest.approx(list(delta), rel=1e-12)
+    expected = 0.5*50*(delta[1] - 0.1)**2
+    assert inp.getValues(context, ['r.bias'])[0] == pytest.approx(expected, rel=1e-12)
+    single = openmm.System()
+    for _ in range(PARTNERS + 1):
+        single.addParticle(1.0)
+    single.addForce(openmm.XmlSerializer.deserialize(openmm.XmlSerializer.serialize(restraint)))
+    alone = openmm.Context(single, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
+    alone.setPositions(x)
+    aloneState = alone.getState(getEnergy=True, getForces=True)
+    assert aloneState.getPotentialEnergy().value_in_unit(unit.kilojoules_per_mole) == pytest.approx(expected, rel=1e-12)
+    forces = aloneState.getForces(asNumpy=True).value_in_unit(unit.kilojoule_per_mole/unit.nanometer)
+    assert forces[3, 1] == pytest.approx(-50*(delta[1] - 0.1), rel=1e-12) and forces[0, 1] == pytest.approx(
+        50*(delta[1] - 0.1), rel=1e-12)
+    assert isinstance(inp.metadynamics.force, openmm.CustomCVForce)
+    assert inp.metadynamics.getCollectiveVariables(_Simulated(context))[0] == pytest.approx(delta[0], rel=1e-12)
+    with pytest.raises(plumed.PlumedInputError, match='COMPONENTS: only with NOPBC'):
+        plumed.load('d: DISTANCE ATOMS=1,4 COMPONENTS\n', toy_system(PARTNERS)[0])
+    with pytest.raises(plumed.PlumedInputError, match="'d' is not the label"):
+        plumed.load('d: DISTANCE ATOMS=1,4 COMPONENTS NOPBC\nRESTRAINT ARG=d AT=0.1 KAPPA=1\n', toy_system(PARTNERS)[0])
+
+
+class _Simulated(object):
+    """What getCollectiveVariables reads of a Simulation: its context."""
+    def __init__(self, context):
+        self.context = context

@@ -30,7 +30,7 @@ ERRORS = [
     ('c: CONTACTMAP ATOMS1=1,2 SWITCH={RATIONAL R_0=0.3} SWITCH1={RATIONAL R_0=0.3} SUM\n',
      (1, 'CONTACTMAP', 'SWITCH1'), 'not both'),
     ('c: CONTACTMAP ATOMS1=1,2 SUM\n', (1, 'CONTACTMAP', 'SWITCH1'), 'not neither'),
-    ('d: DISTANCE ATOMS=1,2 COMPONENTS\n', (1, 'DISTANCE', 'COMPONENTS'), 'not supported'),
+    ('d: DISTANCE ATOMS=1,2 COMPONENTS\n', (1, 'DISTANCE', 'COMPONENTS'), 'only with NOPBC'),
     ('d: DISTANCE ATOMS=1,2,3\n', (1, 'DISTANCE', 'ATOMS'), 'two atoms, got 3'),
     ('c: COORDINATION GROUPA=1-4 R_0=abc\n', (1, 'COORDINATION', 'R_0'), "not a number: 'abc'"),
     ('c: COORDINATION GROUPA=1-4 R_0=1e999\n', (1, 'COORDINATION', 'R_0'), 'not a finite number'),

@@ -150,6 +150,13 @@ class PlumedInput(object):
                 value = Value(action, kind, built[0] if kind == 'distance' else built)
                 if kind == 'distance':
                     value.periodic = built[1]
+                    if built[2]:
+                        # COMPONENTS: the values label.x, .y, .z (PLUMED has no label alone then)
+                        for k, axis in enumerate('xyz'):
+                            self.values['%s.%s' % (action.label, axis)] = Value(action, kind, built[0], periodic=False,
+                                                                                component=k)
+                        self.actions.append(action)
+                        return
                 if kind == 'group':
                     self.groups[action.label or 'group'] = built
             elif action.name in ('SORT', 'COORDINATIONNUMBER', 'COORDINATION_MOMENTS', 'MOMENTS', 'SUM', 'MEAN'):
@@ -304,7 +311,18 @@ class PlumedInput(object):
         return group
 
     def _distanceForce(self, label, value, energy):
-        """A CustomBondForce of the bias terms (kJ/mol, r in nm) on a DISTANCE."""
+        """A CustomBondForce of the bias terms (kJ/mol, r in nm) on a DISTANCE; of a component (label.x),
+        a CustomCompoundBondForce with r = x2 - x1 (or y, z)."""
+        component = getattr(value, 'component', None)
+        if component is not None:
+            axis = 'xyz'[component]
+            force = openmm.CustomCompoundBondForce(2, '%s; r=%s2-%s1' % (energy, axis, axis))
+            force.addBond(list(value.obj), [])
+            force.setName('PLUMED %s' % label)
+            self.python += ['%s_bias = CustomCompoundBondForce(2, %r); %s_bias.addBond([%d, %d]); system.addForce(%s_bias)'
+                            % (label.replace('.', '_'), force.getEnergyFunction(), label.replace('.', '_'), value.obj[0],
+                               value.obj[1], label.replace('.', '_'))]
+            return force
         force = openmm.CustomBondForce(energy)
         force.addBond(*value.obj, [])
         force.setUsesPeriodicBoundaryConditions(value.periodic)
@@ -542,8 +560,11 @@ def _boxDerivatives(force, positions, box):
 
 
 def _distance(value, positions, box):
-    """The distance (nm) of a DISTANCE, the nearest periodic image as OpenMM's bonded forces take it."""
+    """The distance (nm) of a DISTANCE, the nearest periodic image as OpenMM's bonded forces take it; of
+    a component (label.x, NOPBC), that coordinate of the second particle less the first's."""
     delta = positions[value.obj[1]] - positions[value.obj[0]]
+    if getattr(value, 'component', None) is not None:
+        return float(delta[value.component])
     if value.periodic:
         for k in (2, 1, 0):
             delta = delta - box[k]*np.round(delta[k]/box[k][k])

@@ -329,8 +329,9 @@ def readMetad(plumed, action):
                  for value, lo, hi, sigma, width in zip(values, minima, maxima, sigmas, widths)]
     for label, value in zip(labels, values):
         if value.kind == 'distance':
-            action.log.append('%s: a DISTANCE, computed by a CustomBondForce: the bias is applied by a CustomCVForce, '
-                              'the slower path (its CVs in an inner Context every step); in %s as PLUMED prints it'
+            action.log.append('%s: a DISTANCE, computed by a CustomBondForce (a component by a CustomCompoundBondForce): '
+                              'the bias is applied by a CustomCVForce, the slower path (its CVs in an inner Context '
+                              'every step); in %s as PLUMED prints it'
                               % (label, plumed.units.lengthName))
     spec = dict(variables=variables, temperature=temperature*unit.kelvin, biasFactor=biasFactor,
                 height=height*unit.kilojoules_per_mole, frequency=frequency, saveFrequency=saveFrequency, biasDir=biasDir,
@@ -359,6 +360,13 @@ def _variableForce(plumed, value):
     if value.kind == 'distance':
         # the distance in the input's length unit (SIGMA and the grid are in it): r (nm) / nm per unit
         length = plumed.units.length
+        component = getattr(value, 'component', None)
+        if component is not None:                 # label.x of COMPONENTS (NOPBC): x2 - x1
+            axis = 'xyz'[component]
+            r = '%s2-%s1' % (axis, axis)
+            force = openmm.CustomCompoundBondForce(2, r if length == 1 else '(%s)/%s' % (r, number(length)))
+            force.addBond(list(value.obj), [])
+            return force
         force = openmm.CustomBondForce('r' if length == 1 else 'r/%s' % number(length))
         force.addBond(value.obj[0], value.obj[1], [])
         force.setUsesPeriodicBoundaryConditions(value.periodic)
@@ -372,7 +380,7 @@ def _pythonForce(label, value):
     if value.kind == 'function':
         return 'CVFunction(%s, {%s})' % (label, ', '.join('%r: %s' % (n, n) for n in sorted(value.cvs)))
     if value.kind == 'distance':
-        return '%s_r' % label          # the CustomBondForce of the log's note
+        return '%s_r' % label.replace('.', '_')          # the CustomBondForce of the log's note
     return label
 
 
