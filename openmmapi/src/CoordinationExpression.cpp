@@ -228,3 +228,19 @@ string CoordinationExpression::describeTableShape(const TabulatedFunction& funct
     text << (function.getPeriodic() ? ", periodic" : ", not periodic");
     return text.str();
 }
+
+TabulatedFunction* CoordinationExpression::copyTable(const TabulatedFunction& function) {
+    TableParameters table;
+    if (!readTable(function, 3, table))
+        throw OpenMMException("copyTable: the tabulated function is not a Continuous1DFunction, Continuous2DFunction or "
+                "Continuous3DFunction");
+    const vector<int>& n = table.sizes;
+    const vector<double>& lo = table.mins;
+    const vector<double>& hi = table.maxs;
+    bool periodic = function.getPeriodic();
+    if (n.size() == 1)
+        return new Continuous1DFunction(table.values, lo[0], hi[0], periodic);
+    if (n.size() == 2)
+        return new Continuous2DFunction(n[0], n[1], table.values, lo[0], hi[0], lo[1], hi[1], periodic);
+    return new Continuous3DFunction(n[0], n[1], n[2], table.values, lo[0], hi[0], lo[1], hi[1], lo[2], hi[2], periodic);
+}

@@ -71,6 +71,12 @@ public:
      * messages: "121 x 121 points over [0, 1] x [0, 1], not periodic".
      */
     static std::string describeTableShape(const OpenMM::TabulatedFunction& function);
+    /**
+     * A copy of a Continuous1DFunction, Continuous2DFunction or Continuous3DFunction that keeps
+     * whether it is periodic (OpenMM's TabulatedFunction::Copy() drops that: a periodic table
+     * copied with it is evaluated as a natural spline). Throws OpenMMException for another type.
+     */
+    static OpenMM::TabulatedFunction* copyTable(const OpenMM::TabulatedFunction& function);
 };
 
 } // namespace CoordinationPlugin

@@ -14,7 +14,9 @@ namespace CoordinationPlugin {
  * cross derivatives of the grid taken from them in SplineFitter's order, and the bicubic or
  * tricubic Hermite patch of each grid cell), in the float layout that
  * ExpressionUtilities::computeFunctionCoefficients() gives and the code ExpressionUtilities
- * generates reads. Periodic tables take OpenMM's own SplineFitter.
+ * generates reads, or in double precision in the same layout, which the chain rule of a Context in
+ * double precision reads (CudaCoordinationProgram::getChainRulePart()). Periodic tables take
+ * OpenMM's own SplineFitter.
  *
  * Metadynamics replaces the table of a CoordinationBiasForce at every hill. SplineFitter spends
  * about 4 ms on a 121 x 121 grid (a vector per cell, a binary search per derivative, a dense
@@ -36,6 +38,14 @@ public:
      * Throws OpenMMException for any other type of function.
      */
     static std::vector<float> computeCoefficients(const OpenMM::TabulatedFunction& function, int& width);
+    /**
+     * The same coefficients in double precision (the layout of computeCoefficients(), not rounded to
+     * float), which a Context in double precision uploads and its chain rule reads.
+     *
+     * @param function   a Continuous1DFunction, Continuous2DFunction or Continuous3DFunction
+     * @param[out] width the doubles an element (4)
+     */
+    static std::vector<double> computeDoubleCoefficients(const OpenMM::TabulatedFunction& function, int& width);
     /**
      * The axis of a table as the natural splines along it use it, for fitting them elsewhere (the
      * device's fit, kernels/spline.cu): 4n doubles, the n points from min to max, then a, gamma

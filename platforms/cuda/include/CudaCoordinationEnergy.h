@@ -121,6 +121,8 @@ public:
     std::vector<double> readState(const std::vector<CudaCoordinationCV*>& cvs, bool checkEnergy,
             const std::function<std::string(const std::map<std::string, double>&, double, const std::vector<double>&)>& message);
 private:
+    /** Upload a table's spline coefficients (CoordinationSpline's layout): double in double precision, else rounded to float. */
+    void uploadCoefficients(OpenMM::CudaArray& table, const std::vector<double>& coefficients);
     /** The state as it starts, and as readState() leaves what it cleared. */
     std::vector<double> initialState() const;
     /** The CVs' ChainRuleTargets (kernels/chainrule.cu) as the bytes of a kernel argument, and the largest number of slots. */

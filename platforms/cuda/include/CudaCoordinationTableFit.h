@@ -11,7 +11,8 @@ namespace CoordinationPlugin {
 
 /**
  * The spline coefficients of a table fitted on the GPU from its values (kernels/spline.cu): the
- * natural cubic splines of CoordinationSpline, by its equations, written in its float layout to
+ * natural cubic splines of CoordinationSpline, by its equations, written in its layout (float, or double
+ * in a Context of double precision) to
  * the array the chain rule reads. Only the values cross to the device (8 bytes a point, against 16
  * floats a cell of coefficients fitted on the host), and nothing is read back: this is how
  * CoordinationBiasForce::updateTabulatedFunctionInContext() refreshes a metadynamics or OPES bias.
@@ -27,7 +28,7 @@ public:
      * Fit a table's splines and write its coefficients (CoordinationSpline's layout) to an array.
      *
      * @param table         a table canFit() accepts
-     * @param coefficients  the array of float4 the chain rule reads, of the size for this table
+     * @param coefficients  the array of float4 (double4 in double precision) the chain rule reads, of the size for this table
      */
     void fit(const OpenMM::TabulatedFunction& table, OpenMM::CudaArray& coefficients);
 private:

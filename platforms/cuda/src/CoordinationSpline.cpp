@@ -113,24 +113,24 @@ inline void hermite(const double* in, int stride, double* out) {
     out[3] = 2.0*f0-2.0*f1+d0+d1;
 }
 
-vector<float> coefficients1D(const Continuous1DFunction& function) {
+vector<double> coefficients1D(const Continuous1DFunction& function) {
     vector<double> values;
     double min, max;
     function.getFunctionParameters(values, min, max);
     int n = values.size();
     AxisSplines axis(min, max, n);
     const vector<double>& m = axis.secondDerivatives(values);
-    vector<float> f(4*(n-1));
+    vector<double> f(4*(n-1));
     for (int i = 0; i < n-1; i++) {
-        f[4*i] = (float) values[i];
-        f[4*i+1] = (float) values[i+1];
-        f[4*i+2] = (float) (m[i]/6.0);
-        f[4*i+3] = (float) (m[i+1]/6.0);
+        f[4*i] = values[i];
+        f[4*i+1] = values[i+1];
+        f[4*i+2] = m[i]/6.0;
+        f[4*i+3] = m[i+1]/6.0;
     }
     return f;
 }
 
-vector<float> coefficients2D(const Continuous2DFunction& function) {
+vector<double> coefficients2D(const Continuous2DFunction& function) {
     vector<double> values;
     int nx, ny;
     double xmin, xmax, ymin, ymax;
@@ -144,7 +144,7 @@ vector<float> coefficients2D(const Continuous2DFunction& function) {
     const vector<double>* data[2][2] = {{&values, &dy}, {&dx, &dxy}};
     const vector<double>& x = xAxis.points();
     const vector<double>& y = yAxis.points();
-    vector<float> f(16*(size_t) (nx-1)*(ny-1));
+    vector<double> f(16*(size_t) (nx-1)*(ny-1));
     for (int j = 0; j < ny-1; j++)
         for (int i = 0; i < nx-1; i++) {
             // corner[p][q]: p, q = (value at the lower point, at the upper, derivative at the lower, at the upper) along x, y.
@@ -163,15 +163,15 @@ vector<float> coefficients2D(const Continuous2DFunction& function) {
             }
             for (int k = 0; k < 4; k++)
                 hermite(alongX[k], 1, patch[k]);
-            float* out = &f[16*(i+j*(size_t) (nx-1))];
+            double* out = &f[16*(i+j*(size_t) (nx-1))];
             for (int k = 0; k < 4; k++)
                 for (int l = 0; l < 4; l++)
-                    out[4*k+l] = (float) patch[k][l];
+                    out[4*k+l] = patch[k][l];
         }
     return f;
 }
 
-vector<float> coefficients3D(const Continuous3DFunction& function) {
+vector<double> coefficients3D(const Continuous3DFunction& function) {
     vector<double> values;
     int nx, ny, nz;
     double xmin, xmax, ymin, ymax, zmin, zmax;
@@ -192,7 +192,7 @@ vector<float> coefficients3D(const Continuous3DFunction& function) {
     const vector<double>& x = xAxis.points();
     const vector<double>& y = yAxis.points();
     const vector<double>& z = zAxis.points();
-    vector<float> f(64*(size_t) (nx-1)*(ny-1)*(nz-1));
+    vector<double> f(64*(size_t) (nx-1)*(ny-1)*(nz-1));
     for (int k = 0; k < nz-1; k++)
         for (int j = 0; j < ny-1; j++)
             for (int i = 0; i < nx-1; i++) {
@@ -218,12 +218,12 @@ vector<float> coefficients3D(const Continuous3DFunction& function) {
                         for (int n = 0; n < 4; n++)
                             step2[m][n][r] = column[n];
                     }
-                float* out = &f[64*(i+j*(size_t) (nx-1)+k*(size_t) (nx-1)*(ny-1))];
+                double* out = &f[64*(i+j*(size_t) (nx-1)+k*(size_t) (nx-1)*(ny-1))];
                 for (int m = 0; m < 4; m++)
                     for (int n = 0; n < 4; n++) {
                         hermite(&step2[m][n][0], 1, column);
                         for (int l = 0; l < 4; l++)
-                            out[m+4*n+16*l] = (float) column[l];
+                            out[m+4*n+16*l] = column[l];
                     }
             }
     return f;
@@ -234,7 +234,7 @@ vector<float> coefficients3D(const Continuous3DFunction& function) {
  * ExpressionUtilities), so that they match the Reference platform of whichever OpenMM is
  * installed: OpenMM's periodic splines have changed over its versions.
  */
-vector<float> fitterCoefficients(const TabulatedFunction& function) {
+vector<double> fitterCoefficients(const TabulatedFunction& function) {
     vector<double> values, second;
     vector<vector<double> > cells;
     int nx, ny, nz;
@@ -254,7 +254,7 @@ vector<float> fitterCoefficients(const TabulatedFunction& function) {
         cube.getFunctionParameters(nx, ny, nz, values, xmin, xmax, ymin, ymax, zmin, zmax);
         SplineFitter::create3DSpline(axis(xmin, xmax, nx), axis(ymin, ymax, ny), axis(zmin, zmax, nz), values, true, cells);
     }
-    vector<float> f;
+    vector<double> f;
     for (auto& cell : cells)
         f.insert(f.end(), cell.begin(), cell.end());
     return f;
@@ -263,6 +263,11 @@ vector<float> fitterCoefficients(const TabulatedFunction& function) {
 } // namespace
 
 vector<float> CoordinationSpline::computeCoefficients(const TabulatedFunction& function, int& width) {
+    vector<double> coefficients = computeDoubleCoefficients(function, width);
+    return vector<float>(coefficients.begin(), coefficients.end());
+}
+
+vector<double> CoordinationSpline::computeDoubleCoefficients(const TabulatedFunction& function, int& width) {
     width = 4;
     auto table1 = dynamic_cast<const Continuous1DFunction*>(&function);
     auto table2 = dynamic_cast<const Continuous2DFunction*>(&function);

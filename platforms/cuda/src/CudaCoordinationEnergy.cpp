@@ -66,22 +66,33 @@ void CudaCoordinationEnergy::setExpression(const Lepton::ParsedExpression& energ
         globals.resize(numGlobals);
     this->tables.resize(tables.size());
     for (int i = 0; i < tables.size(); i++) {
-        int width;
         // The layout of ExpressionUtilities::computeFunctionCoefficients(), several times faster (a hill of metadynamics).
-        vector<float> coefficients = CoordinationSpline::computeCoefficients(*tables[i], width);
+        int width;
+        vector<double> coefficients = CoordinationSpline::computeDoubleCoefficients(*tables[i], width);
         unique_ptr<CudaArray>& table = this->tables[i];
         if (!table || table->getSize()*4 != coefficients.size()) {
             table.reset(new CudaArray());
-            table->initialize(cu, coefficients.size()/4, 4*sizeof(float), "coordinationTable");
+            table->initialize(cu, coefficients.size()/4, 4*(cu.getUseDoublePrecision() ? sizeof(double) : sizeof(float)),
+                    "coordinationTable");
         }
-        table->upload(coefficients.data());
+        uploadCoefficients(*table, coefficients);
+    }
+}
+
+void CudaCoordinationEnergy::uploadCoefficients(CudaArray& table, const vector<double>& coefficients) {
+    // Double in a Context of double precision (CudaCoordinationProgram::getChainRulePart()), else float.
+    if (cu.getUseDoublePrecision())
+        table.upload(coefficients.data());
+    else {
+        vector<float> rounded(coefficients.begin(), coefficients.end());
+        table.upload(rounded.data());
     }
 }
 
 void CudaCoordinationEnergy::updateTable(int index, const TabulatedFunction& table) {
     if (!CudaCoordinationTableFit::canFit(table)) {
         int width;
-        tables[index]->upload(CoordinationSpline::computeCoefficients(table, width).data());
+        uploadCoefficients(*tables[index], CoordinationSpline::computeDoubleCoefficients(table, width));
         return;
     }
     if (!tableFit)

@@ -106,12 +106,14 @@ CudaCoordinationModulePart CudaCoordinationProgram::getChainRulePart(ComputeCont
         const vector<string>& cvNames, const vector<string>& globalNames, const vector<const TabulatedFunction*>& tables,
         const vector<string>& tableNames) {
     CudaCoordinationModulePart part;
+    // In double precision the tables' coefficients are double (CoordinationSpline::computeDoubleCoefficients()).
+    string coefficientType = (cc.getUseDoublePrecision() ? "double4" : "float4");
     string tableParameters, tableArguments;
     vector<pair<string, string> > functionNames;
     for (int i = 0; i < tables.size(); i++) {
         string name = "table"+cc.intToString(i);
         functionNames.push_back(make_pair(tableNames[i], name));
-        tableParameters += ", const float4* RESTRICT "+name;
+        tableParameters += ", const "+coefficientType+"* RESTRICT "+name;
         tableArguments += ", "+name;
     }
     map<string, string> variables;
@@ -123,6 +125,12 @@ CudaCoordinationModulePart CudaCoordinationProgram::getChainRulePart(ComputeCont
     for (int i = 0; i < globalNames.size(); i++)
         variables[globalNames[i]] = "globals["+cc.intToString(i)+"]";
     string code = cc.getExpressionUtilities().createExpressions(terms, variables, tables, functionNames, "energy", "double");
+    if (cc.getUseDoublePrecision()) {
+        // ExpressionUtilities loads a table's coefficients into float4 variables: double4 here.
+        for (const string& declaration : {string("float4 coeff "), string("float4 c[")})
+            for (size_t at = code.find(declaration); at != string::npos; at = code.find(declaration, at))
+                code.replace(at, 6, "double4");
+    }
     part.source = cc.replaceStrings(getSource(CudaCoordinationKernelSources::files, {"chainrule"}), {{"COMPUTE_ENERGY_EXPRESSION", code}});
     part.defines["NUM_CVS"] = cc.intToString(cvNames.size());
     part.defines["PADDED_NUM_ATOMS"] = cc.intToString(cc.getPaddedNumAtoms());

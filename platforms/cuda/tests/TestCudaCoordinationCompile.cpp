@@ -331,6 +331,17 @@ static void checkTableCoefficients() {
     tables.emplace_back(new Continuous1DFunction(periodic, 0.0, 1.0, true));
     tables.emplace_back(new Continuous2DFunction(23, 17, vector<double>(values.begin(), values.begin()+23*17), 0.0, 1.0, 397.0, 517.0));
     tables.emplace_back(new Continuous3DFunction(9, 7, 11, values, -1.0, 1.0, 0.0, 2.0, 2.0, 3.5));
+    // Periodic tables of 2 and 3 dimensions (the first and last point of each axis the same).
+    vector<double> plane(23*17), cube(9*7*11);
+    for (int j = 0; j < 17; j++)
+        for (int i = 0; i < 23; i++)
+            plane[i+23*j] = values[(i%22)+23*(j%16)];
+    for (int k = 0; k < 11; k++)
+        for (int j = 0; j < 7; j++)
+            for (int i = 0; i < 9; i++)
+                cube[i+9*(j+7*k)] = values[(i%8)+9*((j%6)+7*(k%10))];
+    tables.emplace_back(new Continuous2DFunction(23, 17, plane, 0.0, 1.0, 397.0, 517.0, true));
+    tables.emplace_back(new Continuous3DFunction(9, 7, 11, cube, -1.0, 1.0, 0.0, 2.0, 2.0, 3.5, true));
     for (int t = 0; t < tables.size(); t++) {
         int expectedWidth, width;
         vector<float> expected = context.getExpressionUtilities().computeFunctionCoefficients(*tables[t], expectedWidth);

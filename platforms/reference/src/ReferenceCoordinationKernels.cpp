@@ -125,7 +125,7 @@ void ReferenceCalcCoordinationBiasForceKernel::setParameters(const CoordinationB
     tables.clear();
     tableNames.clear();
     for (int i = 0; i < force.getNumTabulatedFunctions(); i++) {
-        tables.emplace_back(force.getTabulatedFunction(i).Copy());
+        tables.emplace_back(CoordinationExpression::copyTable(force.getTabulatedFunction(i)));
         tableNames.push_back(force.getTabulatedFunctionName(i));
     }
     globalNames = parameterNames(force);
@@ -160,7 +160,7 @@ void ReferenceCalcCoordinationBiasForceKernel::copyParametersToContext(ContextIm
 
 void ReferenceCalcCoordinationBiasForceKernel::copyTabulatedFunctionToContext(ContextImpl& context, const CoordinationBiasForce& force,
         int index) {
-    tables[index].reset(force.getTabulatedFunction(index).Copy());
+    tables[index].reset(CoordinationExpression::copyTable(force.getTabulatedFunction(index)));
     setEnergy();
 }
 

@@ -1,7 +1,8 @@
 /**
  * The natural cubic splines of a table, fitted on the device (CudaCoordinationTableFit): the
  * equations, the order of operations and the layout of the host's CoordinationSpline, in double
- * precision, the coefficients rounded to float as the host rounds them. The grid holds the table's
+ * precision, the coefficients written as the chain rule reads them: rounded to float as the host rounds
+ * them, or in double precision where the Context is (TableCoefficient). The grid holds the table's
  * values followed by its derivatives, each a grid of the same size:
  *   1-D: values, second derivatives;
  *   2-D: values, d/dx, d/dy, d2/dxdy;
@@ -20,6 +21,13 @@
  * second derivatives and the axis are in 6n doubles of dynamic shared memory; otherwise (a long
  * axis) scratch holds 2n doubles a block and the axis is read where it is.
  */
+/** The type of a coefficient: double in a Context of double precision (CoordinationSpline::computeDoubleCoefficients()), else float. */
+#ifdef USE_DOUBLE_PRECISION
+typedef double TableCoefficient;
+#else
+typedef float TableCoefficient;
+#endif
+
 extern "C" __global__ void fitSplineLines(const double* RESTRICT in, double* RESTRICT out, double* RESTRICT scratch,
         const double* RESTRICT axis, int n, int stride, int numLines, int second, int useShared) {
     extern __shared__ double cache[];
@@ -82,17 +90,17 @@ inline DEVICE void hermite(double f0, double f1, double d0, double d1, double* o
 }
 
 /** One-dimensional table of n points: per interval, its end values and second derivatives over 6. */
-extern "C" __global__ void fitSplineCoefficients1D(const double* RESTRICT grid, float* RESTRICT coefficients, int n) {
+extern "C" __global__ void fitSplineCoefficients1D(const double* RESTRICT grid, TableCoefficient* RESTRICT coefficients, int n) {
     for (int i = blockIdx.x*blockDim.x+threadIdx.x; i < n-1; i += blockDim.x*gridDim.x) {
-        coefficients[4*i] = (float) grid[i];
-        coefficients[4*i+1] = (float) grid[i+1];
-        coefficients[4*i+2] = (float) (grid[n+i]/6.0);
-        coefficients[4*i+3] = (float) (grid[n+i+1]/6.0);
+        coefficients[4*i] = (TableCoefficient) grid[i];
+        coefficients[4*i+1] = (TableCoefficient) grid[i+1];
+        coefficients[4*i+2] = (TableCoefficient) (grid[n+i]/6.0);
+        coefficients[4*i+3] = (TableCoefficient) (grid[n+i+1]/6.0);
     }
 }
 
 /** Two-dimensional table of nx by ny points: per cell, the 16 coefficients of its bicubic patch. */
-extern "C" __global__ void fitSplineCoefficients2D(const double* RESTRICT grid, float* RESTRICT coefficients,
+extern "C" __global__ void fitSplineCoefficients2D(const double* RESTRICT grid, TableCoefficient* RESTRICT coefficients,
         const double* RESTRICT xAxis, const double* RESTRICT yAxis, int nx, int ny) {
     const size_t size = (size_t) nx*ny;
     // The grid of the derivative of orders (ox, oy): values, d/dx, d/dy, d2/dxdy.
@@ -111,17 +119,17 @@ extern "C" __global__ void fitSplineCoefficients2D(const double* RESTRICT grid, 
             for (int k = 0; k < 4; k++)
                 alongX[k][q] = column[k];
         }
-        float* out = coefficients+16*(size_t) cell;
+        TableCoefficient* out = coefficients+16*(size_t) cell;
         for (int k = 0; k < 4; k++) {
             hermite(alongX[k][0], alongX[k][1], alongX[k][2], alongX[k][3], column);
             for (int l = 0; l < 4; l++)
-                out[4*k+l] = (float) column[l];
+                out[4*k+l] = (TableCoefficient) column[l];
         }
     }
 }
 
 /** Three-dimensional table of nx by ny by nz points: per cell, the 64 coefficients of its tricubic patch. */
-extern "C" __global__ void fitSplineCoefficients3D(const double* RESTRICT grid, float* RESTRICT coefficients,
+extern "C" __global__ void fitSplineCoefficients3D(const double* RESTRICT grid, TableCoefficient* RESTRICT coefficients,
         const double* RESTRICT xAxis, const double* RESTRICT yAxis, const double* RESTRICT zAxis, int nx, int ny, int nz) {
     const size_t size = (size_t) nx*ny*nz, nxy = (size_t) nx*ny;
     // The grid of the derivative of orders (ox, oy, oz): values, x, y, z, xy, yz, xz, xyz.
@@ -152,12 +160,12 @@ extern "C" __global__ void fitSplineCoefficients3D(const double* RESTRICT grid, 
                 for (int n = 0; n < 4; n++)
                     corner[m][n][r] = column[n];
             }
-        float* out = coefficients+64*(size_t) cell;
+        TableCoefficient* out = coefficients+64*(size_t) cell;
         for (int m = 0; m < 4; m++)
             for (int n = 0; n < 4; n++) {
                 hermite(corner[m][n][0], corner[m][n][1], corner[m][n][2], corner[m][n][3], column);
                 for (int l = 0; l < 4; l++)
-                    out[m+4*n+16*l] = (float) column[l];
+                    out[m+4*n+16*l] = (TableCoefficient) column[l];
             }
     }
 }
