@@ -462,3 +462,37 @@ class _Simulated(object):
     """What getCollectiveVariables reads of a Simulation: its context."""
     def __init__(self, context):
         self.context = context
+
+
+def test_reader_metad_on_a_function_of_a_distance(tmp_path):
+    """METAD on a CUSTOM of a DISTANCE and a coordination number (UNITS LENGTH=A: d in Angstrom): a
+    CVFunction of a CustomBondForce and a CoordinationForce, the CustomCVForce path; PRINT's f equal to
+    NumPy's; RESTRAINT, OPES_METAD and DUMPDERIVATIVES on it refused, naming the distance."""
+    from openmmcoordination import plumed
+    system, topology = toy_system(PARTNERS)
+    integrator = openmm.LangevinMiddleIntegrator(TOY_TEMPERATURE, 5.0, 0.002)
+    integrator.setRandomNumberSeed(4)
+    head = ('UNITS LENGTH=A\ncd: COORDINATION GROUPA=1 GROUPB=2,3 R_0=3\nd: DISTANCE ATOMS=1,4\n'
+            'f: CUSTOM ARG=d,cd FUNC=0.1*x*y PERIODIC=NO\n')
+    with pytest.warns(RuntimeWarning, match='CustomCVForce'):
+        inp = plumed.load(head + 'metad: METAD ARG=f SIGMA=0.05 HEIGHT=1.0 PACE=50 BIASFACTOR=6 TEMP=300 GRID_MIN=0 '
+                          'GRID_MAX=2 GRID_BIN=100\nPRINT ARG=d,cd,f,metad.bias STRIDE=50 FILE=COLVAR\n', system,
+                          integrator=integrator)
+    meta = inp.metadynamics
+    assert isinstance(meta.force, openmm.CustomCVForce) and meta.force.getEnergyFunction() == 'bias(0.1*((c1_d))*((c1_cd)))'
+    simulation = app.Simulation(topology, system, integrator, openmm.Platform.getPlatformByName('Reference'))
+    simulation.context.setPositions(positions())
+    inp.attach(simulation, str(tmp_path))
+    inp.step(simulation, 100)
+    inp.close()
+    p = simulation.context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
+    cd, _, r03 = numpy_cvs(p)
+    assert inp.getValues(simulation.context, ['f'])[0] == pytest.approx(0.1*10*r03*cd, rel=1e-10)
+    assert meta.getCollectiveVariables(simulation)[0] == pytest.approx(0.1*10*r03*cd, rel=1e-10)
+    colvar = np.loadtxt(str(tmp_path/'COLVAR'))
+    np.testing.assert_allclose(colvar[:, 3], 0.1*colvar[:, 1]*colvar[:, 2], atol=5e-6)
+    for tail, match in (('RESTRAINT ARG=f AT=1 KAPPA=1\n', "'f' is a function of the DISTANCE d: only METAD and PRINT"),
+                        ('OPES_METAD ARG=f SIGMA=0.1 PACE=50 BARRIER=20 TEMP=300\n', "'f' depends on the DISTANCE 'd'"),
+                        ('DUMPDERIVATIVES ARG=f FILE=deriv\n', "'f' is a function of a DISTANCE")):
+        with pytest.raises(plumed.PlumedInputError, match=match):
+            plumed.load(head + tail, toy_system(PARTNERS)[0])

@@ -223,7 +223,7 @@ class PlumedInput(object):
                 if value.kind == 'coordination' and printed.kind == 'print':
                     needed.add(arg)
                 elif value.kind in ('function', 'bias'):
-                    needed |= value.cvs
+                    needed |= {c for c in value.cvs if self.values[c].kind == 'coordination'}   # not DISTANCEs
         return needed
 
     def _build(self):
@@ -346,7 +346,8 @@ class PlumedInput(object):
         for name in names:
             label, dot, _ = (name, '', '') if name in self.values else name.partition('.')
             value = self.values[label]
-            if value.kind == 'distance' or (dot and value.kind == 'bias' and any(l for l, _, _ in value.parts)):
+            if value.kind == 'distance' or (dot and value.kind == 'bias' and any(l for l, _, _ in value.parts)) or (
+                    value.kind == 'function' and biases.distancesOf(self, value)):
                 if positions is None:
                     state = state if state is not None and _hasPositions(state) else context.getState(getPositions=True)
                     positions = (state.getPositions(asNumpy=True).value_in_unit(unit.nanometer),
@@ -354,7 +355,10 @@ class PlumedInput(object):
             if value.kind == 'coordination':
                 results.append(cvs[label])
             elif value.kind == 'function':
-                results.append(value.expression.evaluate(cvs))
+                # a function of DISTANCEs (an argument of METAD) takes them from the positions, in the input's unit
+                local = dict(cvs, **{d: _distance(self.values[d], *positions)/self.units.length
+                                     for d in biases.distancesOf(self, value)})
+                results.append(value.expression.evaluate(local))
             elif value.kind == 'distance':
                 results.append(_distance(value, *positions)/self.units.length)
             elif value.kind == 'opes':
@@ -453,7 +457,8 @@ class PlumedInput(object):
         directory = os.getcwd() if directory is None else directory
         path = lambda name: name if os.path.isabs(name) else os.path.join(directory, name)
         for _, printed in self._ofKind('print'):
-            distances = any(self._valueOf(arg).kind in ('distance', 'bias') for arg in printed.args)
+            distances = any(self._valueOf(arg).kind in ('distance', 'bias') or (self._valueOf(arg).kind == 'function'
+                            and biases.distancesOf(self, self._valueOf(arg))) for arg in printed.args)
             reporter = PlumedColvarReporter(sys.stdout if printed.file is None else path(printed.file), printed.stride,
                                             lambda context, state, args=printed.args: self.getValues(context, args, state),
                                             printed.args, printed.fmt, ['positions'] if distances else [],

@@ -116,12 +116,24 @@ _KIND_NAMES = {'coordination': 'COORDINATION or CONTACTMAP', 'function': 'CUSTOM
 
 
 def _expressionOf(label, value):
-    """The Lepton expression of a value of coordination numbers, in their labels."""
-    return label if value.kind == 'coordination' else value.obj
+    """The Lepton expression of a value of coordination numbers (and distances), in their labels."""
+    return label if value.kind in ('coordination', 'distance') else value.obj
 
 
 def _cvsOf(label, value):
-    return {label} if value.kind == 'coordination' else value.cvs
+    return {label} if value.kind in ('coordination', 'distance') else value.cvs
+
+
+def _checkDistanceArguments(action, labels, values):
+    for label, value in zip(labels, values):
+        if value.kind == 'distance' and getattr(value, 'component', None) is not None:
+            raise action.fail('ARG', '%r: a component of a DISTANCE in a function is not supported here (a DISTANCE '
+                              'without COMPONENTS is)', label)
+
+
+def distancesOf(plumed, value):
+    """The labels of the DISTANCEs that a function (or a bias's CVs) depends on, sorted."""
+    return sorted(c for c in value.cvs if plumed.values[c].kind == 'distance')
 
 
 def _periodicNo(action):
@@ -132,8 +144,10 @@ def _periodicNo(action):
 
 def readFunction(plumed, action):
     """CUSTOM or MATHEVAL ARG= [VAR=] FUNC= PERIODIC=NO of coordination numbers: a Lepton expression
-    in their labels (a Value of kind 'function')."""
-    labels, values = _arguments(plumed, action, ('coordination', 'function'))
+    in their labels (a Value of kind 'function'). A DISTANCE among the arguments makes a function that
+    only METAD and PRINT take (the CustomCVForce path; see _distancesOf)."""
+    labels, values = _arguments(plumed, action, ('coordination', 'function', 'distance'))
+    _checkDistanceArguments(action, labels, values)
     variables = action.strings('VAR')
     if variables is None:
         if len(labels) > len(_DEFAULT_VARIABLES):
@@ -177,8 +191,10 @@ def _function(action, expression, labels, values, local):
 
 def readCombine(plumed, action):
     """COMBINE ARG= [COEFFICIENTS=] [PARAMETERS=] [POWERS=] [NORMALIZE] PERIODIC=NO: sum of
-    c_i (x_i - p_i)^e_i as a Lepton expression (coefficients divided by their sum with NORMALIZE)."""
-    labels, values = _arguments(plumed, action, ('coordination', 'function'))
+    c_i (x_i - p_i)^e_i as a Lepton expression (coefficients divided by their sum with NORMALIZE); of
+    distances too, as readFunction."""
+    labels, values = _arguments(plumed, action, ('coordination', 'function', 'distance'))
+    _checkDistanceArguments(action, labels, values)
     count = len(labels)
     coefficients = action.numbers('COEFFICIENTS', count, 1.0)
     parameters = action.numbers('PARAMETERS', count, 0.0)
@@ -249,6 +265,9 @@ def readBias(plumed, action):
     action.finish()
     parts = []
     for index, (label, value) in enumerate(zip(labels, values)):
+        if value.kind == 'function' and distancesOf(plumed, value):
+            raise action.fail('ARG', '%r is a function of the DISTANCE %s: only METAD and PRINT take it here (the '
+                              'bias force holds coordination numbers only)', label, ', '.join(distancesOf(plumed, value)))
         if value.kind == 'distance':
             term = _biasTerm(action, numbers, index, 'r', plumed.units.length, plumed.units.energy)
             parts.append((label, term, Expression(term, ['r'])))
@@ -372,7 +391,7 @@ def _variableForce(plumed, value):
         force.setUsesPeriodicBoundaryConditions(value.periodic)
         return force
     names = sorted(value.cvs)
-    return CVFunction(value.obj, {name: plumed.values[name].obj for name in names})
+    return CVFunction(value.obj, {name: _variableForce(plumed, plumed.values[name]) for name in names})
 
 
 def _pythonForce(label, value):
@@ -449,6 +468,8 @@ def readDumpDerivatives(plumed, action):
     counts = set()
     for label, value in zip(labels, values):
         if value.kind == 'function':
+            if distancesOf(plumed, value):
+                raise action.fail('ARG', '%r is a function of a DISTANCE: not supported here', label)
             counts.add(len(value.args))            # PLUMED: a function's derivatives are those by its arguments
             continue
         atoms = derivativeAtoms(value)
@@ -553,6 +574,9 @@ def readOpes(plumed, action):
     for label, value, width in zip(labels, values, spacing):
         largest = {}
         for name in sorted(_cvsOf(label, value)):
+            if plumed.values[name].kind == 'distance':
+                raise action.fail('ARG', '%r depends on the DISTANCE %r: the range of its values, where the grid of the '
+                                  'bias ends, is not known here', label, name)
             force = plumed.values[name].obj
             if force.getSwitchingFunction() == force.Custom:
                 raise action.fail('ARG', '%r has a CUSTOM switching function: the largest value it can take, where the '
