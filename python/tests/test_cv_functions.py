@@ -496,3 +496,56 @@ def test_reader_metad_on_a_function_of_a_distance(tmp_path):
                         ('DUMPDERIVATIVES ARG=f FILE=deriv\n', "'f' is a function of a DISTANCE")):
         with pytest.raises(plumed.PlumedInputError, match=match):
             plumed.load(head + tail, toy_system(PARTNERS)[0])
+
+
+def _own_value(force, p):
+    """The energy of a copy of a CV force alone in a Reference Context at positions p: its CV."""
+    system = openmm.System()
+    for _ in range(PARTNERS + 1):
+        system.addParticle(1.0)
+    system.addForce(openmm.XmlSerializer.deserialize(openmm.XmlSerializer.serialize(force)))
+    context = openmm.Context(system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
+    context.setPositions(p)
+    return context.getState(getEnergy=True).getPotentialEnergy().value_in_unit(unit.kilojoules_per_mole)
+
+
+def test_torsion_rmsd_and_centroid_forces_beside_coordination():
+    """What openmm.app's BiasVariable takes, beside a coordination number: a CustomTorsionForce (its angle
+    against NumPy's dihedral), an RMSDForce and a CustomCentroidBondForce (against each force alone);
+    Metadynamics on three variables and OPES on the centroid distance, through the CustomCVForce."""
+    config = next(c for c in available_configs()[0] if c.name == 'Reference')
+    torsion = openmm.CustomTorsionForce('theta')
+    torsion.addTorsion(1, 0, 2, 3, [])
+    rmsd = openmm.RMSDForce(positions(), [0, 1, 2, 3])
+    centroid = openmm.CustomCentroidBondForce(2, 'distance(g1, g2)')
+    centroid.addGroup([1, 2])
+    centroid.addGroup([3, 4])
+    centroid.addBond([0, 1], [])
+    system, _ = toy_system(PARTNERS)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', RuntimeWarning)
+        meta = Metadynamics(system, [BiasVariable(torsion, -math.pi, math.pi, 0.2, gridWidth=41),
+                                     BiasVariable(rmsd, 0.0, 0.5, 0.02, gridWidth=26), BiasVariable(donor(), 0.0, 2.0, 0.1)],
+                            TOY_TEMPERATURE*unit.kelvin, 5.0, 1.0*unit.kilojoules_per_mole, 50)
+    simulation = simulation_of(system, config)
+    meta.step(simulation, 100)
+    p = simulation.context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
+    b1, b2, b3 = p[0] - p[1], p[2] - p[0], p[3] - p[2]
+    n1, n2 = np.cross(b1, b2), np.cross(b2, b3)
+    dihedral = math.atan2(np.dot(np.cross(n1, n2), b2/np.linalg.norm(b2)), np.dot(n1, n2))
+    values = meta.getCollectiveVariables(simulation)
+    assert values[0] == pytest.approx(dihedral, rel=1e-9)
+    assert values[1] == pytest.approx(_own_value(rmsd, p), rel=1e-9) and values[1] > 0
+    assert values[2] == pytest.approx(numpy_cvs(p)[0], rel=1e-10)
+    assert meta.getHillCenters().shape == (2, 3)
+    system, _ = toy_system(PARTNERS)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', RuntimeWarning)
+        opes = OPES(system, [BiasVariable(centroid, 0.0, 1.0, 0.02, gridWidth=201)], TOY_TEMPERATURE*unit.kelvin,
+                    10*unit.kilojoules_per_mole, 50, sigma=[0.02])
+    simulation = simulation_of(system, config)
+    opes.step(simulation, 100)
+    p = simulation.context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
+    expected = np.linalg.norm(p[[3, 4]].mean(axis=0) - p[[1, 2]].mean(axis=0))
+    assert opes.getCollectiveVariables(simulation)[0] == pytest.approx(expected, rel=1e-10)
+    assert len(opes.getKernels()[0]) == 2
