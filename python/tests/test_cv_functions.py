@@ -549,3 +549,59 @@ def test_torsion_rmsd_and_centroid_forces_beside_coordination():
     expected = np.linalg.norm(p[[3, 4]].mean(axis=0) - p[[1, 2]].mean(axis=0))
     assert opes.getCollectiveVariables(simulation)[0] == pytest.approx(expected, rel=1e-10)
     assert len(opes.getKernels()[0]) == 2
+
+
+class _Replay(object):
+    """A Simulation that replays recorded positions, as PLUMED's driver replays a trajectory: step(n)
+    advances currentStep by n and sets the frame of that step."""
+
+    def __init__(self, context, frames):
+        self.context, self.frames, self.currentStep = context, frames, 0
+        context.setPositions(frames[0])
+
+    def step(self, n):
+        self.currentStep += n
+        self.context.setPositions(self.frames[self.currentStep])
+
+
+def plumed_metad(centers, sigma, height, biasFactor, kT):
+    """PLUMED's well-tempered METAD update (src/bias/MetaD.cpp) without a grid, in NumPy: at each
+    deposition the height h0 exp(-V(s)/(kT (biasf - 1))), V the sum of the earlier hills at s, each
+    h (exp(-d2) - exp(-6.25))/(1 - exp(-6.25)) where d2 = (s - s0)^2/(2 sigma^2) < 6.25, else 0."""
+    def hill(d2):
+        return np.where(d2 < 6.25, (np.exp(-np.minimum(d2, 6.25)) - math.exp(-6.25))/(1 - math.exp(-6.25)), 0.0)
+    heights = []
+    for s in centers:
+        bias = sum(h*hill(0.5*((s - s0)/sigma)**2) for s0, h in zip(centers, heights))
+        heights.append(height*math.exp(-bias/(kT*(biasFactor - 1))))
+    return np.array(heights), lambda x: sum(h*hill(0.5*((x - s0)/sigma)**2) for s0, h in zip(centers, heights))
+
+
+def test_truncated_hills_replaying_a_trajectory():
+    """METAD with PLUMED's hills on a recorded trajectory (partner 1 moving in and out, 2,000 steps, PACE
+    20): the CVs at the depositions from NumPy, the heights and the bias on the grid equal to the NumPy
+    reimplementation of PLUMED's update (1e-12); with whole Gaussians (the default) they differ."""
+    config = next(c for c in available_configs()[0] if c.name == 'Reference')
+    steps = 2000
+    frames = np.repeat(positions()[None], steps + 1, axis=0)
+    t = np.arange(steps + 1)
+    frames[:, 1, 0] = 0.3 + 0.12*np.sin(t/97.0) + 0.02*np.sin(t/7.3)
+    kT = (unit.MOLAR_GAS_CONSTANT_R*TOY_TEMPERATURE*unit.kelvin).value_in_unit(unit.kilojoules_per_mole)
+    results = {}
+    for truncate in (True, False):
+        system, _ = toy_system(PARTNERS)
+        meta = Metadynamics(system, [BiasVariable(CoordinationForce([0], [1]), 0.0, 1.2, 0.05, gridWidth=241)],
+                            TOY_TEMPERATURE*unit.kelvin, 8.0, 1.2*unit.kilojoules_per_mole, 20, truncateHills=truncate)
+        context = openmm.Context(system, openmm.VerletIntegrator(0.001), config.platform(), config.properties)
+        meta.step(_Replay(context, frames), steps)
+        results[truncate] = meta
+    centers = np.array([s(np.linalg.norm(frames[k, 1] - frames[k, 0])) for k in range(20, steps + 1, 20)])
+    meta = results[True]
+    np.testing.assert_allclose(meta.getHillCenters()[:, 0], centers, rtol=1e-12)
+    heights, bias = plumed_metad(centers, 0.05, 1.2, 8.0, kT)
+    np.testing.assert_allclose(meta.getHillHeights().value_in_unit(unit.kilojoules_per_mole), heights, rtol=1e-12)
+    grid, = meta.getCollectiveVariableGrid()
+    np.testing.assert_allclose(meta.getBias().value_in_unit(unit.kilojoules_per_mole), bias(grid), rtol=0,
+                               atol=1e-12*heights.sum())
+    whole = results[False].getHillHeights().value_in_unit(unit.kilojoules_per_mole)
+    assert np.abs(whole/heights - 1).max() > 1e-4, np.abs(whole/heights - 1).max()
