@@ -6,7 +6,8 @@ table on the expression (bias(c1_cd - c1_ca)): its energy is checked against the
 the grid at the function's NumPy value, its forces against finite differences, on Reference and
 CPU. Another Force (a CustomBondForce distance) beside a coordination number goes through a
 CustomCVForce (the slower path, with a warning): the same checks, and c(t), frames, walkers and
-checkpoints work as with coordination numbers alone.
+checkpoints work as with coordination numbers alone. Metadynamics(truncateHills=True) replays a
+recorded trajectory against a NumPy reimplementation of PLUMED's METAD update (issue 40, item 8).
 """
 
 import math
