@@ -2,10 +2,15 @@
 of named forces, each a CoordinationForce (or, on the slower path, any OpenMM Force that computes a
 CV, as openmm.app's BiasVariable takes).
 
->>> donor = CoordinationForce([h], donors); donor.setR0(0.12)
->>> acceptor = CoordinationForce([h], acceptors); acceptor.setR0(0.12)
->>> s = CVFunction('cd - ca', {'cd': donor, 'ca': acceptor})        # PLUMED: COMBINE ARG=cd,ca COEFFICIENTS=1,-1
->>> meta = Metadynamics(system, [BiasVariable(s, -1.0, 1.0, 0.05, gridWidth=201)], 300*kelvin, 6, 1.0*kilojoules_per_mole, 500)
+>>> from openmmcoordination import CVFunction
+>>> shellSystem, _ = newSystem()                                  # a System of its own
+>>> withCl = CoordinationForce([na], [cl]); withCl.setR0(0.35); withCl.setUsesPeriodicBoundaryConditions(True)
+>>> withO = CoordinationForce([na], oxygens); withO.setR0(0.31); withO.setUsesPeriodicBoundaryConditions(True)
+>>> shell = CVFunction('nao + 4*nacl', {'nao': withO, 'nacl': withCl})   # PLUMED: COMBINE ARG=nao,nacl COEFFICIENTS=1,4
+>>> shellMeta = Metadynamics(shellSystem, [BiasVariable(shell, 2.0, 12.0, 0.15, gridWidth=201)], 300*kelvin, 6,
+...                          1.0*kilojoules_per_mole, 500)
+>>> print(shellMeta.force.getEnergyExpression())                    # bias((c1_nao) + 4*(c1_nacl))
+>>> print(shell.evaluate([6.0, 0.5]), shell.gradient([6.0, 0.5]))   # 8.0 [1.0, 4.0]
 
 Where every force is a CoordinationForce, the bias stays one CoordinationBiasForce: its energy is
 the bias's table called on the expression, ``bias(c1_cd - c1_ca)``, so the table, the expression
