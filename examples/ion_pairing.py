@@ -226,6 +226,8 @@ def plot(axes, fes, sampled, profile, basins, nacl, meta, args, ps, path):
                    title='Na+/Cl- in TIP3P: free energy (grey: not sampled)')
     plotFreeEnergy([axes[0]], profile, ax=right, label='projected on c1', xlabel='c1: Na-Cl coordination',
                    title='projected on c1')
+    if right.get_legend() is not None:
+        right.get_legend().remove()                                  # one curve, named by the title
     ticks = [0.25, 0.3, 0.35, 0.4, 0.5, 0.6]
     for axis in (left, right):
         secondary = axis.secondary_xaxis('top', functions=(toDistance, toCoordination))
@@ -234,7 +236,8 @@ def plot(axes, fes, sampled, profile, basins, nacl, meta, args, ps, path):
     for name, point in basins.items():
         if point is not None:
             right.axvline(point[0], color='0.5', linestyle=':', linewidth=1)
-            right.annotate(name, xy=(point[0], 0), xytext=(3, 4), textcoords='offset points', fontsize=9)
+            right.annotate(name, xy=(point[0], 0.8), xycoords=right.get_xaxis_transform(), xytext=(3, 0),
+                           textcoords='offset points', fontsize=9)   # above the curve, clear of its minimum's label
     right.set_xlim(axes[0][0], axes[0][-1])
     if basins['CIP'] is not None and basins['SSIP'] is not None:
         right.text(0.45, 0.97, 'F(SSIP) - F(CIP) = %.1f kJ/mol\n(basins integrated)' % (basins['SSIP'][3] - basins['CIP'][3]),
