@@ -449,6 +449,19 @@ int main(int argc, char* argv[]) {
             for (int k = 0; k < 3; k++)
                 three.addCollectiveVariable("c"+to_string(k+1), biasCV(k+2, false));
             compileBias(three, precision, true, "bias 3 CVs, 3-D table, triclinic");
+            // Tables of expressions of the CVs (a metadynamics bias on a CVFunction, as the PLUMED reader
+            // builds for METAD on a COMBINE): 1-D on a nonlinear function, 2-D on a difference and a CV.
+            CoordinationBiasForce function1("bias(c1-0.5*c2^2)");
+            function1.addTabulatedFunction("bias", new Continuous1DFunction({0.0, 1.0, 0.5, 0.2}, -5.0, 5.0));
+            CoordinationBiasForce function2("bias(c1-c2, c3)");
+            function2.addTabulatedFunction("bias", new Continuous2DFunction(3, 2, {0.0, 1.0, 0.5, 0.2, 0.1, 0.3}, -5.0, 5.0, 0.0, 2.0));
+            for (int k = 0; k < 3; k++) {
+                if (k < 2)
+                    function1.addCollectiveVariable("c"+to_string(k+1), biasCV(k, true));
+                function2.addCollectiveVariable("c"+to_string(k+1), biasCV(k, true));
+            }
+            compileBias(function1, precision, false, "bias of a table of an expression, 1-D");
+            compileBias(function2, precision, false, "bias of a table of an expression, 2-D");
             string expression = "0";
             CoordinationBiasForce eight("0");
             for (int k = 0; k < 8; k++) {
@@ -463,7 +476,7 @@ int main(int argc, char* argv[]) {
             ProgramOnlyContext context(system, precision, false);
             compileModule(context, {CudaCoordinationProgram::getSplinePart()}, precision, false, "table spline fit");
             cout << "  compiled table spline fit (" << precision << ")" << endl;
-            count += 4;
+            count += 6;
         }
         // Each family of kernels alone, as a Context compiles them (here one group in a periodic box).
         CoordinationForce cells(a);
