@@ -310,3 +310,71 @@ def test_sampler_on_a_particle_function(sampler):
     context = openmm.Context(alone, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
     context.setPositions(state.getPositions())
     assert bias.getCollectiveVariables(simulation)[0] == pytest.approx(copy.getCollectiveVariableValue(context), rel=1e-9)
+
+
+@pytest.mark.parametrize('label', ['c.morethan', 'c_mean'])
+def test_plumed_reader_metad_on_a_component(label):
+    """METAD ARG=c.morethan or c_mean: the component's CoordinationForce (its particle function) is the
+    variable itself, not a CVFunction of it; after a few depositions on the CPU the CV that Metadynamics
+    reports equals the force's own (a Context of its own at the same positions) and NumPy's."""
+    import openmm.app as app
+    from openmm import unit
+    from openmmcoordination import plumed
+    rng = np.random.default_rng(13)
+    positions = rng.uniform(0.0, 1.2, (8, 3))
+    text = ('c: COORDINATIONNUMBER SPECIES=1-6 SWITCH={RATIONAL R_0=0.3} NOPBC MEAN '
+            'MORE_THAN={RATIONAL R_0=1.5 D_0=0.2 NN=6 MM=10 D_MAX=3.5}\n'
+            'm: METAD ARG=%s SIGMA=0.2 HEIGHT=1 PACE=5 BIASFACTOR=5 TEMP=300 GRID_MIN=0 GRID_MAX=6 FILE=HILLS\n'
+            'PRINT ARG=%s,m.bias FILE=colvar\n' % (label, label))
+    system = make_system(8)
+    inp = plumed.load(text, system)
+    variable = inp._ofKind('metad')[0][1].spec['variables'][0].force
+    assert isinstance(variable, F)
+    assert variable.getParticleFunction() == (F.MoreThan if 'morethan' in label else F.Mean)
+    assert 'bias(c1)' in inp.describe()
+    topology = app.Topology()
+    chain = topology.addChain()
+    for _ in range(8):
+        topology.addAtom('Ar', app.element.argon, topology.addResidue('AR', chain))
+    simulation = app.Simulation(topology, system, openmm.LangevinMiddleIntegrator(300, 1, 0.001),
+                                openmm.Platform.getPlatformByName('CPU'))
+    simulation.context.setPositions(positions)
+    bias = inp.metadynamics
+    bias.step(simulation, 20)
+    state = simulation.context.getState(getPositions=True, getEnergy=True, groups={bias.force.getForceGroup()})
+    assert state.getPotentialEnergy().value_in_unit(unit.kilojoules_per_mole) > 0    # hills were deposited
+    alone = make_system(8)
+    own = copy_of(variable)
+    alone.addForce(own)
+    context = openmm.Context(alone, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
+    context.setPositions(state.getPositions())
+    own = own.getCollectiveVariableValue(context)
+    assert bias.getCollectiveVariables(simulation)[0] == pytest.approx(own, rel=1e-9)
+    c = numpy_coordination_numbers(state.getPositions(asNumpy=True).value_in_unit(unit.nanometer), list(range(6)), None, None)
+    assert own == pytest.approx(numpy_function('MoreThan' if 'morethan' in label else 'Mean', c), rel=1e-9)
+    printed = inp.getValues(simulation.context, [label.replace('.', '_'), 'm.bias'])
+    assert printed[0] == pytest.approx(own, rel=1e-9)
+    assert printed[1] == pytest.approx(state.getPotentialEnergy().value_in_unit(unit.kilojoules_per_mole), rel=1e-9)
+
+
+def copy_of(force):
+    import copy
+    return copy.deepcopy(force)
+
+
+def test_plumed_reader_opes_on_a_component():
+    """OPES_METAD ARG=<a component>: the CoordinationForce itself, its grid from 0 to the largest value
+    the function can take (MEAN: the neighbours, N - 1; SUM: N (N - 1); MORE_THAN: N; MAX: N - 1 +
+    beta ln N); MOMENTS refused (its range is not known)."""
+    from openmmcoordination import plumed
+    base = ('c: COORDINATIONNUMBER SPECIES=1-6 SWITCH={RATIONAL R_0=0.3} NOPBC SUM MEAN MORE_THAN={RATIONAL R_0=1.5} '
+            'MAX={BETA=0.2} MOMENTS=2\n')
+    for label, highest, function in (('c_mean', 5.0, F.Mean), ('c.sum', 30.0, F.Sum), ('c_morethan', 6.0, F.MoreThan),
+                                     ('c_max', 5 + 0.2*math.log(6), F.Max)):
+        inp = plumed.load(base + 'o: OPES_METAD ARG=%s SIGMA=0.2 BARRIER=5 PACE=5 TEMP=300\n' % label, make_system(8))
+        variable = inp._ofKind('opes')[0][1].spec['variables'][0]
+        assert isinstance(variable.force, F) and variable.force.getParticleFunction() == function
+        assert (variable.minValue, variable.maxValue) == (0.0, pytest.approx(highest, rel=1e-12))
+        assert inp.opes is not None
+    with pytest.raises(plumed.PlumedInputError, match=r"OPES_METAD.*ARG.*c_moment-2.*central moment"):
+        plumed.load(base + 'OPES_METAD ARG=c_moment-2 SIGMA=0.2 BARRIER=5 PACE=5 TEMP=300\n', make_system(8))

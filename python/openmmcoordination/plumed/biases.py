@@ -306,7 +306,8 @@ def _grid(action, count, sigmas):
 
 
 def readMetad(plumed, action):
-    """METAD on 1 to 3 coordination numbers (well tempered, on a grid): the arguments of
+    """METAD on 1 to 3 coordination numbers (a COORDINATIONNUMBER's function as its CoordinationForce,
+    _asCVs), functions of them or DISTANCEs (well tempered, on a grid): the arguments of
     Metadynamics, built once the whole input has been read (a Value of kind 'metad' with ``spec``)."""
     from openmm.app.metadynamics import BiasVariable
     labels, values = _arguments(plumed, action, ('coordination', 'function', 'distance'))
@@ -344,6 +345,7 @@ def readMetad(plumed, action):
                           '(Metadynamics.getReweightingFactors()); PRINT takes it as %s.rct, and %s.rbias = %s.bias - %s.rct'
                           % ((action.label or 'metad',)*4))
     action.finish()
+    labels, values, names = _asCVs(plumed, labels, values)
     variables = [BiasVariable(_variableForce(plumed, value), lo, hi, sigma, False, width)
                  for value, lo, hi, sigma, width in zip(values, minima, maxima, sigmas, widths)]
     for label, value in zip(labels, values):
@@ -357,16 +359,33 @@ def readMetad(plumed, action):
                 truncateHills=True)
     action.log.append('hills as PLUMED\'s: cut where (s-s0)^2/(2 SIGMA^2) reaches 6.25 and stretched to 0 there '
                       '(Metadynamics(truncateHills=True))')
-    _logFunctions(action, labels, values)
+    _logFunctions(action, labels, values, names)
     action.python.append('%s = Metadynamics(system, [%s], %s*kelvin, %s, %s*kilojoules_per_mole, %d%s)' % (
-        action.label or 'metad', ', '.join('BiasVariable(%s, %r, %r, %r, gridWidth=%d)' % (_pythonForce(l, x), v.minValue,
+        action.label or 'metad', ', '.join('BiasVariable(%s, %r, %r, %r, gridWidth=%d)' % (_pythonForce(n, x), v.minValue,
                                                                                             v.maxValue, v.biasWidth, v.gridWidth)
-                                           for l, x, v in zip(labels, values, variables)),
+                                           for n, x, v in zip(names, values, variables)),
         number(temperature), number(biasFactor), repr(height), frequency,
         ('' if biasDir is None else ', saveFrequency=%d, biasDir=%r' % (saveFrequency, biasDir)) + ', truncateHills=True'))
     action.python.append('# hills written to %s (PLUMED\'s HILLS format) by PlumedInput.step' % hills)
     return Value(action, 'metad', None, spec=spec, labels=labels, hills=hills, calcRct=calcRct,
-                 cvs=set().union(*[_cvsOf(l, v) for l, v in zip(labels, values) if v.kind != 'distance']))
+                 cvs=set().union(*[_cvsOf(n, v) for n, v in zip(names, values) if v.kind != 'distance']))
+
+
+def _asCVs(plumed, labels, values):
+    """(labels, Values, names) of METAD's or OPES's arguments, where a function whose expression is
+    exactly one hidden CV (a COORDINATIONNUMBER's label_mean, label_morethan, ..., SUM ARG=<vector>)
+    is that CV: its CoordinationForce is the BiasVariable's force itself (no CVFunction), and
+    ``names`` are the labels the equivalent Python writes (the hidden CV's, _label_mean, for those)."""
+    names, cvValues = [], []
+    for label, value in zip(labels, values):
+        hidden = plumed.values.get(value.obj) if value.kind == 'function' and isinstance(value.obj, str) else None
+        if hidden is not None and getattr(hidden, 'hidden', False) and hidden.kind == 'coordination':
+            names.append(value.obj)
+            cvValues.append(hidden)
+        else:
+            names.append(label)
+            cvValues.append(value)
+    return list(labels), cvValues, names
 
 
 def _variableForce(plumed, value):
@@ -403,20 +422,23 @@ def _pythonForce(label, value):
     return label
 
 
-def _logFunctions(action, labels, values):
-    for label, value in zip(labels, values):
+def _logFunctions(action, labels, values, names):
+    for label, value, name in zip(labels, values, names):
+        if name != label:
+            action.log.append('%s: the CV %s itself (a CoordinationForce with a particle function) is the variable'
+                              % (label, name))
         if value.kind == 'function':
             action.log.append('%s: the bias table is a function of %s = %s, evaluated inside the bias force '
                               '(CVFunction)' % (label, label, value.obj))
 
 
-def _functionRange(action, label, value, largest):
-    """(lowest, highest) value of a linear function of coordination numbers over their ranges [0, largest]
-    (the corners of the box); refused for other functions, whose range is not known."""
+def _functionRange(action, label, value, ranges):
+    """(lowest, highest) value of a linear function of coordination numbers over their ranges
+    ({name: (lowest, highest)}, the corners of the box); refused for other functions, whose range is not known."""
     import itertools
     names = sorted(value.cvs)
-    corners = [dict(zip(names, corner)) for corner in itertools.product(*[(0.0, largest[n]) for n in names])]
-    middle = {n: 0.5*largest[n] for n in names}
+    corners = [dict(zip(names, corner)) for corner in itertools.product(*[ranges[n] for n in names])]
+    middle = {n: 0.5*(ranges[n][0] + ranges[n][1]) for n in names}
     gradients = [value.expression.gradient(point) for point in corners + [middle]]
     linear = all(abs(g - h) <= 1e-12*max(1.0, abs(h)) for gradient in gradients for g, h in zip(gradient, gradients[0]))
     if not linear:
@@ -519,8 +541,9 @@ def readOpes(plumed, action):
     """OPES_METAD or OPES_METAD_EXPLORE on 1 to 3 coordination numbers: the arguments of OPES, built
     once the whole input is read (a Value of kind 'opes' with ``spec``). PLUMED's OPES has no grid; the
     bias here lives on one (as OPES does): from 0 to the largest value the CV can take (its number of
-    pairs, times the largest weight), with a spacing of SIGMA/5 (SIGMA_MIN/5 for SIGMA=ADAPTIVE, where
-    SIGMA_MIN is then required: the kernels narrow without bound otherwise)."""
+    pairs, times the largest weight; of a COORDINATIONNUMBER's function, _particleFunctionRange), with
+    a spacing of SIGMA/5 (SIGMA_MIN/5 for SIGMA=ADAPTIVE, where SIGMA_MIN is then required: the
+    kernels narrow without bound otherwise)."""
     from openmm.app.metadynamics import BiasVariable
     for key in action.keywords:
         if key in _OPES_REFUSED:
@@ -570,10 +593,11 @@ def readOpes(plumed, action):
             action.log.append('%s accepted: every kernel is summed here, at each update (no neighbour list)' % key)
     action.finish()
     spacing = sigmaMin if adaptive else sigma
+    labels, values, names = _asCVs(plumed, labels, values)
     variables = []
-    for label, value, width in zip(labels, values, spacing):
-        largest = {}
-        for name in sorted(_cvsOf(label, value)):
+    for label, cvLabel, value, width in zip(labels, names, values, spacing):
+        ranges = {}
+        for name in sorted(_cvsOf(cvLabel, value)):
             if plumed.values[name].kind == 'distance':
                 raise action.fail('ARG', '%r depends on the DISTANCE %r: the range of its values, where the grid of the '
                                   'bias ends, is not known here', label, name)
@@ -582,21 +606,22 @@ def readOpes(plumed, action):
                 raise action.fail('ARG', '%r has a CUSTOM switching function: the largest value it can take, where the '
                                   'grid ends, is not known', name)
             weights = list(force.getPairWeights()) or [1.0]
-            largest[name] = float(force.getNumPairs()*max(1.0, max(abs(w) for w in weights)))
-        lowest, highest = (0.0, largest[label]) if value.kind == 'coordination' else _functionRange(action, label, value,
-                                                                                                     largest)
+            weight = max(1.0, max(abs(w) for w in weights))
+            ranges[name] = (0.0, float(force.getNumPairs()*weight)) if not force.usesParticleFunction() else \
+                _particleFunctionRange(action, label, name, force, weight)
+        lowest, highest = ranges[cvLabel] if value.kind == 'coordination' else _functionRange(action, label, value, ranges)
         bins = max(1, int(math.ceil((highest - lowest)/(width/5))))
         variables.append(BiasVariable(_variableForce(plumed, value), lowest, highest, width, False, bins + 1))
-    _logFunctions(action, labels, values)
+    _logFunctions(action, labels, values, names)
     spec = dict(variables=variables, temperature=temperature*unit.kelvin, barrier=barrier*unit.kilojoules_per_mole,
                 pace=pace, biasFactor=biasFactor, sigma=sigma, epsilon=epsilon, compressionThreshold=threshold,
                 explore=explore, adaptiveSigmaStride=stride, sigmaMin=sigmaMin, fixedSigma=fixed, kernelCutoff=cutoff)
     if extra is not None:
         spec['extraBias'] = list(extra)     # labels: the force group of their forces is chosen when they are built
     action.python.append('%s = OPES(system, [%s], %s*kelvin, %r*kilojoules_per_mole, %d%s)' % (
-        action.label or 'opes', ', '.join('BiasVariable(%s, %r, %r, %r, gridWidth=%d)' % (_pythonForce(l, x), v.minValue, v.maxValue,
+        action.label or 'opes', ', '.join('BiasVariable(%s, %r, %r, %r, gridWidth=%d)' % (_pythonForce(n, x), v.minValue, v.maxValue,
                                                                                            v.biasWidth, v.gridWidth)
-                                          for l, x, v in zip(labels, values, variables)),
+                                          for n, x, v in zip(names, values, variables)),
         number(temperature), barrier, pace, ''.join(', %s=%r' % (k, spec[k]) for k in (
             'biasFactor', 'sigma', 'epsilon', 'explore', 'adaptiveSigmaStride', 'sigmaMin', 'fixedSigma', 'kernelCutoff')
             if spec[k] not in (None, False)) + ('' if threshold == 1.0 else ', compressionThreshold=%r' % threshold)))
@@ -605,7 +630,32 @@ def readOpes(plumed, action):
                           '%s from %g to %g in %d points' % (l, v.minValue, v.maxValue, v.gridWidth) for l, v in zip(labels, variables)))
     action.log.append('the KERNELS file PLUMED writes is not written (OPES.getKernels() gives the kernels)')
     return Value(action, 'opes', None, spec=spec, labels=labels,
-                 cvs=set().union(*[_cvsOf(l, v) for l, v in zip(labels, values)]))
+                 cvs=set().union(*[_cvsOf(n, v) for n, v in zip(names, values)]))
+
+
+def _particleFunctionRange(action, label, name, force, weight):
+    """(lowest, highest) of a CV with a particle function (a COORDINATIONNUMBER's component) for the
+    grid of OPES: each c_i is at most (neighbours) x (largest weight); SUM of N of them N times that,
+    MEAN, LOWEST, HIGHEST and MIN (PLUMED's beta/log(sum exp(beta/c_i)), at most the smallest c_i) that,
+    MAX (beta log(sum exp(c_i/beta))) that plus beta log N, MORE_THAN, LESS_THAN and BETWEEN N. MOMENTS
+    and a distance power (R_POWER) are refused: their range is not known here."""
+    from openmmcoordination.coordination import CoordinationForce as F
+    function = force.getParticleFunction()
+    if function == F.Moment or force.getDistancePower() != 0:
+        raise action.fail('ARG', '%r (%s) is a %s: the range of its values, where the grid of the bias ends, is not '
+                          'known here', label, name, 'central moment of the c_i' if function == F.Moment
+                          else 'coordination number with a distance power (R_POWER)')
+    groupA, groupB = list(force.getGroupA()), list(force.getGroupB())
+    count = len(groupA)
+    neighbours = count - 1 if force.getMode() == F.OneGroup else len(groupB)
+    largest = float(neighbours*weight)
+    if function == F.Sum:
+        return 0.0, count*largest
+    if function in (F.MoreThan, F.LessThan, F.Between):
+        return 0.0, float(count)
+    if function == F.Max:
+        return 0.0, largest + force.getFunctionBeta()*math.log(count)
+    return 0.0, largest
 
 
 def _temperature(plumed, action):
