@@ -331,7 +331,10 @@ def test_plumed_reader_metad_on_a_component(label):
     variable = inp._ofKind('metad')[0][1].spec['variables'][0].force
     assert isinstance(variable, F)
     assert variable.getParticleFunction() == (F.MoreThan if 'morethan' in label else F.Mean)
-    assert 'bias(c1)' in inp.describe()
+    described = inp.describe()
+    assert 'bias(c1)' in described and 'BiasVariable(_c_%s, ' % label[2:] in described
+    # the printed Python names each component's expression by its own name, not c (which stays the base force)
+    assert "c_mean = '_c_mean'" in described and "\n    c = '" not in described
     topology = app.Topology()
     chain = topology.addChain()
     for _ in range(8):

@@ -177,14 +177,15 @@ def _localNames(labels):
     return ['_a%d' % k for k in range(len(labels))]
 
 
-def _function(action, expression, labels, values, local):
+def _function(action, expression, labels, values, local, name=None):
     """A Value of kind 'function': ``obj`` the Lepton expression in the CVs, ``expression`` it as an
     Expression, ``cvs`` their labels, ``args`` the labels of its arguments and ``local`` the
     Expression in its arguments (for DUMPDERIVATIVES: PLUMED's derivatives of a function are those
-    with respect to its arguments)."""
+    with respect to its arguments). ``name``: the variable of the printed Python (default the
+    action's label; a COORDINATIONNUMBER's components give their own, c_mean, c_1, ...)."""
     cvs = set().union(*[_cvsOf(label, value) for label, value in zip(labels, values)])
     action.python.append('%s = %r  # a Lepton expression of %s, for the energy below' % (
-        action.label or 'f', expression, ', '.join(sorted(cvs))))
+        name or action.label or 'f', expression, ', '.join(sorted(cvs))))
     return Value(action, 'function', expression, cvs=cvs, expression=Expression(expression, sorted(cvs)),
                  args=list(labels), local=Expression(local[0], local[1]))
 

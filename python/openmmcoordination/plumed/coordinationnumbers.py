@@ -96,7 +96,7 @@ def _component(plumed, action, label, base, baseName, name, setup, separator='_'
     calls = Calls(action, hidden, force, 'copy.deepcopy(%s)' % baseName)
     setup(calls)
     cv = Value(action, 'coordination', force, hidden=True)
-    return {hidden: cv, label + separator + name: _function(action, hidden, [hidden], [cv], ('_a0', ['_a0']))}
+    return {hidden: cv, label + separator + name: _function(action, hidden, [hidden], [cv], ('_a0', ['_a0']), hidden[1:])}
 
 
 def _powers(action, key, text):
@@ -164,7 +164,7 @@ def readCoordinationNumber(plumed, action):
         hidden = _hidden('%s.%d' % (label, k + 1))
         cv = Value(action, 'coordination', force, hidden=True)
         values[hidden] = cv
-        values['%s.%d' % (label, k + 1)] = _function(action, hidden, [hidden], [cv], ('_a0', ['_a0']))
+        values['%s.%d' % (label, k + 1)] = _function(action, hidden, [hidden], [cv], ('_a0', ['_a0']), hidden[1:])
         elements.append('%s.%d' % (label, k + 1))
     action.python.append('# %s.1 ... %s.%d: the c_i, each a copy of %s with setGroups([a_i], neighbours) and Sum'
                          % (label, label, len(groupA), label))
