@@ -154,7 +154,7 @@ def test_serialization_and_copy(reference_config, rng):
     force.setBeta(42.0)
     force.setLambda(1.5)
     xml = openmm.XmlSerializer.serialize(force)
-    assert 'version="2"' in xml
+    assert 'version="3"' in xml
     assert openmm.XmlSerializer.serialize(openmm.XmlSerializer.deserialize(xml)) == xml
     for clone in (copy.deepcopy(force), copy.copy(force)):
         np.testing.assert_array_equal(clone.getPairWeights(), weights)
