@@ -454,27 +454,56 @@ void testBiasUpdateParameters() {
 }
 
 /**
+ * A table of 1, 2 or 3 dimensions over [-1, 21] on each axis of sizes[d] points (the first
+ * `dimensions` of them) with the values of f(x, y, z) (y and z at the minimum for fewer
+ * dimensions). A periodic table takes each axis's last point as its first again, the same value.
+ */
+static TabulatedFunction* gridTable(int dimensions, const int sizes[3], bool periodic, const function<double(double, double, double)>& f) {
+    const double min = -1.0, max = 21.0;
+    int n[3] = {sizes[0], dimensions > 1 ? sizes[1] : 1, dimensions > 2 ? sizes[2] : 1};
+    auto point = [&] (int i, int size) {
+        return min+(max-min)*(periodic ? i%(size-1) : i)/(size-1);
+    };
+    vector<double> values(n[0]*n[1]*n[2]);
+    for (int k = 0; k < n[2]; k++)
+        for (int j = 0; j < n[1]; j++)
+            for (int i = 0; i < n[0]; i++)
+                values[i+n[0]*(j+n[1]*k)] = f(point(i, sizes[0]), point(j, sizes[1]), point(k, sizes[2]));
+    if (dimensions == 1)
+        return new Continuous1DFunction(values, min, max, periodic);
+    if (dimensions == 2)
+        return new Continuous2DFunction(n[0], n[1], values, min, max, min, max, periodic);
+    return new Continuous3DFunction(n[0], n[1], n[2], values, min, max, min, max, min, max, periodic);
+}
+
+/**
  * A smooth table of 1, 2 or 3 dimensions over [-1, 21] on each axis that no cubic reproduces
  * (a 1-D one of `points` points: 1200 are too many for the CUDA fit's shared memory).
  */
 static TabulatedFunction* curvedTable(int dimensions, double phase, bool periodic = false, int points = 13) {
     const int sizes[3] = {points, 11, 7};
-    const double min = -1.0, max = 21.0;
-    int n[3] = {sizes[0], dimensions > 1 ? sizes[1] : 1, dimensions > 2 ? sizes[2] : 1};
-    vector<double> values(n[0]*n[1]*n[2]);
-    for (int k = 0; k < n[2]; k++)
-        for (int j = 0; j < n[1]; j++)
-            for (int i = 0; i < n[0]; i++) {
-                double x = min+(max-min)*i/(sizes[0]-1), y = min+(max-min)*j/(sizes[1]-1), z = min+(max-min)*k/(sizes[2]-1);
-                values[i+n[0]*(j+n[1]*k)] = 3*sin(0.4*x+phase)+2*cos(0.3*y-phase)*(1+0.05*z)+0.01*x*y*z;
-            }
-    if (periodic)
-        values.back() = values.front();
-    if (dimensions == 1)
-        return new Continuous1DFunction(values, min, max, periodic);
-    if (dimensions == 2)
-        return new Continuous2DFunction(n[0], n[1], values, min, max, min, max);
-    return new Continuous3DFunction(n[0], n[1], n[2], values, min, max, min, max, min, max);
+    return gridTable(dimensions, sizes, periodic, [phase] (double x, double y, double z) {
+        return 3*sin(0.4*x+phase)+2*cos(0.3*y-phase)*(1+0.05*z)+0.01*x*y*z;
+    });
+}
+
+/** Give a table the values (and shape) of another of the same type. */
+static void setTableValues(TabulatedFunction& table, const TabulatedFunction& source) {
+    vector<double> values;
+    int nx, ny, nz;
+    double xmin, xmax, ymin, ymax, zmin, zmax;
+    if (auto line = dynamic_cast<const Continuous1DFunction*>(&source)) {
+        line->getFunctionParameters(values, xmin, xmax);
+        dynamic_cast<Continuous1DFunction&>(table).setFunctionParameters(values, xmin, xmax);
+    }
+    else if (auto plane = dynamic_cast<const Continuous2DFunction*>(&source)) {
+        plane->getFunctionParameters(nx, ny, values, xmin, xmax, ymin, ymax);
+        dynamic_cast<Continuous2DFunction&>(table).setFunctionParameters(nx, ny, values, xmin, xmax, ymin, ymax);
+    }
+    else {
+        dynamic_cast<const Continuous3DFunction&>(source).getFunctionParameters(nx, ny, nz, values, xmin, xmax, ymin, ymax, zmin, zmax);
+        dynamic_cast<Continuous3DFunction&>(table).setFunctionParameters(nx, ny, nz, values, xmin, xmax, ymin, ymax, zmin, zmax);
+    }
 }
 
 void testBiasUpdateTable() {
@@ -501,23 +530,7 @@ void testBiasUpdateTable() {
     double oldEnergy = context->getState(State::Energy).getPotentialEnergy();
     CoordinationBiasForce* updated = makeForce(0.7);
     for (int i = 0; i < 5; i++) {
-        vector<double> values;
-        int nx, ny, nz;
-        double xmin, xmax, ymin, ymax, zmin, zmax;
-        if (i == 0 || i >= 3) {
-            dynamic_cast<Continuous1DFunction&>(updated->getTabulatedFunction(i)).getFunctionParameters(values, xmin, xmax);
-            dynamic_cast<Continuous1DFunction&>(bias->getTabulatedFunction(i)).setFunctionParameters(values, xmin, xmax);
-        }
-        else if (i == 1) {
-            dynamic_cast<Continuous2DFunction&>(updated->getTabulatedFunction(i)).getFunctionParameters(nx, ny, values, xmin, xmax, ymin, ymax);
-            dynamic_cast<Continuous2DFunction&>(bias->getTabulatedFunction(i)).setFunctionParameters(nx, ny, values, xmin, xmax, ymin, ymax);
-        }
-        else {
-            dynamic_cast<Continuous3DFunction&>(updated->getTabulatedFunction(i)).getFunctionParameters(nx, ny, nz, values, xmin, xmax,
-                    ymin, ymax, zmin, zmax);
-            dynamic_cast<Continuous3DFunction&>(bias->getTabulatedFunction(i)).setFunctionParameters(nx, ny, nz, values, xmin, xmax,
-                    ymin, ymax, zmin, zmax);
-        }
+        setTableValues(bias->getTabulatedFunction(i), updated->getTabulatedFunction(i));
         bias->updateTabulatedFunctionInContext(*context, i);
     }
     System freshSystem;
@@ -553,22 +566,9 @@ static double periodicFunction(double x, double y, double z, double phase) {
 /** A smooth periodic table of 1, 2 or 3 dimensions over [-1, 21] on each axis (the period its range). */
 static TabulatedFunction* periodicTable(int dimensions, double phase) {
     const int sizes[3] = {15, 9, 7};
-    const double min = -1.0, max = 21.0;
-    int n[3] = {sizes[0], dimensions > 1 ? sizes[1] : 1, dimensions > 2 ? sizes[2] : 1};
-    vector<double> values(n[0]*n[1]*n[2]);
-    for (int k = 0; k < n[2]; k++)
-        for (int j = 0; j < n[1]; j++)
-            for (int i = 0; i < n[0]; i++) {
-                // The last point of an axis is its first again (the same value, exactly).
-                double x = min+(max-min)*(i%(sizes[0]-1))/(sizes[0]-1), y = min+(max-min)*(j%(sizes[1]-1))/(sizes[1]-1),
-                        z = min+(max-min)*(k%(sizes[2]-1))/(sizes[2]-1);
-                values[i+n[0]*(j+n[1]*k)] = periodicFunction(x, y, z, phase);
-            }
-    if (dimensions == 1)
-        return new Continuous1DFunction(values, min, max, true);
-    if (dimensions == 2)
-        return new Continuous2DFunction(n[0], n[1], values, min, max, min, max, true);
-    return new Continuous3DFunction(n[0], n[1], n[2], values, min, max, min, max, min, max, true);
+    return gridTable(dimensions, sizes, true, [phase] (double x, double y, double z) {
+        return periodicFunction(x, y, z, phase);
+    });
 }
 
 /** The largest difference between two sets of forces over the largest force of the first. */
@@ -641,24 +641,7 @@ void testBiasTablesAgainstReference() {
                 if (round == 1)
                     break;
                 // New values, in both Contexts.
-                TabulatedFunction& table = bias->getTabulatedFunction(0);
-                const TabulatedFunction& source = updated->getTabulatedFunction(0);
-                vector<double> values;
-                int nx, ny, nz;
-                double xmin, xmax, ymin, ymax, zmin, zmax;
-                if (auto line = dynamic_cast<const Continuous1DFunction*>(&source)) {
-                    line->getFunctionParameters(values, xmin, xmax);
-                    dynamic_cast<Continuous1DFunction&>(table).setFunctionParameters(values, xmin, xmax);
-                }
-                else if (auto plane = dynamic_cast<const Continuous2DFunction*>(&source)) {
-                    plane->getFunctionParameters(nx, ny, values, xmin, xmax, ymin, ymax);
-                    dynamic_cast<Continuous2DFunction&>(table).setFunctionParameters(nx, ny, values, xmin, xmax, ymin, ymax);
-                }
-                else {
-                    dynamic_cast<const Continuous3DFunction&>(source).getFunctionParameters(nx, ny, nz, values, xmin, xmax, ymin, ymax,
-                            zmin, zmax);
-                    dynamic_cast<Continuous3DFunction&>(table).setFunctionParameters(nx, ny, nz, values, xmin, xmax, ymin, ymax, zmin, zmax);
-                }
+                setTableValues(bias->getTabulatedFunction(0), updated->getTabulatedFunction(0));
                 bias->updateTabulatedFunctionInContext(*context, 0);
                 bias->updateTabulatedFunctionInContext(reference, 0);
             }
