@@ -126,9 +126,10 @@ def measurePairDistribution(simulation, observer, settings, output):
     oc.runWithProgress('g(r)', simulation.step, settings['gr'], chunks=5)
     simulation.reporters.remove(reporter)
     gr = reporter.writeFile()
-    r0 = gr.firstMinimum()
+    r0 = gr.getFirstMinimum()
     print('g(r) from %d frames: first peak at %.3f nm, first minimum at %.3f nm, n(r) there %.2f'
-          % (gr.numFrames, gr.firstPeak(), r0, gr.coordinationAt(r0)), flush=True)
+          % (gr.numFrames, gr.getFirstPeak().value_in_unit(unit.nanometer), r0.value_in_unit(unit.nanometer),
+             gr.coordinationAt(r0)), flush=True)
     return gr
 
 
@@ -144,12 +145,12 @@ def makeCV(ion, oxygens, r0, nn):
 def coordinationNumber(gr, ion, oxygens, nn):
     """Step 3: the coordination number with r0 at the first minimum of g(r) (RATIONAL, n = nn, m = 2n,
     PLUMED's default dmax), and a bias grid of its mean over the g(r) run +- 3. Returns (cv, low, high)."""
-    r0 = gr.firstMinimum()
+    r0 = gr.getFirstMinimum()
     cv = makeCV(ion, oxygens, r0, nn)
     expected = float(np.sum(gr.counts*np.array([cv.evaluateSwitchingFunction(x)[0] for x in gr.r])))/gr.numFrames
     low, high = max(0.0, np.floor(expected) - 3.0), np.ceil(expected) + 3.0
     print('coordination number: r0 = %.3f nm, n = %d, m = %d, dmax = %.3f nm; mean over the g(r) run %.2f; bias grid [%g, %g]'
-          % (r0, cv.getN(), 2*cv.getN(), cv.getDMax().value_in_unit(unit.nanometer), expected, low, high), flush=True)
+          % (r0.value_in_unit(unit.nanometer), cv.getN(), 2*cv.getN(), cv.getDMax().value_in_unit(unit.nanometer), expected, low, high), flush=True)
     return cv, low, high
 
 

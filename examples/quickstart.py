@@ -11,5 +11,5 @@ cv = CoordinationForce([0], oxygens); cv.setUsesPeriodicBoundaryConditions(True)
 sim = app.Simulation(model.topology, system, openmm.LangevinMiddleIntegrator(300, 1, 0.002)); sim.context.setPositions(model.positions); sim.minimizeEnergy()
 gr = PairDistributionAccumulator(cv, 100, 1.0)
 for frame in range(100): sim.step(20); gr.add(sim.context)   # histograms summed on the device
-gr = gr.getResult(sim.context); cv.setR0(gr.firstMinimum()); cv.updateParametersInContext(sim.context)
-print('first minimum %.3f nm, n(r) there %.2f, CV now %.2f' % (gr.firstMinimum(), gr.coordinationAt(gr.firstMinimum()), cv.getCollectiveVariableValue(sim.context)))
+gr = gr.getResult(sim.context); r0 = gr.getFirstMinimum(); cv.setR0(r0); cv.updateParametersInContext(sim.context)   # r0 a Quantity (nm)
+print('first minimum %.3f nm, n(r) there %.2f, CV now %.2f' % (r0.value_in_unit(unit.nanometer), gr.coordinationAt(r0), cv.getCollectiveVariableValue(sim.context)))

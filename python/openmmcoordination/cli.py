@@ -91,8 +91,8 @@ def _analyze(args):
     auto = args.r0 == 'auto'
     if auto:
         first = analyzeTrajectory(args.topology, args.trajectory, computeCV=False, **options)
-        r0 = first.gr.firstMinimum()
-        print('first minimum of g(r): %.4f nm; r0 set there' % r0)
+        r0 = first.gr.getFirstMinimum()
+        print('first minimum of g(r): %.4f nm; r0 set there' % r0.value_in_unit(unit.nanometer))
     else:
         r0 = None if args.r0 is None else float(args.r0)
     result = analyzeTrajectory(args.topology, args.trajectory, r0=r0, computeGr=not auto, **options)
@@ -123,7 +123,7 @@ def _plot(args):
         gr = PairDistribution.readCSV(args.csv)
         force = _switchingForce(args) if args.r0 is not None else None
         if force is not None and args.r0 == 'auto':
-            force.setR0(gr.firstMinimum())
+            force.setR0(gr.getFirstMinimum())
         plots.plotPairDistribution(gr, force, path=output, title=args.title)
     elif args.kind == 'cv':
         header, data = _readColumns(args.csv)

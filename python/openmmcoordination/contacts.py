@@ -98,9 +98,18 @@ def _mdanalysis_atoms(universe, positions, selection):
 
 
 def findNativeContacts(topology, positions=None, selection=None, cutoff=0.45*unit.nanometer, minResidueSeparation=3):
-    """The native pairs of a structure: (particlesA, particlesB, r0s in nm), atoms of residues more
-    than minResidueSeparation apart in the same chain (any two residues of different chains)
-    closer than cutoff. See nativeContacts() for the arguments."""
+    """The native pairs of a structure: (particlesA, particlesB, r0s), atoms of residues more than
+    minResidueSeparation apart in the same chain (any two residues of different chains) closer than
+    cutoff; particlesA and particlesB integer arrays, r0s their distances in the reference, a Quantity
+    (an array in nm), as CoordinationForce.getPairR0s() returns them; setPairs() takes them as they
+    are. See nativeContacts() for the arguments. find_native_contacts(), the name before issue 44,
+    returns r0s as a plain array in nm."""
+    a, b, r0s = _findNativeContacts(topology, positions, selection, cutoff, minResidueSeparation)
+    return a, b, unit.Quantity(r0s, unit.nanometer)
+
+
+def _findNativeContacts(topology, positions=None, selection=None, cutoff=0.45*unit.nanometer, minResidueSeparation=3):
+    """findNativeContacts() with r0s a plain array in nm."""
     min_residue_separation = minResidueSeparation
     cutoff = _value(cutoff, unit.nanometer, 'cutoff')
     if not cutoff > 0 or not np.isfinite(cutoff):
@@ -159,7 +168,7 @@ def nativeContacts(topology, positions=None, selection=None, cutoff=0.45*unit.na
     for name, value in (('beta', beta), ('lambda_', lambda_)):
         if not value > 0 or not np.isfinite(value):
             raise ValueError('nativeContacts: %s must be positive and finite, got %g' % (name, value))
-    a, b, r0s = findNativeContacts(topology, positions, selection, cutoff, minResidueSeparation)
+    a, b, r0s = _findNativeContacts(topology, positions, selection, cutoff, minResidueSeparation)
     if len(a) == 0:
         raise ValueError('nativeContacts: no pairs of the selection are within the cutoff %s with residues more than %d apart'
                          % (cutoff, minResidueSeparation))
@@ -173,7 +182,7 @@ def nativeContacts(topology, positions=None, selection=None, cutoff=0.45*unit.na
     return force
 
 
-def _snakeAlias(function, name):
+def _snakeAlias(function, name, doc=None):
     """``function`` under its earlier snake_case name, which also takes min_residue_separation."""
     def alias(*args, min_residue_separation=None, **kwargs):
         if min_residue_separation is not None:
@@ -183,9 +192,13 @@ def _snakeAlias(function, name):
             kwargs['minResidueSeparation'] = min_residue_separation
         return function(*args, **kwargs)
     alias.__name__ = alias.__qualname__ = name
-    alias.__doc__ = 'An alias of %s() (its earlier name; min_residue_separation= is minResidueSeparation=).' % function.__name__
+    alias.__doc__ = doc or ('An alias of %s() (its earlier name; min_residue_separation= is minResidueSeparation=).'
+                            % function.__name__)
     return alias
 
 
 native_contacts = _snakeAlias(nativeContacts, 'native_contacts')
-find_native_contacts = _snakeAlias(findNativeContacts, 'find_native_contacts')
+find_native_contacts = _snakeAlias(
+    _findNativeContacts, 'find_native_contacts',
+    'An alias of findNativeContacts() (its earlier name; min_residue_separation= is minResidueSeparation=) that '
+    'returns r0s as before issue 44: a plain array in nm, where findNativeContacts() returns a Quantity.')

@@ -8,9 +8,14 @@ histogram of a CoordinationForce (docs/gr.md has the formulas).
 ...     simulation.step(100)
 ...     acc.add(simulation.context)          # summed on the Context's platform (the GPU on CUDA)
 >>> gr = acc.getResult(simulation.context)   # one read-back
->>> gr.r, gr.g, gr.n, gr.firstMinimum()
+>>> gr.getBinCenters(), gr.g, gr.n, gr.getFirstMinimum()   # distances as Quantities (nm)
 
-Distances are in nm, volumes in nm^3.
+Distances are in nm, volumes in nm^3. As in OpenMM, the getters of distances return Quantities
+(getBinCenters(), getBinEdges(), getBinWidths(), getFirstPeak(), getFirstMinimum()); the attributes
+``r``, ``edges``, ``width`` and the methods firstPeak() and firstMinimum(), the names before issue 44,
+keep returning plain numbers in nm, so that scripts that format or compare them still run. Distances
+given to this module (maxDistance, coordinationAt(r), volumes in nm^3) may be Quantities or plain
+numbers in nm.
 """
 
 import math
@@ -27,6 +32,22 @@ _MODE_NAMES = {0: 'one group', 1: 'two groups', 2: 'pair list'}
 
 def _value(x, u=unit.nanometer):
     return x.value_in_unit(u) if unit.is_quantity(x) else x
+
+
+def _distance(x, owner, name):
+    """A distance in nm as a float, from a Quantity of length or a plain number (nm); ValueError naming
+    ``owner``, the parameter ``name`` and the value otherwise."""
+    if unit.is_quantity(x):
+        if not x.unit.is_compatible(unit.nanometer):
+            raise ValueError('%s: %s must be a distance (a Quantity of length or a number in nm), got %s' % (owner, name, x))
+        x = x.value_in_unit(unit.nanometer)
+    try:
+        value = float(x)
+    except (TypeError, ValueError):
+        raise ValueError('%s: %s must be a distance (a Quantity of length or a number in nm), got %r' % (owner, name, x)) from None
+    if not math.isfinite(value):
+        raise ValueError('%s: %s must be finite, got %r' % (owner, name, x))
+    return value
 
 
 def _boxArray(boxVectors):
@@ -120,9 +141,11 @@ def _cellShellVolumes(edges, full, box, correct, numDirections, minFraction):
 class PairDistribution(object):
     """A radial distribution function g(r) and running coordination number n(r), averaged over frames.
 
-    Attributes (arrays have one entry per bin; distances in nm):
+    Attributes (arrays have one entry per bin; distances in nm, plain numbers):
 
-    - ``edges`` the bin edges (numBins + 1), ``r`` the bin centres, ``width`` the bin widths
+    - ``edges`` the bin edges (numBins + 1), ``r`` the bin centres, ``width`` the bin widths, plain
+      arrays in nm (the names before issue 44); getBinEdges(), getBinCenters() and getBinWidths() return
+      them as Quantities (nm), as OpenMM's getters do
     - ``counts`` the pair counts summed over frames (int64); ``numFrames`` the number of frames
     - ``mode`` 'one group', 'two groups' or 'pair list'; ``numPairs`` P, the pairs per frame;
       ``numA``, ``numB`` the group sizes
@@ -187,16 +210,41 @@ class PairDistribution(object):
         reference = self.numA/2.0 if self.mode == 'one group' else self.numA
         return self.numPairs/(reference*self.volume)
 
+    def getBinCenters(self):
+        """The bin centres r (a Quantity: an array in nm). ``r`` is the same array as plain numbers in nm."""
+        return unit.Quantity(self.r.copy(), unit.nanometer)
+
+    def getBinEdges(self):
+        """The bin edges, numBins + 1 of them (a Quantity: an array in nm). ``edges`` is the same array as
+        plain numbers in nm."""
+        return unit.Quantity(self.edges.copy(), unit.nanometer)
+
+    def getBinWidths(self):
+        """The bin widths (a Quantity: an array in nm). ``width`` is the same array as plain numbers in nm."""
+        return unit.Quantity(self.width.copy(), unit.nanometer)
+
+    def getFirstPeak(self, smooth=3):
+        """The bin centre of the highest maximum of g(r) below the cell limit (a Quantity in nm).
+        firstPeak() returns the same distance as a plain number in nm."""
+        return unit.Quantity(self.firstPeak(smooth), unit.nanometer)
+
+    def getFirstMinimum(self, smooth=3, rise=0.05):
+        """The bin centre of the first minimum of g(r) after its highest peak (a Quantity in nm): where
+        g, smoothed over ``smooth`` bins, stops falling and then rises by more than ``rise`` times the
+        peak height (so noise does not stop the search early); the middle of the bottom if it is flat.
+        Choose r0 of a coordination number here: ``force.setR0(gr.getFirstMinimum())``.
+        firstMinimum() returns the same distance as a plain number in nm."""
+        return unit.Quantity(self.firstMinimum(smooth, rise), unit.nanometer)
+
     def firstPeak(self, smooth=3):
-        """The bin centre (nm) of the highest maximum of g(r) below the cell limit."""
+        """getFirstPeak() as a plain number in nm (the name before issue 44, kept for scripts that
+        format or compare it)."""
         g = self._smoothed(smooth)
         return float(self.r[int(np.nanargmax(g))])
 
     def firstMinimum(self, smooth=3, rise=0.05):
-        """The bin centre (nm) of the first minimum of g(r) after its highest peak: where g, smoothed
-        over ``smooth`` bins, stops falling and then rises by more than ``rise`` times the peak height
-        (so noise does not stop the search early); the middle of the bottom if it is flat. Choose r0 of
-        a coordination number here."""
+        """getFirstMinimum() as a plain number in nm (the name before issue 44, kept for scripts that
+        format or compare it)."""
         g = self._smoothed(smooth)
         peak = int(np.nanargmax(g))
         best = peak
@@ -218,8 +266,10 @@ class PairDistribution(object):
         return float(0.5*(self.r[low] + self.r[high]))
 
     def coordinationAt(self, r):
-        """n(r) interpolated at a distance r (nm)."""
-        return float(np.interp(_value(r), self.edges, np.concatenate([[0.0], self.n])))
+        """n(r) interpolated at a distance r (a Quantity of length, such as getFirstMinimum(), or a
+        number in nm): a plain number, as coordination numbers have no unit."""
+        r = _distance(r, 'PairDistribution.coordinationAt', 'r')
+        return float(np.interp(r, self.edges, np.concatenate([[0.0], self.n])))
 
     def _smoothed(self, smooth):
         g = np.where(self.r < self.cellMax, self.g, np.nan)

@@ -67,14 +67,16 @@ def plotPairDistribution(gr, force=None, firstMinimum=True, path=None, title=Non
     gr: PairDistribution
     force: CoordinationForce (optional)
         draws its s(r) and marks r0
-    firstMinimum: bool or float
-        mark gr.firstMinimum() (True), a given distance in nm, or nothing (False)
+    firstMinimum: bool, Quantity or float
+        mark gr.getFirstMinimum() (True), a given distance (a Quantity, or a number in nm), or
+        nothing (False)
     path: str (optional)
         the file to write
     title: str (optional)
-    maxDistance: float (optional)
-        the upper limit of the r axis (nm); default the histogram's range
+    maxDistance: Quantity or float (optional)
+        the upper limit of the r axis (a Quantity, or a number in nm); default the histogram's range
     """
+    from openmmcoordination.gr import _distance
     figure, (top, bottom) = _figure(6.4, 5.6, 2, [2, 1])
     r = gr.r
     finite = np.isfinite(gr.g)
@@ -88,7 +90,7 @@ def plotPairDistribution(gr, force=None, firstMinimum=True, path=None, title=Non
     bottom.set_ylabel('n(r)' if not pairList else 'pairs within r')
     bottom.set_xlabel('r (nm)')
     bottom.set_ylim(bottom=0)
-    upper = gr.edges[-1] if maxDistance is None else maxDistance
+    upper = gr.edges[-1] if maxDistance is None else _distance(maxDistance, 'plotPairDistribution', 'maxDistance')
     for ax in (top, bottom):
         ax.set_xlim(0, upper)
         ax.grid(alpha=0.3)
@@ -98,8 +100,8 @@ def plotPairDistribution(gr, force=None, firstMinimum=True, path=None, title=Non
     handles = [] if force is None else [_drawSwitchingFunction(top, force, upper)]
     if firstMinimum is True and not pairList:
         _markFirstMinimum(top, bottom, gr, gr.firstMinimum())
-    elif firstMinimum not in (True, False, None):
-        _markFirstMinimum(top, bottom, gr, float(firstMinimum))
+    elif not (firstMinimum is None or isinstance(firstMinimum, bool)):
+        _markFirstMinimum(top, bottom, gr, _distance(firstMinimum, 'plotPairDistribution', 'firstMinimum'))
     lines, labels = top.get_legend_handles_labels()
     top.legend(lines + handles, labels + [h.get_label() for h in handles], loc='upper right', fontsize=8)
     if title is None:

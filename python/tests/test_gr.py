@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import openmm
+from openmm import unit
 
 from openmmcoordination import CoordinationForce
 from openmmcoordination.gr import (PairDistribution, PairDistributionAccumulator, addHistogramForce,
@@ -202,6 +203,44 @@ def test_first_minimum_and_peak():
     gr2 = PairDistribution(np.linspace(0, 1, 201), counts, 1, 'two groups', 10**6, 1, 10**6, volume=1e6)
     assert gr2.firstMinimum() == pytest.approx(0.35, abs=0.006)
     assert gr2.coordinationAt(0.0) == 0.0
+
+
+def test_distances_as_quantities_and_plain_numbers():
+    """The getters return Quantities in nm (OpenMM's convention, issue 44) whose values are the
+    NumPy bins and the first peak and minimum of test_first_minimum_and_peak; the names before issue
+    44 (r, edges, width, firstPeak(), firstMinimum()) keep the same numbers as plain floats in nm;
+    coordinationAt takes a Quantity in any length unit or a number in nm, and refuses anything else."""
+    r = (np.arange(200) + 0.5)*0.005
+    g = 1 + 2.5*np.exp(-((r - 0.28)/0.02)**2) - 0.8*np.exp(-((r - 0.36)/0.03)**2)
+    counts = np.round(1e6*g*4*np.pi*r**2*0.005).astype(np.int64)
+    gr = PairDistribution(np.linspace(0, 1, 201), counts, 1, 'two groups', 10**6, 1, 10**6, volume=1e6)
+    for getter, plain, expected in ((gr.getBinCenters, gr.r, r), (gr.getBinEdges, gr.edges, np.linspace(0, 1, 201)),
+                                    (gr.getBinWidths, gr.width, np.full(200, 0.005))):
+        quantity = getter()
+        assert unit.is_quantity(quantity) and quantity.unit == unit.nanometer
+        np.testing.assert_allclose(quantity.value_in_unit(unit.nanometer), expected, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(quantity.value_in_unit(unit.angstrom), 10*expected, rtol=1e-12, atol=1e-14)
+        assert type(plain) is np.ndarray and np.array_equal(plain, quantity.value_in_unit(unit.nanometer))
+        quantity[0] = 5.0*unit.nanometer             # a copy: the PairDistribution is unchanged
+        assert plain[0] == expected[0]
+    peak, minimum = gr.getFirstPeak(), gr.getFirstMinimum()
+    assert unit.is_quantity(peak) and unit.is_quantity(minimum)
+    assert peak.value_in_unit(unit.nanometer) == pytest.approx(0.28, abs=0.006)
+    assert minimum.value_in_unit(unit.angstrom) == pytest.approx(3.64, abs=0.1)
+    assert type(gr.firstPeak()) is float and gr.firstPeak() == peak.value_in_unit(unit.nanometer)
+    assert type(gr.firstMinimum()) is float and gr.firstMinimum() == minimum.value_in_unit(unit.nanometer)
+    assert gr.getFirstMinimum(smooth=1, rise=0.2).value_in_unit(unit.nanometer) == gr.firstMinimum(smooth=1, rise=0.2)
+    # n(r) of two groups: the counts within r per A particle, linear within a bin (NumPy, by hand)
+    x = 0.3123
+    k = int(x/0.005)
+    expected = (counts[:k].sum() + counts[k]*(x - 0.005*k)/0.005)/1.0
+    for given in (x, x*unit.nanometer, 10*x*unit.angstrom):
+        assert gr.coordinationAt(given) == pytest.approx(expected, rel=1e-12)
+    assert type(gr.coordinationAt(minimum)) is float
+    assert gr.coordinationAt(minimum) == gr.coordinationAt(gr.firstMinimum())
+    for bad, shown in ((3.0*unit.kilojoule_per_mole, '3.0 kJ/mol'), ('near', "'near'"), (float('nan'), 'nan')):
+        with pytest.raises(ValueError, match='PairDistribution.coordinationAt: r must be .*%s' % shown):
+            gr.coordinationAt(bad)
 
 
 def test_csv_round_trip(reference_config, rng, tmp_path):

@@ -12,6 +12,8 @@ import sys
 import numpy as np
 import pytest
 
+from openmm import unit
+
 pytest.importorskip('matplotlib')
 
 from openmmcoordination.gr import PairDistribution  # noqa: E402
@@ -42,8 +44,8 @@ def test_main_job_quick(tmp_path):
     assert gr.numFrames == 20 and gr.mode == 'two groups' and gr.numA == 1
     # Na+-O: nothing inside 0.2 nm, the first peak near 0.24 nm
     assert np.all(gr.g[gr.r < 0.2] == 0)
-    assert 0.21 < gr.firstPeak() < 0.27
-    assert 0.26 < gr.firstMinimum() < 0.40
+    assert 0.21 < gr.getFirstPeak().value_in_unit(unit.nanometer) < 0.27
+    assert 0.26 < gr.getFirstMinimum().value_in_unit(unit.nanometer) < 0.40
     cv = np.loadtxt(str(out/'cv.csv'), delimiter=',', skiprows=1)
     assert cv.shape[1] == 3 and len(cv) == 1200//50
     assert np.all((cv[:, 2] > 2) & (cv[:, 2] < 10))

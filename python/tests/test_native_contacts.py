@@ -13,7 +13,7 @@ import openmm
 from openmm import app, unit
 
 from openmmcoordination import CoordinationForce
-from openmmcoordination.contacts import find_native_contacts, native_contacts
+from openmmcoordination.contacts import find_native_contacts, findNativeContacts, native_contacts
 
 mda = pytest.importorskip('MDAnalysis')
 from MDAnalysis.analysis.contacts import soft_cut_q  # noqa: E402
@@ -68,11 +68,11 @@ def mdanalysis_native_contacts(universe, reference):
 
 def test_contact_set_matches_mdanalysis(dhfr, universe):
     topology, reference, _ = dhfr
-    a, b, r0s = find_native_contacts(topology, reference)
+    a, b, r0s = findNativeContacts(topology, reference)
     ma, mb, mr0 = mdanalysis_native_contacts(universe, reference)
-    assert len(a) == 1942
-    ours = dict(zip(zip(a.tolist(), b.tolist()), r0s))
-    theirs = dict(zip(zip(ma.tolist(), mb.tolist()), mr0/10))
+    assert len(a) == 1942 and unit.is_quantity(r0s)
+    ours = dict(zip(zip(a.tolist(), b.tolist()), r0s.value_in_unit(unit.angstrom)))   # r0s a Quantity, here in A
+    theirs = dict(zip(zip(ma.tolist(), mb.tolist()), mr0))
     assert ours.keys() == theirs.keys()
     np.testing.assert_allclose([ours[k] for k in theirs], list(theirs.values()), rtol=1e-12)
     force = native_contacts(topology, reference*unit.nanometer)
@@ -85,11 +85,11 @@ def test_contact_set_matches_mdanalysis(dhfr, universe):
 def test_universe_gives_the_same_contacts(dhfr, universe):
     """An MDAnalysis Universe (its float32 coordinates) gives the same pairs."""
     topology, reference, _ = dhfr
-    a, b, r0s = find_native_contacts(universe)
-    a2, b2, r02 = find_native_contacts(topology, reference)
+    a, b, r0s = findNativeContacts(universe)
+    a2, b2, r02 = findNativeContacts(topology, reference)
     np.testing.assert_array_equal(a, a2)
     np.testing.assert_array_equal(b, b2)
-    np.testing.assert_allclose(r0s, r02, rtol=2e-5)
+    np.testing.assert_allclose(r0s.value_in_unit(unit.nanometer), r02.value_in_unit(unit.nanometer), rtol=2e-5)
 
 
 @pytest.mark.parametrize('beta, lambda_', [(50.0, 1.8), (120.0, 1.05)])
@@ -159,13 +159,24 @@ def test_selection_and_separation(dhfr):
 
 def test_camel_case_names_and_snake_case_aliases(dhfr):
     """nativeContacts and findNativeContacts (OpenMM's naming), the snake_case names kept as aliases
-    that say so and give the same contacts; minResidueSeparation, min_residue_separation in the aliases."""
+    that say so and give the same contacts; minResidueSeparation, min_residue_separation in the aliases;
+    findNativeContacts' r0s a Quantity (nm, as getPairR0s), find_native_contacts' the same numbers
+    in nm as a plain array (as before issue 44), both taken by setPairs."""
     import openmmcoordination
     from openmmcoordination.contacts import findNativeContacts, nativeContacts
     topology, reference, _ = dhfr
     a, b, r0s = findNativeContacts(topology, reference, minResidueSeparation=4)
     a2, b2, r02 = find_native_contacts(topology, reference, min_residue_separation=4)
-    assert len(a) > 1000 and np.array_equal(a, a2) and np.array_equal(b, b2) and np.array_equal(r0s, r02)
+    assert len(a) > 1000 and np.array_equal(a, a2) and np.array_equal(b, b2)
+    assert unit.is_quantity(r0s) and not unit.is_quantity(r02) and isinstance(r02, np.ndarray)
+    assert np.array_equal(r0s.value_in_unit(unit.nanometer), r02)
+    np.testing.assert_allclose(r0s.value_in_unit(unit.angstrom), 10*r02, rtol=1e-15)
+    # the NumPy distances of the reference, in nm
+    np.testing.assert_allclose(r02, np.linalg.norm(reference[b] - reference[a], axis=1), rtol=1e-15)
+    for given in (r0s, r02):
+        force = CoordinationForce()
+        force.setPairs(a, b, np.full(len(a), 1.0/len(a)), given)
+        np.testing.assert_allclose(force.getPairR0s().value_in_unit(unit.nanometer), r02, rtol=1e-15)
     assert len(findNativeContacts(topology, reference)[0]) > len(a)      # the default, 3, keeps more pairs
     assert nativeContacts(topology, reference).getNumPairs() == native_contacts(topology, reference).getNumPairs() == 1942
     assert 'alias of nativeContacts' in native_contacts.__doc__ and 'alias of findNativeContacts' in find_native_contacts.__doc__

@@ -189,6 +189,6 @@ def test_examples_choose_the_periodicity():
     pairing = import_script('examples', 'ion_pairing')
     forces = list(pairing.collectiveVariables(0, 1, [2, 3], pairing.parseArguments(['--quick'])))
     coordination = import_script('examples', 'ion_coordination')
-    gr = types.SimpleNamespace(firstMinimum=lambda: 0.32, r=np.linspace(0.005, 0.995, 100), counts=np.zeros(100), numFrames=1)
+    gr = types.SimpleNamespace(getFirstMinimum=lambda: 0.32*unit.nanometer, r=np.linspace(0.005, 0.995, 100), counts=np.zeros(100), numFrames=1)
     forces.append(coordination.coordinationNumber(gr, [0], [1, 2], 12)[0])
     assert all(f.getPeriodicitySet() and f.usesPeriodicBoundaryConditions() for f in forces)

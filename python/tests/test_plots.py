@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 
+from openmm import unit
+
 pytest.importorskip('matplotlib')
 
 from openmmcoordination import CoordinationForce  # noqa: E402
@@ -33,7 +35,7 @@ def texts(figure):
 def test_pair_distribution_plot(tmp_path):
     gr = liquid_like()
     force = CoordinationForce([0], [1])
-    force.setR0(gr.firstMinimum())
+    force.setR0(gr.getFirstMinimum())           # a Quantity in nm
     path = tmp_path/'gr.png'
     figure = plotPairDistribution(gr, force, path=str(path))
     width, height = png_size(path)
@@ -45,9 +47,9 @@ def test_pair_distribution_plot(tmp_path):
     assert len(figure.axes) == 3  # g with s on a twin axis, n below
     top = figure.axes[0]
     assert top.get_xlim() == (0.0, 1.0)
-    # the first minimum marker is drawn where firstMinimum() says
+    # the first minimum marker is drawn where getFirstMinimum() says
     lines = [line for line in top.get_lines() if line.get_linestyle() == '-.']
-    assert lines and lines[0].get_xdata()[0] == pytest.approx(gr.firstMinimum())
+    assert lines and lines[0].get_xdata()[0] == pytest.approx(gr.getFirstMinimum().value_in_unit(unit.nanometer))
 
 
 def test_pair_distribution_plot_without_force_and_pair_list(tmp_path):
@@ -57,6 +59,12 @@ def test_pair_distribution_plot_without_force_and_pair_list(tmp_path):
     assert 'p(r) (1/nm)' in words and 's(r)' not in words and 'first minimum' not in words
     figure = plotPairDistribution(liquid_like(), firstMinimum=0.5, path=str(tmp_path/'q.png'))
     assert 'first minimum of g(r): 0.500 nm' in texts(figure)
+    # distances as Quantities in any length unit
+    figure = plotPairDistribution(liquid_like(), firstMinimum=4.5*unit.angstrom, maxDistance=8*unit.angstrom,
+                                  path=str(tmp_path/'r.png'))
+    assert 'first minimum of g(r): 0.450 nm' in texts(figure) and figure.axes[0].get_xlim() == pytest.approx((0.0, 0.8))
+    with pytest.raises(ValueError, match='plotPairDistribution: firstMinimum must be a distance .*, got 1 kJ/mol'):
+        plotPairDistribution(liquid_like(), firstMinimum=1*unit.kilojoule_per_mole)
 
 
 def test_collective_variable_plot(tmp_path):
