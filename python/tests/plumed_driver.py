@@ -118,6 +118,24 @@ def openmmBox(box):
     return form, q
 
 
+def rotateDerivatives(derivatives, rotation, kinds):
+    """DUMPDERIVATIVES' numbers (parameters, arguments) of a frame computed in OpenMM's orientation
+    (positions @ Q, openmmBox) rotated back into the trajectory's: for a coordination number the
+    atoms' derivatives g' (rows of x, y, z) become g' Q^T, as the forces do, and its 9 box derivatives
+    V' (-sum over pairs of dfunc d' (x) d', d' = d Q) become Q V' Q^T; a function's derivatives with
+    respect to its arguments are numbers of no orientation and stay."""
+    derivatives = np.array(derivatives, dtype=float)
+    if np.array_equal(rotation, np.eye(3)):
+        return derivatives
+    for column, kind in enumerate(kinds):
+        if kind != 'coordination':
+            continue
+        atoms = derivatives[:-9, column].reshape(-1, 3) @ rotation.T
+        box = rotation @ derivatives[-9:, column].reshape(3, 3) @ rotation.T
+        derivatives[:, column] = np.concatenate([atoms.ravel(), box.ravel()])
+    return derivatives + 0.0
+
+
 def _reduce(box):
     """Lagrange-Gauss-like reduction of the rows (subtract integer multiples until no row shortens)."""
     rows = [np.array(r, dtype=float) for r in box]
@@ -140,9 +158,12 @@ def _reduce(box):
 class Run(object):
     """A test's input run over its trajectory (``frames``: the indices of those to run, default all) on
     one platform; ``output(name)`` the text it wrote to FILE=name, ``forces`` the forces of the
-    System at each frame (in the trajectory's orientation); release() drops its Contexts."""
+    System at each frame and the DUMPDERIVATIVES files in the trajectory's orientation (a frame whose
+    box OpenMM takes only rotated is run rotated, and both are rotated back: rotateDerivatives);
+    release() drops its Contexts. ``inputText`` runs another input (the text of a plumed.dat) on the
+    test's trajectory."""
 
-    def __init__(self, folder, platformName, directory, frames=None, properties=None):
+    def __init__(self, folder, platformName, directory, frames=None, properties=None, inputText=None):
         options = config(folder)
         self.folder, self.directory = folder, directory
         allFrames = readXyz(trajectoryPath(folder))
@@ -154,7 +175,12 @@ class Run(object):
         system = openmm.System()
         for _ in range(count):
             system.addParticle(1.0)
-        self.input = plumed.load(os.path.join(DATA, folder, 'plumed.dat'), system)
+        self.input = plumed.load(os.path.join(DATA, folder, 'plumed.dat') if inputText is None else inputText, system)
+        # DUMPDERIVATIVES of a frame rotated into OpenMM's form: back into the trajectory's orientation
+        self.rotation = np.eye(3)
+        computed = self.input.getDerivatives
+        self.input.getDerivatives = lambda context, names, state=None: rotateDerivatives(
+            computed(context, names, state), self.rotation, [self.input.values[name].kind for name in names])
         integrator = openmm.VerletIntegrator(timestep*unit.picoseconds)
         platform = openmm.Platform.getPlatformByName(platformName)
         # The default box is triclinic where any frame's is (CUDA refuses a Context whose box turns
@@ -172,10 +198,7 @@ class Run(object):
         self.forces = []
         for n, (index, (box, positions)) in enumerate(zip(self.indices, self.frames)):
             reduced, rotation = openmmBox(box)
-            rotated = not np.array_equal(rotation, np.eye(3))
-            if rotated and any(v.kind == 'derivatives' for v in self.input.values.values()):
-                raise ValueError('frame %d: its box is rotated into OpenMM\'s form, and this harness does not rotate '
-                                 'the derivatives back' % index)
+            self.rotation = rotation
             context.setPeriodicBoxVectors(*reduced)
             context.setPositions(positions @ rotation)
             step = index*stride

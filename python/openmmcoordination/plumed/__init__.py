@@ -533,9 +533,10 @@ def _hasPositions(state):
 
 def _boxDerivatives(force, positions, box):
     """PLUMED's box derivatives of a coordination number (src/colvar/CoordinationBase.cpp): -sum over
-    pairs of dfunc d (x) d, d the pair's vector (nearest image where periodic, as the force takes it)
-    and dfunc = (ds/dr)/r from the force's switching function (weighted, with its own r0, per pair of
-    a pair list). A 3x3 array, rows and columns x, y, z."""
+    pairs of dfunc d (x) d, d the pair's vector (nearest image where periodic, as the force takes it:
+    OpenMM's reduction, then in a triclinic box the nearest of its 27 neighbouring images, as the
+    Reference and CPU kernels search them) and dfunc = (ds/dr)/r from the force's switching function
+    (weighted, with its own r0, per pair of a pair list). A 3x3 array, rows and columns x, y, z."""
     first, second = np.array(force.getGroupA(), dtype=int), np.array(force.getGroupB(), dtype=int)
     mode = force.getMode()
     if mode == force.OneGroup:
@@ -550,8 +551,15 @@ def _boxDerivatives(force, positions, box):
     a, b, pairs = a[keep], b[keep], pairs[keep]
     delta = positions[b] - positions[a]
     if force.usesPeriodicBoundaryConditions():
+        box = np.asarray(box, dtype=float)
         for k in (2, 1, 0):
-            delta = delta - np.outer(np.round(delta[:, k]/box[k][k]), box[k])
+            delta = delta - np.outer(np.floor(delta[:, k]/box[k][k] + 0.5), box[k])
+        if np.count_nonzero(box - np.diag(np.diag(box))):
+            # the reduced image first, then the neighbours in the kernels' order: the first nearest wins
+            offsets = np.array([(a, b, c) for a in (-1, 0, 1) for b in (-1, 0, 1) for c in (-1, 0, 1)], dtype=float)
+            candidates = delta[:, None, :] + np.concatenate([np.zeros((1, 3)), offsets @ box])[None, :, :]
+            nearest = np.argmin(np.sum(candidates*candidates, axis=2), axis=1)
+            delta = candidates[np.arange(len(delta)), nearest]
     r = np.sqrt(np.sum(delta*delta, axis=1))
     dmax = force.getDMax()
     dmax = dmax.value_in_unit(unit.nanometer) if unit.is_quantity(dmax) else dmax
