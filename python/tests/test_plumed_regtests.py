@@ -40,7 +40,8 @@ FLOAT_BOUNDARY = {name: [26] for name in FOLDERS if name.startswith('rt20-switch
 FLOAT_BOUNDARY['rt20-switch-q'] = [3, 26]
 #: Frames whose box OpenMM takes only after a rotation: rt42's boxes of random vectors (frames 27 to
 #: 107) are passed to OpenMM as the same lattice rotated into its reduced form (plumed_driver.openmmBox),
-#: the forces rotated back. Empty: they pass; the table stays for what may come.
+#: the forces and DUMPDERIVATIVES rotated back (test_derivatives_of_rotated_frames). Empty: they pass;
+#: the table stays for what may come.
 ROTATED = {}
 
 
@@ -165,6 +166,71 @@ def test_regtest_expected_failures(folder, kind, tmp_path):
         kept = [row for k, row in enumerate(referenceRows) if frames is None or k//perFrame in frames]
         head = '\n'.join(line for line in reference.splitlines() if line.startswith('#'))
         _compare(fields, rows, head + '\n' + '\n'.join(' '.join(row) for row in kept))
+
+
+#: rt42's switching functions (RATIONAL, NN=7 with D_0, CUSTOM in x2, EXP) on its trajectory, whose frames 27
+#: to 107 OpenMM takes only rotated, with DUMPDERIVATIVES: rt42's own DUMPDERIVATIVES lines are commented
+#: out in PLUMED's input (there is no deriv.reference), and name each atom twice (GROUPA and GROUPB both
+#: 1-108, refused by the reader), so the groups here are two halves and one group.
+ROTATED_DERIVATIVES_INPUT = """c: COORDINATION GROUPA=1-54 GROUPB=55-108 R_0=0.15
+e: COORDINATION GROUPA=1-54 GROUPB=55-108 R_0=0.15 NN=7 D_0=0.02
+d: COORDINATION GROUPA=1-108 SWITCH={CUSTOM FUNC=1/(1+x2^3) R_0=0.2}
+g: COORDINATION GROUPA=1-108 SWITCH={EXP R_0=0.1}
+PRINT ARG=c,e,d,g FILE=colvar FMT=%14.8f
+DUMPDERIVATIVES ARG=c,e FILE=der0 FMT=%14.8f
+DUMPDERIVATIVES ARG=d,g FILE=der1 FMT=%14.8f
+"""
+
+
+def test_derivatives_of_rotated_frames(tmp_path):
+    """DUMPDERIVATIVES at frames whose box OpenMM takes only rotated (plumed_driver.openmmBox; the
+    harness refused them before issue 40's last item): the derivatives, computed in OpenMM's
+    orientation and rotated back (plumed_driver.rotateDerivatives), equal central finite differences
+    taken in the trajectory's own orientation, as PLUMED's deriv.reference would hold them: by each
+    atom's x, y, z, and the box derivatives -dcv/d(strain), the positions and the box strained
+    together (x -> x (1 + h E_ab)), each strained frame passed to OpenMM as the harness passes any."""
+    frames = [27, 66, 107]
+    allFrames = driver.readXyz(driver.trajectoryPath('rt42'))
+    assert all(not np.array_equal(driver.openmmBox(allFrames[k][0])[1], np.eye(3)) for k in frames)
+    run = driver.Run('rt42', 'Reference', str(tmp_path), frames, inputText=ROTATED_DERIVATIVES_INPUT)
+    context = run.simulation.context
+    names = ['c', 'e', 'd', 'g']
+
+    def values(box, positions):
+        reduced, rotation = driver.openmmBox(box)
+        context.setPeriodicBoxVectors(*reduced)
+        context.setPositions(positions @ rotation)
+        return np.array(run.input.getValues(context, names))
+
+    h = 1e-6
+    dumped = {}
+    for name, args in (('der0', ['c', 'e']), ('der1', ['d', 'g'])):
+        fields, rows = driver.columns(run.output(name))
+        assert fields == ['time', 'parameter'] + args
+        table = np.array([[float(x) for x in row[2:]] for row in rows]).reshape(len(frames), 3*108 + 9, len(args))
+        for column, arg in enumerate(args):
+            dumped[arg] = table[:, :, column]
+    for n, k in enumerate(frames):
+        box, positions = allFrames[k]
+        numeric = np.zeros((3*108 + 9, len(names)))
+        for parameter in range(3*108):
+            step = np.zeros_like(positions)
+            step.flat[parameter] = h
+            numeric[parameter] = (values(box, positions + step) - values(box, positions - step))/(2*h)
+        for a in range(3):
+            for b in range(3):
+                strain = np.eye(3)
+                strain[a, b] += h
+                plus = values(box @ strain, positions @ strain)
+                strain[a, b] -= 2*h
+                minus = values(box @ strain, positions @ strain)
+                numeric[3*108 + 3*a + b] = -(plus - minus)/(2*h)
+        for column, name in enumerate(names):
+            largest = np.abs(numeric[:, column]).max()
+            assert largest > 1.0, (k, name, largest)        # derivatives that test something
+            np.testing.assert_allclose(dumped[name][n], numeric[:, column], rtol=0, atol=1e-6*largest + 1e-8,
+                                       err_msg='frame %d, %s' % (k, name))
+    run.release()
 
 
 def test_regtests_all_listed():
