@@ -8,6 +8,11 @@ CPU. Another Force (a CustomBondForce distance) beside a coordination number goe
 CustomCVForce (the slower path, with a warning): the same checks, and c(t), frames, walkers and
 checkpoints work as with coordination numbers alone. Metadynamics(truncateHills=True) replays a
 recorded trajectory against a NumPy reimplementation of PLUMED's METAD update (issue 40, item 8).
+
+Every test that builds a Context runs on each configuration of the `platform_config` fixture
+(Reference, CPU; CUDA in single, mixed and double precision where there is a GPU), held to the
+tolerances of helpers.PLATFORM_TOLERANCES (value_rtol for the CVs, table_value_rtol for the bias
+energy, fd_step and fd_rtol for the finite differences); test_errors, which builds none, runs once.
 """
 
 import math
@@ -25,17 +30,24 @@ from openmmcoordination.metadynamics import BiasVariable, Metadynamics
 from openmmcoordination.opes import OPES
 
 from cases import natural_spline
-from conftest import available_configs
 from gr_helpers import TOY_TEMPERATURE, toy_system
 from helpers import finite_difference_forces
 
 PARTNERS = 4
 
 
-def pytest_generate_tests(metafunc):
-    if 'host_config' in metafunc.fixturenames:
-        configs = [c for c in available_configs()[0] if c.name in ('Reference', 'CPU')]
-        metafunc.parametrize('host_config', configs, ids=[c.id for c in configs])
+def tolerance(config, double=1e-10):
+    """The relative tolerance of a CV against NumPy on a configuration: ``double`` where it computes in
+    double precision as NumPy does (Reference, CPU), its value_rtol where that is wider (CUDA)."""
+    return max(double, config.value_rtol)
+
+
+def cv_approx(expected, config, double=1e-10):
+    """pytest.approx of a CV (a number of order 1, or a function of such) on a configuration: relative,
+    and as wide in absolute terms (a difference of coordination numbers may be near 0, where float
+    rounding is relative to its terms)."""
+    rtol = tolerance(config, double)
+    return pytest.approx(expected, rel=rtol, abs=rtol)
 
 
 def positions():
@@ -82,20 +94,23 @@ def function_variable(expression='cd - 0.5*ca^2'):
 
 def check_energy_and_forces(meta, simulation, value, config):
     """The bias force's energy is the spline of the table at ``value`` (the function's NumPy value at the
-    positions), its forces -dE/dx by finite differences."""
+    positions), its forces -dE/dx by finite differences (the configuration's fd_step and fd_rtol). The
+    energy to 1e-6 in double precision; in float, to the table's table_value_rtol plus the slope of the
+    spline times the CV's own rounding (value_rtol)."""
     group = {meta.force.getForceGroup()}
     context = simulation.context
     state = context.getState(getEnergy=True, getForces=True, getPositions=True, groups=group)
     bias = meta.getBias().value_in_unit(unit.kilojoules_per_mole)
     grid = meta.getCollectiveVariableGrid()
     if len(grid) == 1:
-        spline, _ = natural_spline(grid[0], bias)
+        spline, slope = natural_spline(grid[0], bias)
         expected = spline(value[0])
+        cvError = 0.0 if config.is_double else abs(slope(value[0]))*config.value_rtol*max(1.0, abs(value[0]))
     else:
         expected = None
     energy = state.getPotentialEnergy().value_in_unit(unit.kilojoules_per_mole)
     if expected is not None:
-        assert energy == pytest.approx(expected, rel=1e-6, abs=1e-8)
+        assert energy == pytest.approx(expected, rel=max(1e-6, config.table_value_rtol), abs=1e-8 + cvError)
     assert energy > 0.1
     p = state.getPositions(asNumpy=True).value_in_unit(unit.nanometer)
     forces = state.getForces(asNumpy=True).value_in_unit(unit.kilojoule_per_mole/unit.nanometer)
@@ -104,14 +119,15 @@ def check_energy_and_forces(meta, simulation, value, config):
     for _ in range(PARTNERS + 1):
         system.addParticle(1.0)
     system.addForce(openmm.XmlSerializer.deserialize(openmm.XmlSerializer.serialize(meta.force)))
-    alone = openmm.Context(system, openmm.VerletIntegrator(0.001), config.platform(), config.properties)
+    alone = config.context(system)
     alone.setPositions(p)
-    numeric = finite_difference_forces(alone, p, range(PARTNERS + 1), 1e-5)
-    assert np.allclose(forces, numeric, rtol=1e-4, atol=1e-4*np.abs(numeric).max())
+    numeric = finite_difference_forces(alone, p, range(PARTNERS + 1), config.fd_step)
+    fdTolerance = max(1e-4, config.fd_rtol)
+    assert np.allclose(forces, numeric, rtol=fdTolerance, atol=fdTolerance*np.abs(numeric).max())
     return energy
 
 
-def test_function_metadynamics_on_the_bias_force(host_config):
+def test_function_metadynamics_on_the_bias_force(platform_config):
     """METAD on f = cd - 0.5 ca^2 (two coordination numbers): one CoordinationBiasForce whose energy is
     bias(f), the hills at f's NumPy values, the energy the spline of the grid at f, forces by finite
     differences, getCollectiveVariables() = f."""
@@ -120,14 +136,14 @@ def test_function_metadynamics_on_the_bias_force(host_config):
                         50, recordFrequency=25)
     assert isinstance(meta.force, CoordinationBiasForce)
     assert meta.force.getEnergyExpression() == 'bias((c1_cd) - 0.5*(c1_ca)^2)'
-    simulation = simulation_of(system, host_config)
+    simulation = simulation_of(system, platform_config)
     meta.step(simulation, 300)
     p = simulation.context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
     cd, ca, _ = numpy_cvs(p)
     f = cd - 0.5*ca**2
-    assert meta.getCollectiveVariables(simulation)[0] == pytest.approx(f, rel=1e-10)
+    assert meta.getCollectiveVariables(simulation)[0] == cv_approx(f, platform_config)
     assert len(meta.getHillHeights()) == 6
-    check_energy_and_forces(meta, simulation, [f], host_config)
+    check_energy_and_forces(meta, simulation, [f], platform_config)
     frames = meta.getRecordedFrames()
     assert len(frames.steps) == 12
     steps, factors = meta.getReweightingFactors()
@@ -135,47 +151,47 @@ def test_function_metadynamics_on_the_bias_force(host_config):
     # the hills' centres are the function's values at the deposits: the frames at the same steps
     atHills = {int(step): cv for step, cv in zip(frames.steps, frames.collectiveVariables)}
     for k, center in enumerate(meta.getHillCenters()[:, 0]):
-        assert center == pytest.approx(atHills[50*(k + 1)], rel=1e-12)
+        assert center == cv_approx(atHills[50*(k + 1)], platform_config, 1e-12)
 
 
-def test_function_beside_a_coordination_number(host_config):
+def test_function_beside_a_coordination_number(platform_config):
     """A 2-D METAD: [f = cd - ca, a coordination number of its own]; getCollectiveVariables gives (f, c)."""
     system, _ = toy_system(PARTNERS)
     variables = [BiasVariable(CVFunction('cd - ca', {'cd': donor(), 'ca': acceptor()}), -2.0, 2.0, 0.1, gridWidth=41),
                  BiasVariable(CoordinationForce([0], [1, 3]), 0.0, 2.0, 0.1, gridWidth=41)]
     meta = Metadynamics(system, variables, TOY_TEMPERATURE*unit.kelvin, 5.0, 2.0*unit.kilojoules_per_mole, 50)
     assert meta.force.getEnergyExpression() == 'bias((c1_cd) - (c1_ca), c2)'
-    simulation = simulation_of(system, host_config)
+    simulation = simulation_of(system, platform_config)
     meta.step(simulation, 200)
     p = simulation.context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
     r = np.linalg.norm(p[1:] - p[0], axis=1)
     cd, ca, _ = numpy_cvs(p)
-    assert np.allclose(meta.getCollectiveVariables(simulation), [cd - ca, s(r[0]) + s(r[2])], rtol=1e-10)
-    check_energy_and_forces(meta, simulation, None, host_config)
+    assert meta.getCollectiveVariables(simulation) == cv_approx([cd - ca, s(r[0]) + s(r[2])], platform_config)
+    check_energy_and_forces(meta, simulation, None, platform_config)
 
 
-def test_function_opes(host_config):
+def test_function_opes(platform_config):
     """OPES on f = cd - ca: the kernels at f's values, the bias at f from the kernels."""
     system, _ = toy_system(PARTNERS)
     opes = OPES(system, [BiasVariable(CVFunction('cd - ca', {'cd': donor(), 'ca': acceptor()}), -2.0, 2.0, 0.1,
                                       gridWidth=201)],
                 TOY_TEMPERATURE*unit.kelvin, 10*unit.kilojoules_per_mole, 50, sigma=[0.1], recordFrequency=50,
                 compressionThreshold=0.0)
-    simulation = simulation_of(system, host_config)
+    simulation = simulation_of(system, platform_config)
     opes.step(simulation, 200)
     centers, _, _ = opes.getKernels()
     frames = opes.getRecordedFrames()
-    assert np.allclose(centers[:, 0], frames.collectiveVariables, rtol=1e-12)
+    assert list(centers[:, 0]) == cv_approx(list(frames.collectiveVariables), platform_config, 1e-12)
     assert opes.getBiasAt([centers[-1, 0]]).value_in_unit(unit.kilojoules_per_mole) > opes.getBiasAt([-1.9]).value_in_unit(
         unit.kilojoules_per_mole)
     p = simulation.context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
     cd, ca, _ = numpy_cvs(p)
-    assert opes.getCollectiveVariables(simulation)[0] == pytest.approx(cd - ca, rel=1e-10)
+    assert opes.getCollectiveVariables(simulation)[0] == cv_approx(cd - ca, platform_config)
 
 
-def test_function_checkpoint_and_walkers(tmp_path):
+def test_function_checkpoint_and_walkers(platform_config, tmp_path):
     """getState/setState and walkers sharing a biasDir with a CVFunction variable."""
-    config = next(c for c in available_configs()[0] if c.name == 'Reference')
+    config = platform_config
     runs = []
     for seed in (1, 2):
         system, _ = toy_system(PARTNERS)
@@ -205,7 +221,7 @@ def distance_force():
     return force
 
 
-def test_distance_beside_coordination_metadynamics(host_config):
+def test_distance_beside_coordination_metadynamics(platform_config):
     """METAD on (r_03, cd): a CustomCVForce (warned once), the energy the table's 2-D spline (checked by
     finite differences), c(t) and frames as with coordination numbers, the CVs equal to NumPy's."""
     system, _ = toy_system(PARTNERS)
@@ -216,20 +232,20 @@ def test_distance_beside_coordination_metadynamics(host_config):
         meta = Metadynamics(system, variables, TOY_TEMPERATURE*unit.kelvin, 5.0, 2.0*unit.kilojoules_per_mole, 50,
                             recordFrequency=50)
     assert isinstance(meta.force, openmm.CustomCVForce)
-    simulation = simulation_of(system, host_config)
+    simulation = simulation_of(system, platform_config)
     meta.step(simulation, 200)
     p = simulation.context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
     cd, _, r03 = numpy_cvs(p)
-    assert np.allclose(meta.getCollectiveVariables(simulation), [r03, cd], rtol=1e-10)
+    assert meta.getCollectiveVariables(simulation) == cv_approx([r03, cd], platform_config)
     assert len(meta.getHillHeights()) == 4
-    check_energy_and_forces(meta, simulation, None, host_config)
+    check_energy_and_forces(meta, simulation, None, platform_config)
     assert meta.getRecordedFrames().collectiveVariables.shape == (4, 2)
     assert len(meta.getReweightingFactors()[0]) == 5
 
 
-def test_distance_alone_1d_matches_the_spline():
+def test_distance_alone_1d_matches_the_spline(platform_config):
     """1-D METAD on a distance: the energy is the natural spline of the grid at r."""
-    config = next(c for c in available_configs()[0] if c.name == 'Reference')
+    config = platform_config
     system, _ = toy_system(PARTNERS)
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', RuntimeWarning)
@@ -241,7 +257,7 @@ def test_distance_alone_1d_matches_the_spline():
     check_energy_and_forces(meta, simulation, [numpy_cvs(p)[2]], config)
 
 
-def test_distance_beside_coordination_opes(host_config, tmp_path):
+def test_distance_beside_coordination_opes(platform_config, tmp_path):
     """OPES on (r_03, cd) through the CustomCVForce, with walkers and a checkpoint."""
     system, _ = toy_system(PARTNERS)
     variables = [BiasVariable(distance_force(), 0.1, 0.8, 0.02, gridWidth=141),
@@ -249,13 +265,13 @@ def test_distance_beside_coordination_opes(host_config, tmp_path):
     with pytest.warns(RuntimeWarning, match='OPES: a CV is computed by CustomBondForce'):
         opes = OPES(system, variables, TOY_TEMPERATURE*unit.kelvin, 10*unit.kilojoules_per_mole, 50, sigma=[0.02, 0.1],
                     saveFrequency=50, biasDir=str(tmp_path))
-    simulation = simulation_of(system, host_config)
+    simulation = simulation_of(system, platform_config)
     opes.step(simulation, 200)
     centers, _, _ = opes.getKernels()
     assert centers.shape[1] == 2 and len(centers) >= 1
     p = simulation.context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
     cd, _, r03 = numpy_cvs(p)
-    assert np.allclose(opes.getCollectiveVariables(simulation), [r03, cd], rtol=1e-10)
+    assert opes.getCollectiveVariables(simulation) == cv_approx([r03, cd], platform_config)
     energy = simulation.context.getState(getEnergy=True, groups={opes.force.getForceGroup()}).getPotentialEnergy()
     assert math.isfinite(energy.value_in_unit(unit.kilojoules_per_mole))
     state = opes.getState()
@@ -285,10 +301,10 @@ def test_errors(make, message):
         make()
 
 
-def test_function_of_a_distance_and_a_coordination_number():
+def test_function_of_a_distance_and_a_coordination_number(platform_config):
     """A CVFunction of a CustomBondForce distance and a coordination number: the CustomCVForce path;
     the value f = r03*cd equal to NumPy's, the forces equal to finite differences."""
-    config = next(c for c in available_configs()[0] if c.name == 'Reference')
+    config = platform_config
     system, _ = toy_system(PARTNERS)
     with pytest.warns(RuntimeWarning, match='CustomCVForce'):
         meta = Metadynamics(system, [BiasVariable(CVFunction('r*cd', {'r': distance_force(), 'cd': donor()}), 0.0, 1.5,
@@ -299,15 +315,15 @@ def test_function_of_a_distance_and_a_coordination_number():
     meta.step(simulation, 150)
     p = simulation.context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
     cd, _, r03 = numpy_cvs(p)
-    assert meta.getCollectiveVariables(simulation)[0] == pytest.approx(r03*cd, rel=1e-10)
+    assert meta.getCollectiveVariables(simulation)[0] == cv_approx(r03*cd, config)
     check_energy_and_forces(meta, simulation, [r03*cd], config)
 
 
-def test_collective_variable_reporter_of_both_bias_forces():
+def test_collective_variable_reporter_of_both_bias_forces(platform_config):
     """CollectiveVariableReporter(meta.force) reports the bias force's CVs, by name: the forces of a
     CVFunction (c1_cd, c1_ca) on the CoordinationBiasForce, and c1, c2 on the CustomCVForce path."""
     from openmmcoordination import CollectiveVariableReporter
-    config = next(c for c in available_configs()[0] if c.name == 'Reference')
+    config = platform_config
     for variables in ([function_variable('cd - ca')],
                       [BiasVariable(distance_force(), 0.1, 0.8, 0.02, gridWidth=71), BiasVariable(donor(), 0.0, 2.0, 0.1)]):
         system, _ = toy_system(PARTNERS)
@@ -322,14 +338,15 @@ def test_collective_variable_reporter_of_both_bias_forces():
         cd, ca, r03 = numpy_cvs(p)
         if len(variables) == 1:
             assert reporter.names == ['c1_cd', 'c1_ca']
-            assert np.allclose(reporter.values[-1], [cd, ca], rtol=1e-10)
+            assert list(reporter.values[-1]) == cv_approx([cd, ca], config)
         else:
             assert reporter.names == ['c1', 'c2']
-            assert np.allclose(reporter.values[-1], [r03, cd], rtol=1e-10)
+            assert list(reporter.values[-1]) == cv_approx([r03, cd], config)
 
 
 def _own_value(force, p):
-    """The energy of a copy of a CV force alone in a Reference Context at positions p: its CV."""
+    """The energy of a copy of a CV force alone in a Reference Context at positions p: its CV (the
+    reference value, in double precision, for every configuration)."""
     system = openmm.System()
     for _ in range(PARTNERS + 1):
         system.addParticle(1.0)
@@ -339,11 +356,11 @@ def _own_value(force, p):
     return context.getState(getEnergy=True).getPotentialEnergy().value_in_unit(unit.kilojoules_per_mole)
 
 
-def test_torsion_rmsd_and_centroid_forces_beside_coordination():
+def test_torsion_rmsd_and_centroid_forces_beside_coordination(platform_config):
     """What openmm.app's BiasVariable takes, beside a coordination number: a CustomTorsionForce (its angle
     against NumPy's dihedral), an RMSDForce and a CustomCentroidBondForce (against each force alone);
     Metadynamics on three variables and OPES on the centroid distance, through the CustomCVForce."""
-    config = next(c for c in available_configs()[0] if c.name == 'Reference')
+    config = platform_config
     torsion = openmm.CustomTorsionForce('theta')
     torsion.addTorsion(1, 0, 2, 3, [])
     rmsd = openmm.RMSDForce(positions(), [0, 1, 2, 3])
@@ -364,9 +381,9 @@ def test_torsion_rmsd_and_centroid_forces_beside_coordination():
     n1, n2 = np.cross(b1, b2), np.cross(b2, b3)
     dihedral = math.atan2(np.dot(np.cross(n1, n2), b2/np.linalg.norm(b2)), np.dot(n1, n2))
     values = meta.getCollectiveVariables(simulation)
-    assert values[0] == pytest.approx(dihedral, rel=1e-9)
-    assert values[1] == pytest.approx(_own_value(rmsd, p), rel=1e-9) and values[1] > 0
-    assert values[2] == pytest.approx(numpy_cvs(p)[0], rel=1e-10)
+    assert values[0] == cv_approx(dihedral, config, 1e-9)
+    assert values[1] == cv_approx(_own_value(rmsd, p), config, 1e-9) and values[1] > 0
+    assert values[2] == cv_approx(numpy_cvs(p)[0], config)
     assert meta.getHillCenters().shape == (2, 3)
     system, _ = toy_system(PARTNERS)
     with warnings.catch_warnings():
@@ -377,7 +394,7 @@ def test_torsion_rmsd_and_centroid_forces_beside_coordination():
     opes.step(simulation, 100)
     p = simulation.context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
     expected = np.linalg.norm(p[[3, 4]].mean(axis=0) - p[[1, 2]].mean(axis=0))
-    assert opes.getCollectiveVariables(simulation)[0] == pytest.approx(expected, rel=1e-10)
+    assert opes.getCollectiveVariables(simulation)[0] == cv_approx(expected, config)
     # A kernel at each of the two updates; OPES merges two that lie closer than its compression
     # threshold (on OpenMM 8.2 the trajectory differs and they merged).
     assert list(opes.getHistory().steps) == [0, 50, 100]
@@ -410,11 +427,12 @@ def plumed_metad(centers, sigma, height, biasFactor, kT):
     return np.array(heights), lambda x: sum(h*hill(0.5*((x - s0)/sigma)**2) for s0, h in zip(centers, heights))
 
 
-def test_truncated_hills_replaying_a_trajectory():
+def test_truncated_hills_replaying_a_trajectory(platform_config):
     """METAD with PLUMED's hills on a recorded trajectory (partner 1 moving in and out, 2,000 steps, PACE
-    20): the CVs at the depositions from NumPy, the heights and the bias on the grid equal to the NumPy
-    reimplementation of PLUMED's update (1e-12); with whole Gaussians (the default) they differ."""
-    config = next(c for c in available_configs()[0] if c.name == 'Reference')
+    20): the CVs at the depositions from NumPy (value_rtol), the heights and the bias on the grid equal
+    to the NumPy reimplementation of PLUMED's update from those centres (1e-12 on every configuration:
+    the update is the host's, in double precision); with whole Gaussians (the default) they differ."""
+    config = platform_config
     steps = 2000
     frames = np.repeat(positions()[None], steps + 1, axis=0)
     t = np.arange(steps + 1)
@@ -425,13 +443,14 @@ def test_truncated_hills_replaying_a_trajectory():
         system, _ = toy_system(PARTNERS)
         meta = Metadynamics(system, [BiasVariable(CoordinationForce([0], [1]), 0.0, 1.2, 0.05, gridWidth=241)],
                             TOY_TEMPERATURE*unit.kelvin, 8.0, 1.2*unit.kilojoules_per_mole, 20, truncateHills=truncate)
-        context = openmm.Context(system, openmm.VerletIntegrator(0.001), config.platform(), config.properties)
+        context = config.context(system)
         meta.step(_Replay(context, frames), steps)
         results[truncate] = meta
     centers = np.array([s(np.linalg.norm(frames[k, 1] - frames[k, 0])) for k in range(20, steps + 1, 20)])
     meta = results[True]
-    np.testing.assert_allclose(meta.getHillCenters()[:, 0], centers, rtol=1e-12)
-    heights, bias = plumed_metad(centers, 0.05, 1.2, 8.0, kT)
+    ours = meta.getHillCenters()[:, 0]
+    assert list(ours) == cv_approx(list(centers), config, 1e-12)
+    heights, bias = plumed_metad(ours, 0.05, 1.2, 8.0, kT)
     np.testing.assert_allclose(meta.getHillHeights().value_in_unit(unit.kilojoules_per_mole), heights, rtol=1e-12)
     grid, = meta.getCollectiveVariableGrid()
     np.testing.assert_allclose(meta.getBias().value_in_unit(unit.kilojoules_per_mole), bias(grid), rtol=0,

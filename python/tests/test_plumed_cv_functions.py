@@ -3,7 +3,12 @@ items 4 and 5): METAD and OPES_METAD on a COMBINE of two coordination numbers (c
 as published inputs have it), METAD on a DISTANCE beside a coordination number, on components of a
 DISTANCE and on a CUSTOM of a distance and a coordination number; each against NumPy, with the
 refusals of what is not computed here. The Python side (CVFunction, the CustomCVForce path) is
-tested in test_cv_functions.py, whose helpers these tests share."""
+tested in test_cv_functions.py, whose helpers these tests share.
+
+The tests that run a Context do so on each configuration of the `platform_config` fixture
+(Reference, CPU; CUDA in three precisions where there is a GPU) with the tolerances of
+helpers.PLATFORM_TOLERANCES; test_reader_opes_and_restraint_on_combine builds no Context (it checks
+what the reader builds, and what it refuses), so it runs once."""
 
 import numpy as np
 import pytest
@@ -14,9 +19,8 @@ from openmm import app, unit
 from openmmcoordination import CoordinationBiasForce
 from openmmcoordination.cvfunction import CVFunction
 
-from conftest import available_configs
 from gr_helpers import TOY_TEMPERATURE, toy_system
-from test_cv_functions import PARTNERS, check_energy_and_forces, numpy_cvs, positions
+from test_cv_functions import PARTNERS, check_energy_and_forces, cv_approx, numpy_cvs, positions, tolerance
 
 
 PROTON_TRANSFER = '''cd: COORDINATION GROUPA=1 GROUPB=2,3 R_0=0.3
@@ -27,7 +31,7 @@ PRINT ARG=cd,ca,s,metad.bias STRIDE=50 FILE=COLVAR
 '''
 
 
-def test_reader_metad_on_combine(tmp_path):
+def test_reader_metad_on_combine(platform_config, tmp_path):
     """METAD on a COMBINE of two coordination numbers (c_donor - c_acceptor, as published inputs have it):
     one CoordinationBiasForce with the table called on the function; the hills at s, PLUMED's truncated
     hills; PRINT's s equal to cd - ca."""
@@ -44,24 +48,25 @@ def test_reader_metad_on_combine(tmp_path):
     assert meta.force.getEnergyExpression() == 'bias(1*(c1_cd) + (-1)*(c1_ca))'
     assert any('CVFunction' in line for line in inp.actions[-2].log)
     assert "# Metadynamics added its CoordinationBiasForce, bias(1*(c1_cd) + (-1)*(c1_ca)), in force group" in inp.describe()
-    simulation = app.Simulation(topology, system, integrator, openmm.Platform.getPlatformByName('Reference'))
+    simulation = app.Simulation(topology, system, integrator, platform_config.platform(), platform_config.properties)
     simulation.context.setPositions(positions())
     inp.attach(simulation, str(tmp_path))
     inp.step(simulation, 200)
     inp.close()
     colvar = np.loadtxt(str(tmp_path/'COLVAR'))
     np.testing.assert_allclose(colvar[:, 3], colvar[:, 1] - colvar[:, 2], atol=2e-6)
-    np.testing.assert_allclose(meta.getHillCenters()[:, 0], colvar[1:, 3], atol=1e-6)
+    np.testing.assert_allclose(meta.getHillCenters()[:, 0], colvar[1:, 3], atol=max(1e-6, 2*tolerance(platform_config)))
     p = simulation.context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
     cd, ca, _ = numpy_cvs(p)
-    assert inp.getValues(simulation.context, ['s'])[0] == pytest.approx(cd - ca, rel=1e-10)
-    assert meta.getCollectiveVariables(simulation)[0] == pytest.approx(cd - ca, rel=1e-10)
+    assert inp.getValues(simulation.context, ['s'])[0] == cv_approx(cd - ca, platform_config)
+    assert meta.getCollectiveVariables(simulation)[0] == cv_approx(cd - ca, platform_config)
 
 
 def test_reader_opes_and_restraint_on_combine():
     """OPES_METAD on the COMBINE: its grid spans the function's range (-2 to 2, from the corners of the
     coordination numbers' ranges); a RESTRAINT and walls on it as before; a nonlinear CUSTOM is refused
-    for OPES (its range is not known)."""
+    for OPES (its range is not known). Host-only: it checks the objects the reader builds and what it
+    refuses, and runs no Context."""
     from openmmcoordination import plumed
     system, _ = toy_system(PARTNERS)
     text = PROTON_TRANSFER.replace('metad.bias', 'opes.bias')
@@ -80,7 +85,7 @@ def test_reader_opes_and_restraint_on_combine():
     assert inp.metadynamics.force.getEnergyExpression() == 'bias(1*(c1_cd) + (-1)*(c1_ca), c2)'
 
 
-def test_reader_metad_on_a_distance_and_a_coordination_number(tmp_path):
+def test_reader_metad_on_a_distance_and_a_coordination_number(platform_config, tmp_path):
     """METAD ARG=d,cd with d a DISTANCE (UNITS LENGTH=A: SIGMA and the grid in Angstrom): the slower path,
     a CustomCVForce, logged and warned; the CVs in the input's units; the energy from the table (finite
     differences); HILLS centres at (10 r, cd)."""
@@ -97,21 +102,20 @@ def test_reader_metad_on_a_distance_and_a_coordination_number(tmp_path):
     assert isinstance(meta.force, openmm.CustomCVForce)
     assert any('the slower path' in line for line in inp.actions[3].log)
     assert "# Metadynamics added its CustomCVForce, bias(c1, c2), in force group" in inp.describe()
-    simulation = app.Simulation(topology, system, integrator, openmm.Platform.getPlatformByName('Reference'))
+    simulation = app.Simulation(topology, system, integrator, platform_config.platform(), platform_config.properties)
     simulation.context.setPositions(positions())
     inp.attach(simulation, str(tmp_path))
     inp.step(simulation, 150)
     inp.close()
     p = simulation.context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
     cd, _, r03 = numpy_cvs(p)
-    assert np.allclose(meta.getCollectiveVariables(simulation), [10*r03, cd], rtol=1e-10)
+    assert meta.getCollectiveVariables(simulation) == cv_approx([10*r03, cd], platform_config)
     colvar = np.loadtxt(str(tmp_path/'COLVAR'))
-    np.testing.assert_allclose(meta.getHillCenters(), colvar[1:, 1:3], atol=1e-6)
-    config = next(c for c in available_configs()[0] if c.name == 'Reference')
-    check_energy_and_forces(meta, simulation, None, config)
+    np.testing.assert_allclose(meta.getHillCenters(), colvar[1:, 1:3], atol=max(1e-6, 10*tolerance(platform_config)))
+    check_energy_and_forces(meta, simulation, None, platform_config)
 
 
-def test_reader_distance_components(tmp_path):
+def test_reader_distance_components(platform_config, tmp_path):
     """DISTANCE COMPONENTS NOPBC: d.x, d.y, d.z (particle 4 less particle 1, PLUMED's sign) in PRINT, in a
     RESTRAINT (a CustomCompoundBondForce: energy and forces against NumPy) and in METAD ARG=d.x,cd (the
     CustomCVForce path); COMPONENTS without NOPBC is refused, and so is the label alone."""
@@ -124,26 +128,27 @@ def test_reader_distance_components(tmp_path):
     with pytest.warns(RuntimeWarning, match='CustomCompoundBondForce'):
         inp = plumed.load(text, system)
     restraint = next(f for f in inp.forces if isinstance(f, openmm.CustomCompoundBondForce))
-    context = openmm.Context(system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
+    context = platform_config.context(system)
     x = positions()
     context.setPositions(x)
     delta = x[3] - x[0]
-    assert inp.getValues(context, ['d.x', 'd.y', 'd.z']) == pytest.approx(list(delta), rel=1e-12)
+    assert inp.getValues(context, ['d.x', 'd.y', 'd.z']) == cv_approx(list(delta), platform_config, 1e-12)
     expected = 0.5*50*(delta[1] - 0.1)**2
-    assert inp.getValues(context, ['r.bias'])[0] == pytest.approx(expected, rel=1e-12)
+    assert inp.getValues(context, ['r.bias'])[0] == pytest.approx(expected, rel=tolerance(platform_config, 1e-12))
     single = openmm.System()
     for _ in range(PARTNERS + 1):
         single.addParticle(1.0)
     single.addForce(openmm.XmlSerializer.deserialize(openmm.XmlSerializer.serialize(restraint)))
-    alone = openmm.Context(single, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
+    alone = platform_config.context(single)
     alone.setPositions(x)
     aloneState = alone.getState(getEnergy=True, getForces=True)
-    assert aloneState.getPotentialEnergy().value_in_unit(unit.kilojoules_per_mole) == pytest.approx(expected, rel=1e-12)
+    energyTolerance, forceTolerance = max(1e-12, platform_config.value_rtol), max(1e-12, platform_config.force_rtol)
+    assert aloneState.getPotentialEnergy().value_in_unit(unit.kilojoules_per_mole) == pytest.approx(expected, rel=energyTolerance)
     forces = aloneState.getForces(asNumpy=True).value_in_unit(unit.kilojoule_per_mole/unit.nanometer)
-    assert forces[3, 1] == pytest.approx(-50*(delta[1] - 0.1), rel=1e-12) and forces[0, 1] == pytest.approx(
-        50*(delta[1] - 0.1), rel=1e-12)
+    assert forces[3, 1] == pytest.approx(-50*(delta[1] - 0.1), rel=forceTolerance) and forces[0, 1] == pytest.approx(
+        50*(delta[1] - 0.1), rel=forceTolerance)
     assert isinstance(inp.metadynamics.force, openmm.CustomCVForce)
-    assert inp.metadynamics.getCollectiveVariables(_Simulated(context))[0] == pytest.approx(delta[0], rel=1e-12)
+    assert inp.metadynamics.getCollectiveVariables(_Simulated(context))[0] == cv_approx(delta[0], platform_config, 1e-12)
     with pytest.raises(plumed.PlumedInputError, match='COMPONENTS: only with NOPBC'):
         plumed.load('d: DISTANCE ATOMS=1,4 COMPONENTS\n', toy_system(PARTNERS)[0])
     with pytest.raises(plumed.PlumedInputError, match="'d' is not the label"):
@@ -156,7 +161,7 @@ class _Simulated(object):
         self.context = context
 
 
-def test_reader_metad_on_a_function_of_a_distance(tmp_path):
+def test_reader_metad_on_a_function_of_a_distance(platform_config, tmp_path):
     """METAD on a CUSTOM of a DISTANCE and a coordination number (UNITS LENGTH=A: d in Angstrom): a
     CVFunction of a CustomBondForce and a CoordinationForce, the CustomCVForce path; PRINT's f equal to
     NumPy's; RESTRAINT, OPES_METAD and DUMPDERIVATIVES on it refused, naming the distance."""
@@ -172,15 +177,15 @@ def test_reader_metad_on_a_function_of_a_distance(tmp_path):
                           integrator=integrator)
     meta = inp.metadynamics
     assert isinstance(meta.force, openmm.CustomCVForce) and meta.force.getEnergyFunction() == 'bias(0.1*((c1_d))*((c1_cd)))'
-    simulation = app.Simulation(topology, system, integrator, openmm.Platform.getPlatformByName('Reference'))
+    simulation = app.Simulation(topology, system, integrator, platform_config.platform(), platform_config.properties)
     simulation.context.setPositions(positions())
     inp.attach(simulation, str(tmp_path))
     inp.step(simulation, 100)
     inp.close()
     p = simulation.context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
     cd, _, r03 = numpy_cvs(p)
-    assert inp.getValues(simulation.context, ['f'])[0] == pytest.approx(0.1*10*r03*cd, rel=1e-10)
-    assert meta.getCollectiveVariables(simulation)[0] == pytest.approx(0.1*10*r03*cd, rel=1e-10)
+    assert inp.getValues(simulation.context, ['f'])[0] == cv_approx(0.1*10*r03*cd, platform_config)
+    assert meta.getCollectiveVariables(simulation)[0] == cv_approx(0.1*10*r03*cd, platform_config)
     colvar = np.loadtxt(str(tmp_path/'COLVAR'))
     np.testing.assert_allclose(colvar[:, 3], 0.1*colvar[:, 1]*colvar[:, 2], atol=5e-6)
     for tail, match in (('RESTRAINT ARG=f AT=1 KAPPA=1\n', "'f' is a function of the DISTANCE d: only METAD and PRINT"),
