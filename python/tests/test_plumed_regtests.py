@@ -23,9 +23,6 @@ FOLDERS = sorted(name for name in os.listdir(driver.DATA)
 
 #: Tests refused whole by the reader, and why.
 REFUSED = {}
-#: Tests of per-atom coordination numbers (COORDINATIONNUMBER), which the CUDA kernels do not compute yet:
-#: the Context is refused there (expected failures on CUDA).
-CPU_ONLY = {'rt24', 'rt-single-groupb', 'rt-coordination-powers-multi'}
 #: Frames whose values differ from PLUMED's (rows of the outputs), and why. Empty: the switching
 #: functions at r = D_MAX exactly (0, as PLUMED prints) and Q at r = D_0 exactly (evaluated, as PLUMED
 #: does) agree since issue 40 item 3; the table stays for what may come.
@@ -104,8 +101,6 @@ def _run(folder, config, directory):
 def test_regtest(folder, platform_config, tmp_path):
     """Every frame and every output of the test, except the frames listed in BOUNDARY and ROTATED
     (test_regtest_expected_failures) and, in single and mixed precision, FLOAT_BOUNDARY, equal PLUMED's."""
-    if platform_config.name == 'CUDA' and folder in CPU_ONLY:
-        pytest.xfail('per-atom coordination numbers (COORDINATIONNUMBER) are not computed by the CUDA kernels yet')
     count = len(driver.readXyz(driver.trajectoryPath(folder)))
     rtol = 0.0 if platform_config.is_double else platform_config.value_rtol
     directory = str(tmp_path)
@@ -252,8 +247,6 @@ def test_refused_with_line_action_keyword():
 def test_regtest_rt24_forces(platform_config, tmp_path):
     """rt24's forces (forces.reference, PLUMED's --dump-forces forces with %8.4f): BIASVALUE on the
     third central moment of a COORDINATIONNUMBER (MOMENTS ARG=c1 POWERS=3), every frame."""
-    if platform_config.name == 'CUDA':
-        pytest.xfail('per-atom coordination numbers (COORDINATIONNUMBER) are not computed by the CUDA kernels yet')
     run, frames = _run('rt24', platform_config, str(tmp_path))
     lines = driver.reference('rt24', 'forces.reference').splitlines()
     count = int(lines[0])

@@ -39,6 +39,16 @@ public:
         T invR0, d0, dmax2, scale, shift, a, b, c, imageSearch2, beta, ref;
     };
     /**
+     * The parameters of a particle function (ParticleFunctionParams in kernels/particles.cu: the
+     * same members in the same order): Between's bounds and width, beta of Min and Max, the
+     * Rational threshold of MoreThan and LessThan (r0, d0, cutoff, stretch scale and shift, n, m),
+     * the function, the number of coordination numbers (group A's size), the power of Moment.
+     */
+    struct ParticleFunctionParams {
+        double lower, upper, width, beta, r0, d0, dmax, scale, shift;
+        int function, numCenters, n, m, power;
+    };
+    /**
      * The arguments of the cell kernels, passed by value (CellKernelArguments in
      * kernels/cellcoordination.cu: the same members in the same order), in the device's precision.
      */
@@ -142,12 +152,34 @@ public:
     int getParticle(int slot) const;
     /** Count the pair distances into counts (numBins bins up to maxDistance), adding to what is there. */
     void launchHistogram(OpenMM::CudaArray& counts, int numBins, double maxDistance);
+    /**
+     * The per-atom coordination numbers c_i of a force with a particle function, one for each
+     * entry of group A in its order, at the current positions (a launch and a download).
+     *
+     * @param checks  the position check and the alarm
+     */
+    std::vector<double> computeCoordinationNumbers(const CudaCoordinationChecks& checks);
     /** Recompute where each group particle sits after OpenMM reorders atoms (on the GPU). */
     void updateGroupAtoms();
     /** The code path of the last evaluation (CudaCalcCoordinationForceKernel::describeLastEvaluation()). */
     std::string describeLastEvaluation() const;
 private:
     class ReorderListener;
+    /**
+     * launch() for a force with a particle function (kernels/particles.cu): the coordination
+     * numbers, the function and its weights, and, where the flags ask for forces or the gradient,
+     * the gradient.
+     */
+    void launchParticleFunction(int flags, CUdeviceptr sum, CUdeviceptr value, CUdeviceptr record, const CudaCoordinationChecks& checks);
+    /**
+     * The arguments the particle function's pair kernels start with (kernels/particles.cu), numA
+     * and numB the caller's, which must outlive the launch.
+     */
+    std::vector<void*> particleArguments(int& numA, int& numB);
+    /** Launch computeParticleNumbers (c_i added into particleNumbers) with the position check of checks; returns its tiles. */
+    long long launchParticleNumbers(const CudaCoordinationChecks& checks);
+    /** Take the particle function's parameters of a force (the kernel argument of evaluateParticleFunction). */
+    void setParticleFunctionParameters(const CoordinationForce& force);
     /** Upload the weight and r0 of each pair of a pair list (PairValues in kernels/switching.cu). */
     void uploadPairValues(const CoordinationForce& force, const CoordinationSwitching& switching);
     /** The kernel families (CudaCoordinationProgram::Kernels) this force's configuration uses. */
@@ -191,6 +223,15 @@ private:
     CUfunction tilesKernel, pairsKernel, applyKernel, histogramTilesKernel, histogramPairsKernel, invertKernel, updateKernel, checkKernel;
     CUfunction cellsKernel, cellValuesKernel, histogramCellsKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel, scatterCellsKernel;
     CUfunction checkListKernel, listKernel;
+    CUfunction particleNumbersKernel, particleFunctionKernel, particleGradientKernel;
+    /** Whether the CV is a particle function of per-atom coordination numbers (kernels/particles.cu), and its parameters. */
+    bool particleFunction = false;
+    ParticleFunctionParams particleParams;
+    /** The power of r in each pair's term of a coordination number, in the device's precisions. */
+    double distancePowerDouble = 0.0;
+    float distancePowerFloat = 0.0f;
+    /** The coordination numbers c_i (zero between evaluations) and the weights dF/dc_i of a particle function. */
+    OpenMM::CudaArray particleNumbers, particleWeights;
     /** Cell lists for a finite cutoff in a periodic box (null where they cannot apply). */
     std::unique_ptr<CudaCoordinationCells> cells;
     /** Verlet lists built from the cells, for one group (null where they cannot apply). */

@@ -26,6 +26,11 @@ public:
     void initialize(const OpenMM::System& system, const CoordinationForce& force);
     double execute(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy);
     double computeCollectiveVariable(OpenMM::ContextImpl& context);
+    /**
+     * The per-atom coordination numbers c_i at the current positions (a force with a particle
+     * function), one for each entry of group A in its order, downloaded from the GPU.
+     */
+    std::vector<double> computeCoordinationNumbers(OpenMM::ContextImpl& context);
     void copyParametersToContext(OpenMM::ContextImpl& context, const CoordinationForce& force);
     std::vector<long long> computePairHistogram(OpenMM::ContextImpl& context, int numBins, double maxDistance);
     void accumulatePairHistogram(OpenMM::ContextImpl& context, int numBins, double maxDistance);

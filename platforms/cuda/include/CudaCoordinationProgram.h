@@ -43,7 +43,8 @@ public:
         HistogramKernels = 64,      ///< histogramTiles, histogramPairs
         HistogramCellKernels = 128, ///< histogramCells
         CellValueKernels = 256,     ///< computeCoordinationCellValues: the cells without forces
-        AllKernels = 511
+        ParticleKernels = 512,      ///< computeParticleNumbers, evaluateParticleFunction, computeParticleGradient: a particle function
+        AllKernels = 1023
     };
     /** The names of the kernels of some families (a combination of Kernels). */
     static std::vector<std::string> getKernelNames(int kernels);

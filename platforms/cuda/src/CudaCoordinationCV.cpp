@@ -110,6 +110,7 @@ void CudaCoordinationCV::setParameters(const CoordinationForce& force, bool chai
         paramsDouble.invR0 = 1.0;
     if (switching.hasPairParameters())
         uploadPairValues(force, switching);
+    setParticleFunctionParameters(force);
 
     // A new program only when the code path changed; the owner compiles the kernels this
     // configuration uses now, the others (histograms, tiles where the box is too small for
@@ -130,6 +131,54 @@ void CudaCoordinationCV::setParameters(const CoordinationForce& force, bool chai
     else if (gradient.getSize() < gradientSize)
         gradient.resize(gradientSize);
     cu.clearBuffer(gradient);
+}
+
+void CudaCoordinationCV::setParticleFunctionParameters(const CoordinationForce& force) {
+    particleFunction = force.usesParticleFunction();
+    if (!particleFunction)
+        return;
+    ParticleFunctionParams& p = particleParams;
+    p = {};
+    p.lower = force.getBetweenLower();
+    p.upper = force.getBetweenUpper();
+    p.width = force.getBetweenSmear()*(force.getBetweenUpper()-force.getBetweenLower());
+    p.beta = force.getFunctionBeta();
+    // The threshold of MoreThan and LessThan: Rational of c, configured as CoordinationParticleFunction configures it.
+    p.r0 = 1.0;
+    p.dmax = numeric_limits<double>::infinity();
+    p.scale = 1.0;
+    p.n = 6;
+    p.m = 12;
+    CoordinationForce::ParticleFunction function = force.getParticleFunction();
+    if (function == CoordinationForce::MoreThan || function == CoordinationForce::LessThan) {
+        CoordinationForce thresholdForce;
+        thresholdForce.setSwitchingFunction(CoordinationForce::Rational);
+        thresholdForce.setR0(force.getThresholdR0());
+        thresholdForce.setD0(force.getThresholdD0());
+        thresholdForce.setM(0);
+        thresholdForce.setN(force.getThresholdN());
+        thresholdForce.setM(force.getThresholdM());
+        thresholdForce.setDMax(force.getThresholdDMax());
+        CoordinationSwitching threshold(thresholdForce);
+        p.r0 = force.getThresholdR0();
+        p.d0 = force.getThresholdD0();
+        p.dmax = force.getThresholdDMax();
+        p.scale = threshold.getStretchScale();
+        p.shift = threshold.getStretchShift();
+        p.n = force.getThresholdN();
+        p.m = (force.getThresholdM() == 0 ? 2*p.n : force.getThresholdM());
+    }
+    p.function = (int) function;
+    p.numCenters = groupA.size();
+    p.power = force.getMomentPower();
+    distancePowerDouble = force.getDistancePower();
+    distancePowerFloat = (float) distancePowerDouble;
+    if (!particleNumbers.isInitialized()) {
+        // Zero before the first evaluation; evaluateParticleFunction() (or computeCoordinationNumbers()) clears it after each.
+        particleNumbers.initialize<double>(cu, groupA.size(), "coordinationParticleNumbers");
+        particleWeights.initialize<double>(cu, groupA.size(), "coordinationParticleWeights");
+        cu.clearBuffer(particleNumbers);
+    }
 }
 
 void CudaCoordinationCV::uploadPairValues(const CoordinationForce& force, const CoordinationSwitching& switching) {
@@ -208,6 +257,8 @@ int CudaCoordinationCV::getNumTileBlocks(int chunk, int maxTileBlocks) const {
 
 int CudaCoordinationCV::expectedKernels() const {
     typedef CudaCoordinationProgram P;
+    if (particleFunction)
+        return P::CoreKernels | P::ParticleKernels;
     if (mode == CoordinationForce::PairList)
         return P::CoreKernels | P::PairKernels;
     bool lists = (cells && isfinite(dmax) && neighborList && neighborList->isEnabled());
@@ -230,7 +281,7 @@ int CudaCoordinationCV::getNumTiles() const {
 }
 
 int CudaCoordinationCV::getChainableTiles() {
-    if (mode == CoordinationForce::PairList || (neighborList && neighborList->isEnabled()) || (cells && cells->chooseGrid(dmax)) ||
+    if (particleFunction || mode == CoordinationForce::PairList || (neighborList && neighborList->isEnabled()) || (cells && cells->chooseGrid(dmax)) ||
             !hasKernels(CudaCoordinationProgram::TileKernels))
         return 0;
     return getNumTiles();
@@ -270,7 +321,9 @@ void CudaCoordinationCV::loadKernels(CUmodule module, int kernels, int part) {
             {"invertAtomIndex", &invertKernel}, {"updateGroupAtoms", &updateKernel}, {"checkPositions", &checkKernel},
             {"computeCoordinationCells", &cellsKernel}, {"computeCoordinationCellValues", &cellValuesKernel}, {"histogramCells", &histogramCellsKernel}, {"assignCells", &assignCellsKernel},
             {"scanCellBlocks", &scanCellsKernel}, {"addCellOffsets", &offsetCellsKernel}, {"scatterCells", &scatterCellsKernel},
-            {"checkNeighborList", &checkListKernel}, {"computeCoordinationList", &listKernel}};
+            {"checkNeighborList", &checkListKernel}, {"computeCoordinationList", &listKernel},
+            {"computeParticleNumbers", &particleNumbersKernel}, {"evaluateParticleFunction", &particleFunctionKernel},
+            {"computeParticleGradient", &particleGradientKernel}};
     for (const string& name : CudaCoordinationProgram::getKernelNames(kernels))
         *slots.at(name) = cu.getKernel(module, CudaCoordinationProgram::getKernelName(name, part));
     compiledKernels |= kernels;
@@ -307,6 +360,10 @@ bool CudaCoordinationCV::binCells(double cutoff) {
 }
 
 void CudaCoordinationCV::launch(int flags, CUdeviceptr sum, CUdeviceptr value, CUdeviceptr record, const CudaCoordinationChecks& checks) {
+    if (particleFunction) {
+        launchParticleFunction(flags, sum, value, record, checks);
+        return;
+    }
     setImageSearchDistance();
     void* params = (cu.getUseDoublePrecision() ? (void*) &paramsDouble : (void*) &paramsFloat);
     int tile = CudaCoordinationProgram::TileSize;
@@ -381,6 +438,62 @@ void CudaCoordinationCV::launch(int flags, CUdeviceptr sum, CUdeviceptr value, C
                 &cu.getLongForceBuffer().getDevicePointer()};
         launcher.launch(applyKernel, applyArgs.data(), min((numSlots+tile-1)/tile, maxBlocks), tile);
     }
+}
+
+vector<void*> CudaCoordinationCV::particleArguments(int& numA, int& numB) {
+    void* params = (cu.getUseDoublePrecision() ? (void*) &paramsDouble : (void*) &paramsFloat);
+    void* power = (cu.getUseDoublePrecision() ? (void*) &distancePowerDouble : (void*) &distancePowerFloat);
+    return {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &groupOriginal.getDevicePointer(), &numA, &numB,
+            &numSlots, params, power, cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(),
+            cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer()};
+}
+
+long long CudaCoordinationCV::launchParticleNumbers(const CudaCoordinationChecks& checks) {
+    typedef CudaCoordinationProgram P;
+    setImageSearchDistance();
+    requireKernels(P::ParticleKernels);
+    int numA = groupA.size(), numB = groupB.size();
+    long long tile = P::TileSize, chunksA = (numA+tile-1)/tile, chunksB = (numB+tile-1)/tile;
+    long long tiles = chunksA*(mode == CoordinationForce::OneGroup ? chunksA : chunksB);
+    vector<void*> args = particleArguments(numA, numB);
+    args.insert(args.end(), {&particleNumbers.getDevicePointer(), (void*) &checks.invalidSlot, (void*) &checks.alarm,
+            (void*) &checks.energyBuffer});
+    launcher.launch(particleNumbersKernel, args.data(), min(tiles, (long long) maxBlocks), tile);
+    return tiles;
+}
+
+void CudaCoordinationCV::launchParticleFunction(int flags, CUdeviceptr sum, CUdeviceptr value, CUdeviceptr record,
+        const CudaCoordinationChecks& checks) {
+    // Three launches (kernels/particles.cu): the coordination numbers, the function and its weights, the gradient.
+    typedef CudaCoordinationProgram P;
+    int tile = P::TileSize;
+    long long numberTiles = launchParticleNumbers(checks);
+    vector<void*> functionArgs = {&particleNumbers.getDevicePointer(), &particleWeights.getDevicePointer(), &particleParams, &flags,
+            &cu.getEnergyBuffer().getDevicePointer(), &sum, &value, &record, (void*) &checks.alarm};
+    launcher.launch(particleFunctionKernel, functionArgs.data(), 1, tile);
+    if (flags & (DirectForces | Gradient)) {
+        // In two groups, the tiles of group B's centres too (as many as group A's).
+        long long gradientTiles = (mode == CoordinationForce::OneGroup ? numberTiles : 2*numberTiles);
+        int numA = groupA.size(), numB = groupB.size();
+        vector<void*> args = particleArguments(numA, numB);
+        args.insert(args.end(), {&particleWeights.getDevicePointer(), &flags, &cu.getLongForceBuffer().getDevicePointer(),
+                &gradient.getDevicePointer()});
+        launcher.launch(particleGradientKernel, args.data(), min(gradientTiles, (long long) maxBlocks), tile);
+    }
+    lastPath = P::ParticleKernels;
+    lastHomeLists = false;
+    lastSortedForces = false;
+    lastChained = false;
+    lastEntrySlot = 0;
+}
+
+vector<double> CudaCoordinationCV::computeCoordinationNumbers(const CudaCoordinationChecks& checks) {
+    launchParticleNumbers(checks);
+    vector<double> c;
+    particleNumbers.download(c);
+    // Zero again for the next evaluation (evaluateParticleFunction() clears it where it runs).
+    cu.clearBuffer(particleNumbers);
+    return c;
 }
 
 CudaCoordinationCV::ChainRuleTarget CudaCoordinationCV::getChainRuleTarget() {
@@ -497,7 +610,7 @@ string CudaCoordinationCV::describeLastEvaluation() const {
     typedef CudaCoordinationProgram P;
     stringstream text;
     text << "kernel=" << (lastPath == P::TileKernels ? "tiles" : lastPath == P::PairKernels ? "pairs" : lastPath == P::CellKernels ?
-            "cells" : lastPath == P::ListKernels ? "lists" : "none");
+            "cells" : lastPath == P::ListKernels ? "lists" : lastPath == P::ParticleKernels ? "particles" : "none");
     if (lastPath == P::TileKernels)
         text << " lPerThread=" << lPerThread << " sChunk=" << sChunk;
     if (lastChained)

@@ -32,19 +32,11 @@ static void setExpression(CudaCoordinationEnergy& energy, CudaContext& cu, const
     energy.setExpression(CoordinationExpression::parseEnergyExpression(force, placeholders), cvNames, globalNames, tables, tableNames);
 }
 
-/** Refuse a CV with per-atom coordination numbers: the CUDA kernels have no particle function yet. */
-static void refuseParticleFunction(const CoordinationForce& force) {
-    if (force.usesParticleFunction())
-        throw OpenMMException("CoordinationForce: per-atom coordination numbers (particleFunction "
-                +to_string((int) force.getParticleFunction())+") are not supported on the CUDA platform yet; use Reference or CPU");
-}
-
 CudaCalcCoordinationForceKernel::CudaCalcCoordinationForceKernel(string name, const Platform& platform, CudaContext& cu) :
         CalcCoordinationForceKernel(name, platform), cu(cu) {
 }
 
 void CudaCalcCoordinationForceKernel::initialize(const System& system, const CoordinationForce& force) {
-    refuseParticleFunction(force);
     ContextSelector selector(cu);
     tuning = CudaCoordinationTuning::fromEnvironment();
     launcher.reset(new CudaCoordinationLauncher(cu, tuning.dependentLaunch));
@@ -102,6 +94,14 @@ double CudaCalcCoordinationForceKernel::computeCollectiveVariable(ContextImpl& c
     return readState(false);
 }
 
+vector<double> CudaCalcCoordinationForceKernel::computeCoordinationNumbers(ContextImpl& context) {
+    ContextSelector selector(cu);
+    vector<double> c = cv->computeCoordinationNumbers(energy->getChecks(0, true, false));
+    // A position that is not finite throws here, as on Reference.
+    readState(false);
+    return c;
+}
+
 static vector<long long> downloadCounts(CudaArray& counts) {
     vector<unsigned long long> values;
     counts.download(values);
@@ -155,8 +155,6 @@ CudaCalcCoordinationBiasForceKernel::CudaCalcCoordinationBiasForceKernel(string 
 }
 
 void CudaCalcCoordinationBiasForceKernel::initialize(const System& system, const CoordinationBiasForce& force) {
-    for (int k = 0; k < force.getNumCollectiveVariables(); k++)
-        refuseParticleFunction(force.getCollectiveVariable(k));
     ContextSelector selector(cu);
     tuning = CudaCoordinationTuning::fromEnvironment();
     launcher.reset(new CudaCoordinationLauncher(cu, tuning.dependentLaunch));

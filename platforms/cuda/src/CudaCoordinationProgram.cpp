@@ -62,7 +62,9 @@ static const struct {
     {CudaCoordinationProgram::HistogramKernels, {"histogramTiles", "histogramPairs"}, {"geometry", "histogram", "tilehistogram"}, NULL},
     {CudaCoordinationProgram::HistogramCellKernels, {"histogramCells"}, join({cellFiles, {"geometry", "histogram", "cellhistogram"}}),
             NULL},
-    {CudaCoordinationProgram::CellValueKernels, {"computeCoordinationCellValues"}, cellKernelFiles, "COMPILE_CELL_VALUES"}
+    {CudaCoordinationProgram::CellValueKernels, {"computeCoordinationCellValues"}, cellKernelFiles, "COMPILE_CELL_VALUES"},
+    {CudaCoordinationProgram::ParticleKernels, {"computeParticleNumbers", "evaluateParticleFunction", "computeParticleGradient"},
+            join({pairKernelFiles, {"particles"}}), NULL}
 };
 
 string CudaCoordinationProgram::getSource(const vector<pair<string, string> >& files, const set<string>& names) {
@@ -260,6 +262,8 @@ void CudaCoordinationProgram::defineConfiguration(const CoordinationForce& force
         defines["GROUPS_OVERLAP"] = "";
     if (force.getMode() == CoordinationForce::PairList && force.getUsesPairParameters())
         defines["PAIR_PARAMETERS"] = "";
+    // The threshold of MoreThan and LessThan (kernels/particles.cu) is Rational whatever s(r) is.
+    defines["PARTICLE_RATIONAL_WINDOW"] = cc.doubleToString(CoordinationSwitching::RationalWindow);
 }
 
 string CudaCoordinationProgram::customSwitchCode(const CoordinationForce& force, ComputeContext& cc) {

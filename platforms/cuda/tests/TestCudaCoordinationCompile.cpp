@@ -407,6 +407,28 @@ int main(int argc, char* argv[]) {
             energyOnly.addGlobalParameter("upper", 3.0);
             compile(energyOnly, precision, false, "flat-bottom restraint", 2);
             count += 3;
+            // Particle functions (kernels/particles.cu) as a Context compiles them: the particle kernels, and the
+            // chain rule in a part of its own. One group in a triclinic box with a cutoff and a distance power;
+            // two groups that share a particle (a and b share 5), with a Custom switching function. (Every
+            // configuration above compiles them too, in AllKernels.)
+            typedef CudaCoordinationProgram P;
+            CoordinationForce perAtom(a);
+            perAtom.setParticleFunction(CoordinationForce::MoreThan);
+            perAtom.setThreshold(3.0, 0.5, 6, 10, 8.0);
+            perAtom.setDistancePower(1.5);
+            perAtom.setDMax(1.0);
+            perAtom.setUsesPeriodicBoundaryConditions(true);
+            perAtom.setEnergyExpression("0.5*k*(cv-2)^2");
+            perAtom.addGlobalParameter("k", 10.0);
+            compile(perAtom, precision, true, "particle function MoreThan, distance power, triclinic", 1, 1, 32,
+                    P::CoreKernels | P::ParticleKernels);
+            CoordinationForce overlapping(a, b);
+            overlapping.setParticleFunction(CoordinationForce::Max);
+            overlapping.setSwitchingFunction(CoordinationForce::Custom);
+            overlapping.setCustomExpression("exp(-x^2)");
+            compile(overlapping, precision, false, "particle function Max, two groups sharing a particle, Custom", 1, 1, 32,
+                    P::CoreKernels | P::ParticleKernels);
+            count += 2;
             // Pair lists with weights and r0s of their own (PAIR_PARAMETERS): Q with (w, ref) per pair,
             // Q with a stretched cutoff, Rational from r^2 with its automatic cutoff, no stretch, Custom.
             vector<double> weights = {0.5, 1.0, 0.0, 2.0, 1.0, 0.25}, r0s = {0.3, 0.4, 0.35, 0.5, 0.45, 0.33};
