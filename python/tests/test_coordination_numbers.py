@@ -1,8 +1,8 @@
 """Per-atom coordination numbers (CoordinationForce.setParticleFunction, PLUMED's COORDINATIONNUMBER
 with SUM, MEAN, MORE_THAN, LESS_THAN, BETWEEN, MIN, MAX, LOWEST, HIGHEST, MOMENTS): the c_i from
 getCoordinationNumbers and every function against a NumPy reimplementation of PLUMED's formulas,
-forces against finite differences, a CoordinationBiasForce CV, serialization and the errors.
-The CUDA kernels have no particle function yet: there the Context is refused by name."""
+forces against finite differences, a CoordinationBiasForce CV, serialization and the errors, on
+every platform (CUDA: kernels/particles.cu), and on CUDA the c_i against Reference for 1,000 atoms."""
 
 import math
 
@@ -88,16 +88,10 @@ def configure(force, name):
     return force
 
 
-def cpu_config(platform_config):
-    if platform_config.name == 'CUDA':
-        pytest.skip('the CUDA kernels have no particle function (test_refused_on_cuda)')
-
-
 @pytest.mark.parametrize('name', FUNCTIONS)
 @pytest.mark.parametrize('groups', ['one', 'two'])
 @pytest.mark.parametrize('periodic', [False, True])
 def test_values_and_forces(platform_config, name, groups, periodic):
-    cpu_config(platform_config)
     rng = np.random.default_rng(42)
     positions = rng.uniform(0.0, 1.2, (12, 3))
     group_a, group_b = ([0, 2, 3, 5, 7, 8, 11], None) if groups == 'one' else ([0, 1, 2, 3, 4], [4, 5, 6, 7, 8, 9, 10, 11])
@@ -142,7 +136,6 @@ def test_one_neighbour_default_cutoff():
 
 
 def test_as_bias_cv(platform_config):
-    cpu_config(platform_config)
     rng = np.random.default_rng(7)
     positions = rng.uniform(0.0, 1.2, (10, 3))
     system = make_system(10)
@@ -194,16 +187,36 @@ def test_errors():
         cv.getCoordinationNumbers(context)
 
 
-@pytest.mark.leaks_context
-def test_refused_on_cuda(platform_config):
-    if platform_config.name != 'CUDA':
-        pytest.skip('CUDA only')
-    system = make_system(3)
-    force = F([0, 1, 2])
-    force.setParticleFunction(F.MoreThan)
+@pytest.mark.parametrize('name', ['MoreThan', 'Max', 'Lowest'])
+@pytest.mark.parametrize('groups', ['one', 'two'])
+def test_against_reference_large(platform_config, name, groups):
+    """1,000 atoms in a periodic box with a cutoff (several tiles of 256 centres and neighbours on
+    CUDA): the c_i, the CV, the energy and the forces equal Reference's, twice in a row (each
+    evaluation starts from cleared coordination numbers)."""
+    rng = np.random.default_rng(11)
+    positions = rng.uniform(0.0, 3.0, (1000, 3))
+    box = np.diag([3.0, 3.0, 3.0])
+    group_a, group_b = (list(range(1000)), None) if groups == 'one' else (list(range(0, 1000, 3)), [i for i in range(1000) if i % 3])
+    system = make_system(1000, box)
+    force = configure(F(group_a) if group_b is None else F(group_a, group_b), name)
+    force.setDMax(0.6)
+    force.setThreshold(3.0, 0.5, 6, 12, 8.0)
+    force.setFunctionBeta(0.5)
+    force.setUsesPeriodicBoundaryConditions(True)
+    force.setEnergyFunction('10*cv')
     system.addForce(force)
-    with pytest.raises(openmm.OpenMMException, match='not supported on the CUDA platform'):
-        platform_config.context(system)
+    context = platform_config.context(system)
+    reference = openmm.Context(system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
+    for c in (context, reference):
+        set_state(c, positions, box)
+    assert_close(force.getCoordinationNumbers(context), force.getCoordinationNumbers(reference), platform_config.value_rtol, 'c_i')
+    expected_energy, expected_forces = energy_and_forces(reference)
+    for _ in range(2):
+        energy, forces = energy_and_forces(context)
+        assert_close(energy, expected_energy, platform_config.value_rtol, 'energy')
+        assert_close(forces, expected_forces, 10*platform_config.value_rtol, 'forces')
+    assert_close(force.getCollectiveVariableValue(context), force.getCollectiveVariableValue(reference),
+                 platform_config.value_rtol, name)
 
 
 def test_plumed_reader():
