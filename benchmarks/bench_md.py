@@ -20,6 +20,11 @@ cutoff 1 nm), every case in ONE interleaved run against the same plain Contexts 
   (openmm_opes.OPES: a CustomCVForce over a tabulated bias), over our CoordinationForces; the peer:
   openmm-opes over the CustomNonbondedForce CVs; the same variables, kernels and barrier. Without
   openmm-opes (an optional dependency of the benchmark) those two rows say it is missing.
+- peratom: per-atom coordination numbers (issue 42): the number of O whose coordination by the
+  other O (the same switching function and cutoff) is more than PER_ATOM_THRESHOLD, a CoordinationForce
+  with the particle function MoreThan, restrained as the one-CV rows (the fast path). No peer exists:
+  no OpenMM force computes sum_i f(sum_j s(r_ij)) (a CustomCVForce cannot express it), so the row has
+  ours alone, and says so. Checked first against NumPy (every c_i and the CV).
 Why one run: every overhead of the section is a ratio to the same plain Contexts timed in the same
 rounds, so the one-CV, two-CV and metadynamics rows can be read side by side (separate runs would
 each have their own plain Contexts, which step up to a few percent apart, as their replicas show),
@@ -47,11 +52,11 @@ import openmm as mm
 import openmm.app as app
 import openmm.unit as unit
 
-from openmmcoordination import CoordinationBiasForce
+from openmmcoordination import CoordinationBiasForce, CoordinationForce
 
-from common import (CUTOFF, MD_REPLICAS, MD_ROUNDS, MD_STEPS, TEMPERATURE, MdCase, adding, bare_system, check_md_values,
-                    compare, energy_and_forces, interleaved_md, make_context, md_rows, peer_cv, platform_properties,
-                    rational_cv, water_box)
+from common import (CUTOFF, MD_REPLICAS, MD_ROUNDS, MD_STEPS, R0, TEMPERATURE, MdCase, adding, bare_system,
+                    check_md_values, compare, energy_and_forces, interleaved_md, make_context, md_rows, peer_cv,
+                    platform_properties, rational_cv, water_box)
 
 # Well-tempered metadynamics of the md section (the same for ours and the peer), and OPES's barrier.
 HILL_FREQUENCY, BIAS_FACTOR, HILL_HEIGHT = 500, 10.0, 1.0 * unit.kilojoules_per_mole
@@ -75,7 +80,11 @@ def restraint_constant(cv0):
     return 10.0 * min(1.0, (10.0 / cv0) ** 2)
 
 
-MD_GROUPS = ('restraint', 'restraint2', 'metadynamics', 'metadynamics2', 'metadynamics3', 'opes2')
+MD_GROUPS = ('restraint', 'restraint2', 'metadynamics', 'metadynamics2', 'metadynamics3', 'opes2', 'peratom')
+# The threshold of the per-atom row's MoreThan (r0 of PLUMED's MORE_THAN={RATIONAL R_0=4}): at the md
+# box's starting positions the CV is 5,500 of the 7,894 oxygens (CPU, checked against NumPy; 315 of the
+# quick box's 481).
+PER_ATOM_THRESHOLD = 4.0
 # The grid of the 3-D metadynamics row, an axis (121^3 points would take openmm.app seconds a hill).
 GRID_3D = 41
 RESTRAINT2 = '0.5*k1*(c1-a)^2 + 0.5*k2*(c2-b)^2'
@@ -87,6 +96,45 @@ def restrained_cv(force, cv0, k):
     force.addGlobalParameter('k', k)
     force.addGlobalParameter('cv0', cv0)
     return force
+
+
+def per_atom_cv(oxygens):
+    """The peratom case's CV: MoreThan (threshold RATIONAL r0 PER_ATOM_THRESHOLD, n 6, m 12) of every
+    oxygen's coordination by the other oxygens, with the CVs' switching function and cutoff."""
+    force = rational_cv(oxygens, None, CUTOFF, periodic=True)
+    force.setParticleFunction(CoordinationForce.MoreThan)
+    force.setThreshold(PER_ATOM_THRESHOLD)
+    return force
+
+
+def check_per_atom(system, positions, platform, precision, force, oxygens):
+    """The per-atom CV alone in the box: its c_i against NumPy's (s = 1/(1+(r/r0)^6) within the cutoff,
+    nearest image, rows of 500 oxygens at a time) and the CV against NumPy's MoreThan of them; returns
+    the CV."""
+    probe = bare_system(system)
+    copy = deepcopy(force)      # of its own type (probe.getForce() gives a plugin's force as a Force)
+    probe.addForce(copy)
+    context, _ = make_context(probe, platform, precision)
+    context.setPositions(positions)
+    found = np.asarray(copy.getCoordinationNumbers(context))
+    value = energy_and_forces(context)[0]
+    del context
+    xyz = np.array(positions.value_in_unit(unit.nanometer))[np.asarray(oxygens)]
+    vectors = system.getDefaultPeriodicBoxVectors()
+    box = np.array([vectors[i].value_in_unit(unit.nanometer)[i] for i in range(3)])
+    c = np.zeros(len(oxygens))
+    for first in range(0, len(oxygens), 500):
+        d = xyz[None, :, :] - xyz[first:first + 500, None, :]
+        d -= np.round(d / box) * box
+        r = np.sqrt((d ** 2).sum(-1))
+        s = np.where(r < CUTOFF, 1 / (1 + (r / R0) ** 6), 0.0)
+        s[np.arange(len(s)), first + np.arange(len(s))] = 0.0
+        c[first:first + 500] = s.sum(1)
+    expected = float((1 - 1 / (1 + (c / PER_ATOM_THRESHOLD) ** 6)).sum())
+    if not np.allclose(found, c, rtol=1e-4, atol=1e-4) or abs(value - expected) > 1e-4 * max(1.0, expected):
+        raise RuntimeError('per-atom check: c_i differ from NumPy\'s by up to %g; the CV %g, NumPy\'s %g'
+                           % (float(np.max(np.abs(found - c))), value, expected))
+    return value
 
 
 def cv_restraint(expression, cvs, parameters):
@@ -271,6 +319,17 @@ def run(platform, precision, quick, groups=MD_GROUPS, rounds=None):
                                      for v in metadynamics_variables(cvValues, oursFactories)]))
         except (ValueError, RuntimeError, mm.OpenMMException) as error:
             skip(name, 'metadynamics', error)
+    if 'peratom' in groups:
+        name = 'per-atom coordination of all O, MoreThan %g (dmax 1 nm; no peer exists)' % PER_ATOM_THRESHOLD
+        try:
+            cv0 = check_per_atom(system, positions, platform, precision, per_atom_cv(oxygens), oxygens)
+            k = restraint_constant(cv0)
+            add(name, 'restraint', [('ours', 'fast path (own energy expression); no peer exists',
+                                     adding(restrained_cv(per_atom_cv(oxygens), cv0, k)), replicas, True)],
+                dict(cv0=cv0, k=k, threshold=PER_ATOM_THRESHOLD,
+                     peer='none: no OpenMM force computes sum_i f(sum_j s(r_ij)); a CustomCVForce cannot express it'))
+        except (ValueError, RuntimeError, mm.OpenMMException) as error:
+            skip(name, 'restraint', error)
     if 'opes2' in groups:
         name = 'OPES of 1 O and 100 O vs the other O (2-D)'
         build = opes_build([ours1, ours2], [cv1, cv2], frequency)

@@ -15,7 +15,8 @@ docstring, over the helpers of common.py; SECTIONS below lists them):
 
 md: MD step time of a PME water box of 23,682 atoms with coordination CVs of its oxygens against
   their peers (restraints of one and two CVs, our CV inside CustomCVForce, metadynamics of one, two
-  and three CVs, openmm.app's metadynamics over our CVs, OPES; --md-cases selects), every case in
+  and three CVs, openmm.app's metadynamics over our CVs, OPES, the per-atom coordination of all O
+  with MoreThan, which has no peer; --md-cases selects), every case in
   one interleaved run against the same plain Contexts (bench_md.py). The OPES rows of openmm-opes
   (over our CVs and over the peer's) need that optional package: pip install openmm-opes.
 contacts: Q of DHFR's native contacts restrained in MD against a CustomBondForce in CustomCVForce,
@@ -141,7 +142,9 @@ def main(argv=None):
     parser.add_argument('--sections', default=','.join(SECTIONS), help='default: all, %(default)s')
     parser.add_argument('--md-cases', default=','.join(bench_md.MD_GROUPS),
                         help='the cases of the md section, run together: restraint (one CV: 1 O, 100 O, self), restraint2 '
-                             '(two CVs), metadynamics (one CV), metadynamics2 (two CVs); default: all')
+                             '(two CVs), metadynamics (one CV), metadynamics2 (two CVs), metadynamics3 (three CVs), opes2 '
+                             '(OPES, two CVs), peratom (MoreThan of the per-atom coordination of all O, no peer); '
+                             'default: all')
     parser.add_argument('--rounds', type=int, help='rounds of the interleaved MD runs of md and contacts (default %d; '
                                                     '3 with --quick); each adds about 20 s to md and 8 s to contacts '
                                                     'on an H100 (estimated)' % common.MD_ROUNDS)

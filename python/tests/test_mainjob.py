@@ -188,6 +188,22 @@ def two_cvs(benchmark, oxygens, numParticles, ours):
     return [benchmark.peer_cv(numParticles, a, b, 0.5) for a, b in groups]
 
 
+def test_md_per_atom_checked():
+    """The md section's per-atom case (issue 42) on Reference in a tiny box: check_per_atom passes
+    for the case's CV (c_i and MoreThan against NumPy) and returns the CV, and catches a CV whose
+    threshold is not the one NumPy uses."""
+    benchmark, md = import_benchmark(), import_benchmark('bench_md')
+    import openmm as mm
+    platform = mm.Platform.getPlatformByName('Reference')
+    system, positions, oxygens, _ = benchmark.water_box(220, withTopology=True)
+    cv = md.check_per_atom(system, positions, platform, 'mixed', md.per_atom_cv(oxygens), oxygens)
+    assert 0 < cv < len(oxygens)
+    wrong = md.per_atom_cv(oxygens)
+    wrong.setThreshold(1.1 * md.PER_ATOM_THRESHOLD)
+    with pytest.raises(RuntimeError, match='per-atom check'):
+        md.check_per_atom(system, positions, platform, 'mixed', wrong, oxygens)
+
+
 def test_md_two_cvs_checked_and_timed():
     """The md section's two-CV cases on Reference in a tiny box: the restraint through
     CoordinationBiasForce agrees with CustomCVForce over two CustomNonbondedForces (and a wrong
