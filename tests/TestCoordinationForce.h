@@ -17,6 +17,7 @@
 #include "TestCoordinationCells.h"
 #include "TestCoordinationPairParameters.h"
 #include "TestCoordinationBias.h"
+#include "TestCoordinationCVStatistics.h"
 #include "TestCoordinationWarnings.h"
 #include "TestCoordinationParticleFunctions.h"
 
@@ -30,6 +31,7 @@ void runCoordinationTests() {
     runCellTests();
     runPairParameterTests();
     runBiasTests();
+    runCVStatisticsTests();
     runWarningTests();
     runParticleFunctionTests();
 }

@@ -159,6 +159,51 @@ public:
     void updateTabulatedFunctionInContext(OpenMM::Context& context, int index);
     /** Get whether the CVs use periodic boundary conditions (all of them do, or none). */
     bool usesPeriodicBoundaryConditions() const;
+    /**
+     * Keep a running mean and variance of every CV in each Context, updated on the platform (on
+     * CUDA, on the device, with nothing copied to the host) once per MD step, for OPES's adaptive
+     * kernel width as PLUMED's OPES_METAD keeps it (ADAPTIVE_SIGMA_STRIDE). At the first evaluation
+     * of each step after the Context's current one (ContextImpl::getStepCount() differs from the
+     * step last counted; further evaluations of the same step, such as a getState() of the energy,
+     * do not count), with the CVs c_k of that evaluation:
+     *
+     *     count += 1,   tau = min(count, stride),   d_k = c_k - mean_k,
+     *     mean_k += d_k/tau,   m2_k += d_k*(c_k - mean_k)
+     *
+     * (Welford's update, with a mean that decays over stride samples once count reaches stride;
+     * m2_k/count is the variance). The step at which a Context is created (or setCVStatistics() is
+     * called) is not counted, as PLUMED skips the first step. A change takes effect in a Context at
+     * updateParametersInContext(); the statistics gathered so far are kept.
+     *
+     * @param stride  tau's largest value, in steps (PLUMED's ADAPTIVE_SIGMA_STRIDE); 0 (the default) keeps no statistics
+     */
+    void setCVStatisticsStride(int stride);
+    /** Get the stride of the running statistics of the CVs (0: none are kept); see setCVStatisticsStride(). */
+    int getCVStatisticsStride() const;
+    /**
+     * Get the running statistics of the CVs in a Context (setCVStatisticsStride()), through the
+     * Context's current step: where that step has not been counted yet, it is counted now, from the
+     * CVs at the current positions, and the step's evaluations do not count it again. This waits
+     * for the device. Throws OpenMMException if the force keeps no statistics in the Context.
+     *
+     * @param context  the Context
+     * @param mean     the running mean of each CV, in the force's order
+     * @param m2       the sum of the squared deviations of each CV (PLUMED's av_M2): its variance is m2/count
+     * @param count    the number of steps counted
+     */
+    void getCVStatistics(OpenMM::Context& context, std::vector<double>& mean, std::vector<double>& m2, long long& count) const;
+    /**
+     * Replace the running statistics of the CVs in a Context (to continue a run exactly, or to
+     * start them again with zeros and count 0): they then hold the Context's current step, which is
+     * not counted again. Throws OpenMMException if the force keeps no statistics in the Context, if
+     * mean or m2 does not have one value per CV, if a value is not finite, or if m2 or count is negative.
+     *
+     * @param context  the Context
+     * @param mean     the running mean of each CV
+     * @param m2       the sum of the squared deviations of each CV
+     * @param count    the number of steps counted
+     */
+    void setCVStatistics(OpenMM::Context& context, const std::vector<double>& mean, const std::vector<double>& m2, long long count);
 protected:
     OpenMM::ForceImpl* createImpl() const;
 private:
@@ -172,6 +217,7 @@ private:
     std::vector<double> parameterDefaults;
     std::vector<std::string> functionNames;
     std::vector<OpenMM::TabulatedFunction*> functions;
+    int statisticsStride = 0;
 };
 
 } // namespace CoordinationPlugin

@@ -116,6 +116,18 @@ public:
      * one the Context holds (CoordinationBiasForceImpl checked it).
      */
     virtual void copyTabulatedFunctionToContext(OpenMM::ContextImpl& context, const CoordinationBiasForce& force, int index) = 0;
+    /**
+     * Get the running statistics of the CVs (CoordinationBiasForce::getCVStatistics()), counting
+     * the Context's current step first where it has not been counted. Only called where the force
+     * keeps statistics in the Context.
+     */
+    virtual void getCVStatistics(OpenMM::ContextImpl& context, std::vector<double>& mean, std::vector<double>& m2, long long& count) = 0;
+    /**
+     * Replace the running statistics of the CVs (checked by the caller): they hold the Context's
+     * current step from now on.
+     */
+    virtual void setCVStatistics(OpenMM::ContextImpl& context, const std::vector<double>& mean, const std::vector<double>& m2,
+            long long count) = 0;
 };
 
 } // namespace CoordinationPlugin

@@ -224,3 +224,21 @@ void CoordinationBiasForce::updateTabulatedFunctionInContext(Context& context, i
     checkIndex(index, functions.size(), "tabulated function");
     getImpl(context).updateTabulatedFunctionInContext(getContextImpl(context), index);
 }
+
+void CoordinationBiasForce::setCVStatisticsStride(int stride) {
+    if (stride < 0)
+        throw error("setCVStatisticsStride: stride must be >= 0 (0: no statistics), got "+to_string(stride));
+    statisticsStride = stride;
+}
+
+int CoordinationBiasForce::getCVStatisticsStride() const {
+    return statisticsStride;
+}
+
+void CoordinationBiasForce::getCVStatistics(Context& context, vector<double>& mean, vector<double>& m2, long long& count) const {
+    getImpl(context).getCVStatistics(getContextImpl(context), mean, m2, count);
+}
+
+void CoordinationBiasForce::setCVStatistics(Context& context, const vector<double>& mean, const vector<double>& m2, long long count) {
+    getImpl(context).setCVStatistics(getContextImpl(context), mean, m2, count);
+}

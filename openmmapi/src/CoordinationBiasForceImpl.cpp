@@ -55,6 +55,7 @@ void CoordinationBiasForceImpl::initialize(ContextImpl& context) {
     recordTableShapes();
     kernel = context.getPlatform().createKernel(CalcCoordinationBiasForceKernel::Name(), context);
     kernel.getAs<CalcCoordinationBiasForceKernel>().initialize(context.getSystem(), owner);
+    statisticsStride = owner.getCVStatisticsStride();
 }
 
 double CoordinationBiasForceImpl::calcForcesAndEnergy(ContextImpl& context, bool includeForces, bool includeEnergy, int groups) {
@@ -87,6 +88,7 @@ void CoordinationBiasForceImpl::updateParametersInContext(ContextImpl& context) 
     }
     defaults = getDefaultParameters();
     recordTableShapes();
+    statisticsStride = owner.getCVStatisticsStride();
     context.systemChanged();
 }
 
@@ -117,4 +119,32 @@ vector<double> CoordinationBiasForceImpl::computeCollectiveVariables(ContextImpl
         if (!isfinite(cv))
             throw OpenMMException(CoordinationErrorMessages::nonFiniteCollectiveVariable(cv));
     return values;
+}
+
+void CoordinationBiasForceImpl::checkStatistics(const char* method) {
+    if (statisticsStride <= 0)
+        throw OpenMMException(className+": "+method+": the force keeps no statistics of its CVs in this Context (CV statistics stride "
+                +to_string(statisticsStride)+"); call setCVStatisticsStride() with a stride > 0, then updateParametersInContext()");
+}
+
+void CoordinationBiasForceImpl::getCVStatistics(ContextImpl& context, vector<double>& mean, vector<double>& m2, long long& count) {
+    checkStatistics("getCVStatistics");
+    kernel.getAs<CalcCoordinationBiasForceKernel>().getCVStatistics(context, mean, m2, count);
+}
+
+void CoordinationBiasForceImpl::setCVStatistics(ContextImpl& context, const vector<double>& mean, const vector<double>& m2, long long count) {
+    checkStatistics("setCVStatistics");
+    int numCVs = owner.getNumCollectiveVariables();
+    if (mean.size() != numCVs || m2.size() != numCVs)
+        throw OpenMMException(className+": setCVStatistics: mean and m2 need one value per collective variable ("+to_string(numCVs)
+                +"), got "+to_string(mean.size())+" and "+to_string(m2.size()));
+    if (count < 0)
+        throw OpenMMException(className+": setCVStatistics: count must be >= 0, got "+to_string(count));
+    for (int k = 0; k < numCVs; k++) {
+        if (!isfinite(mean[k]))
+            throw OpenMMException(className+": setCVStatistics: mean["+to_string(k)+"] must be finite, got "+to_string(mean[k]));
+        if (!isfinite(m2[k]) || m2[k] < 0)
+            throw OpenMMException(className+": setCVStatistics: m2["+to_string(k)+"] must be finite and >= 0, got "+to_string(m2[k]));
+    }
+    kernel.getAs<CalcCoordinationBiasForceKernel>().setCVStatistics(context, mean, m2, count);
 }

@@ -10,7 +10,9 @@ using namespace std;
 
 // Each CV is a CollectiveVariable node holding its name and, in a child node of its own, the
 // CoordinationForce as its proxy writes it (so that the force's own name and the CV's do not clash).
-static const int version = 1;
+// Version 2 adds the stride of the CVs' running statistics (cvStatisticsStride); version 1 files
+// are read with none (0).
+static const int version = 2;
 
 CoordinationBiasForceProxy::CoordinationBiasForceProxy() : SerializationProxy("CoordinationBiasForce") {
 }
@@ -21,6 +23,7 @@ void CoordinationBiasForceProxy::serialize(const void* object, SerializationNode
     node.setIntProperty("forceGroup", force.getForceGroup());
     node.setStringProperty("name", force.getName());
     node.setStringProperty("energy", force.getEnergyExpression());
+    node.setIntProperty("cvStatisticsStride", force.getCVStatisticsStride());
     SerializationNode& parameters = node.createChildNode("GlobalParameters");
     for (int i = 0; i < force.getNumGlobalParameters(); i++)
         parameters.createChildNode("Parameter").setStringProperty("name", force.getGlobalParameterName(i))
@@ -36,11 +39,13 @@ void CoordinationBiasForceProxy::serialize(const void* object, SerializationNode
 
 void* CoordinationBiasForceProxy::deserialize(const SerializationNode& node) const {
     int fileVersion = node.getIntProperty("version");
-    if (fileVersion != version)
+    if (fileVersion < 1 || fileVersion > version)
         throw OpenMMException("CoordinationBiasForce: unsupported serialization version "+to_string(fileVersion));
     unique_ptr<CoordinationBiasForce> force(new CoordinationBiasForce(node.getStringProperty("energy")));
     force->setForceGroup(node.getIntProperty("forceGroup", 0));
     force->setName(node.getStringProperty("name", force->getName()));
+    if (fileVersion >= 2)
+        force->setCVStatisticsStride(node.getIntProperty("cvStatisticsStride", 0));
     for (auto& parameter : node.getChildNode("GlobalParameters").getChildren())
         force->addGlobalParameter(parameter.getStringProperty("name"), parameter.getDoubleProperty("default"));
     for (auto& variable : node.getChildNode("CollectiveVariables").getChildren()) {

@@ -26,6 +26,7 @@ void testSystemRoundTrip() {
     CoordinationBiasForce* bias = new CoordinationBiasForce("0.5*k*(c1-a)^2 + bias(c1, nw) + line(nw)");
     bias->setForceGroup(5);
     bias->setName("two CVs");
+    bias->setCVStatisticsStride(250);
     bias->addGlobalParameter("k", 12.5);
     bias->addGlobalParameter("a", 0.75);
     CoordinationForce* c1 = new CoordinationForce({0, 1, 2});
@@ -50,6 +51,7 @@ void testSystemRoundTrip() {
     ASSERT(found != NULL);
     ASSERT_EQUAL(5, found->getForceGroup());
     ASSERT_EQUAL("two CVs", found->getName());
+    ASSERT_EQUAL(250, found->getCVStatisticsStride());
     ASSERT_EQUAL(bias->getEnergyExpression(), found->getEnergyExpression());
     ASSERT_EQUAL(2, found->getNumGlobalParameters());
     ASSERT_EQUAL("a", found->getGlobalParameterName(1));
@@ -74,23 +76,43 @@ void testUnknownVersion() {
     stringstream buffer;
     XmlSerializer::serialize<CoordinationBiasForce>(&bias, "Force", buffer);
     string xml = buffer.str();
-    size_t at = xml.find("version=\"1\"");
+    size_t at = xml.find("version=\"2\"");
     ASSERT(at != string::npos);
-    xml.replace(at, 11, "version=\"2\"");
+    xml.replace(at, 11, "version=\"3\"");
     stringstream input(xml);
     try {
         delete XmlSerializer::deserialize<CoordinationBiasForce>(input);
     }
     catch (const OpenMMException& e) {
-        ASSERT(string(e.what()).find("CoordinationBiasForce: unsupported serialization version 2") != string::npos);
+        ASSERT(string(e.what()).find("CoordinationBiasForce: unsupported serialization version 3") != string::npos);
         return;
     }
     throw OpenMMException("expected an exception for an unknown version");
 }
 
+/** A file of version 1 (before the CV statistics) still reads, with none (stride 0). */
+void testVersion1() {
+    CoordinationBiasForce bias("c1");
+    bias.addCollectiveVariable("c1", new CoordinationForce({0, 1}));
+    stringstream buffer;
+    XmlSerializer::serialize<CoordinationBiasForce>(&bias, "Force", buffer);
+    string xml = buffer.str();
+    size_t at = xml.find("version=\"2\"");
+    ASSERT(at != string::npos);
+    xml.replace(at, 11, "version=\"1\"");
+    at = xml.find(" cvStatisticsStride=\"0\"");
+    ASSERT(at != string::npos);
+    xml.erase(at, 23);
+    stringstream input(xml);
+    unique_ptr<CoordinationBiasForce> copy(XmlSerializer::deserialize<CoordinationBiasForce>(input));
+    ASSERT_EQUAL(0, copy->getCVStatisticsStride());
+    ASSERT_EQUAL("c1", copy->getCollectiveVariableName(0));
+}
+
 int main() {
     try {
         testSystemRoundTrip();
+        testVersion1();
         testUnknownVersion();
     }
     catch (const exception& e) {

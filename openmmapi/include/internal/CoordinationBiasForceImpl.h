@@ -47,6 +47,10 @@ public:
      * shape the Context holds (CoordinationExpression::describeTableShape()) and finite values.
      */
     void updateTabulatedFunctionInContext(OpenMM::ContextImpl& context, int index);
+    /** The running statistics of the CVs (CoordinationBiasForce::getCVStatistics()); throws if none are kept. */
+    void getCVStatistics(OpenMM::ContextImpl& context, std::vector<double>& mean, std::vector<double>& m2, long long& count);
+    /** Replace the running statistics of the CVs (CoordinationBiasForce::setCVStatistics()), after checking them. */
+    void setCVStatistics(OpenMM::ContextImpl& context, const std::vector<double>& mean, const std::vector<double>& m2, long long count);
     /** Compute every CV at the current positions. */
     std::vector<double> computeCollectiveVariables(OpenMM::ContextImpl& context);
     /**
@@ -61,7 +65,10 @@ private:
     std::map<std::string, double> defaults;
     /** The shape of each table the Context holds. */
     std::vector<std::string> tableShapes;
+    /** The stride of the CVs' statistics in the Context (0: none). */
+    int statisticsStride = 0;
     void recordTableShapes();
+    void checkStatistics(const char* method);
 };
 
 } // namespace CoordinationPlugin

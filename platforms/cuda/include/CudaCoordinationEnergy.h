@@ -99,11 +99,21 @@ public:
      * (computeCoordinationTilesChained(), kernels/chained.cu); otherwise the chain rule is a launch
      * of its own (applyChainRule()).
      *
-     * @param cvs        the CVs, in the order of the expression's
-     * @param gradient   whether to add the forces
-     * @param energy     whether to add E to the energy
+     * @param cvs         the CVs, in the order of the expression's
+     * @param gradient    whether to add the forces
+     * @param energy      whether to add E to the energy
+     * @param statistics  whether the chain rule adds the CVs to their running statistics (the first evaluation of a step)
      */
-    void evaluate(const std::vector<CudaCoordinationCV*>& cvs, bool gradient, bool energy);
+    void evaluate(const std::vector<CudaCoordinationCV*>& cvs, bool gradient, bool energy, bool statistics = false);
+    /**
+     * Set the stride of the CVs' running statistics on the device (CoordinationBiasForce::setCVStatisticsStride()),
+     * keeping the statistics. Waits for the GPU (a download and an upload of the state).
+     */
+    void setStatisticsStride(int stride);
+    /** Download the CVs' running statistics (the mean and m2 of each CV, the count); waits for the GPU. */
+    void getStatistics(std::vector<double>& mean, std::vector<double>& m2, long long& count);
+    /** Replace the CVs' running statistics on the device (the stride kept); waits for the GPU. */
+    void setStatistics(const std::vector<double>& mean, const std::vector<double>& m2, long long count);
     /**
      * Read the state back, in one download that waits for the GPU (so only where a result is
      * read anyway, or the alarm is raised), and throw OpenMMException for what it records: a
@@ -128,9 +138,18 @@ private:
     /** The CVs' ChainRuleTargets (kernels/chainrule.cu) as the bytes of a kernel argument, and the largest number of slots. */
     std::vector<char> getChainRuleTargets(const std::vector<CudaCoordinationCV*>& cvs, int& maxSlots);
     /** Launch applyChainRule(): E and every dE/dcv_k from the sums of this evaluation, after the CVs' pair kernels. */
-    void launchChainRule(const std::vector<CudaCoordinationCV*>& cvs, bool gradient, bool energy);
+    void launchChainRule(const std::vector<CudaCoordinationCV*>& cvs, int flags);
     /** Launch computeCoordinationTilesChained() for CV chainedIndex, if it takes its tiles now and they fit; false if not launched. */
-    bool launchChained(const std::vector<CudaCoordinationCV*>& cvs, bool gradient, bool energy);
+    bool launchChained(const std::vector<CudaCoordinationCV*>& cvs, int flags);
+    /** The chain rule's flags (kernels/launch.cu): GRADIENT, EXPRESSION_ENERGY, CV_STATISTICS. */
+    static int chainRuleFlags(bool gradient, bool energy, bool statistics);
+    /** Where the CVs' running statistics start in the state (kernels/energy.cu), and the state's size, in doubles. */
+    int statisticsOffset() const {
+        return 5*numCVs+2;
+    }
+    int stateSize() const {
+        return 7*numCVs+4;
+    }
     OpenMM::CudaContext& cu;
     CudaCoordinationLauncher& launcher;
     int numCVs;

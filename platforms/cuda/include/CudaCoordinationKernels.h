@@ -6,6 +6,7 @@
 #include "CudaCoordinationEnergy.h"
 #include "CudaCoordinationLauncher.h"
 #include "CudaCoordinationTuning.h"
+#include "internal/CoordinationCVStatistics.h"
 #include "openmm/cuda/CudaArray.h"
 #include "openmm/cuda/CudaContext.h"
 #include <memory>
@@ -77,6 +78,10 @@ public:
      * (CudaCalcCoordinationForceKernel::describeLastEvaluation()), separated by "; ".
      */
     std::string describeLastEvaluation() const;
+    /** The CVs' running statistics, downloaded; the current step, where not counted, is counted on the host and uploaded. */
+    void getCVStatistics(OpenMM::ContextImpl& context, std::vector<double>& mean, std::vector<double>& m2, long long& count);
+    /** Upload the CVs' running statistics. */
+    void setCVStatistics(OpenMM::ContextImpl& context, const std::vector<double>& mean, const std::vector<double>& m2, long long count);
 private:
     void setParameters(const CoordinationBiasForce& force);
     /** Read the state back and throw for a position or energy that was not finite; returns the CVs. */
@@ -90,6 +95,8 @@ private:
     std::unique_ptr<CudaCoordinationEnergy> energy;
     std::string energyExpression;
     std::vector<std::string> names;
+    /** The stride and the step last counted of the CVs' running statistics (their values are on the device). */
+    CoordinationCVStatistics statistics;
 };
 
 } // namespace CoordinationPlugin

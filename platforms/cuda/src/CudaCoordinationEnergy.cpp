@@ -26,7 +26,7 @@ CudaCoordinationEnergy::CudaCoordinationEnergy(CudaContext& cu, CudaCoordination
     barrier.upload(vector<unsigned int>(2, 0));
     sums.initialize<double>(cu, 2*numCVs, "coordinationSums");
     sums.upload(vector<double>(2*numCVs, 0.0));
-    state.initialize<double>(cu, 5*numCVs+2, "coordinationState");
+    state.initialize<double>(cu, stateSize(), "coordinationState");
     state.upload(initialState());
     globals.initialize<double>(cu, 1, "coordinationGlobals");
     void* memory;
@@ -46,7 +46,7 @@ CudaCoordinationEnergy::~CudaCoordinationEnergy() {
 }
 
 vector<double> CudaCoordinationEnergy::initialState() const {
-    vector<double> values(5*numCVs+2, 0.0);
+    vector<double> values(stateSize(), 0.0);
     for (int k = 0; k < numCVs; k++)
         memcpy(&values[4*numCVs+2+k], &NoSlot, sizeof(int));
     return values;
@@ -203,26 +203,34 @@ vector<char> CudaCoordinationEnergy::getChainRuleTargets(const vector<CudaCoordi
     return targets;
 }
 
-void CudaCoordinationEnergy::evaluate(const vector<CudaCoordinationCV*>& cvs, bool gradient, bool energy) {
+int CudaCoordinationEnergy::chainRuleFlags(bool gradient, bool energy, bool statistics) {
+    // CV_STATISTICS (kernels/launch.cu) is no flag of the pair kernels: it has a bit apart from CudaCoordinationCV::Flags.
+    const int CVStatistics = 1024;
+    return (gradient ? CudaCoordinationCV::Gradient : 0) | (energy ? CudaCoordinationCV::ExpressionEnergy : 0) |
+            (statistics ? CVStatistics : 0);
+}
+
+void CudaCoordinationEnergy::evaluate(const vector<CudaCoordinationCV*>& cvs, bool gradient, bool energy, bool statistics) {
     int flags = CudaCoordinationCV::Accumulate | (gradient ? CudaCoordinationCV::Gradient : 0);
+    int chainFlags = chainRuleFlags(gradient, energy, statistics);
     for (int k = 0; k < numCVs; k++)
         if (k != chainedIndex)
             cvs[k]->launch(flags, getSum(k), 0, 0, getChecks(k, energy, energy));
-    if (chainedIndex >= 0 && launchChained(cvs, gradient, energy))
+    if (chainedIndex >= 0 && launchChained(cvs, chainFlags))
         return;
     if (chainedIndex >= 0)
         cvs[chainedIndex]->launch(flags, getSum(chainedIndex), 0, 0, getChecks(chainedIndex, energy, energy));
-    launchChainRule(cvs, gradient, energy);
+    launchChainRule(cvs, chainFlags);
 }
 
-bool CudaCoordinationEnergy::launchChained(const vector<CudaCoordinationCV*>& cvs, bool gradient, bool energy) {
+bool CudaCoordinationEnergy::launchChained(const vector<CudaCoordinationCV*>& cvs, int flags) {
     CudaCoordinationCV& cv = *cvs[chainedIndex];
     int tiles = cv.getChainableTiles();
     if (tiles == 0 || tiles > chainedCapacity || cooperativeRefused)
         return false;
     int maxSlots;
     vector<char> targets = getChainRuleTargets(cvs, maxSlots);
-    int flags = (gradient ? CudaCoordinationCV::Gradient : 0) | (energy ? CudaCoordinationCV::ExpressionEnergy : 0);
+    bool energy = (flags & CudaCoordinationCV::ExpressionEnergy) != 0;
     CudaCoordinationChecks checks = getChecks(chainedIndex, energy, energy);
     CUdeviceptr sum = getSum(0);
     CUdeviceptr nextSum = sums.getDevicePointer()+(1-sumParity)*numCVs*sizeof(double);
@@ -243,10 +251,10 @@ bool CudaCoordinationEnergy::launchChained(const vector<CudaCoordinationCV*>& cv
     return true;
 }
 
-void CudaCoordinationEnergy::launchChainRule(const vector<CudaCoordinationCV*>& cvs, bool gradient, bool energy) {
+void CudaCoordinationEnergy::launchChainRule(const vector<CudaCoordinationCV*>& cvs, int flags) {
     int maxSlots;
     vector<char> targets = getChainRuleTargets(cvs, maxSlots);
-    int flags = (gradient ? CudaCoordinationCV::Gradient : 0) | (energy ? CudaCoordinationCV::ExpressionEnergy : 0);
+    bool gradient = (flags & CudaCoordinationCV::Gradient) != 0;
     CUdeviceptr sum = getSum(0);
     CUdeviceptr nextSum = sums.getDevicePointer()+(1-sumParity)*numCVs*sizeof(double);
     vector<void*> args = {targets.data(), &sum, &nextSum, &flags, &state.getDevicePointer(), &cu.getEnergyBuffer().getDevicePointer(),
@@ -258,6 +266,32 @@ void CudaCoordinationEnergy::launchChainRule(const vector<CudaCoordinationCV*>& 
     launcher.launch(chainRuleKernel, args.data(), max(1, blocks), blockSize);
     // The next evaluation adds to the other sums, which this launch clears.
     sumParity = 1-sumParity;
+}
+
+void CudaCoordinationEnergy::setStatisticsStride(int stride) {
+    vector<double> values;
+    state.download(values);
+    values[statisticsOffset()+2*numCVs+1] = stride;
+    state.upload(values);
+}
+
+void CudaCoordinationEnergy::getStatistics(vector<double>& mean, vector<double>& m2, long long& count) {
+    vector<double> values;
+    state.download(values);
+    const double* statistics = &values[statisticsOffset()];
+    mean.assign(statistics, statistics+numCVs);
+    m2.assign(statistics+numCVs, statistics+2*numCVs);
+    count = (long long) statistics[2*numCVs];
+}
+
+void CudaCoordinationEnergy::setStatistics(const vector<double>& mean, const vector<double>& m2, long long count) {
+    vector<double> values;
+    state.download(values);
+    double* statistics = &values[statisticsOffset()];
+    copy(mean.begin(), mean.end(), statistics);
+    copy(m2.begin(), m2.end(), statistics+numCVs);
+    statistics[2*numCVs] = (double) count;
+    state.upload(values);
 }
 
 vector<double> CudaCoordinationEnergy::readState(const vector<CudaCoordinationCV*>& cvs, bool checkEnergy,

@@ -175,6 +175,9 @@ void CudaCalcCoordinationBiasForceKernel::setParameters(const CoordinationBiasFo
     setExpression(*energy, cu, force, names);
     energyExpression = force.getEnergyExpression();
     energy->compile(cvs);
+    if (force.getCVStatisticsStride() != statistics.stride)
+        energy->setStatisticsStride(force.getCVStatisticsStride());
+    statistics.stride = force.getCVStatisticsStride();
 }
 
 void CudaCalcCoordinationBiasForceKernel::copyParametersToContext(ContextImpl& context, const CoordinationBiasForce& force) {
@@ -205,7 +208,8 @@ double CudaCalcCoordinationBiasForceKernel::execute(ContextImpl& context, bool i
     if (energy->isAlarmRaised())
         readState(true);
     energy->uploadGlobals(context);
-    energy->evaluate(cvs, includeForces, includeEnergy);
+    // The first evaluation of a step not counted yet adds its CVs to their statistics, on the device (the step count is the host's).
+    energy->evaluate(cvs, includeForces, includeEnergy, statistics.takeStep(context.getStepCount()));
     return 0.0;
 }
 
@@ -214,6 +218,25 @@ vector<double> CudaCalcCoordinationBiasForceKernel::computeCollectiveVariables(C
     for (int k = 0; k < cvs.size(); k++)
         cvs[k]->launch(CV::Reduce, 0, energy->getValue(k), 0, energy->getChecks(k, true, false));
     return readState(false);
+}
+
+void CudaCalcCoordinationBiasForceKernel::getCVStatistics(ContextImpl& context, vector<double>& mean, vector<double>& m2, long long& count) {
+    ContextSelector selector(cu);
+    bool countNow = statistics.takeStep(context.getStepCount());
+    vector<double> values = (countNow ? computeCollectiveVariables(context) : vector<double>());
+    energy->getStatistics(mean, m2, count);
+    if (countNow) {
+        // The same update as the device's (kernels/chainrule.cu), here where the CVs were read back anyway.
+        CoordinationCVStatistics::add(values, count, mean, m2, statistics.stride);
+        energy->setStatistics(mean, m2, count);
+    }
+}
+
+void CudaCalcCoordinationBiasForceKernel::setCVStatistics(ContextImpl& context, const vector<double>& mean, const vector<double>& m2,
+        long long count) {
+    ContextSelector selector(cu);
+    energy->setStatistics(mean, m2, count);
+    statistics.setStep(context.getStepCount());
 }
 
 string CudaCalcCoordinationBiasForceKernel::describeLastEvaluation() const {

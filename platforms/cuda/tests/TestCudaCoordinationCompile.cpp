@@ -464,7 +464,10 @@ int main(int argc, char* argv[]) {
             two.addTabulatedFunction("bias", new Continuous2DFunction(3, 2, {0.0, 1.0, 0.5, 0.2, 0.1, 0.3}, 0.0, 5.0, 0.0, 2.0));
             two.addCollectiveVariable("c1", biasCV(0, true));
             two.addCollectiveVariable("c2", biasCV(1, true));
-            compileBias(two, precision, false, "bias 2 CVs, 2-D table");
+            // With the CVs' running statistics (OPES's adaptive sigma): a launch flag of the chain rule
+            // (FLAG_CV_STATISTICS), so updateCVStatistics() is in every chain-rule module compiled here.
+            two.setCVStatisticsStride(100);
+            compileBias(two, precision, false, "bias 2 CVs, 2-D table, CV statistics");
             CoordinationBiasForce three("w(c1, c2, c3)+k*max(0, c1+c2-c3)^2");
             three.addGlobalParameter("k", 1.0);
             three.addTabulatedFunction("w", new Continuous3DFunction(2, 2, 2, {0, 1, 2, 3, 4, 5, 6, 7}, 0, 1, 0, 1, 0, 1));

@@ -4,6 +4,7 @@
 #include "CoordinationKernels.h"
 #include "ReferenceCoordinationCV.h"
 #include "ReferenceCoordinationEnergy.h"
+#include "internal/CoordinationCVStatistics.h"
 #include "openmm/TabulatedFunction.h"
 #include <map>
 #include <string>
@@ -55,6 +56,8 @@ public:
     std::vector<double> computeCollectiveVariables(OpenMM::ContextImpl& context);
     void copyParametersToContext(OpenMM::ContextImpl& context, const CoordinationBiasForce& force);
     void copyTabulatedFunctionToContext(OpenMM::ContextImpl& context, const CoordinationBiasForce& force, int index);
+    void getCVStatistics(OpenMM::ContextImpl& context, std::vector<double>& mean, std::vector<double>& m2, long long& count);
+    void setCVStatistics(OpenMM::ContextImpl& context, const std::vector<double>& mean, const std::vector<double>& m2, long long count);
 protected:
     /** The CV of one of the force's CoordinationForces (the caller deletes it). */
     virtual ReferenceCoordinationCV* createCV(const CoordinationForce& force) const;
@@ -67,6 +70,8 @@ private:
     std::string energyExpression;
     std::vector<std::string> cvNames, globalNames, tableNames;
     std::vector<std::unique_ptr<OpenMM::TabulatedFunction> > tables;
+    /** The running statistics of the CVs (CoordinationBiasForce::setCVStatisticsStride()). */
+    CoordinationCVStatistics statistics;
 };
 
 } // namespace CoordinationPlugin

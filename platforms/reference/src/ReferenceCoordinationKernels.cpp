@@ -113,6 +113,7 @@ void ReferenceCalcCoordinationBiasForceKernel::initialize(const System& system, 
     cvs.clear();
     for (int k = 0; k < force.getNumCollectiveVariables(); k++)
         cvs.emplace_back(createCV(force.getCollectiveVariable(k)));
+    statistics.reset(cvs.size());
     setParameters(force);
 }
 
@@ -130,6 +131,7 @@ void ReferenceCalcCoordinationBiasForceKernel::setParameters(const CoordinationB
     }
     globalNames = parameterNames(force);
     energyExpression = force.getEnergyExpression();
+    statistics.stride = force.getCVStatisticsStride();
     setEnergy();
 }
 
@@ -174,6 +176,9 @@ double ReferenceCalcCoordinationBiasForceKernel::execute(ContextImpl& context, b
             gradients[k].resize(pos.size());
         values[k] = cvs[k]->compute(pos, includeForces ? &gradients[k] : NULL);
     }
+    // The first evaluation of a step not counted yet adds its CVs to the statistics.
+    if (statistics.takeStep(context.getStepCount()))
+        statistics.add(values);
     return energy.apply(context, values, gradients, includeForces, [&] (const map<string, double>& variables, double e, const vector<double>& dEdcv) {
         return CoordinationErrorMessages::nonFiniteBiasEnergy(energyExpression, variables, e, dEdcv);
     });
@@ -186,4 +191,20 @@ vector<double> ReferenceCalcCoordinationBiasForceKernel::computeCollectiveVariab
         values.push_back(cv->compute(*getData(context).positions, NULL));
     }
     return values;
+}
+
+void ReferenceCalcCoordinationBiasForceKernel::getCVStatistics(ContextImpl& context, vector<double>& mean, vector<double>& m2, long long& count) {
+    if (statistics.takeStep(context.getStepCount()))
+        statistics.add(computeCollectiveVariables(context));
+    mean = statistics.mean;
+    m2 = statistics.m2;
+    count = statistics.count;
+}
+
+void ReferenceCalcCoordinationBiasForceKernel::setCVStatistics(ContextImpl& context, const vector<double>& mean, const vector<double>& m2,
+        long long count) {
+    statistics.mean = mean;
+    statistics.m2 = m2;
+    statistics.count = count;
+    statistics.setStep(context.getStepCount());
 }

@@ -17,11 +17,31 @@ inline DEVICE void evaluateEnergy(const double* cv, double* energy, double* dEdc
 }
 
 /**
+ * Add the CVs of this evaluation to their running statistics (CoordinationBiasForce::
+ * setCVStatisticsStride(), PLUMED's OPES_METAD update; the host's copy of the same update is
+ * CoordinationCVStatistics::add()), held in statistics[] (energy.cu): the mean of each CV, the sum
+ * of its squared deviations m2, the count and the stride, all double in every precision. Rounded
+ * operations (__dadd_rn, ...), so that no multiply-add is contracted and the result is the host's.
+ */
+inline DEVICE void updateCVStatistics(const double* cv, double* RESTRICT statistics) {
+    const double count = statistics[2*NUM_CVS]+1;
+    const double tau = fmin(count, statistics[2*NUM_CVS+1]);
+    statistics[2*NUM_CVS] = count;
+    for (int k = 0; k < NUM_CVS; k++) {
+        const double difference = __dsub_rn(cv[k], statistics[k]);
+        statistics[k] = __dadd_rn(statistics[k], __ddiv_rn(difference, tau));
+        statistics[NUM_CVS+k] = __dadd_rn(statistics[NUM_CVS+k], __dmul_rn(difference, __dsub_rn(cv[k], statistics[k])));
+    }
+}
+
+/**
  * E and every dE/dcv_k from the sums the pair kernels accumulated (cvSums, read from L2: in a
  * chained launch other blocks of the same launch added them): thread 0 of each block evaluates them
  * into derivatives[] (shared, valid in every thread on return); block 0 stores the CVs and
- * dE/dcv_k in state, adds E to the energy buffer (EXPRESSION_ENERGY) and clears nextCvSums, the
- * sums of the next evaluation (the one before read them).
+ * dE/dcv_k in state, adds E to the energy buffer (EXPRESSION_ENERGY), adds the CVs to their
+ * running statistics (CV_STATISTICS: the first evaluation of an MD step, which the host tells
+ * from the Context's step count) and clears nextCvSums, the sums of the next evaluation (the one
+ * before read them).
  */
 inline DEVICE void evaluateChainRule(const double* RESTRICT cvSums, double* RESTRICT nextCvSums, int flags, double* RESTRICT state,
         mixed* RESTRICT energyBuffer, const double* RESTRICT globals, int* RESTRICT alarm, double* derivatives ENERGY_TABLE_PARAMETERS) {
@@ -41,6 +61,8 @@ inline DEVICE void evaluateChainRule(const double* RESTRICT cvSums, double* REST
             }
             if (flags & FLAG_EXPRESSION_ENERGY)
                 atomicAdd(&energyBuffer[0], (mixed) E);
+            if (flags & FLAG_CV_STATISTICS)
+                updateCVStatistics(cv, state+5*NUM_CVS+2);
         }
     }
     __syncthreads();

@@ -11,6 +11,8 @@
  *   state[2K...]      the record of the first energy or dE/dcv that was not finite:
  *                     a flag, E, the K CVs and the K dE/dcv_k there (recordNonFinite())
  *   state[4K+2+k]     the first slot of CV k whose particle's position is not finite (an int)
+ *   state[5K+2...]    the running statistics of the CVs (updateCVStatistics(), chainrule.cu):
+ *                     the K means, the K sums of squared deviations m2, the count and the stride
  *
  * Whatever is recorded there also raises the alarm, an int in mapped host memory that the host
  * reads without waiting for the GPU (raiseAlarm()): the host looks at the state only once the

@@ -8,6 +8,8 @@
 #define FLAG_REDUCE 8
 #define FLAG_EXPRESSION_ENERGY 16
 #define FLAG_ACCUMULATE 32
+/** The chain rule adds this evaluation's CVs to their running statistics (kernels/chainrule.cu); a high bit, apart from the pair kernels'. */
+#define FLAG_CV_STATISTICS 1024
 
 /**
  * The start of every kernel that CudaCoordinationLauncher launches (programmatic dependent
