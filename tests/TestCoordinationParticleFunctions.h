@@ -235,6 +235,66 @@ void testParticleFunctionsAgainstReference() {
         }
 }
 
+void testParticleFunctionForcesOnly() {
+    // Forces alone (as in an MD step, where the chain rule takes F from the sum the function's
+    // kernel added), then the energy alone, then both, three frames in a row against Reference:
+    // MoreThan of one group of 1,500 in a periodic box with a cutoff, restrained, and a
+    // CoordinationBiasForce of Max of two groups beside a plain CV. gpu_suite.sh's stress stage runs
+    // it (its name holds ForcesOnly) in many processes at once, where an ordering error between
+    // CUDA's three launches (the coordination numbers cleared after use, the weights read after
+    // they are written) shows.
+    const int numParticles = 1500;
+    const double edge = 3.5;
+    Vec3 box[3] = {Vec3(edge, 0, 0), Vec3(0, edge, 0), Vec3(0, 0, edge)};
+    vector<int> all, first, rest;
+    for (int i = 0; i < numParticles; i++) {
+        all.push_back(i);
+        (i < 500 ? first : rest).push_back(i);
+    }
+    for (int variant = 0; variant < 2; variant++) {
+        System system;
+        for (int i = 0; i < numParticles; i++)
+            system.addParticle(1.0);
+        system.setDefaultPeriodicBoxVectors(box[0], box[1], box[2]);
+        CoordinationForce* cv = particleFunctionForce(variant == 0 ? CoordinationForce::MoreThan : CoordinationForce::Max,
+                variant == 0 ? all : first, variant == 0 ? vector<int>() : rest);
+        cv->setDMax(0.6);
+        cv->setUsesPeriodicBoundaryConditions(true);
+        cv->setThreshold(3.0, 0.5, 6, 12, 8.0);
+        if (variant == 0) {
+            cv->setEnergyExpression("0.5*k*(cv-cv0)^2");
+            cv->addGlobalParameter("k", 0.05);
+            cv->addGlobalParameter("cv0", 1.0);
+            system.addForce(cv);
+        }
+        else {
+            CoordinationBiasForce* bias = new CoordinationBiasForce("0.5*k*(q-1)^2+0.5*k*(p-1)^2");
+            bias->addGlobalParameter("k", 2.0);
+            CoordinationForce* plain = new CoordinationForce(vector<int>(first.begin(), first.begin()+200));
+            plain->setR0(0.3);
+            plain->setDMax(0.6);
+            plain->setUsesPeriodicBoundaryConditions(true);
+            bias->addCollectiveVariable("q", cv);
+            bias->addCollectiveVariable("p", plain);
+            system.addForce(bias);
+        }
+        VerletIntegrator integrator(0.001), referenceIntegrator(0.001);
+        Context context(system, integrator, platform, properties);
+        Context reference(system, referenceIntegrator, referencePlatform());
+        OpenMM_SFMT::SFMT sfmt;
+        OpenMM_SFMT::init_gen_rand(80+variant, sfmt);
+        vector<Vec3> positions = randomPositions(numParticles, edge, 23+variant);
+        for (int frame = 0; frame < 3; frame++) {
+            if (frame == 1)
+                for (Vec3& p : positions)
+                    p += randomVector(sfmt, 0.02);
+            if (frame == 2)
+                positions = randomPositions(numParticles, edge, 29+variant);
+            assertForcesOnlyAgree(context, reference, positions, "particle function case "+to_string(variant)+" frame "+to_string(frame));
+        }
+    }
+}
+
 void testParticleFunctionAsBiasCV() {
     // A CoordinationBiasForce of a MoreThan CV and a plain one: the CVs are the forces' own.
     vector<Vec3> positions = particleFunctionPositions(8);
@@ -300,5 +360,6 @@ void runParticleFunctionTests() {
     RUN_TEST(testParticleFunctionsAgainstReference);
     RUN_TEST(testParticleFunctionDistancePower);
     RUN_TEST(testParticleFunctionAsBiasCV);
+    RUN_TEST(testParticleFunctionForcesOnly);
     RUN_TEST(testParticleFunctionErrors);
 }
