@@ -168,6 +168,7 @@ and [api-cpp.md](api-cpp.md)). What differs in Python:
   the bias force (the Python object's `thisown` becomes False); a CoordinationForce that Python
   does not own (already in a System or another bias force) is refused;
 - `getCollectiveVariableValues(context)` returns a list of floats;
+- `getCVStatistics(context)` returns the tuple `(mean, m2, count)`: two NumPy arrays (one value per CV) and an int;
 - `getTabulatedFunction(i)` returns the `openmm.Continuous1DFunction`, `Continuous2DFunction` or `Continuous3DFunction`;
 - `copy.copy`/`copy.deepcopy` clone through the serialization proxy.
 

@@ -194,6 +194,8 @@ from openmmcoordination import _arguments
          OpenMM::Continuous2DFunction, OpenMM::Continuous3DFunction);
 %ignore CoordinationPlugin::CoordinationBiasForce::getTabulatedFunction(int) const;
 %ignore CoordinationPlugin::CoordinationBiasForce::getCollectiveVariable(int) const;
+/* getCVStatistics(context) returns (mean, m2, count): NumPy arrays and an int (%extend below). */
+%ignore CoordinationPlugin::CoordinationBiasForce::getCVStatistics;
 %typemap(out) std::vector<double> {
     const std::vector<double>& values = $1;
     $result = PyList_New(values.size());
@@ -239,7 +241,29 @@ CoordinationBiasForce* _cloneBiasForce(const CoordinationBiasForce& force) {
 }
 
 %extend CoordinationPlugin::CoordinationBiasForce {
+    /* The statistics as one tuple (mean list, m2 list, count): several output arguments would meet
+     * SWIG's appending of outputs, which differs between SWIG versions. */
+    PyObject* _getCVStatistics(OpenMM::Context& context) const {
+        std::vector<double> mean, m2;
+        long long count;
+        self->getCVStatistics(context, mean, m2, count);
+        PyObject* meanList = PyList_New(mean.size());
+        PyObject* m2List = PyList_New(m2.size());
+        for (size_t i = 0; i < mean.size(); i++) {
+            PyList_SET_ITEM(meanList, i, PyFloat_FromDouble(mean[i]));
+            PyList_SET_ITEM(m2List, i, PyFloat_FromDouble(m2[i]));
+        }
+        return Py_BuildValue("(NNL)", meanList, m2List, count);
+    }
     %pythoncode %{
+    def getCVStatistics(self, context):
+        """The running statistics of the CVs in a Context (setCVStatisticsStride), through its
+        current step: (mean, m2, count), the mean and the sum of squared deviations of each CV (NumPy
+        arrays; the variance is m2/count) and the number of steps counted. See the C++
+        documentation of getCVStatistics."""
+        mean, m2, count = self._getCVStatistics(context)
+        return _np.array(mean, dtype=float), _np.array(m2, dtype=float), int(count)
+
     def __copy__(self):
         return _cloneBiasForce(self)
 

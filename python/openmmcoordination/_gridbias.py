@@ -179,6 +179,11 @@ class GridBias(object):
                 result.append(function.evaluate([raw[i] for i in indices]))
         return result
 
+    def variablesAreCVs(self):
+        """Whether the force is a CoordinationBiasForce whose CV k is variable k (no CVFunction): the
+        force's running statistics of its CVs (setCVStatisticsStride) are then the variables'."""
+        return self.onDevice and all(function is None for _, function in self._slots)
+
     def markCopies(self, owner):
         """Give the user's forces of the variables (which are in no Context: the bias force holds
         copies) methods that, where a Context is asked for this force, say so and what to call

@@ -26,6 +26,7 @@ import math
 import numbers
 import re
 import warnings
+import weakref
 
 import numpy as np
 
@@ -141,8 +142,11 @@ class OPES(object):
     sigma: list of float, or a float for one variable, or 'biasWidth' (optional)
         the initial kernel widths, one per variable (SIGMA), numbers or dimensionless Quantities;
         'biasWidth': each variable's biasWidth (what openmm-opes takes); None (the default):
-        adaptive, measured over the first adaptiveSigmaStride steps, during which no kernel is
-        deposited (SIGMA=ADAPTIVE). The default stays adaptive rather than biasWidth, which
+        adaptive (SIGMA=ADAPTIVE), from PLUMED's running variance of the CVs, updated at every step
+        of the whole run (on the device where each variable is a CoordinationForce: the bias force's
+        CV statistics, CoordinationBiasForce.setCVStatisticsStride; else read on the host every
+        step); no kernel is deposited during the first adaptiveSigmaStride steps. The default stays
+        adaptive rather than biasWidth, which
         BiasVariable requires of every variable: taking it would silently change every run that
         relies on the adaptive default
     epsilon: float (optional)
@@ -155,8 +159,8 @@ class OPES(object):
         OPES_METAD_EXPLORE (openmm-opes's name; ``explore=`` is accepted as an alias): the estimate is that of the sampled (well-tempered) distribution, a plain
         kernel density with unit heights, and the bias (gamma - 1) k_B T ln(P/Z + epsilon)
     adaptiveSigmaStride: int (optional, keyword)
-        the steps over which an adaptive sigma is measured (ADAPTIVE_SIGMA_STRIDE), >= pace; default
-        10 pace
+        the steps of the adaptive sigma's first measure, and then the decay time of its running
+        mean (ADAPTIVE_SIGMA_STRIDE), >= pace; default 10 pace
     sigmaMin: list of float (optional, keyword)
         widths below which kernels never shrink (SIGMA_MIN)
     fixedSigma: bool (keyword)
@@ -286,6 +290,13 @@ class OPES(object):
         self._averageCV = np.zeros(dimensions)
         self._m2 = np.zeros(dimensions)
         self._firstDeposit = True
+        # The adaptive sigma's statistics on the device (the bias force's CV statistics) where each
+        # variable is one of its CVs; the host mirrors them at each update (and getState()).
+        self._deviceStatistics = self._sigma0 is None and self._grid.variablesAreCVs()
+        self._pendingStatistics = False
+        self._context = None
+        if self._deviceStatistics:
+            self._grid.force.setCVStatisticsStride(self.adaptiveSigmaStride)
         self._kernels = Kernels(dimensions, self.kernelCutoff, self.compressionThreshold)
         self._gridSum = GridSum(self._kernels, self._grid.axes)
         self._deposited = []       # this walker's kernels as deposited: centre, sigma, height, log-weight
@@ -321,16 +332,21 @@ class OPES(object):
 
     def step(self, simulation, steps):
         """Advance the simulation by ``steps`` time steps: a kernel whenever simulation.currentStep
-        reaches a multiple of ``pace`` (after the adaptive sigma's first adaptiveSigmaStride steps, whose
-        CVs it reads every step), the files of walkers at multiples of ``saveFrequency``, a frame at
-        multiples of ``recordFrequency``."""
+        reaches a multiple of ``pace`` (after the adaptive sigma's first adaptiveSigmaStride steps), the
+        files of walkers at multiples of ``saveFrequency``, a frame at multiples of ``recordFrequency``.
+        An adaptive sigma's running statistics count every step, as PLUMED's: on the device (nothing
+        read back between updates) where each variable is a CoordinationForce, else from the CVs read
+        here at every step."""
+        self._context = weakref.ref(simulation.context)
         if self._pendingUpload:
             self._upload(simulation.context)
+        if self._pendingStatistics:
+            self._writeStatistics(simulation.context)
         if not self._history:
             self._history.append((simulation.currentStep,) + self._statistics())
         remaining = int(steps)
         while remaining > 0:
-            if self._measuringSigma():
+            if self._hostStatistics():
                 chunk = 1
             else:
                 intervals = [n for n in (self.frequency, self.recordFrequency) if n is not None]
@@ -338,7 +354,7 @@ class OPES(object):
             simulation.step(chunk)
             remaining -= chunk
             step = simulation.currentStep
-            measuring = self._measuringSigma()
+            measuring = self._hostStatistics()
             record = self.recordFrequency is not None and step % self.recordFrequency == 0
             deposit = step % self.frequency == 0
             if not (measuring or record or deposit):
@@ -348,13 +364,34 @@ class OPES(object):
             extra = self._extraEnergy(simulation.context)
             if record:
                 self._frames.append((step, cvs, bias, extra))
-            if self._sigma0 is None and (measuring or deposit):
+            if measuring:
                 self._measure(cvs)
+            elif deposit and self._deviceStatistics:
+                self._readStatistics(simulation.context)
             if deposit and not self._measuringSigma():
                 self._deposit(step, cvs, bias, simulation.context, extra)
 
     def _measuringSigma(self):
         return self._sigma0 is None and self._adaptiveCounter < self.adaptiveSigmaStride
+
+    def _hostStatistics(self):
+        """Whether the adaptive sigma's statistics are kept here, from the CVs read every step (a
+        CVFunction or the CustomCVForce path), rather than by the bias force on the device."""
+        return self._sigma0 is None and not self._deviceStatistics
+
+    def _readStatistics(self, context):
+        """Mirror the device's running statistics, through the Context's current step."""
+        mean, m2, count = self._grid.force.getCVStatistics(context)
+        self._averageCV, self._m2, self._adaptiveCounter = mean, m2, count
+
+    def _writeStatistics(self, context):
+        """Replace the device's running statistics with this object's (they hold the current step)."""
+        self._grid.force.setCVStatistics(context, self._averageCV, self._m2, self._adaptiveCounter)
+        self._pendingStatistics = False
+
+    def _liveContext(self):
+        """The Context of the last step() call, where it still exists."""
+        return None if self._context is None else self._context()
 
     def _measure(self, cvs):
         """PLUMED's running variance of the CVs for the adaptive sigma (Welford's update with an
@@ -389,7 +426,10 @@ class OPES(object):
         self._sumWeights2 += height*height
         if self.exploreMode:
             height = 1.0            # a plain kernel density of the sampled distribution
+        first = self._firstDeposit
         sigma = self._kernelWidths()
+        if first and self._deviceStatistics and self.sigma is None and not self.exploreMode:
+            self._writeStatistics(context)     # PLUMED's adjustment of the first estimate is kept
         if not self.fixedSigma:
             size = self._counter if self.exploreMode else self._neff()
             rescaling = (size*(len(self.variables) + 2.0)/4.0)**(-1.0/(4 + len(self.variables)))
@@ -551,7 +591,11 @@ class OPES(object):
         on the grid, the history and recorded frames, the other walkers' kernels read and the indices
         of their files, this walker's id and file index, and the settings that define the run.
         setState() of an object created with the same settings continues from it; the Context is
-        saved apart: saveCheckpoint() writes both to one file."""
+        saved apart: saveCheckpoint() writes both to one file. An adaptive sigma's statistics kept on
+        the device are read from the Context of the last step() call, through its current step."""
+        context = self._liveContext()
+        if self._deviceStatistics and context is not None and not self._pendingStatistics:
+            self._readStatistics(context)
         kernels = self._kernels
         return {'version': _samplerstate.STATE_VERSION, 'settings': self._settings(),
                 'centers': kernels.centers.copy(), 'sigmas': kernels.sigmas.copy(), 'heights': kernels.heights.copy(),
@@ -572,8 +616,9 @@ class OPES(object):
         walkers or not): ValueError naming the state's settings and this object's where they differ.
         With a biasDir, this walker takes the state's id and file index back (the file this object
         wrote under a new id on creation is removed). The bias goes to the force's table; to the
-        Context now if ``context`` is given, else at the next step(). loadCheckpoint() does all of it
-        from a saveCheckpoint() file."""
+        Context now if ``context`` is given, else at the next step(), and so do an adaptive sigma's
+        statistics kept on the device (they then hold the Context's current step: give the Context at
+        the state's step). loadCheckpoint() does all of it from a saveCheckpoint() file."""
         _samplerstate.checkState('OPES', state, self._settings())
         dimensions = len(self.variables)
         kernels = self._kernels
@@ -599,8 +644,11 @@ class OPES(object):
                                                        state)
         self._grid.setValues(self._tableValues())
         self._pendingUpload = True
+        self._pendingStatistics = self._deviceStatistics
         if context is not None:
             self._upload(context)
+            if self._pendingStatistics:
+                self._writeStatistics(context)
 
     def saveCheckpoint(self, simulation, file):
         """Write the Simulation's checkpoint and getState() to ``file``, as Metadynamics.saveCheckpoint()."""

@@ -7,6 +7,12 @@ evaluated point by point. Fed a sequence of CVs, it gives the bias, Z, rct, neff
     Z = (1/N_kernels) sum_k P(c_k)            (over the compressed kernels' centres)
     V(s) = (1 - 1/gamma) kT ln(P(s)/Z + epsilon)     (explore: (gamma - 1) kT ln(...))
     sigma_n = sigma_0 (n_eff (d + 2)/4)^(-1/(4 + d)),   h_n = w_n (sigma_0/sigma_n)^d
+
+The adaptive sigma (SIGMA=ADAPTIVE) as PLUMED 2.10's OPESmetad::update() keeps it: at every step
+after the first, the CVs enter a running mean and variance (measure(): Welford's update with tau =
+min(count, ADAPTIVE_SIGMA_STRIDE)); no kernel while fewer than ADAPTIVE_SIGMA_STRIDE steps were
+counted and none was deposited; a kernel's sigma is sqrt(m2/count (1 - 1/gamma)), the first
+estimate's m2 divided by (1 - 1/gamma) once, for good (replay() drives a whole run that way).
 """
 
 import math
@@ -134,3 +140,20 @@ class ReferenceOPES(object):
 
     def rct(self):
         return self.kT*math.log(sum(self.weights)/len(self.weights))
+
+    def replay(self, cvs, pace):
+        """PLUMED's run over the CVs of steps 1, 2, ... (``cvs[k]`` is step k + 1; the first step, 0,
+        is skipped as PLUMED's update() skips it): with an adaptive sigma every step is measured; a
+        kernel at each multiple of ``pace``, except, adaptive, while fewer than adaptiveStride steps
+        were measured and no kernel was deposited. Returns (step, rct, Z, neff, kernels) after each update."""
+        updates = []
+        for step, s in enumerate(cvs, start=1):
+            adaptive = self.sigma0 is None
+            if adaptive:
+                self.measure(s)
+                if self.samples < self.adaptiveStride and len(self.weights) == 1:
+                    continue
+            if step % pace == 0:
+                self.update(s)
+                updates.append((step, self.rct(), self.zed, self.neff(), len(self.kernels)))
+        return updates

@@ -17,6 +17,7 @@ import openmm.app as app
 from openmm import unit
 
 from openmmcoordination import BiasVariable, CoordinationForce
+from openmmcoordination.cvfunction import CVFunction
 from openmmcoordination.opes import OPES
 
 from gr_helpers import TOY_TEMPERATURE, import_script, toy_pair_cv, toy_separable_positions, toy_system
@@ -63,9 +64,9 @@ def run_opes(dimensions, steps, seed=3, gridWidth=101, biasDir=None, saveFrequen
 
 
 def replay(opes, options):
-    """The reference fed the recorded CVs of every step, on our schedule: the adaptive sigma measured at
-    every step of its stride, then at each update; a kernel every PACE steps once it is measured.
-    Checks the bias of every frame (before the frame's kernel) on the way."""
+    """The reference fed the recorded CVs of every step, on PLUMED's schedule: the adaptive sigma
+    measured at every step of the run; a kernel every PACE steps once its stride is measured. Checks
+    the bias of every frame (before the frame's kernel) on the way."""
     reference = ReferenceOPES(KT, BARRIER, options.get('biasFactor', BARRIER/KT), sigma=options.get('sigma'),
                               epsilon=options.get('epsilon'), threshold=options.get('compressionThreshold', 1.0),
                               cutoff=options.get('kernelCutoff'), explore=options.get('explore', False),
@@ -77,9 +78,8 @@ def replay(opes, options):
     updates = []
     for step, s, bias in zip(frames.steps, cvs, frames.bias.value_in_unit(unit.kilojoules_per_mole)):
         assert bias == pytest.approx(reference.bias(s), abs=1e-10, rel=0)
-        measuring = adaptive and reference.samples < reference.adaptiveStride
         deposit = step % PACE == 0
-        if adaptive and (measuring or deposit):
+        if adaptive:
             reference.measure(s)
         if deposit and not (adaptive and reference.samples < reference.adaptiveStride):
             reference.update(s)
@@ -427,3 +427,114 @@ def test_plumed_reader_maps_extra_bias():
     ]:
         with pytest.raises(plumed.PlumedInputError, match=message):
             load(text)
+
+
+class _MDReplay(object):
+    """A Simulation that replays recorded positions as MD steps, as PLUMED's driver replays a
+    trajectory: at each step the forces are evaluated at the step's frame (as an integrator does, so
+    that the bias force counts the step's CVs), then the step count advances to the next frame."""
+
+    def __init__(self, context, frames):
+        self.context, self.frames = context, frames
+        context.setPositions(frames[context.getStepCount()])
+
+    @property
+    def currentStep(self):
+        return self.context.getStepCount()
+
+    def step(self, n):
+        for _ in range(n):
+            self.context.getState(getForces=True)
+            self.context.setStepCount(self.context.getStepCount() + 1)
+            self.context.setPositions(self.frames[self.context.getStepCount()])
+
+
+def replay_frames(steps):
+    """Two particles, the second moving along x in and out of the first's coordination shell."""
+    frames = np.zeros((steps + 1, 2, 3))
+    t = np.arange(steps + 1)
+    frames[:, 1, 0] = 0.3 + 0.12*np.sin(t/97.0) + 0.02*np.sin(t/7.3)
+    return frames
+
+
+def replay_opes(config, frames, steps, state=None, start=0, function=False):
+    """OPES (adaptive sigma, PACE 100) on the coordination of the two particles of ``frames``, replayed
+    from step ``start`` (with ``state`` set there) to ``steps``; with ``function``, the CV as a
+    CVFunction of it (whose statistics OPES keeps on the host, reading the CVs every step)."""
+    system = openmm.System()
+    for _ in range(2):
+        system.addParticle(10.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', RuntimeWarning)     # the grid's resolution, not the point here
+        force = CVFunction('c', {'c': CoordinationForce([0], [1])}) if function else CoordinationForce([0], [1])
+        opes = OPES(system, [BiasVariable(force, 0.0, 1.0, 0.1, gridWidth=201)],
+                    TOY_TEMPERATURE*unit.kelvin, BARRIER*unit.kilojoules_per_mole, 100)
+        context = config.context(system)
+        context.setStepCount(start)
+        simulation = _MDReplay(context, frames)
+        if state is not None:
+            opes.setState(state, context)
+        opes.step(simulation, steps - start)
+    return opes, simulation
+
+
+@pytest.mark.parametrize('function', [False, True], ids=['device', 'host'])
+def test_adaptive_sigma_replaying_a_trajectory(platform_config, function):
+    """OPES_METAD with SIGMA=ADAPTIVE (our default) on a replayed trajectory (6,000 steps, PACE 100,
+    ADAPTIVE_SIGMA_STRIDE 1,000): the running variance counted on the platform at every step of the
+    whole run, as PLUMED's update() counts it. The kernels (centres, sigmas, heights), Z, neff and the
+    bias on the grid equal ReferenceOPES.replay(), PLUMED's schedule in NumPy from the CVs of every
+    frame (1e-10 on Reference and CPU); a variance measured over the first stride only (the schedule
+    before) gives other sigmas. The same with the CV as a CVFunction (the statistics kept on the
+    host from the CVs of every step)."""
+    config = platform_config
+    steps = 6000
+    frames = replay_frames(steps)
+    opes, _ = replay_opes(config, frames, steps, function=function)
+    cvs = [[CoordinationForce([0], [1]).evaluateSwitchingFunction(float(np.linalg.norm(f[1] - f[0])))[0]]
+           for f in frames[1:]]
+    reference = ReferenceOPES(KT, BARRIER, BARRIER/KT, adaptiveStride=1000)
+    updates = reference.replay(cvs, 100)
+    assert len(updates) == 51 and len(reference.kernels) >= 3
+    rtol = max(1e-10, 100*config.value_rtol)
+    history = opes.getHistory()
+    np.testing.assert_array_equal(history.steps[1:], [u[0] for u in updates])
+    np.testing.assert_allclose(history.zed[1:], [u[2] for u in updates], rtol=rtol)
+    np.testing.assert_allclose(history.neff[1:], [u[3] for u in updates], rtol=rtol)
+    np.testing.assert_array_equal(history.nker[1:], [u[4] for u in updates])
+    centers, sigmas, heights = opes.getKernels()
+    np.testing.assert_allclose(centers, [k[1] for k in reference.kernels], rtol=rtol)
+    np.testing.assert_allclose(sigmas, [k[2] for k in reference.kernels], rtol=rtol)
+    np.testing.assert_allclose(heights, [k[0] for k in reference.kernels], rtol=rtol)
+    points, shape = grid_points(opes)
+    expected = np.array([reference.bias(s) for s in points]).reshape(shape)
+    np.testing.assert_allclose(opes.getBias().value_in_unit(unit.kilojoules_per_mole), expected, rtol=0,
+                               atol=max(1e-10, 1e3*config.value_rtol))
+    # The variance of the first stride alone (what OPES measured before) gives narrower or wider kernels.
+    before = ReferenceOPES(KT, BARRIER, BARRIER/KT, adaptiveStride=1000)
+    for step, s in enumerate(cvs, start=1):
+        if before.samples < 1000 or step % 100 == 0:
+            before.measure(s)
+        if step % 100 == 0 and before.samples >= 1000:
+            before.update(s)
+    assert np.abs(np.array([k[2][0] for k in before.kernels[:5]])/sigmas[:5, 0] - 1).max() > 1e-3
+
+
+def test_adaptive_sigma_restarts_exactly(platform_config, tmp_path):
+    """getState() at step 2,550 (in the middle of a PACE, the running variance read from the device
+    through that step) and setState() in a new Context at that step continue the run exactly: the
+    same kernels and Z as one run of 4,000 steps."""
+    config = platform_config
+    steps, middle = 4000, 2550
+    frames = replay_frames(steps)
+    whole, _ = replay_opes(config, frames, steps)
+    first, _ = replay_opes(config, frames, middle)
+    state = first.getState()
+    assert state['adaptiveCounter'] == middle
+    second, simulation = replay_opes(config, frames, steps, state=state, start=middle)
+    rtol = 0 if not config.name.startswith('CUDA') else 100*config.value_rtol
+    for ours, expected in zip(second.getKernels(), whole.getKernels()):
+        np.testing.assert_allclose(ours, expected, rtol=rtol)
+    np.testing.assert_allclose(second.getHistory().zed, whole.getHistory().zed, rtol=rtol)
+    mean, m2, count = second.force.getCVStatistics(simulation.context)
+    assert count == steps
