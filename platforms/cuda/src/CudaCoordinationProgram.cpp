@@ -64,7 +64,7 @@ static const struct {
             NULL},
     {CudaCoordinationProgram::CellValueKernels, {"computeCoordinationCellValues"}, cellKernelFiles, "COMPILE_CELL_VALUES"},
     {CudaCoordinationProgram::ParticleKernels, {"computeParticleNumbers", "evaluateParticleFunction", "computeParticleGradient"},
-            join({pairKernelFiles, {"particles"}}), NULL}
+            join({pairKernelFiles, {"particles", "particlefunction"}}), NULL}
 };
 
 string CudaCoordinationProgram::getSource(const vector<pair<string, string> >& files, const set<string>& names) {
