@@ -520,7 +520,7 @@ def test_adaptive_sigma_replaying_a_trajectory(platform_config, function):
     assert np.abs(np.array([k[2][0] for k in before.kernels[:5]])/sigmas[:5, 0] - 1).max() > 1e-3
 
 
-def test_adaptive_sigma_restarts_exactly(platform_config, tmp_path):
+def test_adaptive_sigma_restarts_exactly(platform_config):
     """getState() at step 2,550 (in the middle of a PACE, the running variance read from the device
     through that step) and setState() in a new Context at that step continue the run exactly: the
     same kernels and Z as one run of 4,000 steps."""
