@@ -8,7 +8,7 @@ time of each kernel (the shim's NVTX range "window" delimits the same steps).
     LD_PRELOAD=/tmp/cuda_calls.so ncu --nvtx --nvtx-include "window/" --metrics gpu__time_duration.sum \\
         --print-summary per-kernel python3 benchmarks/profile_launches.py --cases fast-1 --steps 20
 
-Cases (--cases, comma-separated, or all): plain; fast-1, fast-100, fast-self (one CV restrained by
+Cases (--cases, comma-separated, or all): plain; fast-1, fast-100, fast-self, fast-1000 (one CV restrained by
 its own energy expression); ccv-1, ccv-100, ccv-self (our CV inside CustomCVForce, the BiasVariable
 path); peer-1, peer-100, peer-self (CustomNonbondedForce inside CustomCVForce); bias-2, bias-3
 (CoordinationBiasForce over the 1 O, 100 O and, for 3, 1,000 O CVs); latency (1 x 1,000 pairs in a
@@ -106,7 +106,7 @@ def builds(oxygens, numParticles):
     def peer(key):
         return peer_cv(numParticles, *groups[key], CUTOFF)
     cases = {'plain': lambda: None}
-    for key in ('1', '100', 'self'):
+    for key in ('1', '100', 'self', '1000'):
         cases['fast-' + key] = lambda key=key: adding(restrained(ours(key)))
         cases['ccv-' + key] = lambda key=key: adding(in_cv_force(ours(key)))
         cases['peer-' + key] = lambda key=key: adding(in_cv_force(peer(key)))

@@ -439,22 +439,28 @@ void testForcesOnlyAgainstReference() {
     // step), then energy alone, then both: all pairs (two groups, no box), one group with a cutoff
     // (neighbour lists over cells with few bins: a forced grid of 7^3 cells, which the binning's
     // last block scans), two groups over cells with many bins (over 4096, scanned by several
-    // blocks), with home runs and with chunks, and a pair list in a box, each over three frames in
-    // a row against Reference. Forces alone take the CV from the sum the pair kernel's blocks
+    // blocks; lists off), with home runs and with chunks, a pair list in a box, and two groups
+    // that share particles on neighbour lists of particles, each over three frames in a row
+    // against Reference. Forces alone take the CV from the sum the pair kernel's blocks
     // accumulated. gpu_suite.sh's stress stage runs this test (and testBiasForcesOnly) in many
-    // processes at once under CUDA MPS, where an ordering error between kernels shows.
+    // processes at once under CUDA MPS, where an ordering error between kernels shows. The
+    // switches (CUDA's tuning, CudaCoordinationTuning) are ignored by the other platforms.
     typedef CoordinationForce F;
     struct ForcesOnlyCase {
         F::Mode mode;
         int numParticles;
         double boxSize, dmax;  // boxSize 0: no box
         string grid;           // COORDINATION_CELL_GRID
+        string neighborList;   // COORDINATION_NEIGHBOR_LIST
+        string listKind;       // COORDINATION_LIST_KIND
     };
-    vector<ForcesOnlyCase> cases = {{F::TwoGroups, 400, 0.0, INFINITY, ""}, {F::OneGroup, 1000, 4.4, 0.6, "1,1,1,1"},
-                                    {F::TwoGroups, 3000, 6.0, 0.3, "4,1,1,1"}, {F::OneGroup, 1000, 4.4, 0.6, "2,1,1,0"},
-                                    {F::TwoGroups, 3000, 6.0, 0.3, "4,1,1,0"}, {F::PairList, 2000, 5.0, 0.8, ""}};
+    vector<ForcesOnlyCase> cases = {{F::TwoGroups, 400, 0.0, INFINITY, "", "", ""}, {F::OneGroup, 1000, 4.4, 0.6, "1,1,1,1", "", ""},
+                                    {F::TwoGroups, 3000, 6.0, 0.3, "4,1,1,1", "0", ""}, {F::OneGroup, 1000, 4.4, 0.6, "2,1,1,0", "", ""},
+                                    {F::TwoGroups, 3000, 6.0, 0.3, "4,1,1,0", "0", ""}, {F::PairList, 2000, 5.0, 0.8, "", "", ""},
+                                    {F::TwoGroups, 1500, 4.4, 0.6, "", "", "particles"}};
     for (int c = 0; c < cases.size(); c++) {
-        ScopedEnvironment grid("COORDINATION_CELL_GRID", cases[c].grid);
+        ScopedEnvironment grid("COORDINATION_CELL_GRID", cases[c].grid), lists("COORDINATION_NEIGHBOR_LIST", cases[c].neighborList),
+                kind("COORDINATION_LIST_KIND", cases[c].listKind);
         OpenMM_SFMT::SFMT sfmt;
         OpenMM_SFMT::init_gen_rand(130+c, sfmt);
         Vec3 box[3];

@@ -211,6 +211,8 @@ private:
     std::vector<int> groupA, groupB;
     bool periodic, sortedGradient;
     int numL, numS, offsetL, offsetS, sChunk, numSlots, maxBlocks, lPerThread, tileThreads, listLanes;
+    // The particles with a neighbour list: the group's, or both groups' (computeCoordinationList's numParticles).
+    int listParticles = 0;
     int residentTileBlocks = 1, residentListBlocks = 1;
     double dmax;
     /** The program of the current configuration, and the kernel families compiled from it. */

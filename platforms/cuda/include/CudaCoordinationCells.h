@@ -35,9 +35,10 @@ public:
             const int forcedGrid[4]);
     /**
      * Choose a grid for a cutoff in the Context's current box. Returns false where all pairs are
-     * needed (cutoff infinite or beyond half the box) or expected to be faster.
+     * needed (cutoff infinite or beyond half the box) or, with againstTiles, expected to be faster
+     * (the neighbour lists of two groups, which bin only when they rebuild, ask without).
      */
-    bool chooseGrid(double cutoff);
+    bool chooseGrid(double cutoff, bool againstTiles = true);
     /** Allocate the arrays of the binning that do not depend on the grid (bin() does, if need be). */
     void initializeArrays();
     /**
@@ -84,8 +85,8 @@ public:
         return cellStart;
     }
 private:
-    /** Search the grids for the fastest one; false where all pairs are needed or faster. */
-    bool searchGrid(double cutoff, const double width[3]);
+    /** Search the grids for the fastest one; false where all pairs are needed or (againstTiles) faster. */
+    bool searchGrid(double cutoff, const double width[3], bool againstTiles);
     /** The expected time, in steps of one warp, of binning and visiting the pairs with a grid. */
     double cellCost(const Grid& g, const double width[3], double cutoff) const;
     /**
@@ -103,7 +104,7 @@ private:
     // What the last search was for (box widths, cutoff), and whether it found a grid.
     double searchWidth[3] = {0, 0, 0}, searchCutoff = -1;
     int forced[4];
-    bool searchFound = false;
+    bool searchFound = false, searchAgainstTiles = true;
     OpenMM::CudaArray cellCount, cellStart, blockOffset, workCounter, cellOf, cellRank, wrapped, sortedPos, sortedSlot, sortedAtom;
 };
 

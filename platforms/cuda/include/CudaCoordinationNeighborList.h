@@ -11,8 +11,8 @@
 namespace CoordinationPlugin {
 
 /**
- * Verlet neighbour lists for one group with a finite cutoff in a periodic box (kernels/neighbors.cu):
- * each particle's list holds the particles within dmax + skin, and the GPU rebuilds the lists from
+ * Verlet neighbour lists for one group, or two, with a finite cutoff in a periodic box (kernels/neighbors.cu):
+ * each particle's list holds the particles (of the other group) within dmax + skin, and the GPU rebuilds the lists from
  * the cell lists only when a particle has moved more than skin/2 since the last build. The host
  * forces a rebuild where it knows the lists are stale (the first evaluation, a new box, a new
  * cutoff, cells rebinned for a histogram), and never learns whether the GPU rebuilt them: it only
@@ -34,11 +34,23 @@ public:
      * @param cu          the context
      * @param launcher    launches the kernels
      * @param cells       the cell lists the lists are built from
-     * @param numParticles the particles of the group
+     * @param numParticles the particles that have a list: those of the group, or of both groups
+     * @param numNeighbors the particles a list may hold: numParticles for one group, the larger
+     *                    group for two (which get lists of particles, not of homes)
      * @param tuning      the switches that force a kind, a mode, lanes or a skin
      */
     CudaCoordinationNeighborList(OpenMM::CudaContext& cu, CudaCoordinationLauncher& launcher, CudaCoordinationCells& cells,
-            int numParticles, const CudaCoordinationTuning& tuning);
+            int numParticles, int numNeighbors, const CudaCoordinationTuning& tuning);
+    /**
+     * Whether two groups of these sizes get lists (of particles): where the tiles would evaluate
+     * many pairs (MinTwoGroupPairs) and the groups together are no larger than the lists of
+     * particles serve by default, or where the tuning asks for lists of particles.
+     */
+    static bool servesTwoGroups(int numA, int numB, const CudaCoordinationTuning& tuning);
+    /** The particles that have a list (computeCoordinationList's threads: LIST_LANES each). */
+    int getNumParticles() const {
+        return numParticles;
+    }
     ~CudaCoordinationNeighborList();
     /**
      * The lanes that share a particle in computeCoordinationList (LIST_LANES): enough for the
@@ -141,7 +153,7 @@ private:
     OpenMM::CudaContext& cu;
     CudaCoordinationLauncher& launcher;
     CudaCoordinationCells& cells;
-    int numParticles, lanes, capacity = 0, stamp = 0, evaluations = 0, allocatedLists = 0;
+    int numParticles, numNeighbors, lanes, capacity = 0, stamp = 0, evaluations = 0, allocatedLists = 0;
     bool enabled = true, homes = false, alwaysRebuild = false, stale = true, unusable = false, reading = false;
     double forcedSkin, skin = -1, dmax = -1, listCutoff2 = 0, nearFraction = 0;
     float listCutoff2Float = 0;

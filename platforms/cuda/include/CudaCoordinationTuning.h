@@ -19,9 +19,12 @@ namespace CoordinationPlugin {
  * | COORDINATION_SORTED_GRADIENT | 0, 1              | cell kernel forces straight to the atoms (0) or by sorted index (1)    |
  * |                              |                   | [by sorted index from 500,000 particles, unless home lists find the    |
  * |                              |                   | atoms in spatial order]                                                |
- * | COORDINATION_NEIGHBOR_LIST   | 0, 1, always      | neighbour lists for one group with a finite dmax: off, on [on],        |
- * |                              |                   | rebuilt at every evaluation                                            |
- * | COORDINATION_LIST_KIND       | particles, homes  | the kind of neighbour list [particles up to 50,000, homes above]       |
+ * | COORDINATION_NEIGHBOR_LIST   | 0, 1, always      | neighbour lists with a finite dmax: off, on [on], rebuilt at every     |
+ * |                              |                   | evaluation                                                             |
+ * | COORDINATION_LIST_KIND       | particles, homes  | the kind of neighbour list [one group: particles up to 50,000, homes   |
+ * |                              |                   | above; two groups: particles from 4M pairs and up to 50,000 particles, |
+ * |                              |                   | else none]; particles gives two groups lists whatever their size, and  |
+ * |                              |                   | homes none                                                             |
  * | COORDINATION_LIST_LANES      | 1, 2, 4, ..., 32  | lanes sharing a particle in the list kernel [about 512 threads an SM]  |
  * | COORDINATION_NEIGHBOR_SKIN   | a distance >= 0   | the lists' skin in nm [dmax/10]                                        |
  * | COORDINATION_CELL_GRID       | rx,ry,rz,run      | a cell grid of that reach and run length (0: chunks) [cost model]      |

@@ -82,9 +82,14 @@ CudaCoordinationCV::CudaCoordinationCV(CudaContext& cu, const CoordinationForce&
     if (periodic && mode != CoordinationForce::PairList)
         cells.reset(new CudaCoordinationCells(cu, launcher, mode == CoordinationForce::OneGroup, nA, nB, offsetL == 0, tuning.cellGrid));
     listLanes = 1;
-    if (cells && mode == CoordinationForce::OneGroup && isfinite(force.getDMax())) {
-        neighborList.reset(new CudaCoordinationNeighborList(cu, launcher, *cells, nA, tuning));
-        listLanes = CudaCoordinationNeighborList::chooseLanes(cu, nA, tuning);
+    // Neighbour lists: for one group, and for two where the tiles would evaluate many pairs (a list
+    // for each particle of both groups, of the other group's particles).
+    bool oneGroup = (mode == CoordinationForce::OneGroup);
+    if (cells && isfinite(force.getDMax()) && (oneGroup || CudaCoordinationNeighborList::servesTwoGroups(nA, nB, tuning))) {
+        int numListed = (oneGroup ? nA : nA+nB);
+        listParticles = numListed;
+        neighborList.reset(new CudaCoordinationNeighborList(cu, launcher, *cells, numListed, oneGroup ? nA : max(nA, nB), tuning));
+        listLanes = CudaCoordinationNeighborList::chooseLanes(cu, numListed, tuning);
     }
 }
 
@@ -422,7 +427,7 @@ void CudaCoordinationCV::launch(int flags, CUdeviceptr sum, CUdeviceptr value, C
     bool cellValues = (useCells && !(cellFlags & (DirectForces | Gradient)));
     requireKernels(cellValues ? P::CellValueKernels : lastPath);
     if (useList && !homeLists)
-        launcher.launch(listKernel, args.data(), min((numL*(long long) listLanes+ListBlockSize-1)/ListBlockSize,
+        launcher.launch(listKernel, args.data(), min((listParticles*(long long) listLanes+ListBlockSize-1)/ListBlockSize,
                 (long long) residentListBlocks), ListBlockSize);
     else if (useCells)
         launcher.launch(cellValues ? cellValuesKernel : cellsKernel, args.data(),
@@ -554,9 +559,10 @@ vector<void*> CudaCoordinationCV::listArguments(void* params, int& flags) {
     CudaCoordinationNeighborList& list = *neighborList;
     return {&list.getRebuildStamp().getDevicePointer(), (void*) &list.getStamp(), &cu.getPosq().getDevicePointer(),
             &cells->getSortedPositions().getDevicePointer(), &cells->getSortedSlots().getDevicePointer(),
-            &cells->getCellStarts().getDevicePointer(), &list.getGrid(), &list.getListPositions().getDevicePointer(),
+            &cells->getSortedAtoms().getDevicePointer(), &cells->getCellStarts().getDevicePointer(), &list.getGrid(),
+            &list.getListPositions().getDevicePointer(),
             &list.getReferencePositions().getDevicePointer(), &list.getShifts().getDevicePointer(), &list.getSlots().getDevicePointer(),
-            &list.getEntries().getDevicePointer(), &list.getCounts().getDevicePointer(), &list.getMaxCount().getDevicePointer(), &numL,
+            &list.getEntries().getDevicePointer(), &list.getCounts().getDevicePointer(), &list.getMaxCount().getDevicePointer(), &listParticles,
             (void*) &list.getCapacity(), list.getListCutoff2(), &groupAtoms.getDevicePointer(), params, cu.getPeriodicBoxVecXPointer(),
             cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &flags, &cu.getLongForceBuffer().getDevicePointer(),
             &gradient.getDevicePointer(), &numSlots};

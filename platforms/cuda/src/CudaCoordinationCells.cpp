@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <string>
 
 using namespace CoordinationPlugin;
@@ -85,7 +86,7 @@ double CudaCoordinationCells::cellCost(const Grid& g, const double width[3], dou
     return work/min(items, (double) busyWarps)+(numBinned*BinCost+g.numCells*CellCost)/busyWarps+LaunchCost;
 }
 
-bool CudaCoordinationCells::chooseGrid(double cutoff) {
+bool CudaCoordinationCells::chooseGrid(double cutoff, bool againstTiles) {
     if (!isfinite(cutoff) || cutoff <= 0 || numL == 0 || numS == 0)
         return false;
     Vec3 a, b, c;
@@ -95,7 +96,7 @@ bool CudaCoordinationCells::chooseGrid(double cutoff) {
     double width[3] = {volume/sqrt(bc.dot(bc)), volume/sqrt(ca.dot(ca)), volume/sqrt(ab.dot(ab))};
     // The search takes a millisecond: it runs again only when the cutoff changed or a width moved
     // by more than 3% since (a barostat's steps keep the grid, with its reach checked).
-    bool similar = (cutoff == searchCutoff);
+    bool similar = (cutoff == searchCutoff && againstTiles == searchAgainstTiles);
     for (int k = 0; k < 3; k++)
         similar &= (fabs(width[k]-searchWidth[k]) < 0.03*searchWidth[k]);
     if (similar) {
@@ -109,19 +110,20 @@ bool CudaCoordinationCells::chooseGrid(double cutoff) {
             return true;
     }
     searchCutoff = cutoff;
+    searchAgainstTiles = againstTiles;
     for (int k = 0; k < 3; k++)
         searchWidth[k] = width[k];
-    searchFound = searchGrid(cutoff, width);
+    searchFound = searchGrid(cutoff, width, againstTiles);
     return searchFound;
 }
 
-bool CudaCoordinationCells::searchGrid(double cutoff, const double width[3]) {
+bool CudaCoordinationCells::searchGrid(double cutoff, const double width[3], bool againstTiles) {
     if (cutoff > 0.5*min(width[0], min(width[1], width[2])))
         return false;
     // All pairs: tiles of 256 x 256 (8 warps each), or of 256 x 32 and smaller for two groups.
     double tiles = (oneGroup ? 0.5*(numL/256.0+1)*(numL/256.0+1) : (numL/256.0+1)*(numS/32.0+1));
     double allPairs = (oneGroup ? 0.5*numL*(double) numL : numL*(double) numS)/32/min(8*tiles, (double) busyWarps);
-    double bestCost = allPairs;
+    double bestCost = (againstTiles ? allPairs : numeric_limits<double>::infinity());
     bool found = false;
     long long maxCells = 4*(long long) numBinned+64;
     // A forced grid (CudaCoordinationTuning::cellGrid) is the only candidate; runLength 0 asks for chunks.

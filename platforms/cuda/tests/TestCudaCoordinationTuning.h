@@ -108,6 +108,19 @@ void testTuningSwitchesChangeThePath() {
     string forced = (grid.find("grid=2,2,2,0") == string::npos ? "2,2,2,0" : "1,1,1,1");
     assertSwitchChangesPath("COORDINATION_CELL_GRID", forced, "grid="+forced, system, *lists, positions, true);
     system.removeForce(0);
+    // Two groups with a cutoff in a box: lists of particles where the tiles would evaluate 4M pairs
+    // or more; the switch gives them to these 1,000 x 1,100 (sharing 100 particles, whose pairs with
+    // themselves are left out), which take the tiles by default.
+    CoordinationForce* twoLists = new CoordinationForce(half, vector<int>(all.begin()+numParticles/2-100, all.end()));
+    twoLists->setR0(0.3);
+    twoLists->setDMax(1.0);
+    twoLists->setUsesPeriodicBoundaryConditions(true);
+    twoLists->setEnergyExpression("0.5*k*(cv-cv0)^2");
+    twoLists->addGlobalParameter("k", 0.001);
+    twoLists->addGlobalParameter("cv0", 100.0);
+    system.addForce(twoLists);
+    assertSwitchChangesPath("COORDINATION_LIST_KIND", "particles", "kernel=lists", system, *twoLists, positions, true);
+    system.removeForce(0);
     // Two groups with a cutoff in a box, on a grid of cells (here the tiles would be cheaper): forces
     // straight to the atoms below 500,000 particles.
     ScopedEnvironment forcedGrid("COORDINATION_CELL_GRID", "1,1,1,1");

@@ -1,8 +1,10 @@
 /**
- * Verlet neighbour lists for one group with a finite cutoff in a periodic box: the list of each
- * particle holds every other particle within listCutoff = dmax + skin, and stays valid until a
- * particle has moved more than skin/2 from where it was when the lists were built. Each
- * evaluation runs, in order:
+ * Verlet neighbour lists for one group, or two, with a finite cutoff in a periodic box: the list
+ * of each particle holds every other particle (with two groups: every particle of the other group,
+ * the particle itself left out where the groups share it) within listCutoff = dmax + skin, and
+ * stays valid until a particle has moved more than skin/2 from where it was when the lists were
+ * built. With two groups every particle of both has a list, group A's cells first and then group
+ * B's (binning.cu), so that here too each pair is in two lists. Each evaluation runs, in order:
  *   checkNeighborList   the current positions in list order (listPos) and, where a particle moved
  *                       too far (or the host asks), *rebuildStamp = stamp
  *   the cell binning    (binning.cu) only where *rebuildStamp == stamp, otherwise it returns at once
@@ -87,18 +89,28 @@ KERNEL void checkNeighborList(const real4* RESTRICT posq, const int* RESTRICT gr
  * positions pos: visitor(valid, j, code, pj) for each, pj shifted to the image of code. The lanes
  * of the particle take them in turn and call the visitor equally often (valid false past the end
  * and for k itself). With the grid's nx >= 2rx+1 (and so on), every image within the cutoff
- * appears once.
+ * appears once. With two groups the cells are the other group's, and valid is false for the
+ * particle itself (sortedAtom, the atoms of the same binning, equal).
  */
 template <class Visitor>
 inline DEVICE void visitNeighborCells(int k, real4 pk, const real4* RESTRICT pos, const int* RESTRICT cellStart, const CellGrid& grid,
-        const real4* shifts, Visitor& visitor) {
-    const int t = threadIdx.x%LIST_LANES, cell = REAL_AS_CELL(pk.w);
+        const real4* shifts, const int* RESTRICT sortedAtom, Visitor& visitor) {
+#ifdef ONE_GROUP
+    const int t = threadIdx.x%LIST_LANES, cell = REAL_AS_CELL(pk.w), otherBase = 0;
+#else
+    const int t = threadIdx.x%LIST_LANES, ownCell = REAL_AS_CELL(pk.w), ownBase = (ownCell >= grid.numCells ? grid.numCells : 0);
+    const int cell = ownCell-ownBase, otherBase = grid.numCells-ownBase, atom = sortedAtom[k];
+#endif
     const int hx = cell%grid.nx, hy = (cell/grid.nx)%grid.ny, hz = cell/(grid.nx*grid.ny);
     auto visitRange = [&] (int first, int end, int wx, int wy, int wz) {
         const int code = IMAGE_CODE(wx, wy, wz);
         const real4 shift = shifts[code];
         for (int j = first+t; j-t < end; j += LIST_LANES) {
+#ifdef ONE_GROUP
             const bool valid = (j < end && j != k);
+#else
+            const bool valid = (j < end && sortedAtom[j] != atom);
+#endif
             real4 pj = pos[valid ? j : k];
             pj = make_real4(pj.x+shift.x, pj.y+shift.y, pj.z+shift.z, 0);
             visitor(valid, j, code, pj);
@@ -106,7 +118,7 @@ inline DEVICE void visitNeighborCells(int k, real4 pk, const real4* RESTRICT pos
     };
     for (int oz = -grid.rz; oz <= grid.rz; oz++)
         for (int oy = -grid.ry; oy <= grid.ry; oy++)
-            visitRowRanges(hy+oy, hz+oz, hx-grid.rx, hx+grid.rx, 0, grid, cellStart, visitRange);
+            visitRowRanges(hy+oy, hz+oz, hx-grid.rx, hx+grid.rx, otherBase, grid, cellStart, visitRange);
 }
 
 /** The sum of s and the gradient with respect to a lane's particle (without gradientScale()) over its pairs. */
@@ -166,7 +178,7 @@ struct ListBuilder {
  */
 template <bool GRADIENT>
 inline DEVICE mixed computeListParticles(bool rebuild, const real4* RESTRICT posq, const real4* RESTRICT sortedPos,
-        const int* RESTRICT sortedSlot, const int* RESTRICT cellStart, const CellGrid& grid, real4* RESTRICT listPos,
+        const int* RESTRICT sortedSlot, const int* RESTRICT sortedAtom, const int* RESTRICT cellStart, const CellGrid& grid, real4* RESTRICT listPos,
         real4* RESTRICT refPos, real4* RESTRICT listShift, int* RESTRICT listSlot, unsigned int* RESTRICT entries,
         int* RESTRICT listCount, unsigned int* RESTRICT maxCount, int numParticles, int capacity, real listCutoff2,
         const real4* shifts, const int* RESTRICT groupAtoms, const PairParams& params, int flags,
@@ -183,7 +195,7 @@ inline DEVICE mixed computeListParticles(bool rebuild, const real4* RESTRICT pos
         if (rebuild) {
             slot = sortedSlot[k];
             ListBuilder builder = {sums.pi, entries, k, 0, capacity, numParticles, listCutoff2};
-            visitNeighborCells(k, sums.pi, sortedPos, cellStart, grid, shifts, builder);
+            visitNeighborCells(k, sums.pi, sortedPos, cellStart, grid, shifts, sortedAtom, builder);
             count = builder.count;
             if (t == 0) {
                 recordListParticle(k, sortedPos, sortedSlot, posq, groupAtoms, listPos, refPos, listShift, listSlot);
@@ -198,7 +210,7 @@ inline DEVICE mixed computeListParticles(bool rebuild, const real4* RESTRICT pos
             count = listCount[k];
         }
         if (count > capacity)
-            visitNeighborCells(k, sums.pi, pos, cellStart, grid, shifts, sums);
+            visitNeighborCells(k, sums.pi, pos, cellStart, grid, shifts, sortedAtom, sums);
         else {
 #pragma unroll 4
             for (int c = t; c < count; c += LIST_LANES) {
@@ -224,9 +236,10 @@ inline DEVICE mixed computeListParticles(bool rebuild, const real4* RESTRICT pos
     return cvSum;
 }
 
-/** The CV of one group over its neighbour lists (computeListParticles), then finishBlock as every pair kernel. */
+/** The CV over the neighbour lists (computeListParticles), then finishBlock as every pair kernel. */
 KERNEL void computeCoordinationList(const int* RESTRICT rebuildStamp, int stamp, const real4* RESTRICT posq,
-        const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot, const int* RESTRICT cellStart, CellGrid grid,
+        const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot, const int* RESTRICT sortedAtom, const int* RESTRICT cellStart,
+        CellGrid grid,
         real4* RESTRICT listPos, real4* RESTRICT refPos, real4* RESTRICT listShift, int* RESTRICT listSlot,
         unsigned int* RESTRICT entries, int* RESTRICT listCount, unsigned int* RESTRICT maxCount, int numParticles, int capacity,
         real listCutoff2, const int* RESTRICT groupAtoms, PairParams params, real4 periodicBoxVecX, real4 periodicBoxVecY,
@@ -241,11 +254,11 @@ KERNEL void computeCoordinationList(const int* RESTRICT rebuildStamp, int stamp,
     const bool rebuild = (*rebuildStamp == stamp);
     mixed cvSum;
     if (flags & (FLAG_DIRECT_FORCES | FLAG_GRADIENT))
-        cvSum = computeListParticles<true>(rebuild, posq, sortedPos, sortedSlot, cellStart, grid, listPos, refPos, listShift, listSlot,
+        cvSum = computeListParticles<true>(rebuild, posq, sortedPos, sortedSlot, sortedAtom, cellStart, grid, listPos, refPos, listShift, listSlot,
                 entries, listCount, maxCount, numParticles, capacity, listCutoff2, shifts, groupAtoms, params, flags, forceBuffer,
                 gradient, numSlots);
     else
-        cvSum = computeListParticles<false>(rebuild, posq, sortedPos, sortedSlot, cellStart, grid, listPos, refPos, listShift, listSlot,
+        cvSum = computeListParticles<false>(rebuild, posq, sortedPos, sortedSlot, sortedAtom, cellStart, grid, listPos, refPos, listShift, listSlot,
                 entries, listCount, maxCount, numParticles, capacity, listCutoff2, shifts, groupAtoms, params, flags, forceBuffer,
                 gradient, numSlots);
     finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvValue, record, alarm);
