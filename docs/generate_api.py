@@ -235,10 +235,11 @@ def pythonPage():
              '`getEnergyFunction` (CustomCVForce\'s names), `OPES(pace=...)` and `OPES.pace` for `frequency`, `OPES(explore=...)` and `OPES.explore` for '
              '`exploreMode`, `native_contacts` for `nativeContacts`, `find_native_contacts` for '
              '`findNativeContacts` (r0s a plain array in nm, where `findNativeContacts` returns a Quantity). '
-             'Distances of a `PairDistribution` as plain numbers in nm, as before issue 44: the attributes `r`, '
-             '`edges`, `width` and the methods `firstPeak()`, `firstMinimum()`, beside the getters that return '
-             'Quantities (`getBinCenters()`, `getBinEdges()`, `getBinWidths()`, `getFirstPeak()`, '
-             '`getFirstMinimum()`).', '']
+             'Distances and volumes of a `PairDistribution` as plain numbers (nm, nm^3), as before issue 44: the attributes `r`, '
+             '`edges`, `width`, `validMax`, `cellMax`, `volume`, `density` and the methods `firstPeak()`, '
+             '`firstMinimum()`, beside the getters that return Quantities (`getBinCenters()`, `getBinEdges()`, '
+             '`getBinWidths()`, `getFirstPeak()`, `getFirstMinimum()`, `getValidMax()`, `getCellMax()`, '
+             '`getVolume()`, `getDensity()`).', '']
     _, _, methods = parseHeader()
     lines.append(PYTHON_FORCE.rstrip('\n'))
     lines.append('')

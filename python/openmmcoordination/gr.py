@@ -11,9 +11,11 @@ histogram of a CoordinationForce (docs/gr.md has the formulas).
 >>> gr.getBinCenters(), gr.g, gr.n, gr.getFirstMinimum()   # distances as Quantities (nm)
 
 Distances are in nm, volumes in nm^3. As in OpenMM, the getters of distances return Quantities
-(getBinCenters(), getBinEdges(), getBinWidths(), getFirstPeak(), getFirstMinimum()); the attributes
-``r``, ``edges``, ``width`` and the methods firstPeak() and firstMinimum(), the names before issue 44,
-keep returning plain numbers in nm, so that scripts that format or compare them still run. Distances
+(getBinCenters(), getBinEdges(), getBinWidths(), getFirstPeak(), getFirstMinimum(), getValidMax(),
+getCellMax(); getVolume() and getDensity() in nm^3 and 1/nm^3); the attributes ``r``, ``edges``,
+``width``, ``validMax``, ``cellMax``, ``volume``, ``density`` and the methods firstPeak() and
+firstMinimum(), the names before issue 44, keep returning plain numbers, so that scripts that format
+or compare them still run. Distances
 given to this module (maxDistance, coordinationAt(r), volumes in nm^3) may be Quantities or plain
 numbers in nm.
 """
@@ -149,7 +151,8 @@ class PairDistribution(object):
     - ``counts`` the pair counts summed over frames (int64); ``numFrames`` the number of frames
     - ``mode`` 'one group', 'two groups' or 'pair list'; ``numPairs`` P, the pairs per frame;
       ``numA``, ``numB`` the group sizes
-    - ``volume`` the mean box volume in nm^3 (None for a pair list or without a box)
+    - ``volume`` the mean box volume in nm^3 (None for a pair list or without a box; getVolume() as a
+      Quantity), ``density`` the partners' number density in 1/nm^3 (getDensity())
     - ``shellVolume`` V_k in nm^3 (the part inside the periodic cell beyond ``validMax`` when
       corrected)
     - ``g``: one group, g_k = counts_k / (frames N(N-1)/2) V / V_k; two groups, counts_k / (frames P)
@@ -162,6 +165,7 @@ class PairDistribution(object):
       coordination number with a step switching function)
     - ``validMax`` g(r) is exact without correction below this distance (half the shortest
       lattice vector; inf without a box); ``cellMax`` beyond it no nearest image exists, g is NaN
+      (plain numbers in nm; getValidMax() and getCellMax() as Quantities)
     - ``corrected`` whether shells beyond ``validMax`` were corrected to the part inside the cell
     """
 
@@ -209,6 +213,27 @@ class PairDistribution(object):
             return None
         reference = self.numA/2.0 if self.mode == 'one group' else self.numA
         return self.numPairs/(reference*self.volume)
+
+    def getVolume(self):
+        """The mean box volume (a Quantity in nm^3; None for a pair list or without a box). ``volume``
+        is the same as a plain number in nm^3."""
+        return None if self.volume is None else unit.Quantity(self.volume, unit.nanometer**3)
+
+    def getDensity(self):
+        """The number density of the partners, P/(N_A V) (a Quantity in 1/nm^3; None for a pair list).
+        ``density`` is the same as a plain number in 1/nm^3."""
+        density = self.density
+        return None if density is None else unit.Quantity(density, unit.nanometer**-3)
+
+    def getValidMax(self):
+        """The distance below which g(r) is exact without correction, half the shortest lattice vector
+        (a Quantity in nm; inf nm without a box). ``validMax`` is the same as a plain number in nm."""
+        return unit.Quantity(self.validMax, unit.nanometer)
+
+    def getCellMax(self):
+        """The largest distance a nearest image can have (a Quantity in nm; inf nm without a box);
+        beyond it g is NaN. ``cellMax`` is the same as a plain number in nm."""
+        return unit.Quantity(self.cellMax, unit.nanometer)
 
     def getBinCenters(self):
         """The bin centres r (a Quantity: an array in nm). ``r`` is the same array as plain numbers in nm."""

@@ -207,8 +207,9 @@ def test_first_minimum_and_peak():
 
 def test_distances_as_quantities_and_plain_numbers():
     """The getters return Quantities in nm (OpenMM's convention, issue 44) whose values are the
-    NumPy bins and the first peak and minimum of test_first_minimum_and_peak; the names before issue
-    44 (r, edges, width, firstPeak(), firstMinimum()) keep the same numbers as plain floats in nm;
+    NumPy bins and the first peak and minimum of test_first_minimum_and_peak, and a cube's volume,
+    ranges and density; the names before issue 44 (r, edges, width, firstPeak(), firstMinimum(),
+    validMax, cellMax, volume, density) keep the same numbers as plain floats;
     coordinationAt takes a Quantity in any length unit or a number in nm, and refuses anything else."""
     r = (np.arange(200) + 0.5)*0.005
     g = 1 + 2.5*np.exp(-((r - 0.28)/0.02)**2) - 0.8*np.exp(-((r - 0.36)/0.03)**2)
@@ -241,6 +242,19 @@ def test_distances_as_quantities_and_plain_numbers():
     for bad, shown in ((3.0*unit.kilojoule_per_mole, '3.0 kJ/mol'), ('near', "'near'"), (float('nan'), 'nan')):
         with pytest.raises(ValueError, match='PairDistribution.coordinationAt: r must be .*%s' % shown):
             gr.coordinationAt(bad)
+    # the box's range and volume: a cube of 2 nm, two groups of 10 and 20 (200 pairs)
+    assert gr.getVolume() == 1e6*unit.nanometer**3 and gr.getValidMax() == math.inf*unit.nanometer
+    boxed = PairDistribution(np.linspace(0, 1.5, 31), np.ones(30, dtype=np.int64), 1, 'two groups', 200, 10, 20,
+                             boxVectors=CUBE)
+    assert boxed.getVolume().value_in_unit(unit.angstrom**3) == pytest.approx(8000.0, rel=1e-12)
+    assert boxed.getValidMax().value_in_unit(unit.nanometer) == pytest.approx(1.0, rel=1e-12)
+    assert boxed.getCellMax().value_in_unit(unit.nanometer) == pytest.approx(math.sqrt(3.0), rel=2e-3)
+    assert boxed.getDensity().value_in_unit(unit.nanometer**-3) == pytest.approx(200/(10*8.0), rel=1e-12)
+    assert (boxed.volume, boxed.validMax, boxed.cellMax, boxed.density) == (
+        boxed.getVolume().value_in_unit(unit.nanometer**3), boxed.getValidMax().value_in_unit(unit.nanometer),
+        boxed.getCellMax().value_in_unit(unit.nanometer), boxed.getDensity().value_in_unit(unit.nanometer**-3))
+    pairs = PairDistribution(np.linspace(0, 1, 11), np.ones(10, dtype=np.int64), 1, 'pair list', 10, 10, 10)
+    assert pairs.getVolume() is None and pairs.getDensity() is None
 
 
 def test_csv_round_trip(reference_config, rng, tmp_path):
