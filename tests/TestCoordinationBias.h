@@ -591,9 +591,8 @@ static double relativeForceDifference(const vector<Vec3>& expected, const vector
  */
 void testBiasTablesAgainstReference() {
     // Forces in double precision: a GPU platform adds them in OpenMM's 64-bit fixed point (2^-32
-    // kJ/mol/nm a unit), some of them a tile at a time (the chained tile kernel); 1.4e-10 to 1e-9 of
-    // the largest force here (a few kJ/mol/nm) on CUDA, with the gradients summed in units of 2^-38
-    // (kernels/energy.cu) as with 2^-32.
+    // kJ/mol/nm a unit), once an atom for each CV's chain rule; 1.4e-10 to 1.1e-9 of the largest
+    // force here on CUDA (H100), with the chain rule in the tile kernel's launch or not.
     bool doublePrecision = (tolerance < 1e-7);
     double energyTolerance = (doublePrecision ? 1e-12 : tolerance), forceTol = (doublePrecision ? 2e-9 : forceTolerance());
     vector<Vec3> positions;

@@ -26,13 +26,18 @@ static void assertBiasPaths(System& system, CoordinationBiasForce& bias, const v
             throw OpenMMException("The paths '"+paths+"' lack '"+part+"'");
 }
 
-/** In a system of 30,000 particles, each CV takes the pair kernel its size asks for. */
+/**
+ * In a system of 30,000 particles, each CV takes the pair kernel its size asks for: the two halves
+ * ("cells", 2.25e8 pairs, 30,000 particles) neighbour lists of two groups; without lists, cells.
+ */
 void testBiasPathPerCV() {
     System system;
     vector<Vec3> positions;
     Vec3 box[3];
     CoordinationBiasForce* bias = largeBias(system, positions, box, 30000, 9.0);
-    assertBiasPaths(system, *bias, positions, {"tiles: kernel=tiles", "pairs: kernel=pairs", "cells: kernel=cells", "lists: kernel=lists"});
+    assertBiasPaths(system, *bias, positions, {"tiles: kernel=tiles", "pairs: kernel=pairs", "cells: kernel=lists", "lists: kernel=lists"});
+    ScopedEnvironment noLists("COORDINATION_NEIGHBOR_LIST", "0");
+    assertBiasPaths(system, *bias, positions, {"tiles: kernel=tiles", "pairs: kernel=pairs", "cells: kernel=cells", "lists: kernel=cells"});
 }
 
 /**

@@ -107,20 +107,7 @@ inline DEVICE void checkSlotPositions(const real4* RESTRICT posq, const int* RES
         checkPosition(posq[groupAtoms[k]], k, firstInvalid, alarm, energyBuffer);
 }
 
-/**
- * Units of the fixed-point gradient buffers (addGradient(), kernels/sums.cu) per unit of gradient:
- * 2^32 as OpenMM's force buffer, and 2^38 in double precision, where a CV's gradient rounded to
- * 2^-32 at each of an atom's pairs would set the error of a bias's forces (about 1e-9 of the
- * largest, against 1e-10 at 2^38). An entry holds up to 2^63 units: |ds/dx| summed over a
- * particle's pairs up to 2^31 (2^25, 3e7, in double precision).
- */
-#ifdef USE_DOUBLE_PRECISION
-#define GRADIENT_UNITS ((double) 0x4000000000LL)
-#else
-#define GRADIENT_UNITS ((real) 0x100000000)
-#endif
-
 /** The scale that turns a fixed-point gradient into -dE/dcv times it. */
 inline DEVICE real chainRuleScale(double dEdcv) {
-    return (real) (-dEdcv/(double) GRADIENT_UNITS);
+    return (real) (-dEdcv/(double) 0x100000000);
 }

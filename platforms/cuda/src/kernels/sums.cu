@@ -45,9 +45,9 @@ inline DEVICE void addGradient(real3 g, int slot, int atom, int flags, unsigned 
         atomicAdd(&forceBuffer[atom+2*PADDED_NUM_ATOMS], (unsigned long long) realToFixedPoint(-g.z));
     }
     else {
-        atomicAdd((unsigned long long*) &gradient[slot], (unsigned long long) (long long) (g.x*GRADIENT_UNITS));
-        atomicAdd((unsigned long long*) &gradient[slot+numSlots], (unsigned long long) (long long) (g.y*GRADIENT_UNITS));
-        atomicAdd((unsigned long long*) &gradient[slot+2*numSlots], (unsigned long long) (long long) (g.z*GRADIENT_UNITS));
+        atomicAdd((unsigned long long*) &gradient[slot], (unsigned long long) realToFixedPoint(g.x));
+        atomicAdd((unsigned long long*) &gradient[slot+numSlots], (unsigned long long) realToFixedPoint(g.y));
+        atomicAdd((unsigned long long*) &gradient[slot+2*numSlots], (unsigned long long) realToFixedPoint(g.z));
     }
 }
 
