@@ -14,7 +14,8 @@
 #             in PYTEST_WORKERS pytest-xdist workers (default: the cores less four, at most 12)
 #   stress    ordering between kernels under load, first: the C++ tests STRESS_FILTER (default ForcesOnly:
 #             testForcesOnlyAgainstReference, every kind of pair kernel, testBiasForcesOnly, 2 and
-#             8 CVs, and testParticleFunctionForcesOnly, per-atom coordination numbers) in STRESS_PROCS processes at once (default 12, the precisions in turn) under CUDA
+#             8 CVs, and testParticleFunctionForcesOnly and testParticleFunctionListsForcesOnly, per-atom coordination numbers on
+#             the neighbour lists and over all pairs) in STRESS_PROCS processes at once (default 12, the precisions in turn) under CUDA
 #             MPS, STRESS_ROUNDS rounds (default 3, the first on an empty kernel cache), in every
 #             launch mode that ships: programmatic dependent launches and plain ones
 #             (COORDINATION_DEPENDENT_LAUNCH=1 and 0); 72 runs by default, and every one must pass

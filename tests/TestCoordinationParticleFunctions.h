@@ -2,7 +2,8 @@
  * COORDINATIONNUMBER with SUM, MEAN, MORE_THAN, LESS_THAN, BETWEEN, MIN, MAX, LOWEST, HIGHEST and
  * MOMENTS): the c_i and every function against hand-written formulas, the forces against finite
  * differences, one and two groups, periodic boxes, a CoordinationBiasForce CV, the errors, on
- * every platform (CUDA: kernels/particles.cu). */
+ * every platform (CUDA: kernels/particles.cu over all pairs, kernels/particlelists.cu over the
+ * neighbour lists). */
 
 #include "CoordinationTestUtilities.h"
 #include "CoordinationBiasForce.h"
@@ -295,6 +296,77 @@ void testParticleFunctionForcesOnly() {
     }
 }
 
+void testParticleFunctionListsForcesOnly() {
+    // A particle function over the neighbour lists (CUDA: kernels/particlelists.cu, where a finite
+    // cutoff in a periodic box gives them; the other platforms ignore the switch), against
+    // Reference over eight frames: kept (small moves), rebuilt (20 particles moved past half the
+    // skin, dmax/20), kept, rebuilt with a cluster of 120 particles whose lists outgrow their
+    // capacity (evaluated from the cells), kept, and a particle moved by a box vector. One group
+    // (MoreThan, the energy the CV: forces straight from the kernels) and two overlapping groups
+    // (MoreThan with a distance power, restrained: the chain rule's gradient); the lists on, rebuilt
+    // at every evaluation, and off (COORDINATION_NEIGHBOR_LIST=0: the all-pairs kernels). Forces
+    // alone, the energy alone, then both, as gpu_suite.sh's stress stage runs every ForcesOnly test.
+    const int numParticles = 600;
+    const double edge = 3.2;
+    Vec3 box[3] = {Vec3(edge, 0, 0), Vec3(0, edge, 0), Vec3(0, 0, edge)};
+    vector<int> all, first, second;
+    for (int i = 0; i < numParticles; i++) {
+        all.push_back(i);
+        if (i < 350)
+            first.push_back(i);
+        if (i >= 250)
+            second.push_back(i);
+    }
+    for (string lists : {"1", "always", "0"})
+        for (int variant = 0; variant < 2; variant++) {
+            ScopedEnvironment setting("COORDINATION_NEIGHBOR_LIST", lists);
+            System system;
+            for (int i = 0; i < numParticles; i++)
+                system.addParticle(1.0);
+            system.setDefaultPeriodicBoxVectors(box[0], box[1], box[2]);
+            CoordinationForce* cv = particleFunctionForce(CoordinationForce::MoreThan, variant == 0 ? all : first,
+                    variant == 0 ? vector<int>() : second);
+            cv->setDMax(0.6);
+            cv->setUsesPeriodicBoundaryConditions(true);
+            if (variant == 0)
+                cv->setThreshold(3.0, 0.5, 6, 12, 8.0);
+            else {
+                // t = s(r) r makes the c_a about 0.6: a threshold there.
+                cv->setDistancePower(1.0);
+                cv->setThreshold(0.6, 0.0, 6, 12, 2.0);
+                // Restrained below any value it takes, so that the energy exceeds 1 (assertForcesOnlyAgree()).
+                cv->setEnergyExpression("0.5*k*(cv-cv0)^2");
+                cv->addGlobalParameter("k", 0.05);
+                cv->addGlobalParameter("cv0", -10.0);
+            }
+            system.addForce(cv);
+            VerletIntegrator integrator(0.001), referenceIntegrator(0.001);
+            Context context(system, integrator, platform, properties);
+            Context reference(system, referenceIntegrator, referencePlatform());
+            OpenMM_SFMT::SFMT sfmt;
+            OpenMM_SFMT::init_gen_rand(90+variant, sfmt);
+            vector<Vec3> positions = randomPositions(numParticles, edge, 41+variant);
+            auto nudge = [&] () {
+                for (Vec3& p : positions)
+                    p += randomVector(sfmt, 0.01)-Vec3(0.005, 0.005, 0.005);
+            };
+            for (int frame = 0; frame < 8; frame++) {
+                if (frame == 1 || frame == 2 || frame == 4 || frame == 6)
+                    nudge();
+                if (frame == 3)
+                    for (int i = 0; i < 20; i++)
+                        positions[7*i] += direction(i)*0.05;
+                if (frame == 5)
+                    for (int i = 100; i < 220; i++)
+                        positions[i] = Vec3(1.0, 1.2, 0.8)+randomVector(sfmt, 0.4);
+                if (frame == 7)
+                    positions[3] += box[0];
+                assertForcesOnlyAgree(context, reference, positions, "particle function lists="+lists+" case "+to_string(variant)+
+                        " frame "+to_string(frame));
+            }
+        }
+}
+
 void testParticleFunctionAsBiasCV() {
     // A CoordinationBiasForce of a MoreThan CV and a plain one: the CVs are the forces' own.
     vector<Vec3> positions = particleFunctionPositions(8);
@@ -361,5 +433,6 @@ void runParticleFunctionTests() {
     RUN_TEST(testParticleFunctionDistancePower);
     RUN_TEST(testParticleFunctionAsBiasCV);
     RUN_TEST(testParticleFunctionForcesOnly);
+    RUN_TEST(testParticleFunctionListsForcesOnly);
     RUN_TEST(testParticleFunctionErrors);
 }

@@ -166,9 +166,10 @@ public:
 private:
     class ReorderListener;
     /**
-     * launch() for a force with a particle function (kernels/particles.cu): the coordination
-     * numbers, the function and its weights, and, where the flags ask for forces or the gradient,
-     * the gradient.
+     * launch() for a force with a particle function: the coordination numbers, the function and
+     * its weights, and, where the flags ask for forces or the gradient, the gradient; over the
+     * neighbour lists where they serve (kernels/particlelists.cu, after checkNeighborList and the
+     * binning), else over all pairs (kernels/particles.cu, which checks the positions itself).
      */
     void launchParticleFunction(int flags, CUdeviceptr sum, CUdeviceptr value, CUdeviceptr record, const CudaCoordinationChecks& checks);
     /**
@@ -185,8 +186,16 @@ private:
     /** The kernel families (CudaCoordinationProgram::Kernels) this force's configuration uses. */
     int expectedKernels() const;
     void setImageSearchDistance();
-    /** The arguments of computeCoordinationList, before those that every pair kernel ends with. */
-    std::vector<void*> listArguments(void* params, int& flags);
+    /**
+     * The arguments computeCoordinationList and computeParticleListNumbers (kernels/particlelists.cu)
+     * start with: the lists, their cells, the pair parameters and the box.
+     */
+    std::vector<void*> listArguments(void* params);
+    /**
+     * Whether a particle function's passes may take the neighbour lists (lists of particles, enabled,
+     * a finite cutoff in a periodic box): launchParticleFunction() then asks them for this box.
+     */
+    bool hasParticleLists() const;
     /**
      * Set the arguments of a cell kernel: its flags, its lists of homes (homeLists) or none, and
      * finishBlock's cvPartial, cvValue, record and alarm, and the check of the positions.
@@ -213,19 +222,19 @@ private:
     int numL, numS, offsetL, offsetS, sChunk, numSlots, maxBlocks, lPerThread, tileThreads, listLanes;
     // The particles with a neighbour list: the group's, or both groups' (computeCoordinationList's numParticles).
     int listParticles = 0;
-    int residentTileBlocks = 1, residentListBlocks = 1;
+    int residentTileBlocks = 1, residentListBlocks = 1, residentParticleListBlocks = 1;
     double dmax;
     /** The program of the current configuration, and the kernel families compiled from it. */
     std::unique_ptr<CudaCoordinationProgram> program;
     int compiledKernels = 0;
     /** The pair kernel of the last evaluation (a CudaCoordinationProgram::Kernels bit), its options and gradient order. */
     int lastPath = 0;
-    bool lastHomeLists = false, lastSortedForces = false, lastChained = false;
+    bool lastHomeLists = false, lastSortedForces = false, lastChained = false, lastParticleLists = false;
     CUdeviceptr lastEntrySlot = 0;
     CUfunction tilesKernel, pairsKernel, applyKernel, histogramTilesKernel, histogramPairsKernel, invertKernel, updateKernel, checkKernel;
     CUfunction cellsKernel, cellValuesKernel, histogramCellsKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel, scatterCellsKernel;
     CUfunction checkListKernel, listKernel;
-    CUfunction particleNumbersKernel, particleFunctionKernel, particleGradientKernel;
+    CUfunction particleNumbersKernel, particleFunctionKernel, particleGradientKernel, particleListNumbersKernel, particleListGradientKernel;
     /** Whether the CV is a particle function of per-atom coordination numbers (kernels/particles.cu), and its parameters. */
     bool particleFunction = false;
     ParticleFunctionParams particleParams;
@@ -236,7 +245,7 @@ private:
     OpenMM::CudaArray particleNumbers, particleWeights;
     /** Cell lists for a finite cutoff in a periodic box (null where they cannot apply). */
     std::unique_ptr<CudaCoordinationCells> cells;
-    /** Verlet lists built from the cells, for one group (null where they cannot apply). */
+    /** Verlet lists built from the cells (null where they cannot apply). */
     std::unique_ptr<CudaCoordinationNeighborList> neighborList;
     OpenMM::CudaArray groupOriginal, groupAtoms, inverseAtomIndex, gradient, cvPartial, counter;
     /** The weight and r0 of each pair of a pair list with parameters of its own (null otherwise). */

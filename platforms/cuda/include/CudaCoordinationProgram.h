@@ -44,7 +44,8 @@ public:
         HistogramCellKernels = 128, ///< histogramCells
         CellValueKernels = 256,     ///< computeCoordinationCellValues: the cells without forces
         ParticleKernels = 512,      ///< computeParticleNumbers, evaluateParticleFunction, computeParticleGradient: a particle function
-        AllKernels = 1023
+        ParticleListKernels = 1024, ///< computeParticleListNumbers, computeParticleListGradient: a particle function on neighbour lists
+        AllKernels = 2047
     };
     /** The names of the kernels of some families (a combination of Kernels). */
     static std::vector<std::string> getKernelNames(int kernels);

@@ -83,12 +83,14 @@ CudaCoordinationCV::CudaCoordinationCV(CudaContext& cu, const CoordinationForce&
         cells.reset(new CudaCoordinationCells(cu, launcher, mode == CoordinationForce::OneGroup, nA, nB, offsetL == 0, tuning.cellGrid));
     listLanes = 1;
     // Neighbour lists: for one group, and for two where the tiles would evaluate many pairs (a list
-    // for each particle of both groups, of the other group's particles).
-    bool oneGroup = (mode == CoordinationForce::OneGroup);
-    if (cells && isfinite(force.getDMax()) && (oneGroup || CudaCoordinationNeighborList::servesTwoGroups(nA, nB, tuning))) {
+    // for each particle of both groups, of the other group's particles); for a particle function
+    // always lists of particles (kernels/particlelists.cu), one group or two.
+    bool oneGroup = (mode == CoordinationForce::OneGroup), particleLists = force.usesParticleFunction();
+    if (cells && isfinite(force.getDMax()) && (oneGroup || particleLists || CudaCoordinationNeighborList::servesTwoGroups(nA, nB, tuning))) {
         int numListed = (oneGroup ? nA : nA+nB);
         listParticles = numListed;
-        neighborList.reset(new CudaCoordinationNeighborList(cu, launcher, *cells, numListed, oneGroup ? nA : max(nA, nB), tuning));
+        neighborList.reset(new CudaCoordinationNeighborList(cu, launcher, *cells, numListed, oneGroup ? nA : max(nA, nB), tuning,
+                particleLists));
         listLanes = CudaCoordinationNeighborList::chooseLanes(cu, numListed, tuning);
     }
 }
@@ -262,6 +264,8 @@ int CudaCoordinationCV::getNumTileBlocks(int chunk, int maxTileBlocks) const {
 
 int CudaCoordinationCV::expectedKernels() const {
     typedef CudaCoordinationProgram P;
+    if (particleFunction && hasParticleLists())
+        return P::CoreKernels | P::ParticleKernels | P::BinningKernels | P::ListKernels | P::ParticleListKernels;
     if (particleFunction)
         return P::CoreKernels | P::ParticleKernels;
     if (mode == CoordinationForce::PairList)
@@ -328,7 +332,8 @@ void CudaCoordinationCV::loadKernels(CUmodule module, int kernels, int part) {
             {"scanCellBlocks", &scanCellsKernel}, {"addCellOffsets", &offsetCellsKernel}, {"scatterCells", &scatterCellsKernel},
             {"checkNeighborList", &checkListKernel}, {"computeCoordinationList", &listKernel},
             {"computeParticleNumbers", &particleNumbersKernel}, {"evaluateParticleFunction", &particleFunctionKernel},
-            {"computeParticleGradient", &particleGradientKernel}};
+            {"computeParticleGradient", &particleGradientKernel}, {"computeParticleListNumbers", &particleListNumbersKernel},
+            {"computeParticleListGradient", &particleListGradientKernel}};
     for (const string& name : CudaCoordinationProgram::getKernelNames(kernels))
         *slots.at(name) = cu.getKernel(module, CudaCoordinationProgram::getKernelName(name, part));
     compiledKernels |= kernels;
@@ -345,6 +350,13 @@ void CudaCoordinationCV::loadKernels(CUmodule module, int kernels, int part) {
     if (kernels & CudaCoordinationProgram::ListKernels) {
         cuOccupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, listKernel, ListBlockSize, 0);
         residentListBlocks = max(1, perMultiprocessor*multiprocessors);
+    }
+    if (kernels & CudaCoordinationProgram::ParticleListKernels) {
+        // The fewer of the two passes' (they loop over the list particles in the same order).
+        int numbersPerMultiprocessor = 0;
+        cuOccupancyMaxActiveBlocksPerMultiprocessor(&numbersPerMultiprocessor, particleListNumbersKernel, ListBlockSize, 0);
+        cuOccupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, particleListGradientKernel, ListBlockSize, 0);
+        residentParticleListBlocks = max(1, min(numbersPerMultiprocessor, perMultiprocessor)*multiprocessors);
     }
     if (max(residentTileBlocks, residentListBlocks) > cvPartial.getSize())
         cvPartial.resize(max(residentTileBlocks, residentListBlocks));
@@ -390,8 +402,10 @@ void CudaCoordinationCV::launch(int flags, CUdeviceptr sum, CUdeviceptr value, C
     vector<void*> args;
     CellArguments<float, float4> cellFloat;
     CellArguments<double, double4> cellDouble;
-    if (useList && !homeLists)
-        args = listArguments(params, flags);
+    if (useList && !homeLists) {
+        args = listArguments(params);
+        args.insert(args.end(), {&flags, &cu.getLongForceBuffer().getDevicePointer(), &gradient.getDevicePointer(), &numSlots});
+    }
     else if (useCells)
         args = {cu.getUseDoublePrecision() ? (void*) &cellDouble : (void*) &cellFloat};
     else if (mode == CoordinationForce::PairList) {
@@ -467,25 +481,62 @@ long long CudaCoordinationCV::launchParticleNumbers(const CudaCoordinationChecks
     return tiles;
 }
 
+bool CudaCoordinationCV::hasParticleLists() const {
+    return (cells && isfinite(dmax) && neighborList && neighborList->isEnabled() && !neighborList->hasHomeLists());
+}
+
 void CudaCoordinationCV::launchParticleFunction(int flags, CUdeviceptr sum, CUdeviceptr value, CUdeviceptr record,
         const CudaCoordinationChecks& checks) {
-    // Three launches (kernels/particles.cu): the coordination numbers, the function and its weights, the gradient.
+    // Three launches (kernels/particles.cu, or on the neighbour lists kernels/particlelists.cu after
+    // the lists' check and binning): the coordination numbers, the function and its weights, the gradient.
     typedef CudaCoordinationProgram P;
     int tile = P::TileSize;
-    long long numberTiles = launchParticleNumbers(checks);
+    setImageSearchDistance();
+    bool useList = false;
+    if (hasParticleLists()) {
+        requireKernels(P::ParticleKernels | P::BinningKernels | P::ListKernels | P::ParticleListKernels);
+        // The positions are checked by checkNeighborList.
+        useList = neighborList->prepare(dmax, checkListKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel, scatterCellsKernel,
+                groupAtoms, checks);
+    }
+    int numA = groupA.size(), numB = groupB.size();
+    void* params = (cu.getUseDoublePrecision() ? (void*) &paramsDouble : (void*) &paramsFloat);
+    void* power = (cu.getUseDoublePrecision() ? (void*) &distancePowerDouble : (void*) &distancePowerFloat);
+    long long listBlocks = min((listParticles*(long long) listLanes+ListBlockSize-1)/ListBlockSize, (long long) residentParticleListBlocks);
+    long long numberTiles = 0;
+    if (useList) {
+        vector<void*> args = listArguments(params);
+        args.insert(args.end(), {power, &numA, &particleNumbers.getDevicePointer()});
+        launcher.launch(particleListNumbersKernel, args.data(), listBlocks, ListBlockSize);
+    }
+    else
+        numberTiles = launchParticleNumbers(checks);
     vector<void*> functionArgs = {&particleNumbers.getDevicePointer(), &particleWeights.getDevicePointer(), &particleParams, &flags,
             &cu.getEnergyBuffer().getDevicePointer(), &sum, &value, &record, (void*) &checks.alarm};
     launcher.launch(particleFunctionKernel, functionArgs.data(), 1, tile);
-    if (flags & (DirectForces | Gradient)) {
+    if ((flags & (DirectForces | Gradient)) && useList) {
+        CudaCoordinationNeighborList& list = *neighborList;
+        vector<void*> args = {&cu.getPosq().getDevicePointer(), &cells->getSortedAtoms().getDevicePointer(),
+                &cells->getCellStarts().getDevicePointer(), &list.getGrid(), &list.getListPositions().getDevicePointer(),
+                &list.getSlots().getDevicePointer(), &list.getEntries().getDevicePointer(), &list.getCounts().getDevicePointer(),
+                &listParticles, (void*) &list.getCapacity(), &groupAtoms.getDevicePointer(), params, cu.getPeriodicBoxVecXPointer(),
+                cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), power, &numA, &particleWeights.getDevicePointer(),
+                &flags, &cu.getLongForceBuffer().getDevicePointer(), &gradient.getDevicePointer(), &numSlots};
+        launcher.launch(particleListGradientKernel, args.data(), listBlocks, ListBlockSize);
+    }
+    else if (flags & (DirectForces | Gradient)) {
         // In two groups, the tiles of group B's centres too (as many as group A's).
         long long gradientTiles = (mode == CoordinationForce::OneGroup ? numberTiles : 2*numberTiles);
-        int numA = groupA.size(), numB = groupB.size();
         vector<void*> args = particleArguments(numA, numB);
         args.insert(args.end(), {&particleWeights.getDevicePointer(), &flags, &cu.getLongForceBuffer().getDevicePointer(),
                 &gradient.getDevicePointer()});
         launcher.launch(particleGradientKernel, args.data(), min(gradientTiles, (long long) maxBlocks), tile);
     }
+    // The longest list read back after the last launch (the first pass wrote it).
+    if (useList)
+        neighborList->finishLaunch();
     lastPath = P::ParticleKernels;
+    lastParticleLists = useList;
     lastHomeLists = false;
     lastSortedForces = false;
     lastChained = false;
@@ -555,7 +606,7 @@ void CudaCoordinationCV::setCellArguments(CellArguments<Real, Real4>& arguments,
     a.positionEnergy = checks.energyBuffer;
 }
 
-vector<void*> CudaCoordinationCV::listArguments(void* params, int& flags) {
+vector<void*> CudaCoordinationCV::listArguments(void* params) {
     CudaCoordinationNeighborList& list = *neighborList;
     return {&list.getRebuildStamp().getDevicePointer(), (void*) &list.getStamp(), &cu.getPosq().getDevicePointer(),
             &cells->getSortedPositions().getDevicePointer(), &cells->getSortedSlots().getDevicePointer(),
@@ -564,8 +615,7 @@ vector<void*> CudaCoordinationCV::listArguments(void* params, int& flags) {
             &list.getReferencePositions().getDevicePointer(), &list.getShifts().getDevicePointer(), &list.getSlots().getDevicePointer(),
             &list.getEntries().getDevicePointer(), &list.getCounts().getDevicePointer(), &list.getMaxCount().getDevicePointer(), &listParticles,
             (void*) &list.getCapacity(), list.getListCutoff2(), &groupAtoms.getDevicePointer(), params, cu.getPeriodicBoxVecXPointer(),
-            cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &flags, &cu.getLongForceBuffer().getDevicePointer(),
-            &gradient.getDevicePointer(), &numSlots};
+            cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer()};
 }
 
 void CudaCoordinationCV::checkPositions(const CudaCoordinationChecks& checks) {
@@ -623,13 +673,16 @@ string CudaCoordinationCV::describeLastEvaluation() const {
         text << " chainRule=chained";
     if (lastPath == P::CellKernels)
         text << " homeLists=" << lastHomeLists << " sortedForces=" << lastSortedForces;
-    if (lastPath == P::ListKernels)
+    if (lastPath == P::ListKernels || (lastPath == P::ParticleKernels && lastParticleLists))
         text << " lanes=" << listLanes;
-    if (lastPath == P::CellKernels || lastPath == P::ListKernels) {
+    if (lastPath == P::ParticleKernels)
+        text << " lists=" << (lastParticleLists ? "particles" : "none");
+    bool listPath = (lastPath == P::ListKernels || (lastPath == P::ParticleKernels && lastParticleLists));
+    if (lastPath == P::CellKernels || listPath) {
         const CudaCoordinationCells::Grid& grid = cells->getGrid();
         text << " grid=" << grid.rx << "," << grid.ry << "," << grid.rz << "," << grid.runLength;
     }
-    if (neighborList && (lastPath == P::ListKernels || lastHomeLists))
+    if (neighborList && (listPath || lastHomeLists))
         text << " skin=" << neighborList->getSkin() << " rebuilds=" << (neighborList->rebuildsAlways() ? "always" : "when stale");
     text << " launches=" << (launcher.usesDependentLaunches() ? "dependent" : "plain");
     return text.str();

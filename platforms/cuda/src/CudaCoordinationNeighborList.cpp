@@ -27,10 +27,11 @@ static const long long MinTwoGroupPairs = 4000000;
 static const int ReadInterval = 64;
 
 CudaCoordinationNeighborList::CudaCoordinationNeighborList(CudaContext& cu, CudaCoordinationLauncher& launcher,
-        CudaCoordinationCells& cells, int numParticles, int numNeighbors, const CudaCoordinationTuning& tuning) : cu(cu),
+        CudaCoordinationCells& cells, int numParticles, int numNeighbors, const CudaCoordinationTuning& tuning, bool particlesOnly) : cu(cu),
         launcher(launcher), cells(cells), numParticles(numParticles), numNeighbors(numNeighbors), forcedSkin(tuning.neighborSkin) {
-    // Two groups (numNeighbors < numParticles) have lists of particles only.
-    homes = (numNeighbors == numParticles && (tuning.listKind == CudaCoordinationTuning::KindHomes ||
+    this->particlesOnly = particlesOnly;
+    // Two groups (numNeighbors < numParticles) and particle functions have lists of particles only.
+    homes = (!particlesOnly && numNeighbors == numParticles && (tuning.listKind == CudaCoordinationTuning::KindHomes ||
             (tuning.listKind == CudaCoordinationTuning::KindDefault && numParticles > MaxDefaultParticles)));
     enabled = (tuning.neighborList != CudaCoordinationTuning::ListsOff && numParticles > 1 && numParticles < MaxParticles);
     alwaysRebuild = (tuning.neighborList == CudaCoordinationTuning::ListsAlwaysRebuilt);
@@ -138,7 +139,8 @@ bool CudaCoordinationNeighborList::prepare(double dmax, CUfunction checkKernel, 
     if (unusable)
         return false;
     // Two groups take the lists wherever a grid serves: they were chosen for the pairs the tiles would evaluate.
-    if (!cells.chooseGrid(cutoff, numNeighbors == numParticles)) {
+    // So do particle functions: their all-pairs kernels evaluate each pair twice, or more (kernels/particles.cu).
+    if (!cells.chooseGrid(cutoff, numNeighbors == numParticles && !particlesOnly)) {
         unusable = true;
         return false;
     }

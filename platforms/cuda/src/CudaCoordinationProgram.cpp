@@ -64,7 +64,9 @@ static const struct {
             NULL},
     {CudaCoordinationProgram::CellValueKernels, {"computeCoordinationCellValues"}, cellKernelFiles, "COMPILE_CELL_VALUES"},
     {CudaCoordinationProgram::ParticleKernels, {"computeParticleNumbers", "evaluateParticleFunction", "computeParticleGradient"},
-            join({pairKernelFiles, {"particles", "particlefunction"}}), NULL}
+            join({pairKernelFiles, {"particles", "particlefunction"}}), NULL},
+    {CudaCoordinationProgram::ParticleListKernels, {"computeParticleListNumbers", "computeParticleListGradient"},
+            join({pairKernelFiles, cellFiles, {"batches", "neighbors", "particlelists"}}), NULL}
 };
 
 string CudaCoordinationProgram::getSource(const vector<pair<string, string> >& files, const set<string>& names) {

@@ -428,7 +428,20 @@ int main(int argc, char* argv[]) {
             overlapping.setCustomExpression("exp(-x^2)");
             compile(overlapping, precision, false, "particle function Max, two groups sharing a particle, Custom", 1, 1, 32,
                     P::CoreKernels | P::ParticleKernels);
-            count += 2;
+            // The same on the neighbour lists (kernels/particlelists.cu), as a Context with lists compiles them: the
+            // particle, binning, list and particle-list families in one part; 4 and 32 lanes a list particle.
+            const int listFamilies = P::CoreKernels | P::ParticleKernels | P::BinningKernels | P::ListKernels | P::ParticleListKernels;
+            compile(perAtom, precision, true, "particle function MoreThan on neighbour lists, distance power, triclinic", 1, 4, 32,
+                    listFamilies);
+            CoordinationForce overlappingLists(a, b);
+            overlappingLists.setParticleFunction(CoordinationForce::Max);
+            overlappingLists.setSwitchingFunction(CoordinationForce::Custom);
+            overlappingLists.setCustomExpression("exp(-x^2)");
+            overlappingLists.setDMax(1.0);
+            overlappingLists.setUsesPeriodicBoundaryConditions(true);
+            compile(overlappingLists, precision, false, "particle function Max on neighbour lists, two groups sharing a particle, Custom",
+                    1, 32, 32, listFamilies);
+            count += 4;
             // Pair lists with weights and r0s of their own (PAIR_PARAMETERS): Q with (w, ref) per pair,
             // Q with a stretched cutoff, Rational from r^2 with its automatic cutoff, no stretch, Custom.
             vector<double> weights = {0.5, 1.0, 0.0, 2.0, 1.0, 0.25}, r0s = {0.3, 0.4, 0.35, 0.5, 0.45, 0.33};

@@ -121,6 +121,21 @@ void testTuningSwitchesChangeThePath() {
     system.addForce(twoLists);
     assertSwitchChangesPath("COORDINATION_LIST_KIND", "particles", "kernel=lists", system, *twoLists, positions, true);
     system.removeForce(0);
+    // A particle function with a cutoff in a box (here two groups sharing 100 particles): its passes over
+    // the neighbour lists (kernels/particlelists.cu); the switch turns them to all pairs (kernels/particles.cu).
+    CoordinationForce* perAtom = new CoordinationForce(half, vector<int>(all.begin()+numParticles/2-100, all.end()));
+    perAtom->setR0(0.3);
+    perAtom->setDMax(1.0);
+    perAtom->setUsesPeriodicBoundaryConditions(true);
+    perAtom->setParticleFunction(CoordinationForce::MoreThan);
+    perAtom->setThreshold(3.0, 0.5, 6, 12, 8.0);
+    perAtom->setEnergyExpression("0.5*k*(cv-cv0)^2");
+    perAtom->addGlobalParameter("k", 0.001);
+    perAtom->addGlobalParameter("cv0", 100.0);
+    system.addForce(perAtom);
+    assertPathHas(pathWith("COORDINATION_NEIGHBOR_LIST", "", system, *perAtom, positions, true), "lists=particles");
+    assertSwitchChangesPath("COORDINATION_NEIGHBOR_LIST", "0", "lists=none", system, *perAtom, positions, true);
+    system.removeForce(0);
     // Two groups with a cutoff in a box, on a grid of cells (here the tiles would be cheaper): forces
     // straight to the atoms below 500,000 particles.
     ScopedEnvironment forcedGrid("COORDINATION_CELL_GRID", "1,1,1,1");

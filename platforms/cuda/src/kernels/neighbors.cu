@@ -121,16 +121,41 @@ inline DEVICE void visitNeighborCells(int k, real4 pk, const real4* RESTRICT pos
             visitRowRanges(hy+oy, hz+oz, hx-grid.rx, hx+grid.rx, otherBase, grid, cellStart, visitRange);
 }
 
-/** The sum of s and the gradient with respect to a lane's particle (without gradientScale()) over its pairs. */
+/**
+ * What computeListParticles() does with each list particle: the CV's sums of s and its
+ * gradient (ListSums), or a pass of per-atom coordination numbers (particlelists.cu). A Sums
+ * type has
+ *   bool begin(real4 pi, int slot)   start the lane's particle (its position and slot); false
+ *                                    where this pass has nothing to do for it (its pairs are skipped)
+ *   void add(bool valid, int j, real4 pj)   the pair with list particle j at pj (already the image
+ *                                    to use), counted only where valid; operator() the same for
+ *                                    visitNeighborCells()
+ *   mixed end(int slot, int t, unsigned int mask)   the particle's lanes (lane t of mask) combine
+ *                                    their sums and store or add what the pass writes; returns
+ *                                    the particle's share of the CV sum (0 in every lane but one)
+ */
+
+/** The sum of s and the gradient with respect to a lane's particle over its pairs: the CV of computeCoordinationList. */
 template <bool GRADIENT>
 struct ListSums {
+    PairParams params;
+    const int* groupAtoms;
+    int flags, numSlots;
+    unsigned long long* forceBuffer;
+    long long* gradient;
     real4 pi;
     real sum;
     real3 gi;
-    PairParams params;
+
+    inline DEVICE bool begin(real4 p, int slot) {
+        pi = p;
+        sum = 0;
+        gi = make_real3(0, 0, 0);
+        return true;
+    }
 
     /** Add the pair of the lane's particle with pj (already the image to use), where valid. */
-    inline DEVICE void add(bool valid, real4 pj) {
+    inline DEVICE void add(bool valid, int j, real4 pj) {
         real g;
         real3 delta;
         const PeriodicBox unused = {};
@@ -144,7 +169,18 @@ struct ListSums {
     }
 
     inline DEVICE void operator()(bool valid, int j, int code, real4 pj) {
-        add(valid, pj);
+        add(valid, j, pj);
+    }
+
+    /** Each pair is in both particles' lists: half of s each; the gradient with respect to the particle, added once. */
+    inline DEVICE mixed end(int slot, int t, unsigned int mask) {
+        const real total = listLaneSum(sum, mask);
+        if (GRADIENT) {
+            const real3 g = make_real3(listLaneSum(gi.x, mask), listLaneSum(gi.y, mask), listLaneSum(gi.z, mask));
+            if (t == 0 && isNonzero(g))
+                addGradient(scaled(gradientScale(params), g), slot, groupAtoms[slot], flags, forceBuffer, gradient, numSlots);
+        }
+        return (t == 0 ? (real) 0.5*total : 0);
     }
 };
 
@@ -170,19 +206,20 @@ struct ListBuilder {
 };
 
 /**
- * The CV over the neighbour lists (see the top of this file), LIST_LANES lanes a list particle.
- * Where *rebuildStamp == stamp the cells of this evaluation's binning (sortedPos, sortedSlot,
- * cellStart, grid) are current: each particle's list is first built from them (with listCutoff2),
- * its position, slot and periodic shift recorded for checkNeighborList, and then evaluated as
- * always. Forces as in computeTile.
+ * The list particles' pairs over the neighbour lists (see the top of this file), LIST_LANES lanes
+ * a list particle, each particle's pairs given to sums (a Sums type, above): the CV's sums
+ * (computeCoordinationList) or a pass of per-atom coordination numbers (particlelists.cu).
+ * Where rebuild (*rebuildStamp == stamp, which only the launch that builds passes), the cells of
+ * this evaluation's binning (sortedPos, sortedSlot, cellStart, grid) are current: each particle's
+ * list is first built from them (with listCutoff2), its position, slot and periodic shift
+ * recorded for checkNeighborList, and then evaluated as always. Returns the lane's share of the CV sum.
  */
-template <bool GRADIENT>
+template <class Sums>
 inline DEVICE mixed computeListParticles(bool rebuild, const real4* RESTRICT posq, const real4* RESTRICT sortedPos,
         const int* RESTRICT sortedSlot, const int* RESTRICT sortedAtom, const int* RESTRICT cellStart, const CellGrid& grid, real4* RESTRICT listPos,
         real4* RESTRICT refPos, real4* RESTRICT listShift, int* RESTRICT listSlot, unsigned int* RESTRICT entries,
         int* RESTRICT listCount, unsigned int* RESTRICT maxCount, int numParticles, int capacity, real listCutoff2,
-        const real4* shifts, const int* RESTRICT groupAtoms, const PairParams& params, int flags,
-        unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient, int numSlots) {
+        const real4* shifts, const int* RESTRICT groupAtoms, Sums& sums) {
     const int t = threadIdx.x%LIST_LANES, lanesPerGrid = blockDim.x*gridDim.x;
     const unsigned int mask = listLaneMask();
     mixed cvSum = 0;
@@ -190,12 +227,12 @@ inline DEVICE mixed computeListParticles(bool rebuild, const real4* RESTRICT pos
     for (int k = (blockIdx.x*blockDim.x+threadIdx.x)/LIST_LANES; k < numParticles; k += lanesPerGrid/LIST_LANES) {
         // Positions: this evaluation's binning while it rebuilds (listPos is being written), else listPos.
         const real4* pos = (rebuild ? sortedPos : listPos);
-        ListSums<GRADIENT> sums = {pos[k], 0, make_real3(0, 0, 0), params};
+        const real4 pk = pos[k];
         int slot, count;
         if (rebuild) {
             slot = sortedSlot[k];
-            ListBuilder builder = {sums.pi, entries, k, 0, capacity, numParticles, listCutoff2};
-            visitNeighborCells(k, sums.pi, sortedPos, cellStart, grid, shifts, sortedAtom, builder);
+            ListBuilder builder = {pk, entries, k, 0, capacity, numParticles, listCutoff2};
+            visitNeighborCells(k, pk, sortedPos, cellStart, grid, shifts, sortedAtom, builder);
             count = builder.count;
             if (t == 0) {
                 recordListParticle(k, sortedPos, sortedSlot, posq, groupAtoms, listPos, refPos, listShift, listSlot);
@@ -209,24 +246,21 @@ inline DEVICE mixed computeListParticles(bool rebuild, const real4* RESTRICT pos
             slot = listSlot[k];
             count = listCount[k];
         }
+        // The same for all lanes of the particle (its slot), so that their shuffles in end() match.
+        if (!sums.begin(pk, slot))
+            continue;
         if (count > capacity)
-            visitNeighborCells(k, sums.pi, pos, cellStart, grid, shifts, sortedAtom, sums);
+            visitNeighborCells(k, pk, pos, cellStart, grid, shifts, sortedAtom, sums);
         else {
 #pragma unroll 4
             for (int c = t; c < count; c += LIST_LANES) {
                 const unsigned int entry = entries[listPlace(k, c, numParticles)];
-                const real4 shift = shifts[entry >> LIST_INDEX_BITS], pj = pos[entry & LIST_INDEX_MASK];
-                sums.add(true, make_real4(pj.x+shift.x, pj.y+shift.y, pj.z+shift.z, 0));
+                const int j = entry & LIST_INDEX_MASK;
+                const real4 shift = shifts[entry >> LIST_INDEX_BITS], pj = pos[j];
+                sums.add(true, j, make_real4(pj.x+shift.x, pj.y+shift.y, pj.z+shift.z, 0));
             }
         }
-        // Each pair is in both particles' lists: half of s each.
-        const real sum = listLaneSum(sums.sum, mask);
-        cvSum += (t == 0 ? (real) 0.5*sum : 0);
-        if (GRADIENT) {
-            const real3 gi = make_real3(listLaneSum(sums.gi.x, mask), listLaneSum(sums.gi.y, mask), listLaneSum(sums.gi.z, mask));
-            if (t == 0 && isNonzero(gi))
-                addGradient(scaled(gradientScale(params), gi), slot, groupAtoms[slot], flags, forceBuffer, gradient, numSlots);
-        }
+        cvSum += sums.end(slot, t, mask);
     }
     if (rebuild) {
         largest = __reduce_max_sync(0xffffffff, largest);
@@ -253,13 +287,15 @@ KERNEL void computeCoordinationList(const int* RESTRICT rebuildStamp, int stamp,
     __syncthreads();
     const bool rebuild = (*rebuildStamp == stamp);
     mixed cvSum;
-    if (flags & (FLAG_DIRECT_FORCES | FLAG_GRADIENT))
-        cvSum = computeListParticles<true>(rebuild, posq, sortedPos, sortedSlot, sortedAtom, cellStart, grid, listPos, refPos, listShift, listSlot,
-                entries, listCount, maxCount, numParticles, capacity, listCutoff2, shifts, groupAtoms, params, flags, forceBuffer,
-                gradient, numSlots);
-    else
-        cvSum = computeListParticles<false>(rebuild, posq, sortedPos, sortedSlot, sortedAtom, cellStart, grid, listPos, refPos, listShift, listSlot,
-                entries, listCount, maxCount, numParticles, capacity, listCutoff2, shifts, groupAtoms, params, flags, forceBuffer,
-                gradient, numSlots);
+    if (flags & (FLAG_DIRECT_FORCES | FLAG_GRADIENT)) {
+        ListSums<true> sums = {params, groupAtoms, flags, numSlots, forceBuffer, gradient};
+        cvSum = computeListParticles(rebuild, posq, sortedPos, sortedSlot, sortedAtom, cellStart, grid, listPos, refPos, listShift, listSlot,
+                entries, listCount, maxCount, numParticles, capacity, listCutoff2, shifts, groupAtoms, sums);
+    }
+    else {
+        ListSums<false> sums = {params, groupAtoms, flags, numSlots, forceBuffer, gradient};
+        cvSum = computeListParticles(rebuild, posq, sortedPos, sortedSlot, sortedAtom, cellStart, grid, listPos, refPos, listShift, listSlot,
+                entries, listCount, maxCount, numParticles, capacity, listCutoff2, shifts, groupAtoms, sums);
+    }
     finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvValue, record, alarm);
 }

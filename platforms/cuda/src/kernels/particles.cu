@@ -46,14 +46,8 @@ inline DEVICE mixed particleTile(int centre, bool validCentre, int neighbourFirs
             real r2, dsdr;
             const real3 delta = pairDelta(pi, sPos[k], &r2, params.imageSearch2, periodicBoxSize, invPeriodicBoxSize,
                     periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
-            real t = switchingFunction(r2, params, &dsdr);
-            // dsdr: (dt/dr)/r from here on.
-            dsdr *= gradientScale(params);
-            if (distancePower != 0) {
-                const real rk = POW(r2, distancePower/2);
-                dsdr = dsdr*rk+(t == 0 ? 0 : distancePower*t*rk/r2);
-                t *= rk;
-            }
+            // dsdr: (dt/dr)/r.
+            const real t = particleTerm(r2, params, distancePower, &dsdr);
             if (GRADIENT) {
                 // The gradient of t with respect to the centre is -dsdr*delta (delta points from the centre to the neighbour).
                 const real w = wCentre+sWeight[k];

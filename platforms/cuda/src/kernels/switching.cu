@@ -257,3 +257,22 @@ inline DEVICE real switchingFunction(real r2, const PairParams& p, real* g) {
     *g = gValue;
     return s;
 }
+
+/**
+ * A pair's term of a per-atom coordination number (kernels/particles.cu, particlelists.cu):
+ * t = s(r) r^k at squared distance r2, k the distance power (0 for none), and *dtdr = (dt/dr)/r
+ * with gradientScale() included, so that *dtdr times the displacement from the centre to the
+ * neighbour is the gradient of t with respect to the neighbour (minus it, to the centre).
+ */
+inline DEVICE real particleTerm(real r2, const PairParams& params, real distancePower, real* dtdr) {
+    real g;
+    real t = switchingFunction(r2, params, &g);
+    g *= gradientScale(params);
+    if (distancePower != 0) {
+        const real rk = POW(r2, distancePower/2);
+        g = g*rk+(t == 0 ? 0 : distancePower*t*rk/r2);
+        t *= rk;
+    }
+    *dtdr = g;
+    return t;
+}

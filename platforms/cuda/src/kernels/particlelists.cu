@@ -1,0 +1,151 @@
+/**
+ * The pair passes of per-atom coordination numbers (kernels/particles.cu says what they compute)
+ * over the neighbour lists of particles (kernels/neighbors.cu), where the CV has them: a finite
+ * dmax in a periodic box. Every list particle of group A has every neighbour j with t(r_aj) != 0
+ * in its own list (one group: all particles of the group; two groups: every particle of both
+ * groups has a list of the other group's), so that each lane group sums its own particle's pairs
+ * and writes without atomics per pair. An evaluation launches
+ *   checkNeighborList             the current positions in list order, and whether to rebuild
+ *   the binning                   (binning.cu) only where the lists are rebuilt
+ *   computeParticleListNumbers    c[slot] = sum_j t(r_aj) for each list particle of group A (a store:
+ *                                 no clearing needed); where *rebuildStamp == stamp it builds
+ *                                 the lists first, as computeCoordinationList does
+ *   evaluateParticleFunction      F(c) and w[slot] = dF/dc_slot (kernels/particlefunction.cu)
+ *   computeParticleListGradient   each list particle's own gradient, added as the flags ask
+ *                                 (addGradient(), kernels/sums.cu): one group
+ *                                 sum_j (w_i + w_j) dt(r_ij)/dx_i; two groups, for a particle a of
+ *                                 group A w_a sum_b dt/dx_a, for a particle b of group B
+ *                                 sum_a w_a dt/dx_b
+ * The weight of a list particle is w[listSlot[j]] where its slot is group A's (slot < numA), else 0.
+ */
+
+/** The first pass: the lane's particle's coordination number, stored into c[slot] (particles of group A only). */
+struct ParticleListNumbers {
+    PairParams params;
+    real distancePower;
+    int numA;
+    double* c;
+    real4 pi;
+    real sum;
+
+    inline DEVICE bool begin(real4 p, int slot) {
+        pi = p;
+        sum = 0;
+        return (slot < numA);
+    }
+
+    inline DEVICE void add(bool valid, int j, real4 pj) {
+        if (!valid)
+            return;
+        real r2, dtdr;
+        shiftedDelta(pi, pj, &r2);
+        sum += particleTerm(r2, params, distancePower, &dtdr);
+    }
+
+    inline DEVICE void operator()(bool valid, int j, int code, real4 pj) {
+        add(valid, j, pj);
+    }
+
+    inline DEVICE mixed end(int slot, int t, unsigned int mask) {
+        const real total = listLaneSum(sum, mask);
+        if (t == 0)
+            c[slot] = total;
+        return 0;
+    }
+};
+
+/** The second pass: the gradient of F with respect to the lane's particle, sum_j (w_i + w_j) dt(r_ij)/dx_i. */
+struct ParticleListGradient {
+    PairParams params;
+    real distancePower;
+    int numA, flags, numSlots;
+    const double* w;
+    const int* listSlot;
+    const int* groupAtoms;
+    unsigned long long* forceBuffer;
+    long long* gradient;
+    real4 pi;
+    real wi;
+    real3 gi;
+
+    /** The weight of a slot: group A's w, 0 for group B's. */
+    inline DEVICE real weight(int slot) const {
+        return (slot < numA ? (real) w[slot] : 0);
+    }
+
+    inline DEVICE bool begin(real4 p, int slot) {
+        pi = p;
+        wi = weight(slot);
+        gi = make_real3(0, 0, 0);
+        return true;
+    }
+
+    inline DEVICE void add(bool valid, int j, real4 pj) {
+        if (!valid)
+            return;
+        real r2, dtdr;
+        const real3 delta = shiftedDelta(pi, pj, &r2);
+        particleTerm(r2, params, distancePower, &dtdr);
+        // The gradient of t with respect to the lane's particle is -dtdr*delta (delta points to the neighbour).
+        const real g = (wi+weight(listSlot[j]))*dtdr;
+        gi.x -= g*delta.x;
+        gi.y -= g*delta.y;
+        gi.z -= g*delta.z;
+    }
+
+    inline DEVICE void operator()(bool valid, int j, int code, real4 pj) {
+        add(valid, j, pj);
+    }
+
+    inline DEVICE mixed end(int slot, int t, unsigned int mask) {
+        const real3 g = make_real3(listLaneSum(gi.x, mask), listLaneSum(gi.y, mask), listLaneSum(gi.z, mask));
+        if (t == 0 && isNonzero(g))
+            addGradient(g, slot, groupAtoms[slot], flags, forceBuffer, gradient, numSlots);
+        return 0;
+    }
+};
+
+/** The 27 periodic shifts of the image codes, into shared memory (every thread of the block calls it). */
+inline DEVICE void loadImageShifts(real4* shifts, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ) {
+    if (threadIdx.x < 27)
+        shifts[threadIdx.x] = imageShift(threadIdx.x, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
+    __syncthreads();
+}
+
+/**
+ * The first pass: c[slot] for each list particle of group A, over the lists, which it first
+ * builds where *rebuildStamp == stamp (the arguments up to the box as computeCoordinationList's).
+ */
+KERNEL void computeParticleListNumbers(const int* RESTRICT rebuildStamp, int stamp, const real4* RESTRICT posq,
+        const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot, const int* RESTRICT sortedAtom, const int* RESTRICT cellStart,
+        CellGrid grid,
+        real4* RESTRICT listPos, real4* RESTRICT refPos, real4* RESTRICT listShift, int* RESTRICT listSlot,
+        unsigned int* RESTRICT entries, int* RESTRICT listCount, unsigned int* RESTRICT maxCount, int numParticles, int capacity,
+        real listCutoff2, const int* RESTRICT groupAtoms, PairParams params, real4 periodicBoxVecX, real4 periodicBoxVecY,
+        real4 periodicBoxVecZ, real distancePower, int numA, double* RESTRICT c) {
+    __shared__ real4 shifts[27];
+    DEPENDENT_KERNEL_START
+    loadImageShifts(shifts, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
+    const bool rebuild = (*rebuildStamp == stamp);
+    ParticleListNumbers sums = {params, distancePower, numA, c};
+    computeListParticles(rebuild, posq, sortedPos, sortedSlot, sortedAtom, cellStart, grid, listPos, refPos, listShift, listSlot,
+            entries, listCount, maxCount, numParticles, capacity, listCutoff2, shifts, groupAtoms, sums);
+}
+
+/**
+ * The second pass: each list particle's gradient of F over the lists that the first pass of this
+ * evaluation used (or built), with the weights w[] of evaluateParticleFunction.
+ */
+KERNEL void computeParticleListGradient(const real4* RESTRICT posq, const int* RESTRICT sortedAtom, const int* RESTRICT cellStart,
+        CellGrid grid, const real4* RESTRICT listPos, const int* RESTRICT listSlot, const unsigned int* RESTRICT entries,
+        const int* RESTRICT listCount, int numParticles, int capacity, const int* RESTRICT groupAtoms, PairParams params,
+        real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ, real distancePower, int numA, const double* RESTRICT w,
+        int flags, unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient, int numSlots) {
+    __shared__ real4 shifts[27];
+    DEPENDENT_KERNEL_START
+    loadImageShifts(shifts, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
+    ParticleListGradient sums = {params, distancePower, numA, flags, numSlots, w, listSlot, groupAtoms, forceBuffer, gradient};
+    // No rebuild: the arrays that only a build writes are not touched (NULL).
+    computeListParticles(false, posq, NULL, NULL, sortedAtom, cellStart, grid, (real4*) listPos, NULL, NULL, (int*) listSlot,
+            (unsigned int*) entries, (int*) listCount, NULL, numParticles, capacity, 0, shifts, groupAtoms, sums);
+}
