@@ -2,7 +2,8 @@
 with SUM, MEAN, MORE_THAN, LESS_THAN, BETWEEN, MIN, MAX, LOWEST, HIGHEST, MOMENTS): the c_i from
 getCoordinationNumbers and every function against a NumPy reimplementation of PLUMED's formulas,
 forces against finite differences, a CoordinationBiasForce CV, serialization and the errors, on
-every platform (CUDA: kernels/particles.cu), and on CUDA the c_i against Reference for 1,000 atoms."""
+every platform (CUDA: kernels/particles.cu over all pairs, kernels/particlelists.cu over the neighbour
+lists where a cutoff in a periodic box gives them), and on CUDA the c_i against Reference for 1,000 atoms."""
 
 import math
 
