@@ -85,10 +85,17 @@ def test_reader_opes_and_restraint_on_combine():
     assert inp.metadynamics.force.getEnergyExpression() == 'bias(1*(c1_cd) + (-1)*(c1_ca), c2)'
 
 
-def test_reader_metad_on_a_distance_and_a_coordination_number(platform_config, tmp_path):
+def test_reader_metad_on_a_distance_and_a_coordination_number(platform_config, tmp_path, request):
     """METAD ARG=d,cd with d a DISTANCE (UNITS LENGTH=A: SIGMA and the grid in Angstrom): the slower path,
     a CustomCVForce, logged and warned; the CVs in the input's units; the energy from the table (finite
     differences); HILLS centres at (10 r, cd)."""
+    if platform_config.name == 'CUDA' and not platform_config.is_double:
+        # Seen on an H100 (2026-11-26, OpenMM 8.6.1), the first time this test ran on CUDA: in single
+        # and mixed precision the bias forces differ from the finite differences (the distance's atoms
+        # by 6-9%, the coordination partners by up to a factor 2), the same in both precisions; double
+        # precision passes. Not understood yet (issue 40): strict, so that a fix shows.
+        request.node.add_marker(pytest.mark.xfail(strict=True, reason='CUDA single/mixed: bias forces of the '
+                                                  'CustomCVForce path differ from finite differences (issue 40)'))
     from openmmcoordination import plumed
     system, topology = toy_system(PARTNERS)
     integrator = openmm.LangevinMiddleIntegrator(TOY_TEMPERATURE, 5.0, 0.002)
