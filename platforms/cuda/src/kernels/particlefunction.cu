@@ -134,16 +134,20 @@ KERNEL void evaluateParticleFunction(double* RESTRICT c, double* RESTRICT w, Par
         }
     }
     else if (p.function == 3 || p.function == 4 || p.function == 5) {
+        // Each term's weight needs nothing else: written here, by the thread that writes it again below.
         double local = 0;
         for (int i = threadIdx.x; i < n; i += blockDim.x) {
             double dtdc;
             if (p.function == 5) {
-                const double norm = 1/(sqrt(2.0)*p.width);
-                local += 0.5*(erf((p.upper-c[i])*norm)-erf((p.lower-c[i])*norm));
+                const double norm = 1/(sqrt(2.0)*p.width), dnorm = 1/(sqrt(2*3.141592653589793)*p.width);
+                const double low = (p.lower-c[i])*norm, up = (p.upper-c[i])*norm;
+                local += 0.5*(erf(up)-erf(low));
+                w[i] = (exp(-low*low)-exp(-up*up))*dnorm;
             }
             else {
                 const double t = particleThreshold(c[i], p, &dtdc);
                 local += (p.function == 3 ? 1-t : t);
+                w[i] = (p.function == 3 ? -dtdc : dtdc);
             }
         }
         value = particleBlockSum(local, scratch);
@@ -193,18 +197,13 @@ KERNEL void evaluateParticleFunction(double* RESTRICT c, double* RESTRICT w, Par
     // The weights, and c[] cleared (every read of c[] above is behind a barrier of the reductions).
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
         const double ci = c[i];
-        double weight = 0, dtdc;
+        double weight = 0;
         switch (p.function) {
             case 1: weight = 1; break;
             case 2: weight = 1.0/n; break;
-            case 3: particleThreshold(ci, p, &dtdc); weight = -dtdc; break;
-            case 4: particleThreshold(ci, p, &dtdc); weight = dtdc; break;
-            case 5: {
-                const double norm = 1/(sqrt(2.0)*p.width), dnorm = 1/(sqrt(2*3.141592653589793)*p.width);
-                const double low = (p.lower-ci)*norm, up = (p.upper-ci)*norm;
-                weight = (exp(-low*low)-exp(-up*up))*dnorm;
-                break;
-            }
+            case 3:
+            case 4:
+            case 5: weight = w[i]; break;
             case 6: weight = (sum == 0 ? 0 : exp(p.beta/ci-top)*value*value/(sum*ci*ci)); break;
             case 7: weight = exp(ci/p.beta-top)/sum; break;
             case 8:
