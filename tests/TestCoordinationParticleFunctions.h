@@ -305,7 +305,8 @@ void testParticleFunctionListsForcesOnly() {
     // (MoreThan, the energy the CV: forces straight from the kernels) and two overlapping groups
     // (MoreThan with a distance power, restrained: the chain rule's gradient); the lists on, rebuilt
     // at every evaluation, and off (COORDINATION_NEIGHBOR_LIST=0: the all-pairs kernels). Forces
-    // alone, the energy alone, then both, as gpu_suite.sh's stress stage runs every ForcesOnly test.
+    // alone, the energy alone, then both, as gpu_suite.sh's stress stage runs every ForcesOnly test;
+    // then the c_i (getCoordinationNumbers()).
     const int numParticles = 600;
     const double edge = 3.2;
     Vec3 box[3] = {Vec3(edge, 0, 0), Vec3(0, edge, 0), Vec3(0, 0, edge)};
@@ -363,6 +364,11 @@ void testParticleFunctionListsForcesOnly() {
                     positions[3] += box[0];
                 assertForcesOnlyAgree(context, reference, positions, "particle function lists="+lists+" case "+to_string(variant)+
                         " frame "+to_string(frame));
+                // The c_i alone (CUDA: the first pass, on the lists where they serve), between evaluations.
+                vector<double> c = cv->getCoordinationNumbers(context), expected = cv->getCoordinationNumbers(reference);
+                ASSERT_EQUAL(expected.size(), c.size());
+                for (int a = 0; a < c.size(); a++)
+                    ASSERT_EQUAL_TOL(expected[a], c[a], tolerance);
             }
         }
 }

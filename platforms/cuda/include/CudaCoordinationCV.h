@@ -154,7 +154,8 @@ public:
     void launchHistogram(OpenMM::CudaArray& counts, int numBins, double maxDistance);
     /**
      * The per-atom coordination numbers c_i of a force with a particle function, one for each
-     * entry of group A in its order, at the current positions (a launch and a download).
+     * entry of group A in its order, at the current positions (the first pass over the neighbour
+     * lists where they serve, else over all pairs, and a download).
      *
      * @param checks  the position check and the alarm
      */
@@ -179,6 +180,15 @@ private:
     std::vector<void*> particleArguments(int& numA, int& numB);
     /** Launch computeParticleNumbers (c_i added into particleNumbers) with the position check of checks; returns its tiles. */
     long long launchParticleNumbers(const CudaCoordinationChecks& checks);
+    /**
+     * Where the neighbour lists serve this box (hasParticleLists() and their prepare(), which
+     * launches checkNeighborList, with the position check of checks, and the binning), launch
+     * computeParticleListNumbers (c_i stored into particleNumbers) and return true; else launch
+     * nothing and return false.
+     */
+    bool launchParticleListNumbers(const CudaCoordinationChecks& checks);
+    /** The blocks of a launch of the particle-list kernels (ListBlockSize threads, LIST_LANES a list particle). */
+    long long getParticleListBlocks() const;
     /** Take the particle function's parameters of a force (the kernel argument of evaluateParticleFunction). */
     void setParticleFunctionParameters(const CoordinationForce& force);
     /** Upload the weight and r0 of each pair of a pair list (PairValues in kernels/switching.cu). */

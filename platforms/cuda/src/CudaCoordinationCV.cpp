@@ -485,32 +485,40 @@ bool CudaCoordinationCV::hasParticleLists() const {
     return (cells && isfinite(dmax) && neighborList && neighborList->isEnabled() && !neighborList->hasHomeLists());
 }
 
+bool CudaCoordinationCV::launchParticleListNumbers(const CudaCoordinationChecks& checks) {
+    typedef CudaCoordinationProgram P;
+    setImageSearchDistance();
+    if (!hasParticleLists())
+        return false;
+    requireKernels(P::ParticleKernels | P::BinningKernels | P::ListKernels | P::ParticleListKernels);
+    // The positions are checked by checkNeighborList.
+    if (!neighborList->prepare(dmax, checkListKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel, scatterCellsKernel,
+            groupAtoms, checks))
+        return false;
+    int numA = groupA.size();
+    void* params = (cu.getUseDoublePrecision() ? (void*) &paramsDouble : (void*) &paramsFloat);
+    void* power = (cu.getUseDoublePrecision() ? (void*) &distancePowerDouble : (void*) &distancePowerFloat);
+    vector<void*> args = listArguments(params);
+    args.insert(args.end(), {power, &numA, &particleNumbers.getDevicePointer()});
+    launcher.launch(particleListNumbersKernel, args.data(), getParticleListBlocks(), ListBlockSize);
+    return true;
+}
+
+long long CudaCoordinationCV::getParticleListBlocks() const {
+    return min((listParticles*(long long) listLanes+ListBlockSize-1)/ListBlockSize, (long long) residentParticleListBlocks);
+}
+
 void CudaCoordinationCV::launchParticleFunction(int flags, CUdeviceptr sum, CUdeviceptr value, CUdeviceptr record,
         const CudaCoordinationChecks& checks) {
     // Three launches (kernels/particles.cu, or on the neighbour lists kernels/particlelists.cu after
     // the lists' check and binning): the coordination numbers, the function and its weights, the gradient.
     typedef CudaCoordinationProgram P;
     int tile = P::TileSize;
-    setImageSearchDistance();
-    bool useList = false;
-    if (hasParticleLists()) {
-        requireKernels(P::ParticleKernels | P::BinningKernels | P::ListKernels | P::ParticleListKernels);
-        // The positions are checked by checkNeighborList.
-        useList = neighborList->prepare(dmax, checkListKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel, scatterCellsKernel,
-                groupAtoms, checks);
-    }
+    bool useList = launchParticleListNumbers(checks);
+    long long numberTiles = (useList ? 0 : launchParticleNumbers(checks));
     int numA = groupA.size(), numB = groupB.size();
     void* params = (cu.getUseDoublePrecision() ? (void*) &paramsDouble : (void*) &paramsFloat);
     void* power = (cu.getUseDoublePrecision() ? (void*) &distancePowerDouble : (void*) &distancePowerFloat);
-    long long listBlocks = min((listParticles*(long long) listLanes+ListBlockSize-1)/ListBlockSize, (long long) residentParticleListBlocks);
-    long long numberTiles = 0;
-    if (useList) {
-        vector<void*> args = listArguments(params);
-        args.insert(args.end(), {power, &numA, &particleNumbers.getDevicePointer()});
-        launcher.launch(particleListNumbersKernel, args.data(), listBlocks, ListBlockSize);
-    }
-    else
-        numberTiles = launchParticleNumbers(checks);
     vector<void*> functionArgs = {&particleNumbers.getDevicePointer(), &particleWeights.getDevicePointer(), &particleParams, &flags,
             &cu.getEnergyBuffer().getDevicePointer(), &sum, &value, &record, (void*) &checks.alarm};
     launcher.launch(particleFunctionKernel, functionArgs.data(), 1, tile);
@@ -522,7 +530,7 @@ void CudaCoordinationCV::launchParticleFunction(int flags, CUdeviceptr sum, CUde
                 &listParticles, (void*) &list.getCapacity(), &groupAtoms.getDevicePointer(), params, cu.getPeriodicBoxVecXPointer(),
                 cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), power, &numA, &particleWeights.getDevicePointer(),
                 &flags, &cu.getLongForceBuffer().getDevicePointer(), &gradient.getDevicePointer(), &numSlots};
-        launcher.launch(particleListGradientKernel, args.data(), listBlocks, ListBlockSize);
+        launcher.launch(particleListGradientKernel, args.data(), getParticleListBlocks(), ListBlockSize);
     }
     else if (flags & (DirectForces | Gradient)) {
         // In two groups, the tiles of group B's centres too (as many as group A's).
@@ -544,10 +552,15 @@ void CudaCoordinationCV::launchParticleFunction(int flags, CUdeviceptr sum, CUde
 }
 
 vector<double> CudaCoordinationCV::computeCoordinationNumbers(const CudaCoordinationChecks& checks) {
-    launchParticleNumbers(checks);
+    // The first pass over the neighbour lists where they serve, else over all pairs.
+    if (launchParticleListNumbers(checks))
+        neighborList->finishLaunch();
+    else
+        launchParticleNumbers(checks);
     vector<double> c;
     particleNumbers.download(c);
-    // Zero again for the next evaluation (evaluateParticleFunction() clears it where it runs).
+    // Zero again for the next evaluation (evaluateParticleFunction() clears it where it runs; the
+    // all-pairs pass adds to it).
     cu.clearBuffer(particleNumbers);
     return c;
 }
