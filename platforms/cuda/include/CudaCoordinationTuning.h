@@ -24,7 +24,7 @@ namespace CoordinationPlugin {
  * | COORDINATION_LIST_KIND       | particles, homes  | the kind of neighbour list [one group: particles up to 50,000, homes   |
  * |                              |                   | above; two groups: particles from 4M pairs and up to 50,000 particles, |
  * |                              |                   | else none]; particles gives two groups lists whatever their size, and  |
- * |                              |                   | homes none                                                             |
+ * |                              |                   | homes none; a particle function has lists of particles regardless     |
  * | COORDINATION_LIST_LANES      | 1, 2, 4, ..., 32  | lanes sharing a particle in the list kernel [about 512 threads an SM]  |
  * | COORDINATION_NEIGHBOR_SKIN   | a distance >= 0   | the lists' skin in nm [dmax/10]                                        |
  * | COORDINATION_CELL_GRID       | rx,ry,rz,run      | a cell grid of that reach and run length (0: chunks) [cost model]      |
