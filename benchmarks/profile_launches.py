@@ -9,8 +9,9 @@ time of each kernel (the shim's NVTX range "window" delimits the same steps).
         --print-summary per-kernel python3 benchmarks/profile_launches.py --cases fast-1 --steps 20
 
 Cases (--cases, comma-separated, or all): plain; fast-1, fast-100, fast-self, fast-1000 (one CV restrained by
-its own energy expression); ccv-1, ccv-100, ccv-self (our CV inside CustomCVForce, the BiasVariable
-path); peer-1, peer-100, peer-self (CustomNonbondedForce inside CustomCVForce); bias-2, bias-3
+its own energy expression); ccv-1, ccv-100, ccv-self, ccv-1000 (our CV inside CustomCVForce, the BiasVariable
+path); peer-1, peer-100, peer-self, peer-1000 (CustomNonbondedForce inside CustomCVForce); peratom (the md
+section's per-atom case: MoreThan of every O's coordination, restrained); bias-2, bias-3
 (CoordinationBiasForce over the 1 O, 100 O and, for 3, 1,000 O CVs); latency (1 x 1,000 pairs in a
 System of its own, as benchmark.py's latency section). A case may name tuning switches after an
 @, as ccv-self@COORDINATION_LIST_KIND=homes (set while its Context is created). Each case's
@@ -29,6 +30,7 @@ import openmm as mm
 
 from bench_latency import latency_context
 from common import CUTOFF, MdRun, adding, peer_cv, rational_cv, water_box
+from bench_md import per_atom_cv
 
 COUNT_NAMES = ('launches', 'sync_copies_to_host', 'async_copies_to_host', 'stream_syncs', 'context_syncs', 'event_syncs',
                'copies_to_device')
@@ -110,6 +112,7 @@ def builds(oxygens, numParticles):
         cases['fast-' + key] = lambda key=key: adding(restrained(ours(key)))
         cases['ccv-' + key] = lambda key=key: adding(in_cv_force(ours(key)))
         cases['peer-' + key] = lambda key=key: adding(in_cv_force(peer(key)))
+    cases['peratom'] = lambda: adding(restrained(per_atom_cv(oxygens)))
     cases['bias-2'] = lambda: adding(bias([ours('1'), ours('100')]))
     cases['bias-3'] = lambda: adding(bias([ours('1'), ours('100'), ours('1000')]))
     return cases
