@@ -25,7 +25,8 @@ throughput: CV + forces evaluations, no cutoff, against CustomNonbondedForce, by
   step of frozen particles (bench_throughput.py).
 cutoff: self-coordination of up to a million atoms with a periodic cutoff (cell lists) against
   CustomNonbondedForce with CutoffPeriodic; per evaluation with forces and with the energy alone,
-  particles numbered at random or in spatial order (bench_cutoff.py).
+  particles numbered at random or in spatial order; and the per-atom c_i of 100,000 atoms with
+  MoreThan against the plain sum of the same atoms, which has no peer (bench_cutoff.py).
 latency: a small CV inside a step (bench_latency.py).
 histogram: pair histograms against CuPy (bench_histogram.py).
 coldstart: what the force adds to a first Context, cold and warm (bench_coldstart.py), in the run's
@@ -127,7 +128,8 @@ def print_table(rows):
                             'speedup_vs_peer', 'pairs_per_s_ratio_vs_peer', 'ms_in_step', 'peer_ms_in_step',
                             'speedup_in_step', 'ms_per_evaluation', 'peer_ms_per_evaluation', 'energy_only_ms_per_evaluation',
                             'peer_energy_only_ms_per_evaluation', 'rebuilt_ms_per_evaluation', 'ms_per_evaluation_rebuilt_every_10',
-                            'no_lists_ms_per_evaluation', 'us_per_evaluation', 'plain_replica_spread_percent', 'pairs',
+                            'no_lists_ms_per_evaluation', 'plain_ms_per_evaluation', 'per_atom_over_plain', 'numbers_per_s',
+                            'us_per_evaluation', 'plain_replica_spread_percent', 'pairs',
                             'added_cold_s', 'added_warm_s')
                 if row.get(k) is not None]
         values = '  '.join('%s=%.4g' % (k, row[k]) for k in keys)

@@ -4,8 +4,8 @@
     python benchmarks/report.py results.json                  # docs/performance.md, docs/images/*.png
 
 The page holds one short table per section present in the JSON (md gives two: the restraints of
-one and two CVs, and metadynamics of one and two CVs; then contacts, throughput, latency, cutoff,
-histogram, coldstart): our figure, the peer's figure from the same run and their ratio, the
+one and two CVs, and metadynamics of one and two CVs; then contacts, throughput, latency, cutoff
+(and after it its per-atom rows: the c_i with MoreThan against the plain sum), histogram, coldstart): our figure, the peer's figure from the same run and their ratio, the
 target where the row has one and whether it is met, and a line on what the row measures. The
 header names the GPU, OpenMM's version, the precision, the date, the time each section took and
 the command that made the run. The plots (PNG, in <docs>/images/) are a bar chart of the MD
@@ -80,6 +80,7 @@ PAIR_PARAMETER_TARGET = 1.2          # per-pair path over the plain pair list, 1
 THROUGHPUT_TARGETS = {'10k x 10k': 2.5, '100k self': 2.5}   # per evaluation, peer time / ours
 LATENCY_TARGET = 3.0                 # us per evaluation
 CUTOFF_TARGET = 0.35                 # ms per evaluation, 1,000,000 particles at 33.4/nm^3, dmax 1 nm
+PER_ATOM_TARGET = 1.5                # per-atom c_i (MoreThan) over the plain sum, per evaluation, 100,000 particles, dmax 1 nm
 HISTOGRAM_TARGET = 1e12              # pairs/s, 100,000 atoms, all pairs
 
 
@@ -452,8 +453,45 @@ def latency_section(rows):
     return lines, None
 
 
+def per_atom_target(row):
+    """The target of a per-atom row of the cutoff section (issue 42: the c_i of 100,000 atoms with a
+    1 nm cutoff within 1.5x of the plain self-coordination sum of the same atoms), or None."""
+    return PER_ATOM_TARGET if row.get('atoms') == 100000 and row.get('dmax') == 1.0 else None
+
+
+def per_atom_table(rows):
+    """The cutoff section's per-atom rows (bench_cutoff.per_atom_row): lines of markdown."""
+    body = []
+    for row in rows:
+        atoms = format(row.get('atoms', 0), ',')
+        if 'skipped' in row:
+            body.append(skipped_row(atoms, row, 8))
+            continue
+        over, target = row.get('per_atom_over_plain'), per_atom_target(row)
+        body.append([atoms, sci(row.get('pairs_within_dmax')), num(row.get('plain_ms_per_evaluation')), num(row.get('ms_per_evaluation')),
+                     '%.2f' % over if over is not None else '-', sci(row.get('numbers_per_s')), '<= %g' % target if target else '-',
+                     met(None if target is None or over is None else over <= target)])
+    first = next((row for row in rows if 'skipped' not in row), rows[0])
+    density, dmax, threshold, checked = (first.get(key) for key in ('density_per_nm3', 'dmax', 'threshold', 'checked_atoms'))
+    lines = ['', '*Per-atom coordination numbers* (no peer exists): random particles at %s/nm^3 in a periodic cube (at '
+             'the same size, those of the random row above), dmax %s nm; the CV MoreThan (threshold %s) of the c_i of '
+             'every particle, against the plain self-coordination sum (no particle function) of the same particles. '
+             'The two frozen steps and the step without a force timed in turn, %s rounds; per evaluation: a step less '
+             'the empty step of its round; *per-atom / plain*: the median over the rounds of the ratio. Checked first '
+             'against NumPy: the c_i of %s particles and the forces on them, the CV, and the sum of the c_i (twice the '
+             'plain sum).' % tuple('?' if value is None else text.format(value) for text, value in (
+                 ('{:g}', density), ('{:g}', dmax), ('{:g}', threshold), ('{}', first.get('repeats')), ('{:,}', checked))), '']
+    lines += table(['particles', 'pairs within dmax', 'plain sum (ms/evaluation)', 'per-atom, MoreThan (ms/evaluation)',
+                    'per-atom / plain', 'c_i per second', 'target', 'met'], body)
+    return lines
+
+
 def cutoff_section(rows):
     body, plot = [], []
+    perAtom = [row for row in rows if row.get('kind') == 'per-atom']
+    rows = [row for row in rows if row.get('kind') != 'per-atom']
+    if not rows:
+        return per_atom_table(perAtom)[1:], plot
     for row in rows:
         ours, peer = row.get('ms_per_evaluation'), row.get('peer_ms_per_evaluation')
         target = (CUTOFF_TARGET if row.get('atoms') == 1000000 and abs(row.get('density_per_nm3', 0) - 33.4) < 0.5
@@ -477,6 +515,8 @@ def cutoff_section(rows):
     lines += table(['particles', 'density (/nm^3)', 'numbering', 'pairs within dmax', 'ours (ms/evaluation)',
                     'peer (ms/evaluation)', 'ratio', 'ours, one rebuild in ten (ms)', 'energy only: ours / peer (ms)',
                     'ratio, energy only', 'target', 'met'], body)
+    if perAtom:
+        lines += per_atom_table(perAtom)
     return lines, plot
 
 
@@ -764,7 +804,8 @@ def write_report(path, docs='docs', shown=None, cpu=None):
         lines += ['## %s' % TITLES[page], ''] + body + ['']
         if md and [page] == mdImagePage:
             lines += ['![MD overheads, ours against the peers](%s)' % MD_IMAGE, '']
-        if page == 'cutoff' or (page == 'throughput' and 'cutoff' not in present):
+        scaling = plots.get('throughput') or plots.get('cutoff')     # none where the cutoff rows are per-atom ones only
+        if scaling and (page == 'cutoff' or (page == 'throughput' and 'cutoff' not in present)):
             lines += ['![Time per evaluation against system size](%s)' % SCALING_IMAGE, '']
 
     if md:

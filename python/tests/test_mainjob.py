@@ -279,6 +279,42 @@ def test_energy_only_step_time():
     assert seconds > 0
 
 
+def test_cutoff_per_atom_checked():
+    """The cutoff section's per-atom row (issue 42) on Reference, 400 random particles, dmax 1 nm:
+    check_per_atom passes for the row's CV (c_i, the forces on the particles, the CV and the sum of the
+    c_i against NumPy, to double precision) and catches a CV whose threshold is not the one NumPy uses."""
+    benchmark, cutoff = import_benchmark(), import_benchmark('bench_cutoff')
+    import openmm as mm
+    platform = mm.Platform.getPlatformByName('Reference')
+    positions, edge = benchmark.random_positions(400)
+    plain = benchmark.rational_cv(list(range(400)), None, 1.0, periodic=True)
+    plainRun = benchmark.FrozenContext(benchmark.frozen_system(plain, positions, edge), positions, platform, 'double')
+    for threshold in (cutoff.PER_ATOM_THRESHOLD, 1.1 * cutoff.PER_ATOM_THRESHOLD):
+        force = cutoff.per_atom_cv(400, 1.0, threshold)
+        run = benchmark.FrozenContext(benchmark.frozen_system(force, positions, edge), positions, platform, 'double')
+        if threshold != cutoff.PER_ATOM_THRESHOLD:
+            with pytest.raises(RuntimeError, match='per-atom check: the CV is'):
+                cutoff.check_per_atom(positions, edge, 1.0, cutoff.PER_ATOM_THRESHOLD, force, run, plainRun, np.arange(400))
+            continue
+        value, plainValue, numberError, forceError = cutoff.check_per_atom(positions, edge, 1.0, threshold, force, run, plainRun,
+                                                                           np.arange(0, 400, 3))
+        # The c_i of random particles at 33.4/nm^3: about 33.4 * 2 pi^2/3 * 0.3^3 = 5.9 on average.
+        assert 5.0 < 2 * plainValue / 400 < 6.8 and 0 < value < 400
+        assert numberError < 1e-10 and forceError < 1e-8
+
+
+def test_cutoff_per_atom_row_skipped(monkeypatch):
+    """A per-atom row whose check fails (here the force's threshold is not the one NumPy uses) is a
+    row that says why, with no timings, and the section goes on (CPU, the --quick size)."""
+    cutoff = import_benchmark('bench_cutoff')
+    import openmm as mm
+    monkeypatch.setattr(cutoff, 'per_atom_cv',
+                        lambda n, dmax, build=cutoff.per_atom_cv: build(n, dmax, 1.1 * cutoff.PER_ATOM_THRESHOLD))
+    row = cutoff.per_atom_row(mm.Platform.getPlatformByName('CPU'), 'mixed', True)
+    assert row['kind'] == 'per-atom' and row['atoms'] == 5000 and 'ms_per_evaluation' not in row
+    assert row['skipped'].startswith('RuntimeError: per-atom check: the CV is')
+
+
 def test_environment_restores_variables(monkeypatch):
     """The benchmark's environment block sets the CUDA switches for the Contexts created inside it,
     then restores what was there (a value, or nothing)."""

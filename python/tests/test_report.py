@@ -57,6 +57,11 @@ def md_rows(name, fast, fastOverhead, fastToggled, compatibleOverhead, peer, pee
 
 
 METAD = dict(hill_frequency=500, bias_factor=10.0, hill_height=1.0)
+# The cutoff section's per-atom row (issue 42), as bench_cutoff.per_atom_row writes it.
+PER_ATOM = {'section': 'cutoff', 'case': 'per-atom c_i of 100,000 atoms, MoreThan 6, periodic, dmax 1 nm, against the plain sum',
+            'kind': 'per-atom', 'atoms': 100000, 'density_per_nm3': 33.4, 'dmax': 1.0, 'threshold': 6.0,
+            'pairs_within_dmax': 7000000, 'checked_atoms': 500, 'ms_per_evaluation': 0.098, 'plain_ms_per_evaluation': 0.07,
+            'per_atom_over_plain': 1.4, 'numbers_per_s': 1.02e9, 'repeats': 3, 'steps': 1000}
 
 
 def synthetic_rows():
@@ -90,6 +95,7 @@ def synthetic_rows():
               'numbering': 'spatial', 'pairs_within_dmax': 70000000, 'ms_per_evaluation': 0.3, 'peer_ms_per_evaluation': 1.8,
               'speedup_per_evaluation': 6.0, 'ms_per_evaluation_rebuilt_every_10': 0.33,
               'energy_only_ms_per_evaluation': 0.25, 'peer_energy_only_ms_per_evaluation': 1.5, 'energy_only_speedup': 6.0},
+             PER_ATOM,
              {'section': 'histogram', 'case': '100000 atoms, all pairs, 200 bins, one frame read back', 'ms': 5.0,
               'pairs_per_s': 1.2e12, 'peer': 'CuPy', 'peer_ms': 1000.0, 'peer_pairs_per_s': 5e9, 'speedup_vs_peer': 200.0},
              {'section': 'coldstart', 'case': '50-pair list (pairs)', 'precision': 'mixed', 'added_cold_s': 0.2,
@@ -190,6 +196,14 @@ def test_synthetic_run(tmp_path):
                                             '0.0500 / 0.200', '4.00x', '-', '-']
     assert table_row(cutoff, '1,000,000')[4:] == ['0.300', '1.80', '6.00x', '0.330', '0.250 / 1.50', '6.00x', '<= 0.35 ms', 'yes']
 
+    # The per-atom row, in a table of its own after the cutoff rows: 0.098 ms against the plain sum's
+    # 0.07 ms, 1.40 within the 1.5 of issue 42; 100,000 c_i in 0.098 ms: 1.02e9 per second.
+    perAtom = cutoff[cutoff.index('*Per-atom coordination numbers*'):]
+    assert table_row(perAtom, '100,000') == ['100,000', '7.00e6', '0.0700', '0.0980', '1.40', '1.02e9', '<= 1.5', 'yes']
+    assert 'MoreThan (threshold 6)' in perAtom and 'dmax 1 nm' in perAtom and 'the c_i of 500 particles' in perAtom
+    assert '3 rounds' in perAtom
+    assert cutoff.index('| 1,000,000 |') < cutoff.index('*Per-atom coordination numbers*')
+
     histogram = section(text, 'Pair histograms')
     assert table_row(histogram, '100000 atoms, all pairs, 200 bins, one frame read back')[1:] == [
         '5.00', '1.20e12', '1,000', '5.00e9', '200x', '>= 1.00e12 pairs/s', 'yes']
@@ -206,6 +220,27 @@ def test_synthetic_run(tmp_path):
 
 def table_rows_first_cells(text):
     return [line.strip('|').split('|')[0].strip() for line in text.splitlines() if line.startswith('|')]
+
+
+def test_per_atom_rows(tmp_path):
+    """The cutoff section's per-atom rows: the target 1.5 of issue 42 for 100,000 particles with dmax
+    1 nm (1.6: not met), none for the --quick size, a row that failed its check says why; with no
+    other cutoff row the per-atom table stands alone, and no row of it reaches the scaling plot."""
+    rows = [dict(PER_ATOM, per_atom_over_plain=1.6, ms_per_evaluation=0.112),
+            dict(PER_ATOM, atoms=5000, pairs_within_dmax=350501, checked_atoms=5000, ms_per_evaluation=29.7,
+                 plain_ms_per_evaluation=15.4, per_atom_over_plain=1.93, numbers_per_s=1.68e5),
+            {'section': 'cutoff', 'case': PER_ATOM['case'], 'kind': 'per-atom', 'atoms': 100000, 'dmax': 1.0,
+             'skipped': 'RuntimeError: per-atom check: the CV is 1, NumPy\'s MoreThan of the c_i 2'}]
+    docs = tmp_path / 'docs'
+    text = report.write_report(write_json(tmp_path / 'run.json', rows), str(docs))
+    cutoff = section(text, 'Self-coordination with a cutoff')
+    lines = [line for line in cutoff.splitlines() if line.startswith('| 100,000 |')]
+    assert [line.split(' | ')[-2:] for line in lines[:1]] == [['<= 1.5', '**no** |']]
+    assert lines[1] == ('| 100,000 | - | not measured: RuntimeError: per-atom check: the CV is 1, NumPy\'s MoreThan of the c_i 2 '
+                        '| - | - | - | - | - |')
+    assert table_row(cutoff, '5,000') == ['5,000', '3.51e5', '15.4', '29.7', '1.93', '1.68e5', '-', '-']
+    assert 'ours (ms/evaluation)' not in cutoff and cutoff.count('| particles |') == 1
+    assert not (docs / report.SCALING_IMAGE).exists() and report.SCALING_IMAGE not in text
 
 
 def test_skipped_case(tmp_path):
