@@ -14,18 +14,20 @@ CoordinationParticleFunction::CoordinationParticleFunction(const CoordinationFor
     if (function == CoordinationForce::PairSum)
         throw OpenMMException("CoordinationForce: the particle function is PairSum: the force has no per-atom coordination numbers");
     if (function == CoordinationForce::MoreThan || function == CoordinationForce::LessThan) {
-        // The threshold is PLUMED's RATIONAL of c: a force configured with its parameters gives
-        // it the switching function's own code (cutoff and stretch included).
         CoordinationForce thresholdForce;
-        thresholdForce.setSwitchingFunction(CoordinationForce::Rational);
-        thresholdForce.setR0(force.getThresholdR0());
-        thresholdForce.setD0(force.getThresholdD0());
-        thresholdForce.setM(0);
-        thresholdForce.setN(force.getThresholdN());
-        thresholdForce.setM(force.getThresholdM());
-        thresholdForce.setDMax(force.getThresholdDMax());
+        configureThreshold(force, thresholdForce);
         threshold.reset(new CoordinationSwitching(thresholdForce));
     }
+}
+
+void CoordinationParticleFunction::configureThreshold(const CoordinationForce& force, CoordinationForce& threshold) {
+    threshold.setSwitchingFunction(CoordinationForce::Rational);
+    threshold.setR0(force.getThresholdR0());
+    threshold.setD0(force.getThresholdD0());
+    threshold.setM(0);
+    threshold.setN(force.getThresholdN());
+    threshold.setM(force.getThresholdM());
+    threshold.setDMax(force.getThresholdDMax());
 }
 
 double CoordinationParticleFunction::evaluate(const vector<double>& c, vector<double>& dFdc) const {

@@ -29,6 +29,16 @@ public:
      * @return F(c)
      */
     double evaluate(const std::vector<double>& c, std::vector<double>& dFdc) const;
+    /**
+     * Configure a force as the threshold of MoreThan and LessThan: PLUMED's RATIONAL of c with the
+     * threshold parameters of force, so that CoordinationSwitching gives it the switching
+     * function's own code (cutoff and stretch included). The CUDA kernels take their parameters
+     * from it too.
+     *
+     * @param force          the force with a particle function
+     * @param[out] threshold a new CoordinationForce, configured here
+     */
+    static void configureThreshold(const CoordinationForce& force, CoordinationForce& threshold);
 private:
     CoordinationForce::ParticleFunction function;
     double lower, upper, width, beta;

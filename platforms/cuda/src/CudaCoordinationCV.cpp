@@ -1,4 +1,5 @@
 #include "CudaCoordinationCV.h"
+#include "internal/CoordinationParticleFunction.h"
 #include "openmm/OpenMMException.h"
 #include <algorithm>
 #include <cmath>
@@ -159,13 +160,7 @@ void CudaCoordinationCV::setParticleFunctionParameters(const CoordinationForce& 
     CoordinationForce::ParticleFunction function = force.getParticleFunction();
     if (function == CoordinationForce::MoreThan || function == CoordinationForce::LessThan) {
         CoordinationForce thresholdForce;
-        thresholdForce.setSwitchingFunction(CoordinationForce::Rational);
-        thresholdForce.setR0(force.getThresholdR0());
-        thresholdForce.setD0(force.getThresholdD0());
-        thresholdForce.setM(0);
-        thresholdForce.setN(force.getThresholdN());
-        thresholdForce.setM(force.getThresholdM());
-        thresholdForce.setDMax(force.getThresholdDMax());
+        CoordinationParticleFunction::configureThreshold(force, thresholdForce);
         CoordinationSwitching threshold(thresholdForce);
         p.r0 = force.getThresholdR0();
         p.d0 = force.getThresholdD0();
