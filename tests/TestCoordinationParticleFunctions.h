@@ -190,7 +190,9 @@ void testParticleFunctionGradient() {
 
 void testParticleFunctionsAgainstReference() {
     // 400 particles in a periodic box with a cutoff: enough pairs for cell lists and threads on CPU, and
-    // for two chunks of 256 centres on CUDA (group A of 280 in two-group mode).
+    // for two chunks of 256 centres on CUDA (group A of 280 in two-group mode). On CUDA every function
+    // over all pairs (COORDINATION_NEIGHBOR_LIST=0) and on the neighbour lists (1), where the first
+    // pass evaluates the elementwise ones itself (kernels/particlelists.cu); the other platforms ignore the switch.
     int numParticles = 400;
     vector<Vec3> positions = randomPositions(numParticles, 3.0, 17);
     Vec3 box[3] = {Vec3(3.0, 0, 0), Vec3(0, 3.0, 0), Vec3(0, 0, 3.0)};
@@ -199,41 +201,43 @@ void testParticleFunctionsAgainstReference() {
         all.push_back(i);
         (i < 280 ? first : second).push_back(i);
     }
-    for (int groups = 0; groups < 2; groups++)
-        for (int f = CoordinationForce::Sum; f <= CoordinationForce::Moment; f++) {
-            System system;
-            for (int i = 0; i < numParticles; i++)
-                system.addParticle(1.0);
-            system.setDefaultPeriodicBoxVectors(box[0], box[1], box[2]);
-            CoordinationForce* force = particleFunctionForce((CoordinationForce::ParticleFunction) f, groups == 0 ? all : first,
-                    groups == 0 ? vector<int>() : second);
-            force->setDMax(0.6);
-            force->setUsesPeriodicBoundaryConditions(true);
-            force->setThreshold(3.0, 0.5, 6, 12, 8.0);
-            force->setBetweenBounds(2.0, 4.0, 0.4);
-            force->setFunctionBeta(0.5);
-            // The energy the CV itself (forces straight from the pair kernel on CUDA) or an expression of it (the chain rule).
-            force->setEnergyFunction(f%2 == 0 ? "cv" : "cv^2");
-            force->setDistancePower(groups == 1 ? 1.0 : 0.0);
-            system.addForce(force);
-            VerletIntegrator integrator(0.001), integrator2(0.001);
-            Context context(system, integrator, platform, properties);
-            Context reference(system, integrator2, referencePlatform());
-            context.setPositions(positions);
-            reference.setPositions(positions);
-            vector<double> c = force->getCoordinationNumbers(context), expected = force->getCoordinationNumbers(reference);
-            for (int a = 0; a < c.size(); a++)
-                ASSERT_EQUAL_TOL(expected[a], c[a], tolerance);
-            State state = reference.getState(State::Energy | State::Forces);
-            // Twice: each evaluation starts from cleared coordination numbers.
-            for (int repeat = 0; repeat < 2; repeat++) {
-                ASSERT_EQUAL_TOL(state.getPotentialEnergy(), context.getState(State::Energy).getPotentialEnergy(), tolerance);
-                assertForcesEqual(state.getForces(), context.getState(State::Forces).getForces(), forceTolerance());
+    for (string lists : {"0", "1"})
+        for (int groups = 0; groups < 2; groups++)
+            for (int f = CoordinationForce::Sum; f <= CoordinationForce::Moment; f++) {
+                ScopedEnvironment setting("COORDINATION_NEIGHBOR_LIST", lists);
+                System system;
+                for (int i = 0; i < numParticles; i++)
+                    system.addParticle(1.0);
+                system.setDefaultPeriodicBoxVectors(box[0], box[1], box[2]);
+                CoordinationForce* force = particleFunctionForce((CoordinationForce::ParticleFunction) f, groups == 0 ? all : first,
+                        groups == 0 ? vector<int>() : second);
+                force->setDMax(0.6);
+                force->setUsesPeriodicBoundaryConditions(true);
+                force->setThreshold(3.0, 0.5, 6, 12, 8.0);
+                force->setBetweenBounds(2.0, 4.0, 0.4);
+                force->setFunctionBeta(0.5);
+                // The energy the CV itself (forces straight from the pair kernel on CUDA) or an expression of it (the chain rule).
+                force->setEnergyFunction(f%2 == 0 ? "cv" : "cv^2");
+                force->setDistancePower(groups == 1 ? 1.0 : 0.0);
+                system.addForce(force);
+                VerletIntegrator integrator(0.001), integrator2(0.001);
+                Context context(system, integrator, platform, properties);
+                Context reference(system, integrator2, referencePlatform());
+                context.setPositions(positions);
+                reference.setPositions(positions);
+                vector<double> c = force->getCoordinationNumbers(context), expected = force->getCoordinationNumbers(reference);
+                for (int a = 0; a < c.size(); a++)
+                    ASSERT_EQUAL_TOL(expected[a], c[a], tolerance);
+                State state = reference.getState(State::Energy | State::Forces);
+                // Twice: each evaluation starts from cleared coordination numbers.
+                for (int repeat = 0; repeat < 2; repeat++) {
+                    ASSERT_EQUAL_TOL(state.getPotentialEnergy(), context.getState(State::Energy).getPotentialEnergy(), tolerance);
+                    assertForcesEqual(state.getForces(), context.getState(State::Forces).getForces(), forceTolerance());
+                }
+                ASSERT_EQUAL_TOL(reference.getState(State::Energy).getPotentialEnergy(),
+                        context.getState(State::Energy | State::Forces).getPotentialEnergy(), tolerance);
+                ASSERT_EQUAL_TOL(force->getCollectiveVariableValue(reference), force->getCollectiveVariableValue(context), tolerance);
             }
-            ASSERT_EQUAL_TOL(reference.getState(State::Energy).getPotentialEnergy(),
-                    context.getState(State::Energy | State::Forces).getPotentialEnergy(), tolerance);
-            ASSERT_EQUAL_TOL(force->getCollectiveVariableValue(reference), force->getCollectiveVariableValue(context), tolerance);
-        }
 }
 
 void testParticleFunctionForcesOnly() {

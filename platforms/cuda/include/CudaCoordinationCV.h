@@ -183,12 +183,18 @@ private:
     /**
      * Where the neighbour lists serve this box (hasParticleLists() and their prepare(), which
      * launches checkNeighborList, with the position check of checks, and the binning), launch
-     * computeParticleListNumbers (c_i stored into particleNumbers) and return true; else launch
-     * nothing and return false.
+     * computeParticleListNumbers and return true; else launch nothing and return false. With
+     * evaluate, the launch evaluates the elementwise particle function too (its sum where flags,
+     * sum, value and record say, as launch() does; its weights into particleListWeights);
+     * otherwise it stores the c_i into particleNumbers.
      */
-    bool launchParticleListNumbers(const CudaCoordinationChecks& checks);
-    /** The blocks of a launch of the particle-list kernels (ListBlockSize threads, LIST_LANES a list particle). */
-    long long getParticleListBlocks() const;
+    bool launchParticleListNumbers(const CudaCoordinationChecks& checks, bool evaluate = false, int flags = 0, CUdeviceptr sum = 0,
+            CUdeviceptr value = 0, CUdeviceptr record = 0);
+    /**
+     * The blocks of a launch of a particle-list kernel (ListBlockSize threads, LIST_LANES a list
+     * particle): one for every ListBlockSize lanes, at most resident (as many as fit at once).
+     */
+    long long getParticleListBlocks(int resident) const;
     /** Take the particle function's parameters of a force (the kernel argument of evaluateParticleFunction). */
     void setParticleFunctionParameters(const CoordinationForce& force);
     /** Upload the weight and r0 of each pair of a pair list (PairValues in kernels/switching.cu). */
@@ -232,7 +238,7 @@ private:
     int numL, numS, offsetL, offsetS, sChunk, numSlots, maxBlocks, lPerThread, tileThreads, listLanes;
     // The particles with a neighbour list: the group's, or both groups' (computeCoordinationList's numParticles).
     int listParticles = 0;
-    int residentTileBlocks = 1, residentListBlocks = 1, residentParticleListBlocks = 1;
+    int residentTileBlocks = 1, residentListBlocks = 1, residentParticleListBlocks = 1, residentParticleGradientBlocks = 1;
     double dmax;
     /** The program of the current configuration, and the kernel families compiled from it. */
     std::unique_ptr<CudaCoordinationProgram> program;
@@ -253,6 +259,8 @@ private:
     float distancePowerFloat = 0.0f;
     /** The coordination numbers c_i (zero between evaluations) and the weights dF/dc_i of a particle function. */
     OpenMM::CudaArray particleNumbers, particleWeights;
+    /** The weights dF/dc of an elementwise particle function by list index, in the device's precision (0 for group B). */
+    OpenMM::CudaArray particleListWeights;
     /** Cell lists for a finite cutoff in a periodic box (null where they cannot apply). */
     std::unique_ptr<CudaCoordinationCells> cells;
     /** Verlet lists built from the cells (null where they cannot apply). */

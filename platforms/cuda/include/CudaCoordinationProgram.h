@@ -29,6 +29,21 @@ public:
     /** The particles on each side of a tile; the threads of a block, except in the coordination tile kernel. */
     static const int TileSize = 256;
     /**
+     * The threads of evaluateParticleFunction's one block (kernels/particlefunction.cu), which
+     * reduces the coordination numbers of a non-elementwise particle function (Min, Max, Lowest,
+     * Highest, Moment, and any where the lists do not serve): 512, so that each of its loops over
+     * 8,000 coordination numbers takes 16 steps a thread, not the 32 of TileSize.
+     */
+    static const int ParticleFunctionThreads = 512;
+    /**
+     * The threads of a block of the neighbour-list kernels (kernels/neighbors.cu, particlelists.cu).
+     * The first pass of per-atom coordination numbers is bounded to registers that let 4 such
+     * blocks run at once on a multiprocessor in single and mixed precision (2 in double, which it
+     * fits anyway): its evaluation of the function in double would otherwise take 71 registers a
+     * thread and leave room for 3 (NVCC 13, sm_90).
+     */
+    static const int ListBlockSize = 256;
+    /**
      * The families of kernels a module may hold (a bit each; each needs some of the kernel files).
      * A Context compiles those its force's configuration uses, the others (histograms, the tiles
      * where the box turns out too small for cells) only when first needed.

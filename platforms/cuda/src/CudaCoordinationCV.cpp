@@ -11,7 +11,7 @@ using namespace OpenMM;
 using namespace std;
 
 // The threads of a block of computeCoordinationList.
-static const int ListBlockSize = 256;
+static const int ListBlockSize = CudaCoordinationProgram::ListBlockSize;
 // From this many particles binned, the cell kernel's forces go through the gradient buffer by
 // sorted index (useSortedGradient()). H100, mixed precision, random particles at 33.4/nm^3, dmax
 // 1 nm, in-step ms straight to the atoms against by sorted index: 100,000 0.114 against 0.118,
@@ -347,14 +347,15 @@ void CudaCoordinationCV::loadKernels(CUmodule module, int kernels, int part) {
         residentListBlocks = max(1, perMultiprocessor*multiprocessors);
     }
     if (kernels & CudaCoordinationProgram::ParticleListKernels) {
-        // The fewer of the two passes' (they loop over the list particles in the same order).
-        int numbersPerMultiprocessor = 0;
-        cuOccupancyMaxActiveBlocksPerMultiprocessor(&numbersPerMultiprocessor, particleListNumbersKernel, ListBlockSize, 0);
+        // Each pass as many blocks as fit at once (the first holds more registers: fewer may fit).
+        cuOccupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, particleListNumbersKernel, ListBlockSize, 0);
+        residentParticleListBlocks = max(1, perMultiprocessor*multiprocessors);
         cuOccupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, particleListGradientKernel, ListBlockSize, 0);
-        residentParticleListBlocks = max(1, min(numbersPerMultiprocessor, perMultiprocessor)*multiprocessors);
+        residentParticleGradientBlocks = max(1, perMultiprocessor*multiprocessors);
     }
-    if (max(residentTileBlocks, residentListBlocks) > cvPartial.getSize())
-        cvPartial.resize(max(residentTileBlocks, residentListBlocks));
+    int resident = max(max(residentTileBlocks, residentListBlocks), residentParticleListBlocks);
+    if (resident > cvPartial.getSize())
+        cvPartial.resize(resident);
 }
 
 bool CudaCoordinationCV::useSortedGradient() const {
@@ -480,7 +481,8 @@ bool CudaCoordinationCV::hasParticleLists() const {
     return (cells && isfinite(dmax) && neighborList && neighborList->isEnabled() && !neighborList->hasHomeLists());
 }
 
-bool CudaCoordinationCV::launchParticleListNumbers(const CudaCoordinationChecks& checks) {
+bool CudaCoordinationCV::launchParticleListNumbers(const CudaCoordinationChecks& checks, bool evaluate, int flags, CUdeviceptr sum,
+        CUdeviceptr value, CUdeviceptr record) {
     typedef CudaCoordinationProgram P;
     setImageSearchDistance();
     if (!hasParticleLists())
@@ -493,30 +495,48 @@ bool CudaCoordinationCV::launchParticleListNumbers(const CudaCoordinationChecks&
     int numA = groupA.size();
     void* params = (cu.getUseDoublePrecision() ? (void*) &paramsDouble : (void*) &paramsFloat);
     void* power = (cu.getUseDoublePrecision() ? (void*) &distancePowerDouble : (void*) &distancePowerFloat);
+    if (evaluate && (!particleListWeights.isInitialized() || particleListWeights.getSize() < listParticles)) {
+        int elementSize = (cu.getUseDoublePrecision() ? sizeof(double) : sizeof(float));
+        if (particleListWeights.isInitialized())
+            particleListWeights.resize(listParticles);
+        else
+            particleListWeights.initialize(cu, listParticles, elementSize, "coordinationParticleListWeights");
+    }
+    // Without evaluate, no weights (NULL) and nothing summed (flags 0).
+    CUdeviceptr weights = (evaluate ? particleListWeights.getDevicePointer() : 0);
+    int finishFlags = (evaluate ? flags : 0);
+    CUdeviceptr partial = (flags & Accumulate ? sum : cvPartial.getDevicePointer());
     vector<void*> args = listArguments(params);
-    args.insert(args.end(), {power, &numA, &particleNumbers.getDevicePointer()});
-    launcher.launch(particleListNumbersKernel, args.data(), getParticleListBlocks(), ListBlockSize);
+    args.insert(args.end(), {power, &numA, &particleNumbers.getDevicePointer(), &particleParams, &weights, &finishFlags,
+            &cu.getEnergyBuffer().getDevicePointer(), &partial, &counter.getDevicePointer(), &value, &record, (void*) &checks.alarm});
+    launcher.launch(particleListNumbersKernel, args.data(), getParticleListBlocks(residentParticleListBlocks), ListBlockSize);
     return true;
 }
 
-long long CudaCoordinationCV::getParticleListBlocks() const {
-    return min((listParticles*(long long) listLanes+ListBlockSize-1)/ListBlockSize, (long long) residentParticleListBlocks);
+long long CudaCoordinationCV::getParticleListBlocks(int resident) const {
+    return min((listParticles*(long long) listLanes+ListBlockSize-1)/ListBlockSize, (long long) resident);
 }
 
 void CudaCoordinationCV::launchParticleFunction(int flags, CUdeviceptr sum, CUdeviceptr value, CUdeviceptr record,
         const CudaCoordinationChecks& checks) {
     // Three launches (kernels/particles.cu, or on the neighbour lists kernels/particlelists.cu after
-    // the lists' check and binning): the coordination numbers, the function and its weights, the gradient.
+    // the lists' check and binning): the coordination numbers, the function and its weights, the
+    // gradient. On the lists an elementwise function is evaluated by the first pass: two launches.
     typedef CudaCoordinationProgram P;
     int tile = P::TileSize;
-    bool useList = launchParticleListNumbers(checks);
+    bool elementwise = (particleParams.function >= CoordinationForce::Sum && particleParams.function <= CoordinationForce::Between);
+    bool useList = launchParticleListNumbers(checks, elementwise, flags, sum, value, record);
+    bool listWeights = (useList && elementwise);
     long long numberTiles = (useList ? 0 : launchParticleNumbers(checks));
     int numA = groupA.size(), numB = groupB.size();
     void* params = (cu.getUseDoublePrecision() ? (void*) &paramsDouble : (void*) &paramsFloat);
     void* power = (cu.getUseDoublePrecision() ? (void*) &distancePowerDouble : (void*) &distancePowerFloat);
-    vector<void*> functionArgs = {&particleNumbers.getDevicePointer(), &particleWeights.getDevicePointer(), &particleParams, &flags,
-            &cu.getEnergyBuffer().getDevicePointer(), &sum, &value, &record, (void*) &checks.alarm};
-    launcher.launch(particleFunctionKernel, functionArgs.data(), 1, tile);
+    if (!listWeights) {
+        vector<void*> functionArgs = {&particleNumbers.getDevicePointer(), &particleWeights.getDevicePointer(), &particleParams, &flags,
+                &cu.getEnergyBuffer().getDevicePointer(), &sum, &value, &record, (void*) &checks.alarm};
+        launcher.launch(particleFunctionKernel, functionArgs.data(), 1, P::ParticleFunctionThreads);
+    }
+    CUdeviceptr weightsByList = (listWeights ? particleListWeights.getDevicePointer() : 0);
     if ((flags & (DirectForces | Gradient)) && useList) {
         CudaCoordinationNeighborList& list = *neighborList;
         vector<void*> args = {&cu.getPosq().getDevicePointer(), &cells->getSortedAtoms().getDevicePointer(),
@@ -524,8 +544,8 @@ void CudaCoordinationCV::launchParticleFunction(int flags, CUdeviceptr sum, CUde
                 &list.getSlots().getDevicePointer(), &list.getEntries().getDevicePointer(), &list.getCounts().getDevicePointer(),
                 &listParticles, (void*) &list.getCapacity(), &groupAtoms.getDevicePointer(), params, cu.getPeriodicBoxVecXPointer(),
                 cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), power, &numA, &particleWeights.getDevicePointer(),
-                &flags, &cu.getLongForceBuffer().getDevicePointer(), &gradient.getDevicePointer(), &numSlots};
-        launcher.launch(particleListGradientKernel, args.data(), getParticleListBlocks(), ListBlockSize);
+                &weightsByList, &flags, &cu.getLongForceBuffer().getDevicePointer(), &gradient.getDevicePointer(), &numSlots};
+        launcher.launch(particleListGradientKernel, args.data(), getParticleListBlocks(residentParticleGradientBlocks), ListBlockSize);
     }
     else if (flags & (DirectForces | Gradient)) {
         // In two groups, the tiles of group B's centres too (as many as group A's).

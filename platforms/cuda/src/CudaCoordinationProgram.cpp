@@ -66,7 +66,7 @@ static const struct {
     {CudaCoordinationProgram::ParticleKernels, {"computeParticleNumbers", "evaluateParticleFunction", "computeParticleGradient"},
             join({pairKernelFiles, {"particles", "particlefunction"}}), NULL},
     {CudaCoordinationProgram::ParticleListKernels, {"computeParticleListNumbers", "computeParticleListGradient"},
-            join({pairKernelFiles, cellFiles, {"batches", "neighbors", "particlelists"}}), NULL}
+            join({pairKernelFiles, cellFiles, {"batches", "neighbors", "particlefunction", "particlelists"}}), NULL}
 };
 
 string CudaCoordinationProgram::getSource(const vector<pair<string, string> >& files, const set<string>& names) {
@@ -266,6 +266,9 @@ void CudaCoordinationProgram::defineConfiguration(const CoordinationForce& force
         defines["PAIR_PARAMETERS"] = "";
     // The threshold of MoreThan and LessThan (kernels/particles.cu) is Rational whatever s(r) is.
     defines["PARTICLE_RATIONAL_WINDOW"] = cc.doubleToString(CoordinationSwitching::RationalWindow);
+    defines["PARTICLE_FUNCTION_THREADS"] = cc.intToString(ParticleFunctionThreads);
+    defines["LIST_BLOCK_SIZE"] = cc.intToString(ListBlockSize);
+    defines["PARTICLE_LIST_MIN_BLOCKS"] = (cc.getUseDoublePrecision() ? "2" : "4");
 }
 
 string CudaCoordinationProgram::customSwitchCode(const CoordinationForce& force, ComputeContext& cc) {

@@ -125,8 +125,9 @@ inline DEVICE void visitNeighborCells(int k, real4 pk, const real4* RESTRICT pos
  * What computeListParticles() does with each list particle: the CV's sums of s and its
  * gradient (ListSums), or a pass of per-atom coordination numbers (particlelists.cu). A Sums
  * type has
- *   bool begin(real4 pi, int slot)   start the lane's particle (its position and slot); false
- *                                    where this pass has nothing to do for it (its pairs are skipped)
+ *   bool begin(real4 pi, int slot, int k)   start the lane's particle (its position, slot and list
+ *                                    index); false where this pass has nothing to do for it (its
+ *                                    pairs are skipped)
  *   void add(bool valid, int j, real4 pj)   the pair with list particle j at pj (already the image
  *                                    to use), counted only where valid; operator() the same for
  *                                    visitNeighborCells()
@@ -147,7 +148,7 @@ struct ListSums {
     real sum;
     real3 gi;
 
-    inline DEVICE bool begin(real4 p, int slot) {
+    inline DEVICE bool begin(real4 p, int slot, int k) {
         pi = p;
         sum = 0;
         gi = make_real3(0, 0, 0);
@@ -247,7 +248,7 @@ inline DEVICE mixed computeListParticles(bool rebuild, const real4* RESTRICT pos
             count = listCount[k];
         }
         // The same for all lanes of the particle (its slot), so that their shuffles in end() match.
-        if (!sums.begin(pk, slot))
+        if (!sums.begin(pk, slot, k))
             continue;
         if (count > capacity)
             visitNeighborCells(k, pk, pos, cellStart, grid, shifts, sortedAtom, sums);

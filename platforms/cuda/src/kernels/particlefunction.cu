@@ -17,11 +17,11 @@ typedef struct {
     int function, numCenters, n, m, power;
 } ParticleFunctionParams;
 
-/** Sum a double over the threads of a block of TILE threads; every thread gets the result. */
+/** Sum a double over the threads of a block of PARTICLE_FUNCTION_THREADS threads; every thread gets the result. */
 inline DEVICE double particleBlockSum(double value, double* scratch) {
     scratch[threadIdx.x] = value;
     __syncthreads();
-    for (int half = TILE/2; half > 0; half /= 2) {
+    for (int half = PARTICLE_FUNCTION_THREADS/2; half > 0; half /= 2) {
         if (threadIdx.x < half)
             scratch[threadIdx.x] += scratch[threadIdx.x+half];
         __syncthreads();
@@ -31,11 +31,11 @@ inline DEVICE double particleBlockSum(double value, double* scratch) {
     return total;
 }
 
-/** The largest of a double over the threads of a block of TILE threads; every thread gets the result. */
+/** The largest of a double over the threads of a block of PARTICLE_FUNCTION_THREADS threads; every thread gets the result. */
 inline DEVICE double particleBlockMax(double value, double* scratch) {
     scratch[threadIdx.x] = value;
     __syncthreads();
-    for (int half = TILE/2; half > 0; half /= 2) {
+    for (int half = PARTICLE_FUNCTION_THREADS/2; half > 0; half /= 2) {
         if (threadIdx.x < half)
             scratch[threadIdx.x] = max(scratch[threadIdx.x], scratch[threadIdx.x+half]);
         __syncthreads();
@@ -98,59 +98,71 @@ inline DEVICE double particleThreshold(double c, const ParticleFunctionParams& p
     return s*p.scale+p.shift;
 }
 
+/** Whether F is a sum of terms f(c_a), each weight w_a = f'(c_a) its own term's: Sum, Mean, MoreThan, LessThan, Between. */
+inline DEVICE bool particleFunctionIsElementwise(const ParticleFunctionParams& p) {
+    return (p.function >= 1 && p.function <= 5);
+}
+
 /**
- * F(c) and w[a] = dF/dc_a, one block of TILE threads, with the formulas of
+ * The term f(c) of an elementwise F (particleFunctionIsElementwise()) for one coordination
+ * number, and its weight df/dc in *w: c (Sum), c/N (Mean), 1 - t(c) (MoreThan), t(c) (LessThan),
+ * the Gaussian integral over [lower, upper] (Between).
+ */
+inline DEVICE double particleFunctionTerm(double c, const ParticleFunctionParams& p, double* w) {
+    if (p.function == 1 || p.function == 2) {
+        const double scale = (p.function == 2 ? 1.0/p.numCenters : 1.0);
+        *w = scale;
+        return scale*c;
+    }
+    if (p.function == 5) {
+        const double norm = 1/(sqrt(2.0)*p.width), dnorm = 1/(sqrt(2*3.141592653589793)*p.width);
+        const double low = (p.lower-c)*norm, up = (p.upper-c)*norm;
+        *w = (exp(-low*low)-exp(-up*up))*dnorm;
+        return 0.5*(erf(up)-erf(low));
+    }
+    double dtdc;
+    const double t = particleThreshold(c, p, &dtdc);
+    *w = (p.function == 3 ? -dtdc : dtdc);
+    return (p.function == 3 ? 1-t : t);
+}
+
+/**
+ * F(c) and w[a] = dF/dc_a, one block of PARTICLE_FUNCTION_THREADS threads, with the formulas of
  * CoordinationParticleFunction::evaluate() in double precision; then c[] is cleared for the next
  * computeParticleNumbers(). F goes where the flags say (kernels/sums.cu): ACCUMULATE adds it to
  * *cvSum (the chain rule's sum), REDUCE stores it in *cvValue, BLOCK_ENERGY adds it to the energy
  * (recording it where it is not finite, recordNonFinite()).
  */
-KERNEL void evaluateParticleFunction(double* RESTRICT c, double* RESTRICT w, ParticleFunctionParams p, int flags,
-        mixed* RESTRICT energyBuffer, double* RESTRICT cvSum, double* RESTRICT cvValue, double* RESTRICT record,
-        int* RESTRICT alarm) {
-    __shared__ double scratch[TILE];
-    __shared__ int sBest[TILE];
+KERNEL void __launch_bounds__(PARTICLE_FUNCTION_THREADS) evaluateParticleFunction(double* RESTRICT c, double* RESTRICT w,
+        ParticleFunctionParams p, int flags, mixed* RESTRICT energyBuffer, double* RESTRICT cvSum, double* RESTRICT cvValue,
+        double* RESTRICT record, int* RESTRICT alarm) {
+    __shared__ double scratch[PARTICLE_FUNCTION_THREADS];
+    __shared__ int sBest[PARTICLE_FUNCTION_THREADS];
     DEPENDENT_KERNEL_START
     const int n = p.numCenters;
     double value = 0;
     // First what the weights need: sums, the largest term, the best entry.
     double top = 0, sum = 0, mean = 0, dev = 0;
     int best = 0;
-    if (p.function == 1 || p.function == 2 || p.function == 10) {
+    if (particleFunctionIsElementwise(p)) {
+        // Each term's weight needs nothing else: written here, by the thread that reads it again below.
+        double local = 0;
+        for (int i = threadIdx.x; i < n; i += blockDim.x)
+            local += particleFunctionTerm(c[i], p, &w[i]);
+        value = particleBlockSum(local, scratch);
+    }
+    else if (p.function == 10) {
         double local = 0;
         for (int i = threadIdx.x; i < n; i += blockDim.x)
             local += c[i];
-        sum = particleBlockSum(local, scratch);
-        mean = sum/n;
-        value = (p.function == 2 ? mean : sum);
-        if (p.function == 10) {
-            double localValue = 0, localDev = 0;
-            for (int i = threadIdx.x; i < n; i += blockDim.x) {
-                localValue += pow(c[i]-mean, (double) p.power)/n;
-                localDev += pow(c[i]-mean, (double) (p.power-1))/n;
-            }
-            value = particleBlockSum(localValue, scratch);
-            dev = particleBlockSum(localDev, scratch);
-        }
-    }
-    else if (p.function == 3 || p.function == 4 || p.function == 5) {
-        // Each term's weight needs nothing else: written here, by the thread that writes it again below.
-        double local = 0;
+        mean = particleBlockSum(local, scratch)/n;
+        double localValue = 0, localDev = 0;
         for (int i = threadIdx.x; i < n; i += blockDim.x) {
-            double dtdc;
-            if (p.function == 5) {
-                const double norm = 1/(sqrt(2.0)*p.width), dnorm = 1/(sqrt(2*3.141592653589793)*p.width);
-                const double low = (p.lower-c[i])*norm, up = (p.upper-c[i])*norm;
-                local += 0.5*(erf(up)-erf(low));
-                w[i] = (exp(-low*low)-exp(-up*up))*dnorm;
-            }
-            else {
-                const double t = particleThreshold(c[i], p, &dtdc);
-                local += (p.function == 3 ? 1-t : t);
-                w[i] = (p.function == 3 ? -dtdc : dtdc);
-            }
+            localValue += pow(c[i]-mean, (double) p.power)/n;
+            localDev += pow(c[i]-mean, (double) (p.power-1))/n;
         }
-        value = particleBlockSum(local, scratch);
+        value = particleBlockSum(localValue, scratch);
+        dev = particleBlockSum(localDev, scratch);
     }
     else if (p.function == 6 || p.function == 7) {
         // Min: beta/log(S), S = sum exp(beta/c_i), 0 (zero gradient) where a c_i is 0; Max: beta log(sum exp(c_i/beta));
@@ -182,7 +194,7 @@ KERNEL void evaluateParticleFunction(double* RESTRICT c, double* RESTRICT w, Par
                 localBest = i;
         sBest[threadIdx.x] = localBest;
         __syncthreads();
-        for (int half = TILE/2; half > 0; half /= 2) {
+        for (int half = PARTICLE_FUNCTION_THREADS/2; half > 0; half /= 2) {
             if (threadIdx.x < half) {
                 const int a = sBest[threadIdx.x], b = sBest[threadIdx.x+half];
                 if (b >= 0 && (a < 0 || (lowest ? c[b] < c[a] : c[b] > c[a]) || (c[b] == c[a] && b < a)))
@@ -199,8 +211,8 @@ KERNEL void evaluateParticleFunction(double* RESTRICT c, double* RESTRICT w, Par
         const double ci = c[i];
         double weight = 0;
         switch (p.function) {
-            case 1: weight = 1; break;
-            case 2: weight = 1.0/n; break;
+            case 1:
+            case 2:
             case 3:
             case 4:
             case 5: weight = w[i]; break;
