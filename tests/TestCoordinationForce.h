@@ -17,6 +17,7 @@
 #include "TestCoordinationCells.h"
 #include "TestCoordinationPairParameters.h"
 #include "TestCoordinationBias.h"
+#include "TestCoordinationBiasDistance.h"
 #include "TestCoordinationCVStatistics.h"
 #include "TestCoordinationWarnings.h"
 #include "TestCoordinationParticleFunctions.h"
@@ -31,6 +32,7 @@ void runCoordinationTests() {
     runCellTests();
     runPairParameterTests();
     runBiasTests();
+    runBiasDistanceTests();
     runCVStatisticsTests();
     runWarningTests();
     runParticleFunctionTests();

@@ -24,7 +24,9 @@ class CoordinationBiasForceImpl;
  * in Lepton syntax of the CV names, of global parameters (which become Context parameters) and
  * of tabulated functions (Continuous1DFunction, Continuous2DFunction, Continuous3DFunction).
  * The CVs may share particles; they must all use periodic boundary conditions or all not, and
- * their own energy expressions must be the default "cv".
+ * their own energy expressions must be the default "cv". A CV may also be the distance between
+ * two particles, or one component of it (addDistance(); PLUMED's DISTANCE), beside at least one
+ * coordination number.
  *
  * PLUMED equivalent: several COORDINATION lines and a bias with ARG=c1,c2,... (RESTRAINT,
  * MATHEVAL + BIASVALUE).
@@ -74,13 +76,65 @@ public:
      * @return the index of the collective variable
      */
     int addCollectiveVariable(const std::string& name, CoordinationForce* variable);
+    /**
+     * Add a distance between two particles as a collective variable, beside the coordination
+     * numbers: its length |r2 - r1| (component -1), or one component x, y or z of r2 - r1 (0, 1,
+     * 2), in nm, with the nearest periodic image of particle2 where usePeriodic is true (PLUMED's
+     * DISTANCE ATOMS=particle1,particle2, with COMPONENTS for the components and NOPBC for
+     * usePeriodic false). It is evaluated in the same bias evaluation as the coordination numbers
+     * (on CUDA inside the chain-rule kernel). The force must also have at least one
+     * CoordinationForce collective variable. It shares the CVs' indices: getCollectiveVariable()
+     * throws for it; use isDistance() and getDistanceParameters().
+     *
+     * @param name         the name the energy expression calls it by (a valid Lepton variable name,
+     *                     not already the name of a CV or a global parameter)
+     * @param particle1    the index of the first particle (>= 0; checked against the System when a
+     *                     Context is created)
+     * @param particle2    the index of the second particle (>= 0, not particle1)
+     * @param component    -1 for the length, 0, 1 or 2 for the x, y or z component of r2 - r1
+     * @param usePeriodic  whether to take the nearest periodic image
+     * @return the index of the collective variable
+     */
+    int addDistance(const std::string& name, int particle1, int particle2, int component = -1, bool usePeriodic = true);
+    /** Get whether a collective variable is a distance (addDistance()) rather than a CoordinationForce. */
+    bool isDistance(int index) const;
+    /**
+     * Get the parameters of a distance collective variable (addDistance()); throws
+     * OpenMMException if the collective variable is not a distance.
+     *
+     * @param index        the index of the collective variable
+     * @param particle1    the index of the first particle
+     * @param particle2    the index of the second particle
+     * @param component    -1 for the length, 0, 1 or 2 for the x, y or z component of r2 - r1
+     * @param usePeriodic  whether it takes the nearest periodic image
+     */
+    void getDistanceParameters(int index, int& particle1, int& particle2, int& component, bool& usePeriodic) const;
+    /**
+     * Set the parameters of a distance collective variable (checked as by addDistance()); a
+     * Context takes them at updateParametersInContext().
+     *
+     * @param index        the index of the collective variable
+     * @param particle1    the index of the first particle
+     * @param particle2    the index of the second particle
+     * @param component    -1 for the length, 0, 1 or 2 for the x, y or z component of r2 - r1
+     * @param usePeriodic  whether to take the nearest periodic image
+     */
+    void setDistanceParameters(int index, int particle1, int particle2, int component, bool usePeriodic);
+    /** Get the number of distance collective variables (addDistance()). */
+    int getNumDistances() const;
     /** Get the name of a collective variable. */
     const std::string& getCollectiveVariableName(int index) const;
     /** Get the index of the collective variable with a name; throws OpenMMException if there is none. */
     int getCollectiveVariableIndex(const std::string& name) const;
-    /** Get a collective variable. Change it, then call updateParametersInContext(). */
+    /**
+     * Get a collective variable. Change it, then call updateParametersInContext(). Throws
+     * OpenMMException for a distance (isDistance()).
+     */
     const CoordinationForce& getCollectiveVariable(int index) const;
-    /** Get a collective variable. Change it, then call updateParametersInContext(). */
+    /**
+     * Get a collective variable. Change it, then call updateParametersInContext(). Throws
+     * OpenMMException for a distance (isDistance()).
+     */
     CoordinationForce& getCollectiveVariable(int index);
     /** Get the energy expression (kJ/mol) (OpenMM's name, as in CustomCVForce). */
     const std::string& getEnergyFunction() const;
@@ -157,7 +211,10 @@ public:
      * @param index    the index of the tabulated function
      */
     void updateTabulatedFunctionInContext(OpenMM::Context& context, int index);
-    /** Get whether the CVs use periodic boundary conditions (all of them do, or none). */
+    /**
+     * Get whether the force uses periodic boundary conditions: its CoordinationForce CVs (all of
+     * them do, or none) or one of its distances (addDistance() with usePeriodic true).
+     */
     bool usesPeriodicBoundaryConditions() const;
     /**
      * Keep a running mean and variance of every CV in each Context, updated on the platform (on
@@ -212,7 +269,16 @@ private:
     CoordinationBiasForceImpl& getImpl(OpenMM::Context& context) const;
     std::string energyExpression;
     std::vector<std::string> variableNames;
+    /** Each CV's CoordinationForce, NULL for a distance. */
     std::vector<CoordinationForce*> variables;
+    /** A distance CV's parameters (addDistance()). */
+    struct Distance {
+        int particle1, particle2, component;
+        bool usePeriodic;
+    };
+    /** Each CV's distance parameters, used where variables[k] is NULL. */
+    std::vector<Distance> distances;
+    void checkDistance(const std::string& name, int particle1, int particle2, int component) const;
     std::vector<std::string> parameterNames;
     std::vector<double> parameterDefaults;
     std::vector<std::string> functionNames;

@@ -84,7 +84,11 @@ int CoordinationBiasForce::addCollectiveVariable(const string& name, Coordinatio
     if (!CoordinationExpression::isEnergyTheCV(*variable))
         throw error("collective variable \""+name+"\" has an energy expression that is not \"cv\": \""
             +variable->getEnergyExpression()+"\"");
-    if (!variables.empty() && variable->usesPeriodicBoundaryConditions() != usesPeriodicBoundaryConditions())
+    const CoordinationForce* first = NULL;
+    for (const CoordinationForce* other : variables)
+        if (first == NULL)
+            first = other;
+    if (first != NULL && variable->usesPeriodicBoundaryConditions() != first->usesPeriodicBoundaryConditions())
         throw error("collective variable \""+name+"\" has periodic = "+(variable->usesPeriodicBoundaryConditions() ? "true" : "false")
             +", unlike the collective variables already added");
     {
@@ -94,7 +98,60 @@ int CoordinationBiasForce::addCollectiveVariable(const string& name, Coordinatio
     }
     variableNames.push_back(name);
     variables.push_back(variable);
+    distances.push_back(Distance());
     return variables.size()-1;
+}
+
+void CoordinationBiasForce::checkDistance(const string& name, int particle1, int particle2, int component) const {
+    if (particle1 < 0)
+        throw error("distance \""+name+"\": particle1 must be >= 0, got "+to_string(particle1));
+    if (particle2 < 0)
+        throw error("distance \""+name+"\": particle2 must be >= 0, got "+to_string(particle2));
+    if (particle1 == particle2)
+        throw error("distance \""+name+"\": particle1 and particle2 must differ, got "+to_string(particle1)+" twice");
+    if (component < -1 || component > 2)
+        throw error("distance \""+name+"\": component must be -1 (the length), 0, 1 or 2 (x, y, z), got "+to_string(component));
+}
+
+int CoordinationBiasForce::addDistance(const string& name, int particle1, int particle2, int component, bool usePeriodic) {
+    checkName(name, "collective variable", -1);
+    if (variables.size() >= MaxCollectiveVariables)
+        throw error("too many collective variables: at most MaxCollectiveVariables = "+to_string(MaxCollectiveVariables)
+            +", adding \""+name+"\"");
+    checkDistance(name, particle1, particle2, component);
+    variableNames.push_back(name);
+    variables.push_back(NULL);
+    distances.push_back({particle1, particle2, component, usePeriodic});
+    return variables.size()-1;
+}
+
+bool CoordinationBiasForce::isDistance(int index) const {
+    checkIndex(index, variables.size(), "collective variable");
+    return variables[index] == NULL;
+}
+
+int CoordinationBiasForce::getNumDistances() const {
+    int count = 0;
+    for (const CoordinationForce* variable : variables)
+        count += (variable == NULL);
+    return count;
+}
+
+void CoordinationBiasForce::getDistanceParameters(int index, int& particle1, int& particle2, int& component, bool& usePeriodic) const {
+    if (!isDistance(index))
+        throw error("collective variable \""+variableNames[index]+"\" (index "+to_string(index)+") is a CoordinationForce, not a distance");
+    const Distance& distance = distances[index];
+    particle1 = distance.particle1;
+    particle2 = distance.particle2;
+    component = distance.component;
+    usePeriodic = distance.usePeriodic;
+}
+
+void CoordinationBiasForce::setDistanceParameters(int index, int particle1, int particle2, int component, bool usePeriodic) {
+    if (!isDistance(index))
+        throw error("collective variable \""+variableNames[index]+"\" (index "+to_string(index)+") is a CoordinationForce, not a distance");
+    checkDistance(variableNames[index], particle1, particle2, component);
+    distances[index] = {particle1, particle2, component, usePeriodic};
 }
 
 const string& CoordinationBiasForce::getCollectiveVariableName(int index) const {
@@ -110,12 +167,16 @@ int CoordinationBiasForce::getCollectiveVariableIndex(const string& name) const 
 }
 
 const CoordinationForce& CoordinationBiasForce::getCollectiveVariable(int index) const {
-    checkIndex(index, variables.size(), "collective variable");
+    if (isDistance(index))
+        throw error("collective variable \""+variableNames[index]+"\" (index "+to_string(index)
+            +") is a distance, not a CoordinationForce (see isDistance() and getDistanceParameters())");
     return *variables[index];
 }
 
 CoordinationForce& CoordinationBiasForce::getCollectiveVariable(int index) {
-    checkIndex(index, variables.size(), "collective variable");
+    if (isDistance(index))
+        throw error("collective variable \""+variableNames[index]+"\" (index "+to_string(index)
+            +") is a distance, not a CoordinationForce (see isDistance() and getDistanceParameters())");
     return *variables[index];
 }
 
@@ -201,7 +262,10 @@ const string& CoordinationBiasForce::getTabulatedFunctionName(int index) const {
 }
 
 bool CoordinationBiasForce::usesPeriodicBoundaryConditions() const {
-    return !variables.empty() && variables[0]->usesPeriodicBoundaryConditions();
+    for (int k = 0; k < variables.size(); k++)
+        if (variables[k] != NULL ? variables[k]->usesPeriodicBoundaryConditions() : distances[k].usePeriodic)
+            return true;
+    return false;
 }
 
 ForceImpl* CoordinationBiasForce::createImpl() const {

@@ -23,28 +23,54 @@ CoordinationBiasForceImpl::CoordinationBiasForceImpl(const CoordinationBiasForce
 void CoordinationBiasForceImpl::validateForce(const CoordinationBiasForce& force) {
     if (force.getNumCollectiveVariables() == 0)
         throw OpenMMException(className+": the force has no collective variables: 0");
+    if (force.getNumDistances() == force.getNumCollectiveVariables())
+        throw OpenMMException(className+": the force has no CoordinationForce collective variable, only "
+            +to_string(force.getNumDistances())+" distance(s); a distance stands beside at least one coordination number");
+    int first = -1;
     for (int k = 0; k < force.getNumCollectiveVariables(); k++) {
+        if (force.isDistance(k))
+            continue;
         const CoordinationForce& variable = force.getCollectiveVariable(k);
         const string& name = force.getCollectiveVariableName(k);
         CoordinationForceImpl::validateForce(variable);
         if (!CoordinationExpression::isEnergyTheCV(variable))
             throw OpenMMException(className+": collective variable \""+name+"\" has an energy expression that is not \"cv\": \""
                 +variable.getEnergyExpression()+"\"");
-        if (variable.usesPeriodicBoundaryConditions() != force.getCollectiveVariable(0).usesPeriodicBoundaryConditions())
+        if (first < 0)
+            first = k;
+        if (variable.usesPeriodicBoundaryConditions() != force.getCollectiveVariable(first).usesPeriodicBoundaryConditions())
             throw OpenMMException(className+": collective variable \""+name+"\" has periodic = "
-                +(variable.usesPeriodicBoundaryConditions() ? "true" : "false")+", unlike \""+force.getCollectiveVariableName(0)+"\"");
+                +(variable.usesPeriodicBoundaryConditions() ? "true" : "false")+", unlike \""+force.getCollectiveVariableName(first)+"\"");
     }
     for (int i = 0; i < force.getNumTabulatedFunctions(); i++)
         CoordinationExpression::checkTable(className, force.getTabulatedFunctionName(i), force.getTabulatedFunction(i), 3);
     CoordinationExpression::parseEnergyExpression(force);
 }
 
+void CoordinationBiasForceImpl::validate(const CoordinationBiasForce& force, const System& system) {
+    for (int k = 0; k < force.getNumCollectiveVariables(); k++) {
+        if (!force.isDistance(k)) {
+            CoordinationForceImpl::validate(force.getCollectiveVariable(k), system);
+            continue;
+        }
+        int particles[2];
+        int component;
+        bool usePeriodic;
+        force.getDistanceParameters(k, particles[0], particles[1], component, usePeriodic);
+        for (int j = 0; j < 2; j++)
+            if (particles[j] >= system.getNumParticles())
+                throw OpenMMException(className+": distance \""+force.getCollectiveVariableName(k)+"\": particle"+to_string(j+1)
+                    +" out of range: "+to_string(particles[j])+" (the System has "+to_string(system.getNumParticles())+" particles)");
+    }
+}
+
 void CoordinationBiasForceImpl::initialize(ContextImpl& context) {
     validateForce(owner);
-    for (int k = 0; k < owner.getNumCollectiveVariables(); k++)
-        CoordinationForceImpl::validate(owner.getCollectiveVariable(k), context.getSystem());
+    validate(owner, context.getSystem());
     string which = CoordinationForceImpl::describeForce(owner, className, context.getSystem());
     for (int k = 0; k < owner.getNumCollectiveVariables(); k++) {
+        if (owner.isDistance(k))
+            continue;
         const CoordinationForce& variable = owner.getCollectiveVariable(k);
         string warning = CoordinationForceImpl::periodicBoundaryWarning(variable, context.getSystem(),
                 which+", its collective variable \""+owner.getCollectiveVariableName(k)+"\",");
@@ -53,6 +79,7 @@ void CoordinationBiasForceImpl::initialize(ContextImpl& context) {
     }
     defaults = getDefaultParameters();
     recordTableShapes();
+    bonds = getBondedParticles();
     kernel = context.getPlatform().createKernel(CalcCoordinationBiasForceKernel::Name(), context);
     kernel.getAs<CalcCoordinationBiasForceKernel>().initialize(context.getSystem(), owner);
     statisticsStride = owner.getCVStatisticsStride();
@@ -75,10 +102,25 @@ vector<string> CoordinationBiasForceImpl::getKernelNames() {
     return {CalcCoordinationBiasForceKernel::Name()};
 }
 
+vector<pair<int, int> > CoordinationBiasForceImpl::getBondedParticles() const {
+    vector<pair<int, int> > bonds;
+    for (int k = 0; k < owner.getNumCollectiveVariables(); k++)
+        if (owner.isDistance(k)) {
+            int particle1, particle2, component;
+            bool usePeriodic;
+            owner.getDistanceParameters(k, particle1, particle2, component, usePeriodic);
+            if (!usePeriodic)
+                bonds.push_back(make_pair(particle1, particle2));
+        }
+    return bonds;
+}
+
 void CoordinationBiasForceImpl::updateParametersInContext(ContextImpl& context) {
     validateForce(owner);
-    for (int k = 0; k < owner.getNumCollectiveVariables(); k++)
-        CoordinationForceImpl::validate(owner.getCollectiveVariable(k), context.getSystem());
+    validate(owner, context.getSystem());
+    if (getBondedParticles() != bonds)
+        throw OpenMMException("updateParametersInContext: CoordinationBiasForce: the particles of the distances without the nearest image "
+            "(usePeriodic false) have changed, or a distance's usePeriodic has; reinitialize the Context");
     kernel.getAs<CalcCoordinationBiasForceKernel>().copyParametersToContext(context, owner);
     // A default that changed since the Context was created or last updated replaces the Context's value.
     for (auto& parameter : getDefaultParameters()) {

@@ -11,8 +11,10 @@ using namespace std;
 // Each CV is a CollectiveVariable node holding its name and, in a child node of its own, the
 // CoordinationForce as its proxy writes it (so that the force's own name and the CV's do not clash).
 // Version 2 adds the stride of the CVs' running statistics (cvStatisticsStride); version 1 files
-// are read with none (0).
-static const int version = 2;
+// are read with none (0). Version 3 adds distance CVs (addDistance()): a CollectiveVariable node
+// with a Distance child node (particle1, particle2, component, usePeriodic) instead of a Force;
+// files of versions 1 and 2 have none.
+static const int version = 3;
 
 CoordinationBiasForceProxy::CoordinationBiasForceProxy() : SerializationProxy("CoordinationBiasForce") {
 }
@@ -29,9 +31,18 @@ void CoordinationBiasForceProxy::serialize(const void* object, SerializationNode
         parameters.createChildNode("Parameter").setStringProperty("name", force.getGlobalParameterName(i))
                 .setDoubleProperty("default", force.getGlobalParameterDefaultValue(i));
     SerializationNode& variables = node.createChildNode("CollectiveVariables");
-    for (int i = 0; i < force.getNumCollectiveVariables(); i++)
-        variables.createChildNode("CollectiveVariable").setStringProperty("name", force.getCollectiveVariableName(i))
-                .createChildNode("Force", &force.getCollectiveVariable(i));
+    for (int i = 0; i < force.getNumCollectiveVariables(); i++) {
+        SerializationNode& variable = variables.createChildNode("CollectiveVariable").setStringProperty("name", force.getCollectiveVariableName(i));
+        if (force.isDistance(i)) {
+            int particle1, particle2, component;
+            bool usePeriodic;
+            force.getDistanceParameters(i, particle1, particle2, component, usePeriodic);
+            variable.createChildNode("Distance").setIntProperty("particle1", particle1).setIntProperty("particle2", particle2)
+                    .setIntProperty("component", component).setBoolProperty("usePeriodic", usePeriodic);
+        }
+        else
+            variable.createChildNode("Force", &force.getCollectiveVariable(i));
+    }
     SerializationNode& functions = node.createChildNode("Functions");
     for (int i = 0; i < force.getNumTabulatedFunctions(); i++)
         functions.createChildNode("Function", &force.getTabulatedFunction(i)).setStringProperty("name", force.getTabulatedFunctionName(i));
@@ -49,6 +60,12 @@ void* CoordinationBiasForceProxy::deserialize(const SerializationNode& node) con
     for (auto& parameter : node.getChildNode("GlobalParameters").getChildren())
         force->addGlobalParameter(parameter.getStringProperty("name"), parameter.getDoubleProperty("default"));
     for (auto& variable : node.getChildNode("CollectiveVariables").getChildren()) {
+        if (fileVersion >= 3 && !variable.getChildren().empty() && variable.getChildren()[0].getName() == "Distance") {
+            const SerializationNode& distance = variable.getChildNode("Distance");
+            force->addDistance(variable.getStringProperty("name"), distance.getIntProperty("particle1"), distance.getIntProperty("particle2"),
+                    distance.getIntProperty("component"), distance.getBoolProperty("usePeriodic"));
+            continue;
+        }
         unique_ptr<CoordinationForce> cv(variable.getChildNode("Force").decodeObject<CoordinationForce>());
         force->addCollectiveVariable(variable.getStringProperty("name"), cv.get());
         cv.release();

@@ -39,7 +39,9 @@ void testSystemRoundTrip() {
     nw->setUsesPeriodicBoundaryConditions(true);
     nw->setName("water around the ion");
     bias->addCollectiveVariable("c1", c1);
+    bias->addDistance("d", 6, 2);
     bias->addCollectiveVariable("nw", nw);
+    bias->addDistance("dy", 1, 9, 1, false);
     bias->addTabulatedFunction("bias", new Continuous2DFunction(2, 3, {0.0, 1.0, 2.0, 3.0, 4.0, 5.5}, 0.0, 2.0, -1.0, 4.0));
     bias->addTabulatedFunction("line", new Continuous1DFunction({1.0, 2.0, 0.5}, 0.0, 3.0, true));
     system.addForce(bias);
@@ -56,11 +58,22 @@ void testSystemRoundTrip() {
     ASSERT_EQUAL(2, found->getNumGlobalParameters());
     ASSERT_EQUAL("a", found->getGlobalParameterName(1));
     ASSERT_EQUAL(0.75, found->getGlobalParameterDefaultValue(1));
-    ASSERT_EQUAL(2, found->getNumCollectiveVariables());
-    ASSERT_EQUAL("nw", found->getCollectiveVariableName(1));
-    ASSERT_EQUAL(CoordinationForce::Q, found->getCollectiveVariable(1).getSwitchingFunction());
-    ASSERT_EQUAL("water around the ion", found->getCollectiveVariable(1).getName());
-    ASSERT_EQUAL_CONTAINERS(nw->getPairR0s(), found->getCollectiveVariable(1).getPairR0s());
+    ASSERT_EQUAL(4, found->getNumCollectiveVariables());
+    ASSERT_EQUAL(2, found->getNumDistances());
+    ASSERT_EQUAL("nw", found->getCollectiveVariableName(2));
+    ASSERT_EQUAL(CoordinationForce::Q, found->getCollectiveVariable(2).getSwitchingFunction());
+    ASSERT_EQUAL("water around the ion", found->getCollectiveVariable(2).getName());
+    ASSERT_EQUAL_CONTAINERS(nw->getPairR0s(), found->getCollectiveVariable(2).getPairR0s());
+    // The distances, in their places among the CVs, with their components and periodicity.
+    int particle1, particle2, component;
+    bool usePeriodic;
+    ASSERT(!found->isDistance(0) && found->isDistance(1) && !found->isDistance(2) && found->isDistance(3));
+    ASSERT_EQUAL("d", found->getCollectiveVariableName(1));
+    found->getDistanceParameters(1, particle1, particle2, component, usePeriodic);
+    ASSERT(particle1 == 6 && particle2 == 2 && component == -1 && usePeriodic);
+    ASSERT_EQUAL("dy", found->getCollectiveVariableName(3));
+    found->getDistanceParameters(3, particle1, particle2, component, usePeriodic);
+    ASSERT(particle1 == 1 && particle2 == 9 && component == 1 && !usePeriodic);
     ASSERT_EQUAL(0.35, found->getCollectiveVariable(0).getR0());
     ASSERT(found->usesPeriodicBoundaryConditions());
     ASSERT_EQUAL(2, found->getNumTabulatedFunctions());
@@ -76,15 +89,15 @@ void testUnknownVersion() {
     stringstream buffer;
     XmlSerializer::serialize<CoordinationBiasForce>(&bias, "Force", buffer);
     string xml = buffer.str();
-    size_t at = xml.find("version=\"2\"");
+    size_t at = xml.find("version=\"3\"");
     ASSERT(at != string::npos);
-    xml.replace(at, 11, "version=\"3\"");
+    xml.replace(at, 11, "version=\"4\"");
     stringstream input(xml);
     try {
         delete XmlSerializer::deserialize<CoordinationBiasForce>(input);
     }
     catch (const OpenMMException& e) {
-        ASSERT(string(e.what()).find("CoordinationBiasForce: unsupported serialization version 3") != string::npos);
+        ASSERT(string(e.what()).find("CoordinationBiasForce: unsupported serialization version 4") != string::npos);
         return;
     }
     throw OpenMMException("expected an exception for an unknown version");
@@ -97,7 +110,7 @@ void testVersion1() {
     stringstream buffer;
     XmlSerializer::serialize<CoordinationBiasForce>(&bias, "Force", buffer);
     string xml = buffer.str();
-    size_t at = xml.find("version=\"2\"");
+    size_t at = xml.find("version=\"3\"");
     ASSERT(at != string::npos);
     xml.replace(at, 11, "version=\"1\"");
     at = xml.find(" cvStatisticsStride=\"0\"");
@@ -109,10 +122,31 @@ void testVersion1() {
     ASSERT_EQUAL("c1", copy->getCollectiveVariableName(0));
 }
 
+/** A file of version 2 (before distance CVs) still reads: its CVs are CoordinationForces. */
+void testVersion2() {
+    CoordinationBiasForce bias("c1+c2");
+    bias.setCVStatisticsStride(10);
+    bias.addCollectiveVariable("c1", new CoordinationForce({0, 1}));
+    bias.addCollectiveVariable("c2", new CoordinationForce({2, 3}));
+    stringstream buffer;
+    XmlSerializer::serialize<CoordinationBiasForce>(&bias, "Force", buffer);
+    string xml = buffer.str();
+    size_t at = xml.find("version=\"3\"");
+    ASSERT(at != string::npos);
+    xml.replace(at, 11, "version=\"2\"");
+    stringstream input(xml);
+    unique_ptr<CoordinationBiasForce> copy(XmlSerializer::deserialize<CoordinationBiasForce>(input));
+    ASSERT_EQUAL(10, copy->getCVStatisticsStride());
+    ASSERT_EQUAL(2, copy->getNumCollectiveVariables());
+    ASSERT_EQUAL(0, copy->getNumDistances());
+    ASSERT_EQUAL(2, copy->getCollectiveVariable(1).getGroupA()[0]);
+}
+
 int main() {
     try {
         testSystemRoundTrip();
         testVersion1();
+        testVersion2();
         testUnknownVersion();
     }
     catch (const exception& e) {

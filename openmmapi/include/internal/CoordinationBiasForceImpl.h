@@ -36,6 +36,12 @@ public:
     std::map<std::string, double> getDefaultParameters();
     /** The kernel this force uses. */
     std::vector<std::string> getKernelNames();
+    /**
+     * The particles of each distance without the nearest image (addDistance() with usePeriodic
+     * false), as bonds: OpenMM then keeps both in one molecule, which a platform that wraps
+     * molecules into the box (CUDA) translates as a whole, so that their plain difference is kept.
+     */
+    std::vector<std::pair<int, int> > getBondedParticles() const;
     /** The platform's kernel of this force in this Context (for platform tests). */
     OpenMM::Kernel& getKernel() {
         return kernel;
@@ -56,15 +62,23 @@ public:
     /**
      * Check everything about a force that does not need the System: at least one CV, each CV
      * valid on its own (CoordinationForceImpl::validateForce) with the energy expression "cv",
-     * one periodicity for all, the energy expression's variables and functions, the tables.
+     * one periodicity for all, at least one CV that is not a distance, the energy expression's
+     * variables and functions, the tables.
      */
     static void validateForce(const CoordinationBiasForce& force);
+    /**
+     * Check a force against a System: each CoordinationForce CV (CoordinationForceImpl::validate())
+     * and each distance's particles in range.
+     */
+    static void validate(const CoordinationBiasForce& force, const OpenMM::System& system);
 private:
     const CoordinationBiasForce& owner;
     OpenMM::Kernel kernel;
     std::map<std::string, double> defaults;
     /** The shape of each table the Context holds. */
     std::vector<std::string> tableShapes;
+    /** The distances without the nearest image when the Context was created (getBondedParticles()). */
+    std::vector<std::pair<int, int> > bonds;
     /** The stride of the CVs' statistics in the Context (0: none). */
     int statisticsStride = 0;
     void recordTableShapes();

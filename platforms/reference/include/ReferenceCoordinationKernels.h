@@ -5,6 +5,7 @@
 #include "ReferenceCoordinationCV.h"
 #include "ReferenceCoordinationEnergy.h"
 #include "internal/CoordinationCVStatistics.h"
+#include "internal/CoordinationDistance.h"
 #include "openmm/TabulatedFunction.h"
 #include <map>
 #include <string>
@@ -65,7 +66,15 @@ private:
     void setParameters(const CoordinationBiasForce& force);
     /** Parse the energy expression with the Context's copies of the tables. */
     void setEnergy();
+    /**
+     * The value of CV k at positions pos, and its gradient where gradient is not NULL (a vector of
+     * one entry per particle): the CoordinationForce's sum, or the distance.
+     */
+    double computeCV(int k, OpenMM::ContextImpl& context, const std::vector<OpenMM::Vec3>& pos, std::vector<OpenMM::Vec3>* gradient);
+    /** Each CV's CoordinationForce evaluator, NULL for a distance. */
     std::vector<std::unique_ptr<ReferenceCoordinationCV> > cvs;
+    /** Each CV's distance parameters, used where cvs[k] is NULL. */
+    std::vector<CoordinationDistance> distances;
     ReferenceCoordinationEnergy energy;
     std::string energyExpression;
     std::vector<std::string> cvNames, globalNames, tableNames;

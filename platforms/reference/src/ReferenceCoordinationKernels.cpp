@@ -112,7 +112,8 @@ ReferenceCoordinationCV* ReferenceCalcCoordinationBiasForceKernel::createCV(cons
 void ReferenceCalcCoordinationBiasForceKernel::initialize(const System& system, const CoordinationBiasForce& force) {
     cvs.clear();
     for (int k = 0; k < force.getNumCollectiveVariables(); k++)
-        cvs.emplace_back(createCV(force.getCollectiveVariable(k)));
+        cvs.emplace_back(force.isDistance(k) ? NULL : createCV(force.getCollectiveVariable(k)));
+    distances.resize(cvs.size());
     statistics.reset(cvs.size());
     setParameters(force);
 }
@@ -120,7 +121,12 @@ void ReferenceCalcCoordinationBiasForceKernel::initialize(const System& system, 
 void ReferenceCalcCoordinationBiasForceKernel::setParameters(const CoordinationBiasForce& force) {
     cvNames.clear();
     for (int k = 0; k < force.getNumCollectiveVariables(); k++) {
-        cvs[k]->setParameters(force.getCollectiveVariable(k));
+        if (cvs[k])
+            cvs[k]->setParameters(force.getCollectiveVariable(k));
+        else {
+            CoordinationDistance& d = distances[k];
+            force.getDistanceParameters(k, d.particle1, d.particle2, d.component, d.usePeriodic);
+        }
         cvNames.push_back(force.getCollectiveVariableName(k));
     }
     tables.clear();
@@ -155,8 +161,13 @@ void ReferenceCalcCoordinationBiasForceKernel::setEnergy() {
 void ReferenceCalcCoordinationBiasForceKernel::copyParametersToContext(ContextImpl& context, const CoordinationBiasForce& force) {
     if (force.getNumCollectiveVariables() != cvs.size())
         throw OpenMMException("updateParametersInContext: The number of collective variables of the CoordinationBiasForce has changed; reinitialize the Context");
-    for (int k = 0; k < cvs.size(); k++)
-        cvs[k]->checkPairsUnchanged(force.getCollectiveVariable(k));
+    for (int k = 0; k < cvs.size(); k++) {
+        if (force.isDistance(k) != !cvs[k])
+            throw OpenMMException("updateParametersInContext: CoordinationBiasForce: collective variable \""+force.getCollectiveVariableName(k)
+                +"\" changed between a distance and a CoordinationForce; reinitialize the Context");
+        if (cvs[k])
+            cvs[k]->checkPairsUnchanged(force.getCollectiveVariable(k));
+    }
     setParameters(force);
 }
 
@@ -166,15 +177,30 @@ void ReferenceCalcCoordinationBiasForceKernel::copyTabulatedFunctionToContext(Co
     setEnergy();
 }
 
+double ReferenceCalcCoordinationBiasForceKernel::computeCV(int k, ContextImpl& context, const vector<Vec3>& pos, vector<Vec3>* gradient) {
+    if (cvs[k]) {
+        cvs[k]->prepare(context);
+        return cvs[k]->compute(pos, gradient);
+    }
+    // A distance: r = r2 - r1 (nearest image if periodic), its length or one component.
+    const CoordinationDistance& d = distances[k];
+    Vec3 dvaluedr;
+    double value = d.compute(pos, getData(context).periodicBoxVectors, gradient == NULL ? NULL : &dvaluedr);
+    if (gradient != NULL) {
+        (*gradient)[d.particle1] -= dvaluedr;
+        (*gradient)[d.particle2] += dvaluedr;
+    }
+    return value;
+}
+
 double ReferenceCalcCoordinationBiasForceKernel::execute(ContextImpl& context, bool includeForces, bool includeEnergy) {
     const vector<Vec3>& pos = *getData(context).positions;
     vector<vector<Vec3> > gradients(cvs.size());
     vector<double> values(cvs.size());
     for (int k = 0; k < cvs.size(); k++) {
-        cvs[k]->prepare(context);
         if (includeForces)
             gradients[k].resize(pos.size());
-        values[k] = cvs[k]->compute(pos, includeForces ? &gradients[k] : NULL);
+        values[k] = computeCV(k, context, pos, includeForces ? &gradients[k] : NULL);
     }
     // The first evaluation of a step not counted yet adds its CVs to the statistics.
     if (statistics.takeStep(context.getStepCount()))
@@ -186,10 +212,8 @@ double ReferenceCalcCoordinationBiasForceKernel::execute(ContextImpl& context, b
 
 vector<double> ReferenceCalcCoordinationBiasForceKernel::computeCollectiveVariables(ContextImpl& context) {
     vector<double> values;
-    for (auto& cv : cvs) {
-        cv->prepare(context);
-        values.push_back(cv->compute(*getData(context).positions, NULL));
-    }
+    for (int k = 0; k < cvs.size(); k++)
+        values.push_back(computeCV(k, context, *getData(context).positions, NULL));
     return values;
 }
 
