@@ -200,9 +200,74 @@ void testBiasDistanceOutOfRange() {
     ASSERT_BIAS_ERROR(Context(system, integrator, platform, properties), "distance \"d\": particle2 out of range: 12 (the System has 12 particles)");
 }
 
+/**
+ * Distances in molecular dynamics against the Reference platform: 64 LJ particles with PME, a bias
+ * of a coordination number and three distances (the length with and without the nearest image, a
+ * component), 300 steps (GPU platforms reorder atoms every 250 steps and wrap molecules into the
+ * box: a distance must follow its particles, and one without the nearest image keep their plain
+ * difference), then the bias's CVs, energy and forces against the Reference at the same positions.
+ */
+void testBiasDistancesInDynamics() {
+    const int side = 4, numParticles = side*side*side;
+    const double spacing = 0.55, size = side*spacing;
+    OpenMM_SFMT::SFMT sfmt;
+    OpenMM_SFMT::init_gen_rand(11, sfmt);
+    System system;
+    system.setDefaultPeriodicBoxVectors(Vec3(size, 0, 0), Vec3(0, size, 0), Vec3(0, 0, size));
+    NonbondedForce* nonbonded = new NonbondedForce();
+    nonbonded->setNonbondedMethod(NonbondedForce::PME);
+    nonbonded->setCutoffDistance(0.9);
+    vector<int> group;
+    vector<Vec3> positions;
+    for (int i = 0; i < numParticles; i++) {
+        system.addParticle(40.0);
+        nonbonded->addParticle((i+i/side+i/(side*side))%2 == 0 ? 0.2 : -0.2, 0.3, 0.5);
+        if (i%3 == 0)
+            group.push_back(i);
+        positions.push_back(Vec3(i%side, (i/side)%side, i/(side*side))*spacing+randomVector(sfmt, 0.04));
+    }
+    system.addForce(nonbonded);
+    CoordinationBiasForce* bias = new CoordinationBiasForce("0.5*k*(d-1)^2 + 0.5*k*(dn-1.1)^2 + 2*dx + 0.1*k*(c-6)^2");
+    bias->addGlobalParameter("k", 20.0);
+    CoordinationForce* c = new CoordinationForce(group);
+    c->setR0(0.5);
+    c->setDMax(1.0);
+    c->setUsesPeriodicBoundaryConditions(true);
+    bias->addDistance("d", 5, 58);
+    bias->addCollectiveVariable("c", c);
+    bias->addDistance("dn", 21, 42, -1, false);
+    bias->addDistance("dx", 63, 0, 0);
+    bias->setForceGroup(1);
+    system.addForce(bias);
+    LangevinMiddleIntegrator integrator(300.0, 1.0, 0.002);
+    integrator.setRandomNumberSeed(5);
+    Context context(system, integrator, platform, properties);
+    context.setPositions(positions);
+    context.setVelocitiesToTemperature(300.0, 7);
+    integrator.step(300);
+    State state = context.getState(State::Positions | State::Energy | State::Forces, false, 1<<1);
+    VerletIntegrator referenceIntegrator(0.001);
+    Context reference(system, referenceIntegrator, referencePlatform());
+    Vec3 box[3];
+    state.getPeriodicBoxVectors(box[0], box[1], box[2]);
+    reference.setPeriodicBoxVectors(box[0], box[1], box[2]);
+    reference.setPositions(state.getPositions());
+    State expected = reference.getState(State::Energy | State::Forces, false, 1<<1);
+    vector<double> expectedCVs = bias->getCollectiveVariableValues(reference), foundCVs = bias->getCollectiveVariableValues(context);
+    for (int k = 0; k < 4; k++)
+        ASSERT_EQUAL_TOL(expectedCVs[k], foundCVs[k], tolerance);
+    // The plain difference of dn's particles, from the positions as OpenMM returns them (unwrapped).
+    Vec3 plain = state.getPositions()[42]-state.getPositions()[21];
+    ASSERT_EQUAL_TOL(sqrt(plain.dot(plain)), foundCVs[2], tolerance);
+    ASSERT_EQUAL_TOL(expected.getPotentialEnergy(), state.getPotentialEnergy(), 10*tolerance);
+    assertForcesEqual(expected.getForces(), state.getForces(), 10*forceTolerance());
+}
+
 void runBiasDistanceTests() {
     RUN_TEST(testBiasDistances);
     RUN_TEST(testBiasDistanceUpdate);
     RUN_TEST(testBiasDistanceErrors);
+    if (platform.getName() != referencePlatform().getName())
+        RUN_TEST(testBiasDistancesInDynamics);
     RUN_TEST_LEAKING_CONTEXT(testBiasDistanceOutOfRange);
 }

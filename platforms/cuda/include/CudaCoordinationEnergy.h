@@ -2,6 +2,7 @@
 #define CUDA_COORDINATION_ENERGY_H_
 
 #include "CudaCoordinationCV.h"
+#include "CudaCoordinationDistances.h"
 #include "CudaCoordinationLauncher.h"
 #include "CudaCoordinationProgram.h"
 #include "CudaCoordinationTableFit.h"
@@ -50,6 +51,16 @@ public:
     void setExpression(const Lepton::ParsedExpression& energy, const std::vector<std::string>& cvNames,
             const std::vector<std::string>& globalNames, const std::vector<const OpenMM::TabulatedFunction*>& tables,
             const std::vector<std::string>& tableNames);
+    /**
+     * The CVs that are distances (CoordinationBiasForce::addDistance()), computed by the chain rule
+     * itself (CudaCoordinationDistances); their entries in the CVs passed to compile(), evaluate()
+     * and readState() are NULL. Their particles take effect at once, the rest at the next
+     * setExpression() and compile().
+     *
+     * @param indices    the index of each distance among the CVs
+     * @param distances  the distances, in the order of indices
+     */
+    void setDistances(const std::vector<int>& indices, const std::vector<CoordinationDistance>& distances);
     /**
      * Replace the values of table i of the expression in use (its shape unchanged): fitted on the
      * GPU (CudaCoordinationTableFit) unless it is periodic, then fitted on the host and uploaded.
@@ -168,6 +179,8 @@ private:
     OpenMM::CudaArray barrier;
     std::vector<std::string> cvNames, globalNames;
     std::vector<double> globalValues;
+    /** The distance CVs (setDistances()) and their particles on the device. */
+    CudaCoordinationDistances distances;
     /** The alarm (energy.cu, raiseAlarm()): an int in mapped host memory, and its address on the device. */
     volatile int* alarm;
     CUdeviceptr alarmOnDevice;

@@ -59,9 +59,10 @@ private:
 };
 
 /**
- * The CoordinationBiasForce on the CUDA platform: one CudaCoordinationCV per collective variable,
+ * The CoordinationBiasForce on the CUDA platform: one CudaCoordinationCV per coordination CV,
  * each with the pair kernel of its own size and box, and one CudaCoordinationEnergy that
- * evaluates the expression and applies the chain rule to every CV's gradient in one launch.
+ * evaluates the expression and applies the chain rule to every CV's gradient in one launch; the
+ * distance CVs are computed in that launch too (CudaCoordinationDistances).
  * Nothing is copied between host and device during a step.
  */
 class OPENMM_EXPORT_COORDINATION CudaCalcCoordinationBiasForceKernel : public CalcCoordinationBiasForceKernel {
@@ -90,8 +91,10 @@ private:
     CudaCoordinationTuning tuning;
     std::unique_ptr<CudaCoordinationLauncher> launcher;
     std::vector<std::unique_ptr<CudaCoordinationCV> > owned;
-    /** The CVs, in the force's order (pointers into owned). */
+    /** The CVs, in the force's order (pointers into owned; NULL for a distance). */
     std::vector<CudaCoordinationCV*> cvs;
+    /** The distance CVs, in the force's order (CoordinationBiasForce::addDistance()). */
+    std::vector<CoordinationDistance> distances;
     std::unique_ptr<CudaCoordinationEnergy> energy;
     std::string energyExpression;
     std::vector<std::string> names;

@@ -21,7 +21,7 @@ static const int NoSlot = numeric_limits<int>::max();
 static const int ChainedTilesPerMultiprocessor = 1;
 
 CudaCoordinationEnergy::CudaCoordinationEnergy(CudaContext& cu, CudaCoordinationLauncher& launcher, int numCVs, bool chain) :
-        cu(cu), launcher(launcher), numCVs(numCVs), chain(chain) {
+        cu(cu), launcher(launcher), numCVs(numCVs), chain(chain), distances(cu) {
     barrier.initialize<unsigned int>(cu, 2, "coordinationBarrier");
     barrier.upload(vector<unsigned int>(2, 0));
     sums.initialize<double>(cu, 2*numCVs, "coordinationSums");
@@ -55,6 +55,7 @@ vector<double> CudaCoordinationEnergy::initialState() const {
 void CudaCoordinationEnergy::setExpression(const Lepton::ParsedExpression& energy, const vector<string>& cvNames,
         const vector<string>& globalNames, const vector<const TabulatedFunction*>& tables, const vector<string>& tableNames) {
     CudaCoordinationModulePart part = CudaCoordinationProgram::getChainRulePart(cu, energy, cvNames, globalNames, tables, tableNames);
+    CudaCoordinationDistances::addToChainRule(part, distances.getIndices(), distances.getDistances());
     bool compiled = (compiledPart && compiledPart->source == part.source && compiledPart->defines == part.defines);
     pendingPart.reset(compiled ? NULL : new CudaCoordinationModulePart(part));
     expression = true;
@@ -77,6 +78,10 @@ void CudaCoordinationEnergy::setExpression(const Lepton::ParsedExpression& energ
         }
         uploadCoefficients(*table, coefficients);
     }
+}
+
+void CudaCoordinationEnergy::setDistances(const vector<int>& indices, const vector<CoordinationDistance>& distances) {
+    this->distances.set(indices, distances);
 }
 
 void CudaCoordinationEnergy::uploadCoefficients(CudaArray& table, const vector<double>& coefficients) {
@@ -111,8 +116,9 @@ void CudaCoordinationEnergy::compile(const vector<CudaCoordinationCV*>& cvs) {
     // take tiles, the one with the fewest, where they are at most one a multiprocessor (ChainedTilesPerMultiprocessor).
     int chained = -1, multiprocessors = 0;
     cuDeviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu.getDevice());
+    // (A distance, NULL among the CVs, has no kernels: the chain rule computes it.)
     for (int k = 0; k < cvs.size(); k++)
-        if (expression && chain && cvs[k]->takesTiles() && cvs[k]->getNumTiles() <= ChainedTilesPerMultiprocessor*multiprocessors &&
+        if (cvs[k] != NULL && expression && chain && cvs[k]->takesTiles() && cvs[k]->getNumTiles() <= ChainedTilesPerMultiprocessor*multiprocessors &&
                 (chained < 0 || cvs[k]->getNumTiles() < cvs[chained]->getNumTiles()))
             chained = k;
     // Its tile family compiles with the chain rule where either is new; a chained kernel compiled
@@ -125,7 +131,7 @@ void CudaCoordinationEnergy::compile(const vector<CudaCoordinationCV*>& cvs) {
     vector<CudaCoordinationModulePart> parts;
     vector<int> missing(cvs.size()), partOf(cvs.size());
     for (int k = 0; k < cvs.size(); k++) {
-        missing[k] = cvs[k]->getMissingKernels() | (k == chained && rechain ? P::TileKernels : 0);
+        missing[k] = (cvs[k] == NULL ? 0 : cvs[k]->getMissingKernels() | (k == chained && rechain ? P::TileKernels : 0));
         if (missing[k] == 0)
             continue;
         CudaCoordinationModulePart part = cvs[k]->getProgram().getPart(missing[k]);
@@ -193,6 +199,9 @@ vector<char> CudaCoordinationEnergy::getChainRuleTargets(const vector<CudaCoordi
     vector<char> targets((pointers+numCVs*sizeof(int)+7)/8*8, 0);
     maxSlots = 0;
     for (int k = 0; k < numCVs; k++) {
+        // A distance (NULL) has no gradient buffer: no slots, its forces added by the chain rule itself.
+        if (cvs[k] == NULL)
+            continue;
         CudaCoordinationCV::ChainRuleTarget target = cvs[k]->getChainRuleTarget();
         memcpy(&targets[k*sizeof(CUdeviceptr)], &target.gradient, sizeof(CUdeviceptr));
         memcpy(&targets[(numCVs+k)*sizeof(CUdeviceptr)], &target.groupAtoms, sizeof(CUdeviceptr));
@@ -214,7 +223,7 @@ void CudaCoordinationEnergy::evaluate(const vector<CudaCoordinationCV*>& cvs, bo
     int flags = CudaCoordinationCV::Accumulate | (gradient ? CudaCoordinationCV::Gradient : 0);
     int chainFlags = chainRuleFlags(gradient, energy, statistics);
     for (int k = 0; k < numCVs; k++)
-        if (k != chainedIndex)
+        if (k != chainedIndex && cvs[k] != NULL)
             cvs[k]->launch(flags, getSum(k), 0, 0, getChecks(k, energy, energy));
     if (chainedIndex >= 0 && launchChained(cvs, chainFlags))
         return;
@@ -237,7 +246,7 @@ bool CudaCoordinationEnergy::launchChained(const vector<CudaCoordinationCV*>& cv
     vector<void*> args = cv.getTileArguments(flags);
     args.insert(args.end(), {targets.data(), &chainedIndex, &sum, &nextSum, &state.getDevicePointer(),
             &cu.getEnergyBuffer().getDevicePointer(), &globals.getDevicePointer(), &barrier.getDevicePointer(), &alarmOnDevice,
-            &checks.invalidSlot, &checks.energyBuffer});
+            &checks.invalidSlot, &checks.energyBuffer, &distances.getAtoms().getDevicePointer()});
     for (auto& table : tables)
         args.push_back(&table->getDevicePointer());
     if (!launcher.launchCooperative(chainedKernel, args.data(), tiles, cv.getTileThreads())) {
@@ -258,7 +267,9 @@ void CudaCoordinationEnergy::launchChainRule(const vector<CudaCoordinationCV*>& 
     CUdeviceptr sum = getSum(0);
     CUdeviceptr nextSum = sums.getDevicePointer()+(1-sumParity)*numCVs*sizeof(double);
     vector<void*> args = {targets.data(), &sum, &nextSum, &flags, &state.getDevicePointer(), &cu.getEnergyBuffer().getDevicePointer(),
-            &cu.getLongForceBuffer().getDevicePointer(), &globals.getDevicePointer(), &alarmOnDevice};
+            &cu.getLongForceBuffer().getDevicePointer(), &globals.getDevicePointer(), &alarmOnDevice, &cu.getPosq().getDevicePointer(),
+            cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(), cu.getPeriodicBoxVecXPointer(),
+            cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &distances.getAtoms().getDevicePointer()};
     for (auto& table : tables)
         args.push_back(&table->getDevicePointer());
     int blockSize = CudaCoordinationProgram::TileSize;

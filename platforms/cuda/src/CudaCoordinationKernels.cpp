@@ -159,6 +159,11 @@ void CudaCalcCoordinationBiasForceKernel::initialize(const System& system, const
     tuning = CudaCoordinationTuning::fromEnvironment();
     launcher.reset(new CudaCoordinationLauncher(cu, tuning.dependentLaunch));
     for (int k = 0; k < force.getNumCollectiveVariables(); k++) {
+        if (force.isDistance(k)) {
+            // A distance has no CudaCoordinationCV: the chain rule computes it (CudaCoordinationDistances).
+            cvs.push_back(NULL);
+            continue;
+        }
         owned.emplace_back(new CudaCoordinationCV(cu, force.getCollectiveVariable(k), tuning, *launcher));
         cvs.push_back(owned.back().get());
     }
@@ -168,10 +173,20 @@ void CudaCalcCoordinationBiasForceKernel::initialize(const System& system, const
 
 void CudaCalcCoordinationBiasForceKernel::setParameters(const CoordinationBiasForce& force) {
     names.clear();
+    vector<int> distanceIndices;
+    distances.clear();
     for (int k = 0; k < cvs.size(); k++) {
-        cvs[k]->setParameters(force.getCollectiveVariable(k), true);
+        if (cvs[k] != NULL)
+            cvs[k]->setParameters(force.getCollectiveVariable(k), true);
+        else {
+            CoordinationDistance d;
+            force.getDistanceParameters(k, d.particle1, d.particle2, d.component, d.usePeriodic);
+            distanceIndices.push_back(k);
+            distances.push_back(d);
+        }
         names.push_back(force.getCollectiveVariableName(k));
     }
+    energy->setDistances(distanceIndices, distances);
     setExpression(*energy, cu, force, names);
     energyExpression = force.getEnergyExpression();
     energy->compile(cvs);
@@ -183,8 +198,13 @@ void CudaCalcCoordinationBiasForceKernel::setParameters(const CoordinationBiasFo
 void CudaCalcCoordinationBiasForceKernel::copyParametersToContext(ContextImpl& context, const CoordinationBiasForce& force) {
     if (force.getNumCollectiveVariables() != cvs.size())
         throw OpenMMException("updateParametersInContext: The number of collective variables of the CoordinationBiasForce has changed; reinitialize the Context");
-    for (int k = 0; k < cvs.size(); k++)
-        cvs[k]->checkPairsUnchanged(force.getCollectiveVariable(k));
+    for (int k = 0; k < cvs.size(); k++) {
+        if (force.isDistance(k) != (cvs[k] == NULL))
+            throw OpenMMException("updateParametersInContext: CoordinationBiasForce: collective variable \""+force.getCollectiveVariableName(k)
+                +"\" changed between a distance and a CoordinationForce; reinitialize the Context");
+        if (cvs[k] != NULL)
+            cvs[k]->checkPairsUnchanged(force.getCollectiveVariable(k));
+    }
     ContextSelector selector(cu);
     setParameters(force);
 }
@@ -216,8 +236,21 @@ double CudaCalcCoordinationBiasForceKernel::execute(ContextImpl& context, bool i
 vector<double> CudaCalcCoordinationBiasForceKernel::computeCollectiveVariables(ContextImpl& context) {
     ContextSelector selector(cu);
     for (int k = 0; k < cvs.size(); k++)
-        cvs[k]->launch(CV::Reduce, 0, energy->getValue(k), 0, energy->getChecks(k, true, false));
-    return readState(false);
+        if (cvs[k] != NULL)
+            cvs[k]->launch(CV::Reduce, 0, energy->getValue(k), 0, energy->getChecks(k, true, false));
+    vector<double> values = readState(false);
+    if (!distances.empty()) {
+        // The distances from the positions, on the host (CoordinationDistance::compute(), the device's math): a value
+        // read back, not a step. In the order of the CVs, as setParameters() collected them.
+        vector<Vec3> positions;
+        context.getPositions(positions);
+        Vec3 box[3];
+        context.getPeriodicBoxVectors(box[0], box[1], box[2]);
+        for (int k = 0, j = 0; k < cvs.size(); k++)
+            if (cvs[k] == NULL)
+                values[k] = distances[j++].compute(positions, box, NULL);
+    }
+    return values;
 }
 
 void CudaCalcCoordinationBiasForceKernel::getCVStatistics(ContextImpl& context, vector<double>& mean, vector<double>& m2, long long& count) {
@@ -242,6 +275,6 @@ void CudaCalcCoordinationBiasForceKernel::setCVStatistics(ContextImpl& context, 
 string CudaCalcCoordinationBiasForceKernel::describeLastEvaluation() const {
     string text;
     for (int k = 0; k < cvs.size(); k++)
-        text += (k > 0 ? "; " : "")+names[k]+": "+cvs[k]->describeLastEvaluation();
+        text += (k > 0 ? "; " : "")+names[k]+": "+(cvs[k] == NULL ? string("distance (in the chain rule)") : cvs[k]->describeLastEvaluation());
     return text;
 }

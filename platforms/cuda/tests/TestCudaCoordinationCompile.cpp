@@ -10,6 +10,7 @@
  * ExpressionUtilities, whose generated code reads them. */
 
 #include "CudaCoordinationCV.h"
+#include "CudaCoordinationDistances.h"
 #include "CudaCoordinationProgram.h"
 #include "CoordinationSpline.h"
 #include "CoordinationBiasForce.h"
@@ -272,8 +273,19 @@ static void compileBias(const CoordinationBiasForce& force, const string& precis
     ProgramOnlyContext context(system, precision, triclinic);
     vector<CudaCoordinationModulePart> cvParts;
     vector<string> names;
+    vector<int> distanceIndices;
+    vector<CoordinationDistance> distances;
     int chained = -1;
     for (int k = 0; k < force.getNumCollectiveVariables(); k++) {
+        if (force.isDistance(k)) {
+            // A distance has no part of its own: the chain rule computes it (CudaCoordinationDistances).
+            CoordinationDistance d;
+            force.getDistanceParameters(k, d.particle1, d.particle2, d.component, d.usePeriodic);
+            distanceIndices.push_back(k);
+            distances.push_back(d);
+            names.push_back(force.getCollectiveVariableName(k));
+            continue;
+        }
         const CoordinationForce& cv = force.getCollectiveVariable(k);
         int kernels = P::CoreKernels | (cv.getMode() == CoordinationForce::PairList ? P::PairKernels :
                 cv.usesPeriodicBoundaryConditions() && isfinite(cv.getDMax()) ? P::CellKernels | P::BinningKernels : P::TileKernels);
@@ -283,9 +295,13 @@ static void compileBias(const CoordinationBiasForce& force, const string& precis
             chained = k;
     }
     CudaCoordinationModulePart chainRule = chainRulePart(context, force, names);
+    CudaCoordinationDistances::addToChainRule(chainRule, distanceIndices, distances);
     vector<CudaCoordinationModulePart> parts;
-    for (int k = 0; k < cvParts.size(); k++)
-        CudaCoordinationProgram::addPart(parts, k == chained ? CudaCoordinationProgram::getChainedPart(cvParts[k], chainRule) : cvParts[k]);
+    for (int k = 0, part = 0; k < force.getNumCollectiveVariables(); k++)
+        if (!force.isDistance(k)) {
+            const CudaCoordinationModulePart& cvPart = cvParts[part++];
+            CudaCoordinationProgram::addPart(parts, k == chained ? CudaCoordinationProgram::getChainedPart(cvPart, chainRule) : cvPart);
+        }
     if (chained < 0)
         CudaCoordinationProgram::addPart(parts, CudaCoordinationProgram::getStandaloneChainRulePart(chainRule));
     compileModule(context, parts, precision, triclinic, label);
@@ -508,13 +524,29 @@ int main(int argc, char* argv[]) {
             }
             eight.setEnergyExpression(expression);
             compileBias(eight, precision, false, "bias 8 CVs, harmonic");
+            // Distance CVs beside coordination numbers (CoordinationBiasForce::addDistance(), computed in the
+            // chain rule): the length with and without the nearest image and a component, in the chained tile
+            // kernel's part (c1 takes tiles) and in the chain rule's own part (c2 takes cells), triclinic.
+            CoordinationBiasForce distances("0.5*k*(d-0.5)^2 + c1*dz + dn + bias(d, c1)");
+            distances.addGlobalParameter("k", 100.0);
+            distances.addTabulatedFunction("bias", new Continuous2DFunction(3, 2, {0.0, 1.0, 0.5, 0.2, 0.1, 0.3}, 0.0, 5.0, 0.0, 2.0));
+            distances.addDistance("d", 3, 17);
+            distances.addCollectiveVariable("c1", biasCV(0, true));
+            distances.addDistance("dz", 17, 3, 2);
+            distances.addDistance("dn", 0, 39, -1, false);
+            distances.setCVStatisticsStride(10);
+            compileBias(distances, precision, true, "bias of 3 distances and a CV on tiles, chained, triclinic");
+            CoordinationBiasForce distanceCells("c2*d");
+            distanceCells.addCollectiveVariable("c2", biasCV(1, true));
+            distanceCells.addDistance("d", 1, 2, 0);
+            compileBias(distanceCells, precision, false, "bias of a distance and a CV in cells");
             // The device's fit of a table's splines (CoordinationBiasForce::updateTabulatedFunctionInContext()).
             System system;
             addParticles(system);
             ProgramOnlyContext context(system, precision, false);
             compileModule(context, {CudaCoordinationProgram::getSplinePart()}, precision, false, "table spline fit");
             cout << "  compiled table spline fit (" << precision << ")" << endl;
-            count += 6;
+            count += 8;
         }
         // Each family of kernels alone, as a Context compiles them (here one group in a periodic box).
         CoordinationForce cells(a);

@@ -33,6 +33,7 @@ inline DEVICE void gridBarrier(unsigned int* barrier) {
  * gradients of its own pairs times -dE/dcv straight to the forces, without the gradient buffer
  * and without a launch of applyChainRule(). flags: the chain rule's (GRADIENT, EXPRESSION_ENERGY).
  * First, where invalidSlot is not NULL, the check of every slot's position (checkSlotPositions()).
+ * distanceAtoms: the particles of the distance CVs, which the chain rule computes (chainrule.cu).
  */
 KERNEL void computeCoordinationTilesChained(const real4* RESTRICT posq, const int* RESTRICT groupAtoms,
         const int* RESTRICT groupOriginal, int numL, int numS, int offsetL, int offsetS, int sChunk, PairParams params,
@@ -40,7 +41,7 @@ KERNEL void computeCoordinationTilesChained(const real4* RESTRICT posq, const in
         int flags, unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient, int numSlots,
         ChainRuleTargets targets, int chainedCV, double* RESTRICT cvSums, double* RESTRICT nextCvSums, double* RESTRICT state,
         mixed* RESTRICT energyBuffer, const double* RESTRICT globals, unsigned int* RESTRICT barrier, int* RESTRICT alarm,
-        int* RESTRICT invalidSlot, mixed* RESTRICT positionEnergy ENERGY_TABLE_PARAMETERS) {
+        int* RESTRICT invalidSlot, mixed* RESTRICT positionEnergy, const int* RESTRICT distanceAtoms ENERGY_TABLE_PARAMETERS) {
     __shared__ real4 sPos[2*TILE];
     __shared__ int sKey[2*TILE];
     __shared__ real3 sGradient[TILE];
@@ -55,7 +56,8 @@ KERNEL void computeCoordinationTilesChained(const real4* RESTRICT posq, const in
         if (threadIdx.x == 0)
             atomicAdd(&cvSums[chainedCV], (double) total);
         gridBarrier(barrier);
-        evaluateChainRule(cvSums, nextCvSums, flags, state, energyBuffer, globals, alarm, derivatives ENERGY_TABLE_ARGUMENTS);
+        evaluateChainRule(cvSums, nextCvSums, flags, state, energyBuffer, globals, alarm, derivatives, posq, periodicBoxSize,
+                invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, distanceAtoms, forceBuffer ENERGY_TABLE_ARGUMENTS);
         scatterChainRule(targets, flags, derivatives, chainedCV, forceBuffer);
         return (real) derivatives[chainedCV];
     };

@@ -1,4 +1,7 @@
-/** The chain rule of NUM_CVS CVs through the energy expression (energy.cu says what the state holds). */
+/**
+ * The chain rule of NUM_CVS CVs through the energy expression (energy.cu says what the state
+ * holds), NUM_DISTANCES of them distances computed here.
+ */
 
 /** Where each CV's gradient is, passed by value at each launch (the cell kernel's order can change between evaluations). */
 typedef struct {
@@ -7,6 +10,59 @@ typedef struct {
     const int* entrySlot[NUM_CVS];
     int numSlots[NUM_CVS];
 } ChainRuleTargets;
+
+#ifndef NUM_DISTANCES
+/**
+ * The distance CVs of a CoordinationBiasForce (addDistance()), set by CudaCoordinationDistances:
+ * NUM_DISTANCES rows of DISTANCE_CVS, each {CV index, component (-1: the length), periodic}; the
+ * sorted indices of distance j's two particles are distanceAtoms[2j] and [2j+1] (the host updates
+ * them when atoms are reordered). None for a CoordinationForce.
+ */
+#define NUM_DISTANCES 0
+#define DISTANCE_CVS {{0}}
+#endif
+
+/**
+ * A distance CV (one row of DISTANCE_CVS, its particles at sorted indices atom1 and atom2): the
+ * length of r = r2 - r1, or one of its components, with the nearest image where periodic
+ * (OpenMM's reduced triclinic form, as its kernels take it), in double from the positions;
+ * *dvaluedr its derivative with respect to r2 (-*dvaluedr that with respect to r1). The host's
+ * copy is CoordinationDistance::compute().
+ */
+inline DEVICE double computeDistanceCV(const int* distance, int atom1, int atom2, const real4* RESTRICT posq, real4 periodicBoxSize,
+        real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ, double3* dvaluedr) {
+    const real4 p1 = posq[atom1], p2 = posq[atom2];
+    double3 r = make_double3((double) p2.x-(double) p1.x, (double) p2.y-(double) p1.y, (double) p2.z-(double) p1.z);
+    if (distance[2]) {
+        const double sz = floor(r.z*(double) invPeriodicBoxSize.z+0.5);
+        r.x -= sz*periodicBoxVecZ.x;
+        r.y -= sz*periodicBoxVecZ.y;
+        r.z -= sz*periodicBoxVecZ.z;
+        const double sy = floor(r.y*(double) invPeriodicBoxSize.y+0.5);
+        r.x -= sy*periodicBoxVecY.x;
+        r.y -= sy*periodicBoxVecY.y;
+        const double sx = floor(r.x*(double) invPeriodicBoxSize.x+0.5);
+        r.x -= sx*periodicBoxVecX.x;
+    }
+    if (distance[1] < 0) {
+        const double length = sqrt(r.x*r.x+r.y*r.y+r.z*r.z);
+        *dvaluedr = make_double3(r.x/length, r.y/length, r.z/length);
+        return length;
+    }
+    *dvaluedr = make_double3(distance[1] == 0, distance[1] == 1, distance[1] == 2);
+    return (distance[1] == 0 ? r.x : distance[1] == 1 ? r.y : r.z);
+}
+
+/** Add -dEdcv times a distance's gradient to the forces of its two particles (sorted indices atom1, atom2; fixed point). */
+inline DEVICE void addDistanceForces(int atom1, int atom2, double dEdcv, double3 dvaluedr, unsigned long long* RESTRICT forceBuffer) {
+    const double fx = -dEdcv*dvaluedr.x, fy = -dEdcv*dvaluedr.y, fz = -dEdcv*dvaluedr.z;
+    atomicAdd(&forceBuffer[atom2], (unsigned long long) realToFixedPoint((real) fx));
+    atomicAdd(&forceBuffer[atom2+PADDED_NUM_ATOMS], (unsigned long long) realToFixedPoint((real) fy));
+    atomicAdd(&forceBuffer[atom2+2*PADDED_NUM_ATOMS], (unsigned long long) realToFixedPoint((real) fz));
+    atomicAdd(&forceBuffer[atom1], (unsigned long long) realToFixedPoint((real) -fx));
+    atomicAdd(&forceBuffer[atom1+PADDED_NUM_ATOMS], (unsigned long long) realToFixedPoint((real) -fy));
+    atomicAdd(&forceBuffer[atom1+2*PADDED_NUM_ATOMS], (unsigned long long) realToFixedPoint((real) -fz));
+}
 
 /** The energy expression E(cv[0], ..., cv[NUM_CVS-1]) and every dE/dcv_k, from the global parameters and the tables. */
 inline DEVICE void evaluateEnergy(const double* cv, double* energy, double* dEdcv, const double* RESTRICT globals
@@ -36,19 +92,29 @@ inline DEVICE void updateCVStatistics(const double* cv, double* RESTRICT statist
 
 /**
  * E and every dE/dcv_k from the sums the pair kernels accumulated (cvSums, read from L2: in a
- * chained launch other blocks of the same launch added them): thread 0 of each block evaluates them
- * into derivatives[] (shared, valid in every thread on return); block 0 stores the CVs and
- * dE/dcv_k in state, adds E to the energy buffer (EXPRESSION_ENERGY), adds the CVs to their
- * running statistics (CV_STATISTICS: the first evaluation of an MD step, which the host tells
- * from the Context's step count) and clears nextCvSums, the sums of the next evaluation (the one
- * before read them).
+ * chained launch other blocks of the same launch added them) and the distance CVs (DISTANCE_CVS,
+ * computed here from posq, by thread 0 of each block: no launch of their own): thread 0 of each
+ * block evaluates them into derivatives[] (shared, valid in every thread on return); block 0
+ * stores the CVs and dE/dcv_k in state, adds E to the energy buffer (EXPRESSION_ENERGY), adds the
+ * distances' forces (GRADIENT), adds the CVs to their running statistics (CV_STATISTICS: the first
+ * evaluation of an MD step, which the host tells from the Context's step count) and clears
+ * nextCvSums, the sums of the next evaluation (the one before read them).
  */
 inline DEVICE void evaluateChainRule(const double* RESTRICT cvSums, double* RESTRICT nextCvSums, int flags, double* RESTRICT state,
-        mixed* RESTRICT energyBuffer, const double* RESTRICT globals, int* RESTRICT alarm, double* derivatives ENERGY_TABLE_PARAMETERS) {
+        mixed* RESTRICT energyBuffer, const double* RESTRICT globals, int* RESTRICT alarm, double* derivatives,
+        const real4* RESTRICT posq, real4 periodicBoxSize, real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY,
+        real4 periodicBoxVecZ, const int* RESTRICT distanceAtoms, unsigned long long* RESTRICT forceBuffer ENERGY_TABLE_PARAMETERS) {
     if (threadIdx.x == 0) {
         double cv[NUM_CVS], dEdcv[NUM_CVS], E;
         for (int k = 0; k < NUM_CVS; k++)
             cv[k] = __ldcg(&cvSums[k]);
+#if NUM_DISTANCES > 0
+        const int distances[NUM_DISTANCES][3] = DISTANCE_CVS;
+        double3 dvaluedr[NUM_DISTANCES];
+        for (int j = 0; j < NUM_DISTANCES; j++)
+            cv[distances[j][0]] = computeDistanceCV(distances[j], distanceAtoms[2*j], distanceAtoms[2*j+1], posq, periodicBoxSize,
+                    invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, &dvaluedr[j]);
+#endif
         evaluateEnergy(cv, &E, dEdcv, globals ENERGY_TABLE_ARGUMENTS);
         recordNonFinite(state+2*NUM_CVS, NUM_CVS, cv, &E, dEdcv, alarm);
         for (int k = 0; k < NUM_CVS; k++)
@@ -61,6 +127,11 @@ inline DEVICE void evaluateChainRule(const double* RESTRICT cvSums, double* REST
             }
             if (flags & FLAG_EXPRESSION_ENERGY)
                 atomicAdd(&energyBuffer[0], (mixed) E);
+#if NUM_DISTANCES > 0
+            if (flags & FLAG_GRADIENT)
+                for (int j = 0; j < NUM_DISTANCES; j++)
+                    addDistanceForces(distanceAtoms[2*j], distanceAtoms[2*j+1], dEdcv[distances[j][0]], dvaluedr[j], forceBuffer);
+#endif
             if (flags & FLAG_CV_STATISTICS)
                 updateCVStatistics(cv, state+5*NUM_CVS+2);
         }
@@ -84,9 +155,12 @@ inline DEVICE void scatterChainRule(const ChainRuleTargets& targets, int flags, 
 /** The chain rule of every CV in a launch of its own, after the CVs' pair kernels. */
 KERNEL void applyChainRule(ChainRuleTargets targets, const double* RESTRICT cvSums, double* RESTRICT nextCvSums, int flags,
         double* RESTRICT state, mixed* RESTRICT energyBuffer, unsigned long long* RESTRICT forceBuffer,
-        const double* RESTRICT globals, int* RESTRICT alarm ENERGY_TABLE_PARAMETERS) {
+        const double* RESTRICT globals, int* RESTRICT alarm, const real4* RESTRICT posq, real4 periodicBoxSize,
+        real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ,
+        const int* RESTRICT distanceAtoms ENERGY_TABLE_PARAMETERS) {
     __shared__ double derivatives[NUM_CVS];
     DEPENDENT_KERNEL_START
-    evaluateChainRule(cvSums, nextCvSums, flags, state, energyBuffer, globals, alarm, derivatives ENERGY_TABLE_ARGUMENTS);
+    evaluateChainRule(cvSums, nextCvSums, flags, state, energyBuffer, globals, alarm, derivatives, posq, periodicBoxSize,
+            invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, distanceAtoms, forceBuffer ENERGY_TABLE_ARGUMENTS);
     scatterChainRule(targets, flags, derivatives, -1, forceBuffer);
 }
