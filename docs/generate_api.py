@@ -20,7 +20,7 @@ import textwrap
 DOCS = os.path.dirname(os.path.abspath(__file__))
 HEADER = os.path.join(DOCS, '..', 'openmmapi', 'include', 'CoordinationForce.h')
 BIAS_HEADER = os.path.join(DOCS, '..', 'openmmapi', 'include', 'CoordinationBiasForce.h')
-MODULES = ['gr', 'reporters', 'analysis', 'metadynamics', 'opes', 'cvfunction', 'reweighting', 'contacts', 'plumed', 'plumed.outputs', 'plots', 'cli',
+MODULES = ['gr', 'reporters', 'analysis', 'metadynamics', 'opes', 'cvfunction', 'distancecv', 'reweighting', 'contacts', 'plumed', 'plumed.outputs', 'plots', 'cli',
            'cpp_config']
 
 

@@ -194,6 +194,9 @@ from openmmcoordination import _arguments
          OpenMM::Continuous2DFunction, OpenMM::Continuous3DFunction);
 %ignore CoordinationPlugin::CoordinationBiasForce::getTabulatedFunction(int) const;
 %ignore CoordinationPlugin::CoordinationBiasForce::getCollectiveVariable(int) const;
+/* getDistanceParameters(index) returns [particle1, particle2, component, usePeriodic]. */
+%apply int& OUTPUT {int& particle1, int& particle2, int& component};
+%apply bool& OUTPUT {bool& usePeriodic};
 /* getCVStatistics(context) returns (mean, m2, count): NumPy arrays and an int (%extend below). */
 %ignore CoordinationPlugin::CoordinationBiasForce::getCVStatistics;
 %typemap(out) std::vector<double> {
@@ -207,6 +210,7 @@ from openmmcoordination import _arguments
 %include "CoordinationForce.h"
 %include "CoordinationBiasForce.h"
 %clear double& dsdr;
+%clear int& particle1, int& particle2, int& component, bool& usePeriodic;
 
 %newobject CoordinationPlugin::_cloneForce;
 %newobject CoordinationPlugin::_cloneBiasForce;

@@ -73,7 +73,7 @@ void CoordinationBiasForceImpl::initialize(ContextImpl& context) {
             continue;
         const CoordinationForce& variable = owner.getCollectiveVariable(k);
         string warning = CoordinationForceImpl::periodicBoundaryWarning(variable, context.getSystem(),
-                which+", its collective variable \""+owner.getCollectiveVariableName(k)+"\",");
+                which+", its collective variable \""+owner.getCollectiveVariableName(k)+"\",", &owner);
         if (!warning.empty())
             CoordinationWarnings::warnOnce(&variable, warning);
     }

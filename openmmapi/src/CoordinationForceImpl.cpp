@@ -157,12 +157,13 @@ string CoordinationForceImpl::describeForce(const Force& force, const string& cl
     return description.str();
 }
 
-string CoordinationForceImpl::periodicBoundaryWarning(const CoordinationForce& force, const System& system, const string& which) {
+string CoordinationForceImpl::periodicBoundaryWarning(const CoordinationForce& force, const System& system, const string& which,
+        const Force* owner) {
     if (force.usesPeriodicBoundaryConditions() || force.getPeriodicitySet())
         return "";
     for (int i = 0; i < system.getNumForces(); i++) {
         const Force& other = system.getForce(i);
-        if (&other != &force && other.usesPeriodicBoundaryConditions())
+        if (&other != &force && &other != owner && other.usesPeriodicBoundaryConditions())
             return which+" does not use periodic boundary conditions, but force "+to_string(i)+" of the System (\""+other.getName()
                 +"\") does: the CV's distances ignore the periodic box, so a particle near a face of the box misses its neighbors "
                 "across it. Call setUsesPeriodicBoundaryConditions(True) on the CoordinationForce (C++: true) for the nearest periodic "

@@ -100,6 +100,7 @@ from openmmcoordination.gr import (PairDistribution, PairDistributionAccumulator
                                    computePairDistribution, pairDistributionFromCounts)
 from openmmcoordination.reporters import CollectiveVariableReporter, PairDistributionReporter, runWithProgress  # noqa: E402
 from openmmcoordination.cvfunction import CVFunction  # noqa: E402
+from openmmcoordination.distancecv import DistanceCV  # noqa: E402
 from openmmcoordination.metadynamics import BiasVariable, Metadynamics  # noqa: E402
 from openmmcoordination.opes import OPES  # noqa: E402
 from openmmcoordination.reweighting import (reweightedFreeEnergy, reweightedHistogram, reweightingFactor,  # noqa: E402

@@ -1,6 +1,6 @@
-"""The grid bias that Metadynamics and OPES share: 1, 2 or 3 BiasVariables over CoordinationForces,
-the CoordinationBiasForce whose table holds the bias on their grid, the upload of new values, the
-CVs (and bias energy) of a Context, and the files of walkers sharing a directory.
+"""The grid bias that Metadynamics and OPES share: 1, 2 or 3 BiasVariables over CoordinationForces
+(and DistanceCVs), the CoordinationBiasForce whose table holds the bias on their grid, the upload of
+new values, the CVs (and bias energy) of a Context, and the files of walkers sharing a directory.
 
 The layout is openmm.app's: the bias array has the variables' grid widths in reverse order (axis 0
 is the last variable), and flattened in C order it is the table's values[i + nx*j + nx*ny*k]."""
@@ -27,8 +27,11 @@ _MAX_ID = 0x7FFFFFFF
 
 def _checkForce(owner, where, force, coordinationOnly=False):
     """Check one force of a variable (``where`` names it in messages): a CoordinationForce with the
-    energy "cv" and no table, or (unless coordinationOnly) any OpenMM Force; in no System."""
+    energy "cv" and no table, a DistanceCV, or (unless coordinationOnly) any OpenMM Force; in no System."""
     from openmmcoordination import CoordinationForce
+    from openmmcoordination.distancecv import DistanceCV
+    if isinstance(force, DistanceCV) and not coordinationOnly:
+        return
     if not isinstance(force, openmm.Force) or (coordinationOnly and not isinstance(force, CoordinationForce)):
         raise _error(owner, '%s must be a CoordinationForce%s, got %s', where,
                      '' if coordinationOnly else ', a CVFunction of them or another OpenMM Force that computes a CV',
@@ -50,17 +53,21 @@ def variableForces(variable):
 
 
 def onDevicePath(variables):
-    """Whether every force of the variables is a CoordinationForce: the bias is then one
-    CoordinationBiasForce, else a CustomCVForce (the slower path)."""
+    """Whether every force of the variables is a CoordinationForce or a DistanceCV, at least one a
+    CoordinationForce: the bias is then one CoordinationBiasForce (the distances its own CVs,
+    addDistance), else a CustomCVForce (the slower path)."""
     from openmmcoordination import CoordinationForce
-    return all(isinstance(force, CoordinationForce) for v in variables for force in variableForces(v))
+    from openmmcoordination.distancecv import DistanceCV
+    forces = [force for v in variables for force in variableForces(v)]
+    return (all(isinstance(force, (CoordinationForce, DistanceCV)) for force in forces)
+            and any(isinstance(force, CoordinationForce) for force in forces))
 
 
 def checkVariables(owner, variables):
     """The variables as a list, checked: 1 to 3 BiasVariables whose forces are CoordinationForces with
-    the energy "cv" and no table, CVFunctions of them, or other OpenMM Forces (the slower path), not
-    owned by anything, not periodic; where all are coordination numbers, their forces all periodic or
-    none. ValueError naming ``owner``, the parameter and the value otherwise."""
+    the energy "cv" and no table, DistanceCVs, CVFunctions of them, or other OpenMM Forces (the slower
+    path), not owned by anything, not periodic; on the device path, the CoordinationForces all
+    periodic or none. ValueError naming ``owner``, the parameter and the value otherwise."""
     from openmmcoordination.cvfunction import CVFunction
     try:
         variables = list(variables)
@@ -89,7 +96,9 @@ def checkVariables(owner, variables):
             raise _error(owner, 'variables[%d].biasWidth must be positive, got %r', i, v.biasWidth)
         if not _isInteger(v.gridWidth) or v.gridWidth < 2:
             raise _error(owner, 'variables[%d].gridWidth must be an integer >= 2, got %r', i, v.gridWidth)
-    forces = [(i, force) for i, v in enumerate(variables) for force in variableForces(v)]
+    from openmmcoordination import CoordinationForce
+    # The coordination numbers' periodicity (a DistanceCV has its own, as in C++).
+    forces = [(i, force) for i, v in enumerate(variables) for force in variableForces(v) if isinstance(force, CoordinationForce)]
     if onDevicePath(variables):
         periodic = [(i, force.usesPeriodicBoundaryConditions()) for i, force in forces]
         if any(p for _, p in periodic) and not all(p for _, p in periodic):
@@ -131,6 +140,7 @@ class GridBias(object):
     def __init__(self, owner, system, variables):
         from openmmcoordination import CoordinationBiasForce
         from openmmcoordination.cvfunction import CVFunction
+        from openmmcoordination.distancecv import DistanceCV
         self.variables = variables
         self.axes = [np.linspace(v.minValue, v.maxValue, v.gridWidth) for v in variables]
         self.shape = tuple(v.gridWidth for v in reversed(variables))
@@ -158,13 +168,22 @@ class GridBias(object):
             force = CoordinationBiasForce(expression)
         else:
             force = openmm.CustomCVForce(expression)
-            others = sorted(set(type(f).__name__ for f in forces if type(f).__name__ != 'CoordinationForce'))
-            warnings.warn('%s: a CV is computed by %s, not by a CoordinationForce: the bias is applied by a CustomCVForce '
+            others = sorted(set(type(f).__name__ for f in forces if type(f).__name__ not in ('CoordinationForce', 'DistanceCV')))
+            warnings.warn('%s: a CV is computed by %s, not by a CoordinationForce%s: the bias is applied by a CustomCVForce '
                           '(the slower path: each step evaluates its CVs in an inner Context, and the bias moves '
-                          'between the platform and that Context; see docs/metadynamics.md)' % (owner, ', '.join(others)),
+                          'between the platform and that Context; see docs/metadynamics.md)'
+                          % (owner, ', '.join(others) or 'DistanceCVs alone', ' or a DistanceCV beside one' if others else ''),
                           RuntimeWarning, stacklevel=3)
+        systemPeriodic = system.usesPeriodicBoundaryConditions()
         for name, cvForce in zip(names, forces):
-            force.addCollectiveVariable(name, copy.deepcopy(cvForce))
+            if isinstance(cvForce, DistanceCV):
+                # A CV of the CoordinationBiasForce itself, or on the slower path an OpenMM force of its own.
+                if self.onDevice:
+                    cvForce.addTo(force, name, systemPeriodic)
+                else:
+                    force.addCollectiveVariable(name, cvForce.toForce(systemPeriodic))
+            else:
+                force.addCollectiveVariable(name, copy.deepcopy(cvForce))
         force.addTabulatedFunction('bias', self._makeTable(np.zeros(self.shape)))
         force.setForceGroup(freeForceGroup(owner, system))
         self.force = force

@@ -31,11 +31,15 @@ def variableSettings(variables):
 
 
 def _definition(force):
-    """The XML of a variable's force; for a CVFunction, its expression, names and the XML of each force."""
+    """The XML of a variable's force (a DistanceCV's repr); for a CVFunction, its expression, names and
+    the definition of each force."""
     from openmmcoordination.cvfunction import CVFunction
     if isinstance(force, CVFunction):
         return 'CVFunction %r\n' % force.expression + '\n'.join(
-            '%s: %s' % (name, openmm.XmlSerializer.serialize(f)) for name, f in zip(force.names, force.forces))
+            '%s: %s' % (name, _definition(f)) for name, f in zip(force.names, force.forces))
+    from openmmcoordination.distancecv import DistanceCV
+    if isinstance(force, DistanceCV):
+        return repr(force)
     return openmm.XmlSerializer.serialize(force)
 
 

@@ -44,7 +44,8 @@ class CVFunction(object):
         of the names of ``forces``
     forces: dict
         {name: force}, each force a CoordinationForce with the energy expression "cv" and no table
-        (the bias then stays in one CoordinationBiasForce), or any other OpenMM Force whose energy is
+        or a DistanceCV (the bias then stays in one CoordinationBiasForce, beside at least one
+        CoordinationForce), or any other OpenMM Force whose energy is
         the CV (a CustomBondForce distance, a CustomTorsionForce, an RMSDForce, ...: the bias is then
         applied by a CustomCVForce, the slower path). A name is a Lepton identifier; the forces must
         be in no System (the bias force adds copies of them).
@@ -55,6 +56,7 @@ class CVFunction(object):
 
     def __init__(self, expression, forces):
         from openmmcoordination.plumed.expressions import FUNCTIONS, Expression
+        from openmmcoordination.distancecv import DistanceCV
         if not isinstance(expression, str) or not expression.strip():
             raise _fail('expression must be a non-empty string, got %r', expression)
         if not isinstance(forces, dict) or not forces:
@@ -63,7 +65,7 @@ class CVFunction(object):
             if not isinstance(name, str) or not _NAME.match(name) or keyword.iskeyword(name) or name in FUNCTIONS:
                 raise _fail('forces: the name %r is not a Lepton variable name (letters, digits and _, not a function '
                             'name)', name)
-            if not isinstance(force, openmm.Force):
+            if not isinstance(force, (openmm.Force, DistanceCV)):
                 raise _fail('forces[%r] must be an OpenMM Force, got %s', name, type(force).__name__)
         self.expression = expression
         self.names = list(forces)

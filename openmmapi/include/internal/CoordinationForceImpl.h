@@ -81,9 +81,12 @@ public:
      * @param force   the CoordinationForce (a CV of a CoordinationBiasForce included)
      * @param system  the System of the Context
      * @param which   how the message names the force, for example CoordinationForce "cv" (force 3 of the System)
+     * @param owner   the CoordinationBiasForce whose CV the force is, or NULL: not counted among the other
+     *                forces (its distances may use periodic boundary conditions, CoordinationBiasForce::addDistance())
      */
     static std::string periodicBoundaryWarning(const CoordinationForce& force, const OpenMM::System& system,
-            const std::string& which);
+            const std::string& which,
+            const OpenMM::Force* owner = NULL);
     /**
      * Describe a force of a System for the messages: its class, its name in quotes (getName()) and
      * its index in the System, for example CoordinationForce "cv" (force 3 of the System).
