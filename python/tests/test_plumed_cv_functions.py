@@ -10,6 +10,8 @@ The tests that run a Context do so on each configuration of the `platform_config
 helpers.PLATFORM_TOLERANCES; test_reader_opes_and_restraint_on_combine builds no Context (it checks
 what the reader builds, and what it refuses), so it runs once."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -85,17 +87,12 @@ def test_reader_opes_and_restraint_on_combine():
     assert inp.metadynamics.force.getEnergyExpression() == 'bias(1*(c1_cd) + (-1)*(c1_ca), c2)'
 
 
-def test_reader_metad_on_a_distance_and_a_coordination_number(platform_config, tmp_path, request):
-    """METAD ARG=d,cd with d a DISTANCE (UNITS LENGTH=A: SIGMA and the grid in Angstrom): the slower path,
-    a CustomCVForce, logged and warned; the CVs in the input's units; the energy from the table (finite
-    differences); HILLS centres at (10 r, cd)."""
-    if platform_config.name == 'CUDA' and not platform_config.is_double:
-        # Seen on an H100 (2026-11-26, OpenMM 8.6.1), the first time this test ran on CUDA: in single
-        # and mixed precision the bias forces differ from the finite differences (the distance's atoms
-        # by 6-9%, the coordination partners by up to a factor 2), the same in both precisions; double
-        # precision passes. Not understood yet (issue 40): strict, so that a fix shows.
-        request.node.add_marker(pytest.mark.xfail(strict=True, reason='CUDA single/mixed: bias forces of the '
-                                                  'CustomCVForce path differ from finite differences (issue 40)'))
+def test_reader_metad_on_a_distance_and_a_coordination_number(platform_config, tmp_path):
+    """METAD ARG=d,cd with d a DISTANCE (UNITS LENGTH=A: SIGMA and the grid in Angstrom): d is a CV of the bias's
+    CoordinationBiasForce itself (a DistanceCV, addDistance; issue 40 must-have 5), logged, no warning; the CVs
+    in the input's units; the energy from the table (finite differences); HILLS centres at (10 r, cd). (Until
+    the distance was computed in the bias force, this took the CustomCVForce path, whose bias forces were seen
+    6-9% off on CUDA single and mixed: a strict xfail there, not run on CUDA since.)"""
     from openmmcoordination import plumed
     system, topology = toy_system(PARTNERS)
     integrator = openmm.LangevinMiddleIntegrator(TOY_TEMPERATURE, 5.0, 0.002)
@@ -103,12 +100,14 @@ def test_reader_metad_on_a_distance_and_a_coordination_number(platform_config, t
     text = ('UNITS LENGTH=A\ncd: COORDINATION GROUPA=1 GROUPB=2,3 R_0=3\nd: DISTANCE ATOMS=1,4 NOPBC\n'
             'metad: METAD ARG=d,cd SIGMA=0.2,0.1 HEIGHT=1.0 PACE=50 BIASFACTOR=6 TEMP=300 GRID_MIN=1,0 GRID_MAX=8,2 '
             'GRID_BIN=70,40\nPRINT ARG=d,cd,metad.bias STRIDE=50 FILE=COLVAR\n')
-    with pytest.warns(RuntimeWarning, match='Metadynamics: a CV is computed by CustomBondForce'):
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', RuntimeWarning)
         inp = plumed.load(text, system, integrator=integrator)
     meta = inp.metadynamics
-    assert isinstance(meta.force, openmm.CustomCVForce)
-    assert any('the slower path' in line for line in inp.actions[3].log)
-    assert "# Metadynamics added its CustomCVForce, bias(c1, c2), in force group" in inp.describe()
+    assert isinstance(meta.force, CoordinationBiasForce) and meta.force.getNumDistances() == 1
+    assert meta.force.getEnergyExpression() == 'bias((c1_r)/0.1, c2)'
+    assert any("a CV of the bias's CoordinationBiasForce itself" in line for line in inp.actions[3].log)
+    assert "DistanceCV(0, 3, usePeriodic=False)" in inp.describe()
     simulation = app.Simulation(topology, system, integrator, platform_config.platform(), platform_config.properties)
     simulation.context.setPositions(positions())
     inp.attach(simulation, str(tmp_path))
@@ -124,16 +123,15 @@ def test_reader_metad_on_a_distance_and_a_coordination_number(platform_config, t
 
 def test_reader_distance_components(platform_config, tmp_path):
     """DISTANCE COMPONENTS NOPBC: d.x, d.y, d.z (particle 4 less particle 1, PLUMED's sign) in PRINT, in a
-    RESTRAINT (a CustomCompoundBondForce: energy and forces against NumPy) and in METAD ARG=d.x,cd (the
-    CustomCVForce path); COMPONENTS without NOPBC is refused, and so is the label alone."""
+    RESTRAINT (a CustomCompoundBondForce: energy and forces against NumPy) and in METAD ARG=d.x,cd (a CV of the
+    bias's CoordinationBiasForce); COMPONENTS without NOPBC is refused, and so is the label alone."""
     from openmmcoordination import plumed
     system, _ = toy_system(PARTNERS)
     text = ('cd: COORDINATION GROUPA=1 GROUPB=2,3 R_0=0.3\nd: DISTANCE ATOMS=1,4 COMPONENTS NOPBC\n'
             'r: RESTRAINT ARG=d.y AT=0.1 KAPPA=50\n'
             'metad: METAD ARG=d.x,cd SIGMA=0.02,0.1 HEIGHT=1.0 PACE=50 BIASFACTOR=6 TEMP=300 GRID_MIN=-0.8,0 '
             'GRID_MAX=0.8,2 GRID_BIN=80,20\nPRINT ARG=d.x,d.y,d.z,cd,r.bias STRIDE=50 FILE=COLVAR\n')
-    with pytest.warns(RuntimeWarning, match='CustomCompoundBondForce'):
-        inp = plumed.load(text, system)
+    inp = plumed.load(text, system)
     restraint = next(f for f in inp.forces if isinstance(f, openmm.CustomCompoundBondForce))
     context = platform_config.context(system)
     x = positions()
@@ -154,7 +152,7 @@ def test_reader_distance_components(platform_config, tmp_path):
     forces = aloneState.getForces(asNumpy=True).value_in_unit(unit.kilojoule_per_mole/unit.nanometer)
     assert forces[3, 1] == pytest.approx(-50*(delta[1] - 0.1), rel=forceTolerance) and forces[0, 1] == pytest.approx(
         50*(delta[1] - 0.1), rel=forceTolerance)
-    assert isinstance(inp.metadynamics.force, openmm.CustomCVForce)
+    assert inp.metadynamics.force.getDistanceParameters(0) == [0, 3, 0, False]       # d.x: a CV of the bias force
     assert inp.metadynamics.getCollectiveVariables(_Simulated(context))[0] == cv_approx(delta[0], platform_config, 1e-12)
     with pytest.raises(plumed.PlumedInputError, match='COMPONENTS: only with NOPBC'):
         plumed.load('d: DISTANCE ATOMS=1,4 COMPONENTS\n', toy_system(PARTNERS)[0])
@@ -170,20 +168,21 @@ class _Simulated(object):
 
 def test_reader_metad_on_a_function_of_a_distance(platform_config, tmp_path):
     """METAD on a CUSTOM of a DISTANCE and a coordination number (UNITS LENGTH=A: d in Angstrom): a
-    CVFunction of a CustomBondForce and a CoordinationForce, the CustomCVForce path; PRINT's f equal to
-    NumPy's; RESTRAINT, OPES_METAD and DUMPDERIVATIVES on it refused, naming the distance."""
+    CVFunction of a DistanceCV and a CoordinationForce, on the bias force (the distance a CV of it, the unit
+    in the expression); PRINT's f equal to NumPy's; RESTRAINT, OPES_METAD and DUMPDERIVATIVES on it refused,
+    naming the distance."""
     from openmmcoordination import plumed
     system, topology = toy_system(PARTNERS)
     integrator = openmm.LangevinMiddleIntegrator(TOY_TEMPERATURE, 5.0, 0.002)
     integrator.setRandomNumberSeed(4)
     head = ('UNITS LENGTH=A\ncd: COORDINATION GROUPA=1 GROUPB=2,3 R_0=3\nd: DISTANCE ATOMS=1,4\n'
             'f: CUSTOM ARG=d,cd FUNC=0.1*x*y PERIODIC=NO\n')
-    with pytest.warns(RuntimeWarning, match='CustomCVForce'):
-        inp = plumed.load(head + 'metad: METAD ARG=f SIGMA=0.05 HEIGHT=1.0 PACE=50 BIASFACTOR=6 TEMP=300 GRID_MIN=0 '
-                          'GRID_MAX=2 GRID_BIN=100\nPRINT ARG=d,cd,f,metad.bias STRIDE=50 FILE=COLVAR\n', system,
-                          integrator=integrator)
+    inp = plumed.load(head + 'metad: METAD ARG=f SIGMA=0.05 HEIGHT=1.0 PACE=50 BIASFACTOR=6 TEMP=300 GRID_MIN=0 '
+                      'GRID_MAX=2 GRID_BIN=100\nPRINT ARG=d,cd,f,metad.bias STRIDE=50 FILE=COLVAR\n', system,
+                      integrator=integrator)
     meta = inp.metadynamics
-    assert isinstance(meta.force, openmm.CustomCVForce) and meta.force.getEnergyFunction() == 'bias(0.1*((c1_d))*((c1_cd)))'
+    assert isinstance(meta.force, CoordinationBiasForce) and meta.force.isDistance(1)
+    assert meta.force.getEnergyExpression() == 'bias(0.1*(((c1_d)/0.1))*((c1_cd)))'
     simulation = app.Simulation(topology, system, integrator, platform_config.platform(), platform_config.properties)
     simulation.context.setPositions(positions())
     inp.attach(simulation, str(tmp_path))

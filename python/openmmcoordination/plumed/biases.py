@@ -349,11 +349,18 @@ def readMetad(plumed, action):
     labels, values, names = _asCVs(plumed, labels, values)
     variables = [BiasVariable(_variableForce(plumed, value), lo, hi, sigma, False, width)
                  for value, lo, hi, sigma, width in zip(values, minima, maxima, sigmas, widths)]
+    from openmmcoordination._gridbias import onDevicePath
+    onDevice = onDevicePath(variables)
     for label, value in zip(labels, values):
-        if value.kind == 'distance':
-            action.log.append('%s: a DISTANCE, computed by a CustomBondForce (a component by a CustomCompoundBondForce): '
-                              'the bias is applied by a CustomCVForce, the slower path (its CVs in an inner Context '
-                              'every step); in %s as PLUMED prints it'
+        if value.kind == 'distance' and onDevice:
+            action.log.append('%s: a DISTANCE beside the coordination numbers, a CV of the bias\'s CoordinationBiasForce '
+                              'itself (a DistanceCV: CoordinationBiasForce.addDistance), computed in the same bias '
+                              'evaluation (on CUDA in the chain-rule launch); in %s as PLUMED prints it'
+                              % (label, plumed.units.lengthName))
+        elif value.kind == 'distance':
+            action.log.append('%s: a DISTANCE with no coordination number beside it, computed by a CustomBondForce (a '
+                              'component by a CustomCompoundBondForce): the bias is applied by a CustomCVForce, the slower '
+                              'path (its CVs in an inner Context every step); in %s as PLUMED prints it'
                               % (label, plumed.units.lengthName))
     spec = dict(variables=variables, temperature=temperature*unit.kelvin, biasFactor=biasFactor,
                 height=height*unit.kilojoules_per_mole, frequency=frequency, saveFrequency=saveFrequency, biasDir=biasDir,
@@ -389,29 +396,36 @@ def _asCVs(plumed, labels, values):
     return list(labels), cvValues, names
 
 
+def _distanceCV(value):
+    """The DistanceCV of a DISTANCE (nm; a component label.x of COMPONENTS, NOPBC: x2 - x1)."""
+    from openmmcoordination.distancecv import DistanceCV
+    component = getattr(value, 'component', None)
+    return DistanceCV(value.obj[0], value.obj[1], None if component is None else 'xyz'[component],
+                      usePeriodic=bool(value.periodic))
+
+
 def _variableForce(plumed, value):
     """The force of a BiasVariable for a METAD or OPES argument: the CoordinationForce of a coordination
-    number, or a CVFunction of the CoordinationForces of a function (CUSTOM, MATHEVAL, COMBINE), which
-    keeps the bias in one CoordinationBiasForce (its table called on the function)."""
+    number, a DistanceCV of a DISTANCE, or a CVFunction of those for a function (CUSTOM, MATHEVAL,
+    COMBINE), which keeps the bias in one CoordinationBiasForce (its table called on the function;
+    beside a coordination number a DISTANCE is a CV of that force too, CoordinationBiasForce.addDistance).
+    A DISTANCE is in the input's length unit (SIGMA and the grid are in it): r (nm) / nm per unit, a
+    CVFunction where the unit is not nm."""
     from openmmcoordination.cvfunction import CVFunction
+    from openmmcoordination.plumed.expressions import substitute
+    length = plumed.units.length
     if value.kind == 'coordination':
         return value.obj
     if value.kind == 'distance':
-        # the distance in the input's length unit (SIGMA and the grid are in it): r (nm) / nm per unit
-        length = plumed.units.length
-        component = getattr(value, 'component', None)
-        if component is not None:                 # label.x of COMPONENTS (NOPBC): x2 - x1
-            axis = 'xyz'[component]
-            r = '%s2-%s1' % (axis, axis)
-            force = openmm.CustomCompoundBondForce(2, r if length == 1 else '(%s)/%s' % (r, number(length)))
-            force.addBond(list(value.obj), [])
-            return force
-        force = openmm.CustomBondForce('r' if length == 1 else 'r/%s' % number(length))
-        force.addBond(value.obj[0], value.obj[1], [])
-        force.setUsesPeriodicBoundaryConditions(value.periodic)
-        return force
+        if length == 1:
+            return _distanceCV(value)
+        return CVFunction('r/%s' % number(length), {'r': _distanceCV(value)})
     names = sorted(value.cvs)
-    return CVFunction(value.obj, {name: _variableForce(plumed, plumed.values[name]) for name in names})
+    forces = {name: (_distanceCV(plumed.values[name]) if plumed.values[name].kind == 'distance'
+                     else _variableForce(plumed, plumed.values[name])) for name in names}
+    distances = {name: '%s/%s' % (name, number(length)) for name in names
+                 if plumed.values[name].kind == 'distance' and length != 1}
+    return CVFunction(substitute(value.obj, distances) if distances else value.obj, forces)
 
 
 def _pythonForce(label, value):
@@ -419,7 +433,10 @@ def _pythonForce(label, value):
     if value.kind == 'function':
         return 'CVFunction(%s, {%s})' % (label, ', '.join('%r: %s' % (n, n) for n in sorted(value.cvs)))
     if value.kind == 'distance':
-        return '%s_r' % label.replace('.', '_')          # the CustomBondForce of the log's note
+        component = getattr(value, 'component', None)
+        return 'DistanceCV(%d, %d%s, usePeriodic=%r)' % (value.obj[0], value.obj[1],
+                                                         '' if component is None else ", %r" % 'xyz'[component],
+                                                         bool(value.periodic))
     return label
 
 

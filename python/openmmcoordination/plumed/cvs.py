@@ -387,7 +387,7 @@ def readDistance(plumed, action):
     """DISTANCE ATOMS=a,b [NOPBC] [COMPONENTS]: the two particle indices, whether the distance is
     periodic, and whether its components label.x, .y, .z are asked for (with NOPBC only). For RESTRAINT,
     walls, BIASVALUE, PRINT (a CustomBondForce, or a CustomCompoundBondForce of a component, applies a
-    bias) and METAD (the CustomCVForce path)."""
+    bias) and METAD (a DistanceCV: beside a coordination number a CV of the bias's CoordinationBiasForce)."""
     atoms = readAtoms(plumed, action, 'ATOMS')
     if len(atoms) != 2:
         raise action.fail('ATOMS', 'a DISTANCE is between two atoms, got %d', len(atoms))
