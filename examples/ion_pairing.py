@@ -35,8 +35,14 @@ TEMP=300 GRID_MIN=0,2 GRID_MAX=1,8 GRID_BIN=100,120.
     python examples/ion_pairing.py                   # CUDA (1 ns, 1.5 minutes on an H100), else CPU (60 ps, about 2 minutes)
     python examples/ion_pairing.py --platform CPU --steps 200000 --output output/ion_pairing_long
     python examples/ion_pairing.py --method opes          # writes to output/ion_pairing_opes
+    python examples/ion_pairing.py --cv distance          # c1 the Na-Cl distance: output/ion_pairing_distance
     python examples/ion_pairing.py --steps 100000 --restart   # continue the first run up to 100,000 steps
     python examples/ion_pairing.py --help
+
+With --cv distance, c1 is the Na-Cl distance itself (nm, the nearest image; PLUMED: d: DISTANCE
+ATOMS=na,cl, METAD ARG=d,c2 with GRID_MIN=0.2,2 GRID_MAX=0.9,8 GRID_BIN=140,120): an
+openmmcoordination.DistanceCV, which is a CV of the same CoordinationBiasForce as c2 (its
+addDistance), computed in the same bias evaluation (on CUDA inside the chain-rule launch).
 
 COORDINATION_QUICK=1 in the environment runs the --quick sizes whatever the step flags say (the
 size switch of the documentation's test).
@@ -65,6 +71,7 @@ SETTINGS = {'gpu': dict(box=3.0, equil=20000, steps=500000, frequency=250),
             'quick': dict(box=2.0, equil=100, steps=400, frequency=50)}
 TEMPERATURE = 300*unit.kelvin
 GRID = dict(c1=(0.0, 1.0, 101), c2=(2.0, 8.0, 121))      # min, max, points
+DISTANCE_GRID = (0.2, 0.9, 141)                          # c1 with --cv distance: the Na-Cl distance (nm)
 # Na-Cl distances (nm) of the basins in TIP3P with these ions: the contact ion pair (CIP) below the
 # barrier at about 0.36 nm, the solvent-separated ion pair (SSIP) around 0.5 nm.
 CIP_RANGE, SSIP_RANGE = (0.22, 0.36), (0.42, 0.60)
@@ -79,10 +86,13 @@ def parseArguments(argv=None):
     parser.add_argument('--frequency', type=int, help='steps between hills or OPES kernels (default 250 on CUDA, 50 otherwise)')
     parser.add_argument('--method', default='metadynamics', choices=['metadynamics', 'opes'],
                         help='well-tempered metadynamics (default) or OPES')
+    parser.add_argument('--cv', default='coordination', choices=['coordination', 'distance'],
+                        help='c1: the Na-Cl coordination (default) or the Na-Cl distance in nm (a DistanceCV inside the bias force)')
     parser.add_argument('--height', type=float, default=1.0, help='initial hill height in kJ/mol (default 1; metadynamics)')
     parser.add_argument('--barrier', type=float, default=30.0, help='the barrier to overcome in kJ/mol (default 30; OPES)')
     parser.add_argument('--bias-factor', type=float, default=6.0, help='well-tempered bias factor (default 6)')
-    parser.add_argument('--width-nacl', type=float, default=0.04, help='hill width (OPES: initial sigma) along c1, the Na-Cl coordination (default 0.04)')
+    parser.add_argument('--width-nacl', type=float, default=0.04,
+                        help='hill width (OPES: initial sigma) along c1, the Na-Cl coordination or distance (nm) (default 0.04)')
     parser.add_argument('--width-nao', type=float, default=0.15, help='hill width (OPES: initial sigma) along c2, the Na-O coordination (default 0.15)')
     parser.add_argument('--r0-nacl', type=float, default=0.35, help='r0 of the Na-Cl switching function in nm (default 0.35)')
     parser.add_argument('--r0-nao', type=float, default=0.31, help='r0 of the Na-O switching function in nm (default 0.31)')
@@ -93,10 +103,12 @@ def parseArguments(argv=None):
     parser.add_argument('--seed', type=int, default=2026, help='random seed (default 2026)')
     parser.add_argument('--restart', action='store_true',
                         help='continue from the checkpoint in --output (checkpoint.chk, written after each tenth of a run)')
-    parser.add_argument('--output', help='output folder (default output/ion_pairing, output/ion_pairing_opes with --method opes)')
+    parser.add_argument('--output', help='output folder (default output/ion_pairing, with _opes for --method opes and '
+                        '_distance for --cv distance)')
     args = parser.parse_args(argv)
     if args.output is None:
-        args.output = os.path.join('output', 'ion_pairing_opes' if args.method == 'opes' else 'ion_pairing')
+        args.output = os.path.join('output', 'ion_pairing' + ('_opes' if args.method == 'opes' else '')
+                                   + ('_distance' if args.cv == 'distance' else ''))
     return args
 
 
@@ -140,6 +152,24 @@ def collectiveVariables(sodium, chloride, oxygens, args):
     nao.setN(12)                             # m = 24; PLUMED's default dmax, 2.61 r0
     nao.setUsesPeriodicBoundaryConditions(True)
     return nacl, nao
+
+
+def c1Variable(nacl, sodium, chloride, args):
+    """The BiasVariable of c1: the Na-Cl coordination, or with --cv distance the Na-Cl distance (a DistanceCV, nm)."""
+    if args.cv == 'distance':
+        return BiasVariable(oc.DistanceCV(sodium, chloride, usePeriodic=True), DISTANCE_GRID[0], DISTANCE_GRID[1],
+                            args.width_nacl, gridWidth=DISTANCE_GRID[2])
+    return BiasVariable(nacl, GRID['c1'][0], GRID['c1'][1], args.width_nacl, gridWidth=GRID['c1'][2])
+
+
+def c1Name(args):
+    """c1's column name in cv.csv and fes.csv."""
+    return 'd_nacl_nm' if args.cv == 'distance' else 'c1_nacl'
+
+
+def toNaClDistance(nacl, c, args):
+    """The Na-Cl distance (nm) at c1 = c: c itself with --cv distance, else the inverse of the switching function."""
+    return np.asarray(c, dtype=float) if args.cv == 'distance' else distanceAt(nacl, c)
 
 
 def switching(force, r):
@@ -193,11 +223,14 @@ def analyse(meta, nacl, args):
     with np.errstate(divide='ignore'):
         profile = -kT*np.log(weights)
     profile -= profile[np.isfinite(profile)].min()
-    ranges = {'CIP': sorted(switching(nacl, CIP_RANGE)), 'SSIP': sorted(switching(nacl, SSIP_RANGE))}
+    if args.cv == 'distance':
+        ranges = {'CIP': CIP_RANGE, 'SSIP': SSIP_RANGE}
+    else:
+        ranges = {'CIP': sorted(switching(nacl, CIP_RANGE)), 'SSIP': sorted(switching(nacl, SSIP_RANGE))}
     basins = {name: basin(fes, axes, sampled, c1range, kT) for name, c1range in ranges.items()}
     rows = np.column_stack([c1.ravel(), c2.ravel(), fes.ravel(), sampled.ravel().astype(int)])
     np.savetxt(os.path.join(args.output, 'fes.csv'), rows, delimiter=',', fmt=['%.4f', '%.4f', '%.4f', '%d'],
-               header='c1_nacl,c2_nao,free_energy_kJ_per_mol,sampled', comments='')
+               header='%s,c2_nao,free_energy_kJ_per_mol,sampled' % c1Name(args), comments='')
     return axes, fes, sampled, profile, basins
 
 
@@ -219,17 +252,19 @@ def plot(axes, fes, sampled, profile, basins, nacl, meta, args, ps, path):
 
     figure, (left, right) = plt.subplots(1, 2, figsize=(12, 5.2), dpi=110, gridspec_kw={'width_ratios': [1.55, 1]},
                                          layout='constrained')
-    marked = {'%s (r = %.2f nm)' % (name, toDistance(point[0])): point[:2] for name, point in basins.items() if point is not None}
-    plotFreeEnergy(axes, fes, sampled=sampled, basins=marked, ax=left,
-                   xlabel='c1: Na-Cl coordination, s(r), r0 = %.2f nm' % args.r0_nacl,
+    byDistance = (args.cv == 'distance')
+    marked = {'%s (r = %.2f nm)' % (name, point[0] if byDistance else toDistance(point[0])): point[:2]
+              for name, point in basins.items() if point is not None}
+    c1Label = 'c1: Na-Cl distance (nm)' if byDistance else 'c1: Na-Cl coordination, s(r), r0 = %.2f nm' % args.r0_nacl
+    plotFreeEnergy(axes, fes, sampled=sampled, basins=marked, ax=left, xlabel=c1Label,
                    ylabel='c2: Na-O(water) coordination, r0 = %.2f nm' % args.r0_nao,
                    title='Na+/Cl- in TIP3P: free energy (grey: not sampled)')
-    plotFreeEnergy([axes[0]], profile, ax=right, label='projected on c1', xlabel='c1: Na-Cl coordination',
+    plotFreeEnergy([axes[0]], profile, ax=right, label='projected on c1', xlabel=c1Label.split(',')[0],
                    title='projected on c1')
     if right.get_legend() is not None:
         right.get_legend().remove()                                  # one curve, named by the title
     ticks = [0.25, 0.3, 0.35, 0.4, 0.5, 0.6]
-    for axis in (left, right):
+    for axis in (() if byDistance else (left, right)):
         secondary = axis.secondary_xaxis('top', functions=(toDistance, toCoordination))
         secondary.set_xticks(ticks)
         secondary.set_xlabel('Na-Cl distance (nm)')
@@ -242,12 +277,13 @@ def plot(axes, fes, sampled, profile, basins, nacl, meta, args, ps, path):
     if basins['CIP'] is not None and basins['SSIP'] is not None:
         right.text(0.45, 0.97, 'F(SSIP) - F(CIP) = %.1f kJ/mol\n(basins integrated)' % (basins['SSIP'][3] - basins['CIP'][3]),
                    transform=right.transAxes, ha='center', va='top', fontsize=9)
+    on = 'the Na-Cl distance and the Na-O coordination' if byDistance else 'two coordination numbers'
     if isinstance(meta, OPES):
-        title = 'OPES on two coordination numbers: %g ps, %d kernels (compressed), barrier %g kJ/mol, bias factor %g' % (
-            ps, len(meta.getKernels()[2]), args.barrier, args.bias_factor)
+        title = 'OPES on %s: %g ps, %d kernels (compressed), barrier %g kJ/mol, bias factor %g' % (
+            on, ps, len(meta.getKernels()[2]), args.barrier, args.bias_factor)
     else:
-        title = 'Well-tempered metadynamics on two coordination numbers: %g ps, %d hills, bias factor %g' % (
-            ps, len(meta.getHillHeights()), args.bias_factor)
+        title = 'Well-tempered metadynamics on %s: %g ps, %d hills, bias factor %g' % (
+            on, ps, len(meta.getHillHeights()), args.bias_factor)
     figure.suptitle(title, fontsize=12)
     figure.savefig(path)
     plt.close(figure)
@@ -267,7 +303,7 @@ def main(argv=None):
     modeller, system, sodium, chloride, oxygens = buildSystem(settings['box'], args.wall)
     print('Na+ and Cl- in %d TIP3P waters, box %.2f nm, %d atoms' % (len(oxygens), settings['box'], system.getNumParticles()))
     nacl, nao = collectiveVariables(sodium, chloride, oxygens, args)
-    variables = [BiasVariable(nacl, GRID['c1'][0], GRID['c1'][1], args.width_nacl, gridWidth=GRID['c1'][2]),
+    variables = [c1Variable(nacl, sodium, chloride, args),
                  BiasVariable(nao, GRID['c2'][0], GRID['c2'][1], args.width_nao, gridWidth=GRID['c2'][2])]
     walkers = dict(saveFrequency=10*settings['frequency'], biasDir=args.bias_dir) if args.bias_dir else {}
     if args.method == 'opes':
@@ -276,9 +312,11 @@ def main(argv=None):
     else:
         meta = Metadynamics(system, variables, TEMPERATURE, args.bias_factor, args.height*unit.kilojoules_per_mole,
                             settings['frequency'], **walkers)
-    print('c1: Na-Cl, r0 %.2f nm, n 4, m 8, dmax 1 nm; c2: Na-O, r0 %.2f nm, n 12, m 24, dmax %.2f nm; '
+    print('c1: %s; c2: Na-O, r0 %.2f nm, n 12, m 24, dmax %.2f nm; '
           'grid %d x %d, %s %g x %g every %d steps; Na-Cl wall at %s'
-          % (args.r0_nacl, args.r0_nao, nao.getDMax().value_in_unit(unit.nanometer), GRID['c1'][2], GRID['c2'][2],
+          % ('the Na-Cl distance (nm), in the bias force' if args.cv == 'distance' else
+             'Na-Cl, r0 %.2f nm, n 4, m 8, dmax 1 nm' % args.r0_nacl, args.r0_nao, nao.getDMax().value_in_unit(unit.nanometer),
+             variables[0].gridWidth, GRID['c2'][2],
              'OPES kernels' if args.method == 'opes' else 'hills', args.width_nacl, args.width_nao,
              settings['frequency'], '%g nm' % args.wall if args.wall > 0 else 'none'), flush=True)
 
@@ -302,7 +340,7 @@ def main(argv=None):
         simulation.context.setTime(0)
 
     trace = CollectiveVariableReporter(os.path.join(args.output, 'cv.csv'), max(1, settings['frequency']//2), meta.force,
-                                       names=['c1_nacl', 'c2_nao'], append=args.restart)
+                                       names=[c1Name(args), 'c2_nao'], append=args.restart)
     simulation.reporters.append(trace)
 
     def progress():
@@ -333,8 +371,9 @@ def main(argv=None):
         if point is None:
             print('%s: not sampled' % name)
         else:
-            print('%s: lowest at c1 %.2f (Na-Cl %.3f nm), c2 %.2f, free energy %.1f kJ/mol' % (
-                name, point[0], distanceAt(nacl, point[0]), point[1], point[2]))
+            print(('%s: lowest at c1 %.3f (Na-Cl %.3f nm), c2 %.2f, free energy %.1f kJ/mol' if args.cv == 'distance' else
+                   '%s: lowest at c1 %.2f (Na-Cl %.3f nm), c2 %.2f, free energy %.1f kJ/mol') % (
+                name, point[0], toNaClDistance(nacl, point[0], args), point[1], point[2]))
     if basins['CIP'] is not None and basins['SSIP'] is not None:
         print('F(SSIP) - F(CIP) = %.1f kJ/mol, the basins integrated (%g ps: a first estimate; it converges in ns)'
               % (basins['SSIP'][3] - basins['CIP'][3], ps))

@@ -85,3 +85,46 @@ def test_ion_pairing_example(tmp_path):
 
     width, height = png_size(tmp_path/'fes.png')
     assert width >= 1000 and height >= 500
+
+
+def test_ion_pairing_example_on_the_distance(tmp_path):
+    """--cv distance: c1 is the Na-Cl distance (a DistanceCV inside the bias force, issue 40 must-have 5).
+    Each progress line's c1 equals the example's own NumPy minimum-image distance of Na and Cl at that step
+    (to the printed digits); the trace and fes.csv name the column d_nacl_nm, on the 0.2-0.9 nm grid of
+    141 points; the free energy is the hills rebuilt in NumPy from the trace; the basin line's c1 is its r."""
+    result = subprocess.run([sys.executable, os.path.join('examples', 'ion_pairing.py'), '--quick', '--platform', 'CPU',
+                             '--cv', 'distance', '--output', str(tmp_path)], capture_output=True, text=True, cwd=REPO,
+                            timeout=300, env=dict(os.environ, MPLBACKEND='Agg'))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert 'does not use periodic boundary conditions' not in result.stderr, result.stderr
+    stdout = result.stdout
+    for phrase in ['c1: the Na-Cl distance (nm), in the bias force', 'grid 141 x 121', 'metadynamics:     400/400 steps',
+                   'hills 8', 'wrote']:
+        assert phrase in stdout, (phrase, stdout)
+    progress = re.findall(r'c1 ([\d.]+)  c2 [\d.]+  Na-Cl ([\d.]+) nm', stdout)
+    assert len(progress) == 10
+    for c1, r in progress:
+        assert abs(float(c1) - float(r)) <= 0.0051, (c1, r)
+
+    assert open(tmp_path/'cv.csv').readline().strip() == 'step,time_ps,d_nacl_nm,c2_nao'
+    trace = np.loadtxt(str(tmp_path/'cv.csv'), delimiter=',', skiprows=1)
+    assert trace.shape == (16, 4) and np.all((trace[:, 2] > 0.2) & (trace[:, 2] < 0.8))
+    assert open(tmp_path/'fes.csv').readline().strip() == 'd_nacl_nm,c2_nao,free_energy_kJ_per_mol,sampled'
+    fes = np.loadtxt(str(tmp_path/'fes.csv'), delimiter=',', skiprows=1)
+    d, c2 = np.linspace(0.2, 0.9, 141), np.linspace(2, 8, 121)
+    assert fes.shape == (141*121, 4)
+    np.testing.assert_allclose(fes[:, 0].reshape(121, 141), np.tile(d, (121, 1)), atol=1e-4)
+    sampled = fes[:, 3] == 1
+    kTdT = 8.314462618e-3*300*5
+    G1, G2 = np.meshgrid(d, c2)
+    bias, hills = np.zeros(G1.shape), []
+    for step, time, x, y in trace[1::2]:
+        here = sum(h*np.exp(-0.5*((x - a)/0.04)**2 - 0.5*((y - b)/0.15)**2) for a, b, h in hills)
+        hills.append((x, y, np.exp(-here/kTdT)))
+        bias += hills[-1][2]*np.exp(-0.5*((G1 - x)/0.04)**2 - 0.5*((G2 - y)/0.15)**2)
+    expected = -1.2*bias
+    expected = expected - expected[sampled.reshape(G1.shape)].min()
+    np.testing.assert_allclose(fes[:, 2], expected.ravel(), atol=0.02)
+    line = re.search(r'^CIP: lowest at c1 ([\d.]+) \(Na-Cl ([\d.]+) nm\)', stdout, re.MULTILINE)
+    if line:
+        assert line.group(1) == line.group(2) and 0.22 <= float(line.group(1)) <= 0.36, line.group(0)
