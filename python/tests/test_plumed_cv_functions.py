@@ -124,7 +124,8 @@ def test_reader_metad_on_a_distance_and_a_coordination_number(platform_config, t
 def test_reader_distance_components(platform_config, tmp_path):
     """DISTANCE COMPONENTS NOPBC: d.x, d.y, d.z (particle 4 less particle 1, PLUMED's sign) in PRINT, in a
     RESTRAINT (a CustomCompoundBondForce: energy and forces against NumPy) and in METAD ARG=d.x,cd (a CV of the
-    bias's CoordinationBiasForce); COMPONENTS without NOPBC is refused, and so is the label alone."""
+    bias's CoordinationBiasForce); COMPONENTS without NOPBC (the nearest image's) under METAD beside a coordination
+    number, against NumPy in a 0.6 nm box, and refused in a bias or alone under METAD; the label alone refused."""
     from openmmcoordination import plumed
     system, _ = toy_system(PARTNERS)
     text = ('cd: COORDINATION GROUPA=1 GROUPB=2,3 R_0=0.3\nd: DISTANCE ATOMS=1,4 COMPONENTS NOPBC\n'
@@ -154,8 +155,25 @@ def test_reader_distance_components(platform_config, tmp_path):
         50*(delta[1] - 0.1), rel=forceTolerance)
     assert inp.metadynamics.force.getDistanceParameters(0) == [0, 3, 0, False]       # d.x: a CV of the bias force
     assert inp.metadynamics.getCollectiveVariables(_Simulated(context))[0] == cv_approx(delta[0], platform_config, 1e-12)
-    with pytest.raises(plumed.PlumedInputError, match='COMPONENTS: only with NOPBC'):
-        plumed.load('d: DISTANCE ATOMS=1,4 COMPONENTS\n', toy_system(PARTNERS)[0])
+    # COMPONENTS of the nearest image (no NOPBC): under METAD beside a coordination number, a periodic distance CV
+    # of the bias force (PRINT the same, from the positions); a bias on one, or METAD on one alone, refused
+    periodicSystem, _ = toy_system(PARTNERS)
+    periodicSystem.setDefaultPeriodicBoxVectors(openmm.Vec3(0.6, 0, 0), openmm.Vec3(0, 0.6, 0), openmm.Vec3(0, 0, 0.6))
+    periodic = plumed.load(text.replace(' COMPONENTS NOPBC', ' COMPONENTS').replace('r: RESTRAINT ARG=d.y AT=0.1 KAPPA=50\n', '')
+                           .replace(',r.bias', ''), periodicSystem)
+    assert periodic.metadynamics.force.getDistanceParameters(0) == [0, 3, 0, True]
+    periodicContext = platform_config.context(periodicSystem)
+    periodicContext.setPositions(x)
+    image = delta - 0.6*np.round(delta/0.6)
+    assert abs(image[0] - delta[0]) > 0.5                                     # x: -0.35 nm, its image 0.25 nm
+    assert periodic.getValues(periodicContext, ['d.x', 'd.y', 'd.z']) == cv_approx(list(image), platform_config, 1e-12)
+    assert periodic.metadynamics.getCollectiveVariables(_Simulated(periodicContext))[0] == cv_approx(image[0], platform_config,
+                                                                                                     1e-12)
+    with pytest.raises(plumed.PlumedInputError, match='a component of the nearest image is computed only inside'):
+        plumed.load('d: DISTANCE ATOMS=1,4 COMPONENTS\nRESTRAINT ARG=d.y AT=0.1 KAPPA=1\n', toy_system(PARTNERS)[0])
+    with pytest.raises(plumed.PlumedInputError, match="'d.x': a component of the nearest image is computed only inside"):
+        plumed.load('d: DISTANCE ATOMS=1,4 COMPONENTS\nMETAD ARG=d.x SIGMA=0.02 HEIGHT=1 PACE=50 BIASFACTOR=6 TEMP=300 '
+                    'GRID_MIN=-0.8 GRID_MAX=0.8 GRID_BIN=80\n', toy_system(PARTNERS)[0])
     with pytest.raises(plumed.PlumedInputError, match="'d' is not the label"):
         plumed.load('d: DISTANCE ATOMS=1,4 COMPONENTS NOPBC\nRESTRAINT ARG=d AT=0.1 KAPPA=1\n', toy_system(PARTNERS)[0])
 

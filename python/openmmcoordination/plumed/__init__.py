@@ -153,7 +153,7 @@ class PlumedInput(object):
                     if built[2]:
                         # COMPONENTS: the values label.x, .y, .z (PLUMED has no label alone then)
                         for k, axis in enumerate('xyz'):
-                            self.values['%s.%s' % (action.label, axis)] = Value(action, kind, built[0], periodic=False,
+                            self.values['%s.%s' % (action.label, axis)] = Value(action, kind, built[0], periodic=built[1],
                                                                                 component=k)
                         self.actions.append(action)
                         return
@@ -314,6 +314,10 @@ class PlumedInput(object):
         """A CustomBondForce of the bias terms (kJ/mol, r in nm) on a DISTANCE; of a component (label.x),
         a CustomCompoundBondForce with r = x2 - x1 (or y, z)."""
         component = getattr(value, 'component', None)
+        if component is not None and value.periodic:
+            raise value.action.fail('COMPONENTS', 'a bias (RESTRAINT, walls, BIASVALUE) on %s: a component of the nearest '
+                                    'image is computed only inside the bias force of METAD beside a coordination number; '
+                                    'give NOPBC for x2 - x1 as they are (a CustomCompoundBondForce)', label)
         if component is not None:
             axis = 'xyz'[component]
             force = openmm.CustomCompoundBondForce(2, '%s; r=%s2-%s1' % (energy, axis, axis))
@@ -574,11 +578,12 @@ def _boxDerivatives(force, positions, box):
 
 def _distance(value, positions, box):
     """The distance (nm) of a DISTANCE, the nearest periodic image as OpenMM's bonded forces take it; of
-    a component (label.x, NOPBC), that coordinate of the second particle less the first's."""
+    a component (label.x), that coordinate of the second particle less the first's (of the nearest image
+    unless NOPBC, as CoordinationBiasForce.addDistance takes it)."""
     delta = positions[value.obj[1]] - positions[value.obj[0]]
-    if getattr(value, 'component', None) is not None:
-        return float(delta[value.component])
     if value.periodic:
         for k in (2, 1, 0):
             delta = delta - box[k]*np.round(delta[k]/box[k][k])
+    if getattr(value, 'component', None) is not None:
+        return float(delta[value.component])
     return float(np.linalg.norm(delta))

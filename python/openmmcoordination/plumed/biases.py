@@ -352,6 +352,10 @@ def readMetad(plumed, action):
     from openmmcoordination._gridbias import onDevicePath
     onDevice = onDevicePath(variables)
     for label, value in zip(labels, values):
+        if value.kind == 'distance' and getattr(value, 'component', None) is not None and value.periodic and not onDevice:
+            raise action.fail('ARG', '%r: a component of the nearest image is computed only inside the bias force, beside a '
+                              'coordination number among the arguments; give NOPBC (x2 - x1 as they are) or add one', label)
+    for label, value in zip(labels, values):
         if value.kind == 'distance' and onDevice:
             action.log.append('%s: a DISTANCE beside the coordination numbers, a CV of the bias\'s CoordinationBiasForce '
                               'itself (a DistanceCV: CoordinationBiasForce.addDistance), computed in the same bias '
@@ -397,7 +401,7 @@ def _asCVs(plumed, labels, values):
 
 
 def _distanceCV(value):
-    """The DistanceCV of a DISTANCE (nm; a component label.x of COMPONENTS, NOPBC: x2 - x1)."""
+    """The DistanceCV of a DISTANCE (nm; a component label.x of COMPONENTS: of r2 - r1, the nearest image unless NOPBC)."""
     from openmmcoordination.distancecv import DistanceCV
     component = getattr(value, 'component', None)
     return DistanceCV(value.obj[0], value.obj[1], None if component is None else 'xyz'[component],

@@ -385,24 +385,23 @@ def readContactMap(plumed, action):
 
 def readDistance(plumed, action):
     """DISTANCE ATOMS=a,b [NOPBC] [COMPONENTS]: the two particle indices, whether the distance is
-    periodic, and whether its components label.x, .y, .z are asked for (with NOPBC only). For RESTRAINT,
-    walls, BIASVALUE, PRINT (a CustomBondForce, or a CustomCompoundBondForce of a component, applies a
-    bias) and METAD (a DistanceCV: beside a coordination number a CV of the bias's CoordinationBiasForce)."""
+    periodic, and whether its components label.x, .y, .z are asked for. For RESTRAINT, walls, BIASVALUE,
+    PRINT (a CustomBondForce, or a CustomCompoundBondForce of a component with NOPBC, applies a bias)
+    and METAD (a DistanceCV: beside a coordination number a CV of the bias's CoordinationBiasForce, the
+    components of the nearest image included)."""
     atoms = readAtoms(plumed, action, 'ATOMS')
     if len(atoms) != 2:
         raise action.fail('ATOMS', 'a DISTANCE is between two atoms, got %d', len(atoms))
     periodic = not action.flag('NOPBC')
     components = action.flag('COMPONENTS')
-    if components and periodic:
-        raise action.fail('COMPONENTS', 'only with NOPBC here: the components of the nearest periodic image are not '
-                          'computed on the device (a CustomCompoundBondForce takes x2 - x1 as they are)')
     if components and action.label is None:
         raise action.fail('COMPONENTS', 'needs a label: the values are label.x, label.y, label.z')
     _numericalDerivatives(action)
     action.finish()
     if components:
-        action.python.append('# %s.x, .y, .z: x, y, z of particle %d less those of %d (NOPBC): a CustomCompoundBondForce '
-                             'if a bias uses one' % (action.label, atoms[1], atoms[0]))
+        action.python.append('# %s.x, .y, .z: x, y, z of particle %d less those of %d (%s): DistanceCV(%d, %d, \'x\', ...) '
+                             'under METAD%s' % (action.label, atoms[1], atoms[0], 'the nearest image' if periodic else 'NOPBC',
+                                                atoms[0], atoms[1], '' if periodic else ', a CustomCompoundBondForce for a bias'))
     else:
         action.python.append('# the distance between particles %d and %d%s: a CustomBondForce if a bias uses it'
                              % (atoms[0], atoms[1], '' if periodic else ' (NOPBC)'))
