@@ -3,7 +3,8 @@
  * finite differences, without a box, in a rectangular and a triclinic one, with and without the
  * nearest image; beside coordination numbers; updateParametersInContext; errors. On every platform. */
 
-// Uses TestCoordinationBias.h's helpers (biasCV, biasPositions, biasContext, aloneCV, ASSERT_BIAS_ERROR): included after it.
+// Uses the helpers of TestCoordinationBias.h (biasCV, biasPositions, biasContext, aloneCV, ASSERT_BIAS_ERROR) and
+// TestCoordinationCVStatistics.h (HandStatistics, assertStatistics): included after both.
 
 /** A distance CV's description for the hand formulas. */
 struct HandDistance {
@@ -263,10 +264,44 @@ void testBiasDistancesInDynamics() {
     assertForcesEqual(expected.getForces(), state.getForces(), 10*forceTolerance());
 }
 
+/**
+ * The running statistics of the CVs (setCVStatisticsStride(), OPES's adaptive sigma) with distances
+ * among them: each MD step's CVs, distances included, in the hand update of
+ * TestCoordinationCVStatistics.h (on CUDA, the chain rule's update on the device).
+ */
+void testBiasDistanceStatistics() {
+    const int stride = 3, steps = 8;
+    vector<Vec3> positions;
+    Vec3 box[3];
+    biasPositions(positions, box, 2);
+    CoordinationBiasForce* bias = new CoordinationBiasForce("0.5*k*(d-0.6)^2 + 0.5*k*(c1-1)^2 + k*dy^2");
+    bias->addGlobalParameter("k", 50.0);
+    bias->addDistance("d", 2, 9);
+    bias->addCollectiveVariable("c1", biasCV(1, true));
+    bias->addDistance("dy", 4, 7, 1, false);
+    bias->setCVStatisticsStride(stride);
+    System system;
+    LangevinMiddleIntegrator integrator(300.0, 5.0, 0.002);
+    integrator.setRandomNumberSeed(13);
+    unique_ptr<Context> context(biasContext(system, integrator, {bias}, positions, box));
+    HandStatistics expected;
+    expected.mean.assign(3, 0.0);
+    expected.m2.assign(3, 0.0);
+    context->getState(State::Energy);
+    for (int step = 1; step <= steps; step++) {
+        integrator.step(1);
+        expected.add(bias->getCollectiveVariableValues(*context), stride);
+        context->getState(State::Energy | State::Forces);
+    }
+    assertStatistics(*bias, *context, expected);
+    ASSERT(expected.count == steps && expected.m2[0] > 0 && expected.m2[2] > 0);
+}
+
 void runBiasDistanceTests() {
     RUN_TEST(testBiasDistances);
     RUN_TEST(testBiasDistanceUpdate);
     RUN_TEST(testBiasDistanceErrors);
+    RUN_TEST(testBiasDistanceStatistics);
     if (platform.getName() != referencePlatform().getName())
         RUN_TEST(testBiasDistancesInDynamics);
     RUN_TEST_LEAKING_CONTEXT(testBiasDistanceOutOfRange);

@@ -17,8 +17,8 @@
 #include "TestCoordinationCells.h"
 #include "TestCoordinationPairParameters.h"
 #include "TestCoordinationBias.h"
-#include "TestCoordinationBiasDistance.h"
 #include "TestCoordinationCVStatistics.h"
+#include "TestCoordinationBiasDistance.h"
 #include "TestCoordinationWarnings.h"
 #include "TestCoordinationParticleFunctions.h"
 
