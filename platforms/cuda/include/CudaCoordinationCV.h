@@ -113,6 +113,18 @@ public:
      * @param checks  the position check and the alarm
      */
     void launch(int flags, CUdeviceptr sum, CUdeviceptr value, CUdeviceptr record, const CudaCoordinationChecks& checks);
+    /**
+     * launch() for a force with a particle function: the coordination numbers, the function and
+     * its weights, and, where the flags ask for forces or the gradient, the gradient; over the
+     * neighbour lists where they serve (kernels/particlelists.cu, after checkNeighborList and the
+     * binning), else over all pairs (kernels/particles.cu, which checks the positions itself).
+     * With chainArguments (CudaCoordinationEnergy, where this CV runs the chain rule), the gradient
+     * pass on the lists is chainedKernel (kernels/chainedparticles.cu), those arguments after its own.
+     *
+     * @return whether chainedKernel was launched (the lists served and the flags asked for the gradient)
+     */
+    bool launchParticleFunction(int flags, CUdeviceptr sum, CUdeviceptr value, CUdeviceptr record, const CudaCoordinationChecks& checks,
+            CUfunction chainedKernel = 0, const std::vector<void*>* chainArguments = NULL);
     /** Where the last launch with Gradient left the gradient. */
     ChainRuleTarget getChainRuleTarget();
     /** Whether the kernels of all these families (CudaCoordinationProgram::Kernels) are compiled for the current configuration. */
@@ -121,6 +133,8 @@ public:
     }
     /** Whether the configuration takes the tile kernel in the Context's box (as launch() will ask). */
     bool takesTiles() const;
+    /** Whether the configuration is a particle function on the neighbour lists in the Context's box (as launch() will ask). */
+    bool takesParticleLists() const;
     /** The number of tiles of the tile kernels (one a block where the chain rule runs in their launch). */
     int getNumTiles() const;
     /**
@@ -166,13 +180,6 @@ public:
     std::string describeLastEvaluation() const;
 private:
     class ReorderListener;
-    /**
-     * launch() for a force with a particle function: the coordination numbers, the function and
-     * its weights, and, where the flags ask for forces or the gradient, the gradient; over the
-     * neighbour lists where they serve (kernels/particlelists.cu, after checkNeighborList and the
-     * binning), else over all pairs (kernels/particles.cu, which checks the positions itself).
-     */
-    void launchParticleFunction(int flags, CUdeviceptr sum, CUdeviceptr value, CUdeviceptr record, const CudaCoordinationChecks& checks);
     /**
      * The arguments the particle function's pair kernels start with (kernels/particles.cu), numA
      * and numB the caller's, which must outlive the launch.

@@ -35,7 +35,8 @@ public:
      * @param cu        the context
      * @param launcher  the launcher of the owning kernel's evaluations
      * @param numCVs    the number of CVs
-     * @param chain     whether a CV on tiles may run the chain rule in its own launch (CudaCoordinationTuning::chainedTiles)
+     * @param chain     whether a CV on tiles, or a particle function on the lists, may run the chain rule in its own launch
+     *                  (CudaCoordinationTuning::chainedTiles)
      */
     CudaCoordinationEnergy(OpenMM::CudaContext& cu, CudaCoordinationLauncher& launcher, int numCVs, bool chain);
     ~CudaCoordinationEnergy();
@@ -105,10 +106,11 @@ public:
     /**
      * Evaluate the expression: launch each CV's pair kernel (Accumulate, and Gradient for the
      * forces), with the check of the positions where the energy is read, then the chain rule.
-     * Where a CV takes tiles with at most one a multiprocessor (of several, the one with the
-     * fewest), its tile kernel and the chain rule are one cooperative launch
-     * (computeCoordinationTilesChained(), kernels/chained.cu); otherwise the chain rule is a launch
-     * of its own (applyChainRule()).
+     * Where a CV is a particle function on the neighbour lists, its gradient pass runs the chain
+     * rule too (computeParticleListGradientChained(), kernels/chainedparticles.cu); else where a CV
+     * takes tiles with at most one a multiprocessor (of several, the one with the fewest), its tile
+     * kernel and the chain rule are one cooperative launch (computeCoordinationTilesChained(),
+     * kernels/chained.cu); otherwise the chain rule is a launch of its own (applyChainRule()).
      *
      * @param cvs         the CVs, in the order of the expression's
      * @param gradient    whether to add the forces
@@ -152,6 +154,16 @@ private:
     void launchChainRule(const std::vector<CudaCoordinationCV*>& cvs, int flags);
     /** Launch computeCoordinationTilesChained() for CV chainedIndex, if it takes its tiles now and they fit; false if not launched. */
     bool launchChained(const std::vector<CudaCoordinationCV*>& cvs, int flags);
+    /**
+     * Launch CV chainedIndex, a particle function, with its gradient pass and the chain rule in one
+     * launch (computeParticleListGradientChained(), kernels/chainedparticles.cu) where it takes the
+     * neighbour lists now and flags ask for the gradient; otherwise its own launches alone, and
+     * return false (applyChainRule() then follows).
+     *
+     * @param flags       the CV's flags (Accumulate, Gradient)
+     * @param chainFlags  the chain rule's flags, which must outlive the launch
+     */
+    bool launchChainedParticles(const std::vector<CudaCoordinationCV*>& cvs, int flags, int& chainFlags);
     /** The chain rule's flags (kernels/launch.cu): GRADIENT, EXPRESSION_ENERGY, CV_STATISTICS. */
     static int chainRuleFlags(bool gradient, bool energy, bool statistics);
     /** Where the CVs' running statistics start in the state (kernels/energy.cu), and the state's size, in doubles. */
@@ -169,12 +181,13 @@ private:
     std::unique_ptr<CudaCoordinationModulePart> pendingPart, compiledPart;
     CUfunction chainRuleKernel;
     /**
-     * The tile kernel chained with the chain rule, the CV it computes (-1: none), the blocks that
-     * fit on the GPU at once, whether the driver refused its cooperative launch, and the count of
-     * its grid barrier (kernels/chained.cu).
+     * The kernel of a CV chained with the chain rule, the CV it computes (-1: none) and its family
+     * (CudaCoordinationProgram::TileKernels or ParticleListKernels); for tiles the blocks that fit
+     * on the GPU at once, whether the driver refused its cooperative launch, and the count of its
+     * grid barrier (kernels/chained.cu).
      */
     CUfunction chainedKernel;
-    int chainedIndex = -1, chainedCapacity = 0;
+    int chainedIndex = -1, chainedFamily = 0, chainedCapacity = 0;
     bool cooperativeRefused = false;
     OpenMM::CudaArray barrier;
     std::vector<std::string> cvNames, globalNames;

@@ -107,9 +107,15 @@ public:
     /**
      * A CV's part holding its tile kernel (getPart() with TileKernels), with the chain rule
      * (getChainRulePart()) and computeCoordinationTilesChained() (kernels/chained.cu), which runs
-     * the two in one launch, added: one part, so that the tile code compiles once for both.
+     * the two in one launch, added: one part, so that the tile code compiles once for both. With
+     * family ParticleListKernels, a part holding the particle function's list kernels, with the
+     * chain rule and computeParticleListGradientChained() (kernels/chainedparticles.cu), the
+     * gradient pass and the chain rule in one launch.
      */
-    static CudaCoordinationModulePart getChainedPart(const CudaCoordinationModulePart& cvPart, const CudaCoordinationModulePart& chainRule);
+    static CudaCoordinationModulePart getChainedPart(const CudaCoordinationModulePart& cvPart, const CudaCoordinationModulePart& chainRule,
+            int family = TileKernels);
+    /** The kernel that runs a CV's pass and the chain rule in one launch, for a family getChainedPart() takes. */
+    static std::string getChainedKernelName(int family);
     /**
      * One module's source from several parts: each part in a namespace of its own, after its
      * defines and before their #undef (and that of every macro its source defines), its kernels

@@ -51,7 +51,10 @@ struct OPENMM_EXPORT_COORDINATION CudaCoordinationTuning {
     int cellGrid[4] = {0, 0, 0, -1};
     /** false forces plain kernel launches; true (the default) launches them as programmatic dependent launches where the GPU can. */
     bool dependentLaunch = true;
-    /** false gives the chain rule a launch of its own; true (the default) runs it in a small tile kernel's launch where it can. */
+    /**
+     * false gives the chain rule a launch of its own; true (the default) runs it in the gradient
+     * pass of a particle function on the neighbour lists, else in a small tile kernel's launch, where it can.
+     */
     bool chainedTiles = true;
     /**
      * Read the switches from the environment (see the table above).

@@ -280,6 +280,10 @@ bool CudaCoordinationCV::takesTiles() const {
     return (expectedKernels() & CudaCoordinationProgram::TileKernels) != 0;
 }
 
+bool CudaCoordinationCV::takesParticleLists() const {
+    return (expectedKernels() & CudaCoordinationProgram::ParticleListKernels) != 0;
+}
+
 int CudaCoordinationCV::getNumTiles() const {
     return getNumTileBlocks(sChunk, numeric_limits<int>::max());
 }
@@ -517,14 +521,15 @@ long long CudaCoordinationCV::getParticleListBlocks(int resident) const {
     return min((listParticles*(long long) listLanes+ListBlockSize-1)/ListBlockSize, (long long) resident);
 }
 
-void CudaCoordinationCV::launchParticleFunction(int flags, CUdeviceptr sum, CUdeviceptr value, CUdeviceptr record,
-        const CudaCoordinationChecks& checks) {
+bool CudaCoordinationCV::launchParticleFunction(int flags, CUdeviceptr sum, CUdeviceptr value, CUdeviceptr record,
+        const CudaCoordinationChecks& checks, CUfunction chainedKernel, const vector<void*>* chainArguments) {
     // Three launches (kernels/particles.cu, or on the neighbour lists kernels/particlelists.cu after
     // the lists' check and binning): the coordination numbers, the function and its weights, the
     // gradient. On the lists an elementwise function is evaluated by the first pass: two launches.
     typedef CudaCoordinationProgram P;
     int tile = P::TileSize;
     bool elementwise = (particleParams.function >= CoordinationForce::Sum && particleParams.function <= CoordinationForce::Between);
+    bool chained = false;
     bool useList = launchParticleListNumbers(checks, elementwise, flags, sum, value, record);
     bool listWeights = (useList && elementwise);
     long long numberTiles = (useList ? 0 : launchParticleNumbers(checks));
@@ -545,7 +550,12 @@ void CudaCoordinationCV::launchParticleFunction(int flags, CUdeviceptr sum, CUde
                 &listParticles, (void*) &list.getCapacity(), &groupAtoms.getDevicePointer(), params, cu.getPeriodicBoxVecXPointer(),
                 cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), power, &numA, &particleWeights.getDevicePointer(),
                 &weightsByList, &flags, &cu.getLongForceBuffer().getDevicePointer(), &gradient.getDevicePointer(), &numSlots};
-        launcher.launch(particleListGradientKernel, args.data(), getParticleListBlocks(residentParticleGradientBlocks), ListBlockSize);
+        // With the chain rule's arguments, the chained kernel: the same pass, its gradient times dE/dF to the forces.
+        chained = (chainArguments != NULL);
+        if (chained)
+            args.insert(args.end(), chainArguments->begin(), chainArguments->end());
+        launcher.launch(chained ? chainedKernel : particleListGradientKernel, args.data(),
+                getParticleListBlocks(residentParticleGradientBlocks), ListBlockSize);
     }
     else if (flags & (DirectForces | Gradient)) {
         // In two groups, the tiles of group B's centres too (as many as group A's).
@@ -562,8 +572,9 @@ void CudaCoordinationCV::launchParticleFunction(int flags, CUdeviceptr sum, CUde
     lastParticleLists = useList;
     lastHomeLists = false;
     lastSortedForces = false;
-    lastChained = false;
+    lastChained = chained;
     lastEntrySlot = 0;
+    return chained;
 }
 
 vector<double> CudaCoordinationCV::computeCoordinationNumbers(const CudaCoordinationChecks& checks) {

@@ -112,18 +112,25 @@ void CudaCoordinationEnergy::clearExpression() {
 
 void CudaCoordinationEnergy::compile(const vector<CudaCoordinationCV*>& cvs) {
     typedef CudaCoordinationProgram P;
-    // The CV whose tile kernel runs the chain rule in its launch (kernels/chained.cu): of those that
-    // take tiles, the one with the fewest, where they are at most one a multiprocessor (ChainedTilesPerMultiprocessor).
-    int chained = -1, multiprocessors = 0;
+    // The CV whose pass runs the chain rule in its launch: a particle function on the neighbour lists
+    // (kernels/chainedparticles.cu: its gradient pass, which starts with F complete), else of the CVs
+    // that take tiles the one with the fewest, where they are at most one a multiprocessor
+    // (kernels/chained.cu, ChainedTilesPerMultiprocessor).
+    int chained = -1, family = P::TileKernels, multiprocessors = 0;
     cuDeviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu.getDevice());
     // (A distance, NULL among the CVs, has no kernels: the chain rule computes it.)
-    for (int k = 0; k < cvs.size(); k++)
+    for (int k = 0; k < cvs.size() && chained < 0; k++)
+        if (cvs[k] != NULL && expression && chain && cvs[k]->takesParticleLists()) {
+            chained = k;
+            family = P::ParticleListKernels;
+        }
+    for (int k = 0; k < cvs.size() && family == P::TileKernels; k++)
         if (cvs[k] != NULL && expression && chain && cvs[k]->takesTiles() && cvs[k]->getNumTiles() <= ChainedTilesPerMultiprocessor*multiprocessors &&
                 (chained < 0 || cvs[k]->getNumTiles() < cvs[chained]->getNumTiles()))
             chained = k;
-    // Its tile family compiles with the chain rule where either is new; a chained kernel compiled
-    // before serves only while that CV's tile kernel of the same program does.
-    bool rechain = (chained >= 0 && (pendingPart || chained != chainedIndex || !cvs[chained]->hasKernels(P::TileKernels)));
+    // Its family compiles with the chain rule where either is new; a chained kernel compiled
+    // before serves only while that CV's kernels of the same program and family do.
+    bool rechain = (chained >= 0 && (pendingPart || chained != chainedIndex || family != chainedFamily || !cvs[chained]->hasKernels(family)));
     if (rechain || chained != chainedIndex)
         chainedIndex = -1;
     const CudaCoordinationModulePart* chainRule = (pendingPart ? pendingPart.get() : compiledPart.get());
@@ -131,11 +138,11 @@ void CudaCoordinationEnergy::compile(const vector<CudaCoordinationCV*>& cvs) {
     vector<CudaCoordinationModulePart> parts;
     vector<int> missing(cvs.size()), partOf(cvs.size());
     for (int k = 0; k < cvs.size(); k++) {
-        missing[k] = (cvs[k] == NULL ? 0 : cvs[k]->getMissingKernels() | (k == chained && rechain ? P::TileKernels : 0));
+        missing[k] = (cvs[k] == NULL ? 0 : cvs[k]->getMissingKernels() | (k == chained && rechain ? family : 0));
         if (missing[k] == 0)
             continue;
         CudaCoordinationModulePart part = cvs[k]->getProgram().getPart(missing[k]);
-        partOf[k] = P::addPart(parts, k == chained && rechain ? P::getChainedPart(part, *chainRule) : part);
+        partOf[k] = P::addPart(parts, k == chained && rechain ? P::getChainedPart(part, *chainRule, family) : part);
     }
     int chainRulePart = (rechain ? partOf[chained] : pendingPart ? P::addPart(parts, P::getStandaloneChainRulePart(*pendingPart)) : -1);
     if (parts.empty())
@@ -149,13 +156,16 @@ void CudaCoordinationEnergy::compile(const vector<CudaCoordinationCV*>& cvs) {
     if (pendingPart)
         compiledPart = move(pendingPart);
     if (rechain) {
-        // All blocks of a chained launch are resident at once (a cooperative launch): one a tile, at most as many as fit.
-        chainedKernel = cu.getKernel(module, P::getKernelName("computeCoordinationTilesChained", chainRulePart));
-        cuFuncSetAttribute(chainedKernel, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, CU_SHAREDMEM_CARVEOUT_MAX_SHARED);
-        int perMultiprocessor = 0;
-        cuOccupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, chainedKernel, cvs[chained]->getTileThreads(), 0);
-        chainedCapacity = perMultiprocessor*multiprocessors;
+        chainedKernel = cu.getKernel(module, P::getKernelName(P::getChainedKernelName(family), chainRulePart));
+        if (family == P::TileKernels) {
+            // All blocks of a chained tile launch are resident at once (a cooperative launch): one a tile, at most as many as fit.
+            cuFuncSetAttribute(chainedKernel, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, CU_SHAREDMEM_CARVEOUT_MAX_SHARED);
+            int perMultiprocessor = 0;
+            cuOccupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, chainedKernel, cvs[chained]->getTileThreads(), 0);
+            chainedCapacity = perMultiprocessor*multiprocessors;
+        }
         chainedIndex = chained;
+        chainedFamily = family;
     }
 }
 
@@ -225,6 +235,11 @@ void CudaCoordinationEnergy::evaluate(const vector<CudaCoordinationCV*>& cvs, bo
     for (int k = 0; k < numCVs; k++)
         if (k != chainedIndex && cvs[k] != NULL)
             cvs[k]->launch(flags, getSum(k), 0, 0, getChecks(k, energy, energy));
+    if (chainedIndex >= 0 && chainedFamily == CudaCoordinationProgram::ParticleListKernels) {
+        if (!launchChainedParticles(cvs, flags, chainFlags))
+            launchChainRule(cvs, chainFlags);
+        return;
+    }
     if (chainedIndex >= 0 && launchChained(cvs, chainFlags))
         return;
     if (chainedIndex >= 0)
@@ -255,6 +270,31 @@ bool CudaCoordinationEnergy::launchChained(const vector<CudaCoordinationCV*>& cv
         return false;
     }
     cv.setChained();
+    // The next evaluation adds to the other sums, which this launch clears.
+    sumParity = 1-sumParity;
+    return true;
+}
+
+bool CudaCoordinationEnergy::launchChainedParticles(const vector<CudaCoordinationCV*>& cvs, int flags, int& chainFlags) {
+    CudaCoordinationCV& cv = *cvs[chainedIndex];
+    bool energy = (chainFlags & CudaCoordinationCV::ExpressionEnergy) != 0;
+    CudaCoordinationChecks checks = getChecks(chainedIndex, energy, energy);
+    if (!(flags & CudaCoordinationCV::Gradient)) {
+        // No gradient pass to run the chain rule in: the CV's own launches, then applyChainRule().
+        cv.launch(flags, getSum(chainedIndex), 0, 0, checks);
+        return false;
+    }
+    int maxSlots;
+    vector<char> targets = getChainRuleTargets(cvs, maxSlots);
+    CUdeviceptr sum = getSum(0);
+    CUdeviceptr nextSum = sums.getDevicePointer()+(1-sumParity)*numCVs*sizeof(double);
+    vector<void*> chainArgs = {targets.data(), &chainedIndex, &sum, &nextSum, &chainFlags, &state.getDevicePointer(),
+            &cu.getEnergyBuffer().getDevicePointer(), &globals.getDevicePointer(), &alarmOnDevice, cu.getPeriodicBoxSizePointer(),
+            cu.getInvPeriodicBoxSizePointer(), &distances.getAtoms().getDevicePointer()};
+    for (auto& table : tables)
+        chainArgs.push_back(&table->getDevicePointer());
+    if (!cv.launchParticleFunction(flags, getSum(chainedIndex), 0, 0, checks, chainedKernel, &chainArgs))
+        return false;
     // The next evaluation adds to the other sums, which this launch clears.
     sumParity = 1-sumParity;
     return true;

@@ -151,14 +151,19 @@ CudaCoordinationModulePart CudaCoordinationProgram::getStandaloneChainRulePart(c
 }
 
 CudaCoordinationModulePart CudaCoordinationProgram::getChainedPart(const CudaCoordinationModulePart& cvPart,
-        const CudaCoordinationModulePart& chainRule) {
+        const CudaCoordinationModulePart& chainRule, int family) {
     CudaCoordinationModulePart part = cvPart;
-    part.source += chainRule.source+getSource(CudaCoordinationKernelSources::files, {"chained"});
+    part.source += chainRule.source+getSource(CudaCoordinationKernelSources::files,
+            {family == ParticleListKernels ? "chainedparticles" : "chained"});
     for (auto& define : chainRule.defines)
         part.defines[define.first] = define.second;
     part.kernels.insert(part.kernels.end(), chainRule.kernels.begin(), chainRule.kernels.end());
-    part.kernels.push_back("computeCoordinationTilesChained");
+    part.kernels.push_back(getChainedKernelName(family));
     return part;
+}
+
+string CudaCoordinationProgram::getChainedKernelName(int family) {
+    return (family == ParticleListKernels ? "computeParticleListGradientChained" : "computeCoordinationTilesChained");
 }
 
 CudaCoordinationModulePart CudaCoordinationProgram::getSplinePart() {

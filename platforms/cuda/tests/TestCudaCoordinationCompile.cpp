@@ -227,6 +227,7 @@ static void compileModule(ComputeContext& context, const vector<CudaCoordination
     vector<string> all = CudaCoordinationProgram::getKernelNames(CudaCoordinationProgram::AllKernels);
     all.push_back("applyChainRule");
     all.push_back("computeCoordinationTilesChained");
+    all.push_back("computeParticleListGradientChained");
     for (const string& kernel : CudaCoordinationProgram::getSplinePart().kernels)
         all.push_back(kernel);
     for (int i = 0; i < parts.size(); i++)
@@ -251,9 +252,13 @@ static void compile(const CoordinationForce& force, const string& precision, boo
     addParticles(system);
     ProgramOnlyContext context(system, precision, triclinic);
     vector<CudaCoordinationModulePart> parts = {CudaCoordinationProgram(force, context, lPerThread, listLanes, sBatch).getPart(kernels)};
-    // The chain rule in the tile kernel's part with the chained tile kernel, else in a part of its own.
+    // The chain rule in the tile kernel's part with the chained tile kernel, or in the particle-list
+    // kernels' part with the chained gradient pass, else in a part of its own.
     if (!CoordinationExpression::isEnergyTheCV(force) && (kernels & CudaCoordinationProgram::TileKernels))
         parts[0] = CudaCoordinationProgram::getChainedPart(parts[0], chainRulePart(context, force, {"cv"}));
+    else if (!CoordinationExpression::isEnergyTheCV(force) && (kernels & CudaCoordinationProgram::ParticleListKernels))
+        parts[0] = CudaCoordinationProgram::getChainedPart(parts[0], chainRulePart(context, force, {"cv"}),
+                CudaCoordinationProgram::ParticleListKernels);
     else if (!CoordinationExpression::isEnergyTheCV(force))
         parts.push_back(CudaCoordinationProgram::getStandaloneChainRulePart(chainRulePart(context, force, {"cv"})));
     compileModule(context, parts, precision, triclinic, label);

@@ -135,6 +135,13 @@ void testTuningSwitchesChangeThePath() {
     system.addForce(perAtom);
     assertPathHas(pathWith("COORDINATION_NEIGHBOR_LIST", "", system, *perAtom, positions, true), "lists=particles");
     assertSwitchChangesPath("COORDINATION_NEIGHBOR_LIST", "0", "lists=none", system, *perAtom, positions, true);
+    // Its energy expression: the chain rule runs in its gradient pass (kernels/chainedparticles.cu); the switch
+    // gives the chain rule a launch of its own.
+    string perAtomChained = pathWith("COORDINATION_CHAINED_TILES", "", system, *perAtom, positions, true);
+    string perAtomSeparate = pathWith("COORDINATION_CHAINED_TILES", "0", system, *perAtom, positions, true);
+    cout << "    COORDINATION_CHAINED_TILES, per-atom: '" << perAtomChained << "' -> '" << perAtomSeparate << "'" << endl;
+    assertPathHas(perAtomChained, "chainRule=chained");
+    ASSERT(perAtomSeparate.find("chainRule") == string::npos);
     system.removeForce(0);
     // Two groups with a cutoff in a box, on a grid of cells (here the tiles would be cheaper): forces
     // straight to the atoms below 500,000 particles.

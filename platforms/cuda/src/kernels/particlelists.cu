@@ -79,10 +79,14 @@ struct ParticleListNumbers {
     }
 };
 
-/** The second pass: the gradient of F with respect to the lane's particle, sum_j (w_i + w_j) dt(r_ij)/dx_i. */
+/**
+ * The second pass: the gradient of F with respect to the lane's particle, sum_j (w_i + w_j) dt(r_ij)/dx_i,
+ * times scale (dE/dF where the chain rule runs in the launch, else 1).
+ */
 struct ParticleListGradient {
     PairParams params;
     real distancePower;
+    real scale;
     int numA, flags, numSlots;
     const double* w;
     const real* listWeight;
@@ -127,7 +131,7 @@ struct ParticleListGradient {
     }
 
     inline DEVICE mixed end(int slot, int t, unsigned int mask) {
-        const real3 g = make_real3(listLaneSum(gi.x, mask), listLaneSum(gi.y, mask), listLaneSum(gi.z, mask));
+        const real3 g = make_real3(scale*listLaneSum(gi.x, mask), scale*listLaneSum(gi.y, mask), scale*listLaneSum(gi.z, mask));
         if (t == 0 && isNonzero(g))
             addGradient(g, slot, groupAtoms[slot], flags, forceBuffer, gradient, numSlots);
         return 0;
@@ -168,10 +172,25 @@ KERNEL void __launch_bounds__(LIST_BLOCK_SIZE, PARTICLE_LIST_MIN_BLOCKS) compute
 }
 
 /**
- * The second pass: each list particle's gradient of F over the lists that the first pass of this
- * evaluation used (or built), with the weights listWeight[] of the first pass where not NULL,
- * else w[] of evaluateParticleFunction.
+ * The second pass, for every kernel that runs it: each list particle's gradient of F over the lists
+ * that the first pass of this evaluation used (or built), with the weights listWeight[] of the
+ * first pass where not NULL, else w[] of evaluateParticleFunction, times scale, added as the flags
+ * ask. shifts: the image shifts in shared memory (loadImageShifts()).
  */
+inline DEVICE void particleListGradientPass(const real4* RESTRICT posq, const int* RESTRICT sortedAtom,
+        const int* RESTRICT cellStart, const CellGrid& grid, const real4* RESTRICT listPos, const int* RESTRICT listSlot,
+        const unsigned int* RESTRICT entries, const int* RESTRICT listCount, int numParticles, int capacity,
+        const int* RESTRICT groupAtoms, const PairParams& params, const real4* shifts, real distancePower, int numA,
+        const double* RESTRICT w, const real* RESTRICT listWeight, real scale, int flags, unsigned long long* RESTRICT forceBuffer,
+        long long* RESTRICT gradient, int numSlots) {
+    ParticleListGradient sums = {params, distancePower, scale, numA, flags, numSlots, w, listWeight, listSlot, groupAtoms,
+            forceBuffer, gradient};
+    // No rebuild: the arrays that only a build writes are not touched (NULL).
+    computeListParticles(false, posq, NULL, NULL, sortedAtom, cellStart, grid, (real4*) listPos, NULL, NULL, (int*) listSlot,
+            (unsigned int*) entries, (int*) listCount, NULL, numParticles, capacity, 0, shifts, groupAtoms, sums);
+}
+
+/** The second pass (particleListGradientPass()), where the chain rule runs in a launch of its own or F is the energy. */
 KERNEL void computeParticleListGradient(const real4* RESTRICT posq, const int* RESTRICT sortedAtom, const int* RESTRICT cellStart,
         CellGrid grid, const real4* RESTRICT listPos, const int* RESTRICT listSlot, const unsigned int* RESTRICT entries,
         const int* RESTRICT listCount, int numParticles, int capacity, const int* RESTRICT groupAtoms, PairParams params,
@@ -181,9 +200,6 @@ KERNEL void computeParticleListGradient(const real4* RESTRICT posq, const int* R
     __shared__ real4 shifts[27];
     DEPENDENT_KERNEL_START
     loadImageShifts(shifts, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
-    ParticleListGradient sums = {params, distancePower, numA, flags, numSlots, w, listWeight, listSlot, groupAtoms, forceBuffer,
-            gradient};
-    // No rebuild: the arrays that only a build writes are not touched (NULL).
-    computeListParticles(false, posq, NULL, NULL, sortedAtom, cellStart, grid, (real4*) listPos, NULL, NULL, (int*) listSlot,
-            (unsigned int*) entries, (int*) listCount, NULL, numParticles, capacity, 0, shifts, groupAtoms, sums);
+    particleListGradientPass(posq, sortedAtom, cellStart, grid, listPos, listSlot, entries, listCount, numParticles, capacity,
+            groupAtoms, params, shifts, distancePower, numA, w, listWeight, 1, flags, forceBuffer, gradient, numSlots);
 }
