@@ -210,24 +210,11 @@ void testBiasDistanceOutOfRange() {
  */
 void testBiasDistancesInDynamics() {
     const int side = 4, numParticles = side*side*side;
-    const double spacing = 0.55, size = side*spacing;
-    OpenMM_SFMT::SFMT sfmt;
-    OpenMM_SFMT::init_gen_rand(11, sfmt);
     System system;
-    system.setDefaultPeriodicBoxVectors(Vec3(size, 0, 0), Vec3(0, size, 0), Vec3(0, 0, size));
-    NonbondedForce* nonbonded = new NonbondedForce();
-    nonbonded->setNonbondedMethod(NonbondedForce::PME);
-    nonbonded->setCutoffDistance(0.9);
+    vector<Vec3> positions = latticeSystem(system, side, 11);
     vector<int> group;
-    vector<Vec3> positions;
-    for (int i = 0; i < numParticles; i++) {
-        system.addParticle(40.0);
-        nonbonded->addParticle((i+i/side+i/(side*side))%2 == 0 ? 0.2 : -0.2, 0.3, 0.5);
-        if (i%3 == 0)
-            group.push_back(i);
-        positions.push_back(Vec3(i%side, (i/side)%side, i/(side*side))*spacing+randomVector(sfmt, 0.04));
-    }
-    system.addForce(nonbonded);
+    for (int i = 0; i < numParticles; i += 3)
+        group.push_back(i);
     CoordinationBiasForce* bias = new CoordinationBiasForce("0.5*k*(d-1)^2 + 0.5*k*(dn-1.1)^2 + 2*dx + 0.1*k*(c-6)^2");
     bias->addGlobalParameter("k", 20.0);
     CoordinationForce* c = new CoordinationForce(group);

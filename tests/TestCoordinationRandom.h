@@ -277,28 +277,39 @@ void testTileShapesAgainstReference() {
     compareTwoGroupTiles(5000, randomPositions(5000, 6.8, 32), 6.8);
 }
 
-void testMolecularDynamicsAgainstReference() {
-    // 64 LJ particles with alternating charges (PME) and our force between the even and the odd
-    // ones. GPU platforms reorder atoms every 250 steps; the CV must still use the right ones.
-    const int side = 4, numParticles = side*side*side;
+/**
+ * The System of the molecular-dynamics tests: side^3 particles of mass 40 with Lennard-Jones and
+ * alternating charges of +-0.2 under PME (cutoff 0.9 nm) in a periodic cube, on a lattice of
+ * spacing 0.55 nm, each position moved by a random vector of up to 0.04 nm per axis (from seed).
+ * Returns the positions; the caller adds its force.
+ */
+static vector<Vec3> latticeSystem(System& system, int side, int seed) {
     const double spacing = 0.55, size = side*spacing;
     OpenMM_SFMT::SFMT sfmt;
-    OpenMM_SFMT::init_gen_rand(3, sfmt);
-    System system;
+    OpenMM_SFMT::init_gen_rand(seed, sfmt);
     system.setDefaultPeriodicBoxVectors(Vec3(size, 0, 0), Vec3(0, size, 0), Vec3(0, 0, size));
     NonbondedForce* nonbonded = new NonbondedForce();
     nonbonded->setNonbondedMethod(NonbondedForce::PME);
     nonbonded->setCutoffDistance(0.9);
-    vector<int> even, odd;
     vector<Vec3> positions;
-    for (int i = 0; i < numParticles; i++) {
+    for (int i = 0; i < side*side*side; i++) {
         system.addParticle(40.0);
-        double charge = ((i+i/side+i/(side*side))%2 == 0 ? 0.2 : -0.2);
-        nonbonded->addParticle(charge, 0.3, 0.5);
-        (i%2 == 0 ? even : odd).push_back(i);
+        nonbonded->addParticle((i+i/side+i/(side*side))%2 == 0 ? 0.2 : -0.2, 0.3, 0.5);
         positions.push_back(Vec3(i%side, (i/side)%side, i/(side*side))*spacing+randomVector(sfmt, 0.04));
     }
     system.addForce(nonbonded);
+    return positions;
+}
+
+void testMolecularDynamicsAgainstReference() {
+    // 64 LJ particles with alternating charges (PME) and our force between the even and the odd
+    // ones. GPU platforms reorder atoms every 250 steps; the CV must still use the right ones.
+    const int side = 4, numParticles = side*side*side;
+    System system;
+    vector<Vec3> positions = latticeSystem(system, side, 3);
+    vector<int> even, odd;
+    for (int i = 0; i < numParticles; i++)
+        (i%2 == 0 ? even : odd).push_back(i);
     CoordinationForce* force = new CoordinationForce(even, odd);
     force->setR0(0.4);
     force->setDMax(1.0);
