@@ -87,21 +87,10 @@ def test_reader_opes_and_restraint_on_combine():
     assert inp.metadynamics.force.getEnergyExpression() == 'bias(1*(c1_cd) + (-1)*(c1_ca), c2)'
 
 
-def test_reader_metad_on_a_distance_and_a_coordination_number(platform_config, tmp_path, request):
+def test_reader_metad_on_a_distance_and_a_coordination_number(platform_config, tmp_path):
     """METAD ARG=d,cd with d a DISTANCE (UNITS LENGTH=A: SIGMA and the grid in Angstrom): d is a CV of the bias's
     CoordinationBiasForce itself (a DistanceCV, addDistance; issue 40 must-have 5), logged, no warning; the CVs
-    in the input's units; the energy from the table (finite differences); HILLS centres at (10 r, cd)."""
-    if platform_config.name == 'CUDA' and not platform_config.is_double:
-        # Seen on an H100 (2026-11-26, OpenMM 8.6.1): in single and mixed precision the bias forces differ
-        # from the finite differences (the distance's atoms by 6-9%, the coordination partners by up to a
-        # factor 2, not by one factor per CV), the same in both precisions; double precision passes. First
-        # seen when the distance took the CustomCVForce path; the same numbers with the distance computed in
-        # the bias force's chain rule (a run of 3ade879 plus the lead's uncommitted CUDA changes), so neither
-        # path is the cause: the 2-D table of the bias in float, or this comparison, is what is left to look
-        # at (issue 40). Strict, so that a fix shows.
-        request.node.add_marker(pytest.mark.xfail(strict=True, reason='CUDA single/mixed: bias forces of a 2-D METAD '
-                                                  'on a distance and a coordination number differ from finite '
-                                                  'differences (issue 40)'))
+    in the input's units; the energy and forces against Reference's (check_energy_and_forces); HILLS centres at (10 r, cd)."""
     from openmmcoordination import plumed
     system, topology = toy_system(PARTNERS)
     integrator = openmm.LangevinMiddleIntegrator(TOY_TEMPERATURE, 5.0, 0.002)
