@@ -95,7 +95,8 @@ def function_variable(expression='cd - 0.5*ca^2'):
 
 def check_energy_and_forces(meta, simulation, value, config):
     """The bias force's energy is the spline of the table at ``value`` (the function's NumPy value at the
-    positions; None for a 2-D table); its energy and forces equal those of the same force (serialized) on
+    positions; None for a 2-D table, or to leave that to the caller, as for OPES, whose table is shifted);
+    its energy and forces equal those of the same force (serialized, in the simulation's box) on
     the Reference platform at the same positions (the configuration's table_value_rtol and table_force_rtol),
     and Reference's forces equal -dE/dx by central finite differences of Reference's energy in double
     precision (step 1e-6 nm). The finite differences are not taken on a float platform: a step that its
@@ -107,7 +108,7 @@ def check_energy_and_forces(meta, simulation, value, config):
     state = context.getState(getEnergy=True, getForces=True, getPositions=True, groups=group)
     bias = meta.getBias().value_in_unit(unit.kilojoules_per_mole)
     grid = meta.getCollectiveVariableGrid()
-    if len(grid) == 1:
+    if len(grid) == 1 and value is not None:
         spline, slope = natural_spline(grid[0], bias)
         expected = spline(value[0])
         cvError = 0.0 if config.is_double else abs(slope(value[0]))*config.value_rtol*max(1.0, abs(value[0]))
@@ -124,6 +125,7 @@ def check_energy_and_forces(meta, simulation, value, config):
     for _ in range(PARTNERS + 1):
         system.addParticle(1.0)
     system.addForce(openmm.XmlSerializer.deserialize(openmm.XmlSerializer.serialize(meta.force)))
+    system.setDefaultPeriodicBoxVectors(*state.getPeriodicBoxVectors())      # the simulation's box, for periodic CVs
     reference = openmm.Context(system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
     reference.setPositions(p)
     referenceState = reference.getState(getEnergy=True, getForces=True)

@@ -111,6 +111,7 @@ class PlumedInput(object):
         self.units, self.groups, self.values, self.actions = Units(), {}, {}, []
         self.forces, self.biasForce, self.metadynamics, self.opes, self.python = [], None, None, None, []
         self._cvSources, self._reporters, self._hills, self._derivativeContexts = {}, [], None, {}
+        self.opesBox = None          # the default box that sized the grid of OPES_METAD on a DISTANCE (nm)
         for action in parseInput(text, source):
             self._read(action)
         self._build()
@@ -479,11 +480,28 @@ class PlumedInput(object):
                 reporter.report(simulation, simulation.context.getState(getPositions=True))
             simulation.reporters.append(reporter)
             self._reporters.append(reporter)
+        self.checkBox(simulation.context)
         metad = next((value for _, value in self._ofKind('metad')), None)
         if metad is not None:
             timestep = simulation.integrator.getStepSize().value_in_unit(unit.picosecond)/self.units.time
             self._hills = HillsWriter(path(metad.hills), self.metadynamics, metad.labels, timestep, self.units.energy)
         return list(self._reporters)
+
+    def checkBox(self, context):
+        """Where OPES_METAD biases a DISTANCE, check that the context's periodic box gives no larger
+        distances (biases.boxBounds) than the System's default box that sized the grid of the bias
+        (a distance beyond the grid would feel no bias); ValueError otherwise. attach() and step() call it."""
+        if self.opesBox is None:
+            return
+        box = context.getState().getPeriodicBoxVectors(asNumpy=True).value_in_unit(unit.nanometer)
+        length, half = biases.boxBounds(box)
+        grid, gridHalf = biases.boxBounds(self.opesBox)
+        if length > grid*(1 + 1e-9) or any(h > g*(1 + 1e-9) for h, g in zip(half, gridHalf)):
+            raise ValueError('PlumedInput: the simulation\'s periodic box (%s nm) gives longer nearest-image distances '
+                             'than the System\'s default box (%s nm), from which OPES_METAD sized the grid of its '
+                             'DISTANCE; a distance beyond the grid would feel no bias. Set the System\'s default box to '
+                             'the simulation\'s before loading the input' % (
+                                 ' x '.join('%g' % (2*h) for h in half), ' x '.join('%g' % (2*h) for h in gridHalf)))
 
     def step(self, simulation, steps):
         """Advance the simulation by ``steps``: Metadynamics.step where there is a METAD (then the new
@@ -493,6 +511,7 @@ class PlumedInput(object):
             simulation.step(steps)
             return
         if adaptive is self.opes:
+            self.checkBox(simulation.context)
             self.opes.step(simulation, steps)
             return
         remaining, frequency = int(steps), self.metadynamics.frequency

@@ -349,6 +349,25 @@ def readMetad(plumed, action):
     labels, values, names = _asCVs(plumed, labels, values)
     variables = [BiasVariable(_variableForce(plumed, value), lo, hi, sigma, False, width)
                  for value, lo, hi, sigma, width in zip(values, minima, maxima, sigmas, widths)]
+    _checkDistanceVariables(plumed, action, labels, values, variables)
+    spec = dict(variables=variables, temperature=temperature*unit.kelvin, biasFactor=biasFactor,
+                height=height*unit.kilojoules_per_mole, frequency=frequency, saveFrequency=saveFrequency, biasDir=biasDir,
+                truncateHills=True)
+    action.log.append('hills as PLUMED\'s: cut where (s-s0)^2/(2 SIGMA^2) reaches 6.25 and stretched to 0 there '
+                      '(Metadynamics(truncateHills=True))')
+    _logFunctions(action, labels, values, names)
+    action.python.append('%s = Metadynamics(system, [%s], %s*kelvin, %s, %s*kilojoules_per_mole, %d%s)' % (
+        action.label or 'metad', _pythonVariables(plumed, names, values, variables),
+        number(temperature), number(biasFactor), repr(height), frequency,
+        ('' if biasDir is None else ', saveFrequency=%d, biasDir=%r' % (saveFrequency, biasDir)) + ', truncateHills=True'))
+    action.python.append('# hills written to %s (PLUMED\'s HILLS format) by PlumedInput.step' % hills)
+    return Value(action, 'metad', None, spec=spec, labels=labels, hills=hills, calcRct=calcRct,
+                 cvs=set().union(*[_cvsOf(n, v) for n, v in zip(names, values) if v.kind != 'distance']))
+
+
+def _checkDistanceVariables(plumed, action, labels, values, variables):
+    """METAD's or OPES's DISTANCE arguments: a component of the nearest image refused off the bias force
+    (with no coordination number beside it); each logged with the path that computes it."""
     from openmmcoordination._gridbias import onDevicePath
     onDevice = onDevicePath(variables)
     for label, value in zip(labels, values):
@@ -366,21 +385,63 @@ def readMetad(plumed, action):
                               'component by a CustomCompoundBondForce): the bias is applied by a CustomCVForce, the slower '
                               'path (its CVs in an inner Context every step); in %s as PLUMED prints it'
                               % (label, plumed.units.lengthName))
-    spec = dict(variables=variables, temperature=temperature*unit.kelvin, biasFactor=biasFactor,
-                height=height*unit.kilojoules_per_mole, frequency=frequency, saveFrequency=saveFrequency, biasDir=biasDir,
-                truncateHills=True)
-    action.log.append('hills as PLUMED\'s: cut where (s-s0)^2/(2 SIGMA^2) reaches 6.25 and stretched to 0 there '
-                      '(Metadynamics(truncateHills=True))')
-    _logFunctions(action, labels, values, names)
-    action.python.append('%s = Metadynamics(system, [%s], %s*kelvin, %s, %s*kilojoules_per_mole, %d%s)' % (
-        action.label or 'metad', ', '.join('BiasVariable(%s, %r, %r, %r, gridWidth=%d)' % (_pythonForce(n, x), v.minValue,
-                                                                                            v.maxValue, v.biasWidth, v.gridWidth)
-                                           for n, x, v in zip(names, values, variables)),
-        number(temperature), number(biasFactor), repr(height), frequency,
-        ('' if biasDir is None else ', saveFrequency=%d, biasDir=%r' % (saveFrequency, biasDir)) + ', truncateHills=True'))
-    action.python.append('# hills written to %s (PLUMED\'s HILLS format) by PlumedInput.step' % hills)
-    return Value(action, 'metad', None, spec=spec, labels=labels, hills=hills, calcRct=calcRct,
-                 cvs=set().union(*[_cvsOf(n, v) for n, v in zip(names, values) if v.kind != 'distance']))
+
+
+#: The most points the grid of an OPES_METAD's bias may have (all its dimensions together).
+MAX_OPES_GRID_POINTS = 2000000
+
+
+def boxBounds(box):
+    """The largest values of a distance computed with OpenMM's nearest image in a box (three vectors
+    in nm, OpenMM's reduced form: a = (ax, 0, 0), b = (bx, by, 0), c = (cx, cy, cz)), as
+    (length, (x, y, z)). OpenMM's image (CoordinationDistance::compute, its own bonded kernels)
+    subtracts c*floor(rz/cz + 1/2), then b*floor(ry/by + 1/2), then a*floor(rx/ax + 1/2): each step
+    leaves the components reduced before it unchanged (b and a have no z, a no y), so the image lies in
+    [-ax/2, ax/2) x [-by/2, by/2) x [-cz/2, cz/2). Its components are bounded by ax/2, by/2, cz/2 and
+    its length by half the diagonal sqrt(ax^2 + by^2 + cz^2)/2: exact bounds (approached at the
+    corner of that cell), in a triclinic box too, where the reduction is not always the shortest
+    image but these bounds are those of what the kernels compute."""
+    half = [0.5*float(box[k][k]) for k in range(3)]
+    return math.sqrt(sum(h*h for h in half)), tuple(half)
+
+
+def _distanceRange(plumed, action, label, name):
+    """(lowest, highest) of the DISTANCE ``name`` (in the input's length unit) for the grid of OPES: a
+    length from 0 to boxBounds' length of the System's default box, a component from -h to h. Refused
+    (naming ARG, ``label`` and why) where no bound is known: NOPBC, no System, a System without
+    periodic boundary conditions or with a barostat (the box may grow). The box used is recorded on
+    the PlumedInput (``opesBox``), which checks the simulation's box against it (PlumedInput.step)."""
+    value = plumed.values[name]
+    if not value.periodic:
+        raise action.fail('ARG', '%r depends on the DISTANCE %r with NOPBC: its values have no bound, and the bias '
+                          'here lives on a grid that must hold them (PLUMED\'s OPES has no grid); without NOPBC its '
+                          'range is known from the periodic box', label, name)
+    system = plumed.system
+    if plumed.atomSource != 'System':
+        raise action.fail('ARG', '%r depends on the DISTANCE %r: the range of its values, where the grid of the bias '
+                          'ends, comes from the System\'s periodic box; load the input with the System', label, name)
+    barostats = [type(f).__name__ for f in system.getForces() if 'Barostat' in type(f).__name__]
+    if barostats:
+        raise action.fail('ARG', '%r depends on the DISTANCE %r, and the System has a %s: the box, and with it the '
+                          'largest nearest-image distance where the grid of the bias ends, can grow during the run',
+                          label, name, barostats[0])
+    if not system.usesPeriodicBoundaryConditions():
+        raise action.fail('ARG', '%r depends on the DISTANCE %r, and the System uses no periodic boundary conditions: '
+                          'the nearest image would be taken in OpenMM\'s default box, not a box the particles live '
+                          'in, so the range of its values, where the grid of the bias ends, is not known', label, name)
+    box = [v.value_in_unit(unit.nanometer) for v in system.getDefaultPeriodicBoxVectors()]
+    length, half = boxBounds(box)
+    scale = plumed.units.length
+    component = getattr(value, 'component', None)
+    lowest, highest = (0.0, length/scale) if component is None else (-half[component]/scale, half[component]/scale)
+    plumed.opesBox = [tuple(float(x) for x in v) for v in box]
+    action.log.append('%s: its values from %g to %g %s for the grid of %s: %s of the System\'s default periodic box '
+                      '(%s nm, System.getDefaultPeriodicBoxVectors()), the largest value of OpenMM\'s nearest image '
+                      '(boxBounds); the box must not grow in the run (checked by PlumedInput.step)' % (
+                          name, lowest, highest, plumed.units.lengthName, label,
+                          'half the diagonal' if component is None else 'half the edge %s' % 'abc'[component],
+                          ' x '.join('%g' % (2*h) for h in half)))
+    return lowest, highest
 
 
 def _asCVs(plumed, labels, values):
@@ -432,16 +493,31 @@ def _variableForce(plumed, value):
     return CVFunction(substitute(value.obj, distances) if distances else value.obj, forces)
 
 
-def _pythonForce(label, value):
-    """How the force of a METAD or OPES argument is written in the equivalent Python (describe())."""
+def _pythonForce(label, value, length=1.0, force=None, plumed=None):
+    """How the force of a METAD or OPES argument is written in the equivalent Python (describe());
+    ``length`` the nm per input length unit (a DISTANCE in another unit is a CVFunction r/length). A
+    function of DISTANCEs is written as ``force`` (its CVFunction: the expression with the unit divided
+    out), each distance a DistanceCV."""
+    if value.kind == 'function' and force is not None and plumed is not None and distancesOf(plumed, value):
+        return 'CVFunction(%r, {%s})' % (force.expression, ', '.join(
+            '%r: %s' % (n, _pythonForce(n, plumed.values[n]) if plumed.values[n].kind == 'distance' else n)
+            for n in force.names))
     if value.kind == 'function':
         return 'CVFunction(%s, {%s})' % (label, ', '.join('%r: %s' % (n, n) for n in sorted(value.cvs)))
     if value.kind == 'distance':
         component = getattr(value, 'component', None)
-        return 'DistanceCV(%d, %d%s, usePeriodic=%r)' % (value.obj[0], value.obj[1],
+        text = 'DistanceCV(%d, %d%s, usePeriodic=%r)' % (value.obj[0], value.obj[1],
                                                          '' if component is None else ", %r" % 'xyz'[component],
                                                          bool(value.periodic))
+        return text if length == 1 else 'CVFunction(%r, {\'r\': %s})' % ('r/%s' % number(length), text)
     return label
+
+
+def _pythonVariables(plumed, names, values, variables):
+    """The BiasVariables of METAD or OPES as the equivalent Python writes them."""
+    return ', '.join('BiasVariable(%s, %r, %r, %r, gridWidth=%d)' % (
+        _pythonForce(n, x, plumed.units.length, v.force, plumed), v.minValue, v.maxValue, v.biasWidth, v.gridWidth)
+        for n, x, v in zip(names, values, variables))
 
 
 def _logFunctions(action, labels, values, names):
@@ -560,17 +636,19 @@ _OPES_REFUSED = {
 
 
 def readOpes(plumed, action):
-    """OPES_METAD or OPES_METAD_EXPLORE on 1 to 3 coordination numbers: the arguments of OPES, built
-    once the whole input is read (a Value of kind 'opes' with ``spec``). PLUMED's OPES has no grid; the
-    bias here lives on one (as OPES does): from 0 to the largest value the CV can take (its number of
-    pairs, times the largest weight; of a COORDINATIONNUMBER's function, _particleFunctionRange), with
-    a spacing of SIGMA/5 (SIGMA_MIN/5 for SIGMA=ADAPTIVE, where SIGMA_MIN is then required: the
-    kernels narrow without bound otherwise)."""
+    """OPES_METAD or OPES_METAD_EXPLORE on 1 to 3 coordination numbers, DISTANCEs or linear functions
+    of them: the arguments of OPES, built once the whole input is read (a Value of kind 'opes' with
+    ``spec``). PLUMED's OPES has no grid; the bias here lives on one (as OPES does): from 0 to the
+    largest value the CV can take (its number of pairs, times the largest weight; of a
+    COORDINATIONNUMBER's function, _particleFunctionRange; of a DISTANCE with the nearest image, from
+    the System's periodic box, _distanceRange; of a linear function, the corners of its arguments'
+    ranges), with a spacing of SIGMA/5 (SIGMA_MIN/5 for SIGMA=ADAPTIVE, where SIGMA_MIN is then
+    required: the kernels narrow without bound otherwise), MAX_OPES_GRID_POINTS points at most."""
     from openmm.app.metadynamics import BiasVariable
     for key in action.keywords:
         if key in _OPES_REFUSED:
             raise action.fail(key, 'not supported: %s', _OPES_REFUSED[key])
-    labels, values = _arguments(plumed, action, ('coordination', 'function'))
+    labels, values = _arguments(plumed, action, ('coordination', 'function', 'distance'))
     count = len(labels)
     if not 1 <= count <= 3:
         raise action.fail('ARG', 'OPES takes 1, 2 or 3 arguments, got %d', count)
@@ -621,8 +699,8 @@ def readOpes(plumed, action):
         ranges = {}
         for name in sorted(_cvsOf(cvLabel, value)):
             if plumed.values[name].kind == 'distance':
-                raise action.fail('ARG', '%r depends on the DISTANCE %r: the range of its values, where the grid of the '
-                                  'bias ends, is not known here', label, name)
+                ranges[name] = _distanceRange(plumed, action, label, name)
+                continue
             force = plumed.values[name].obj
             if force.getSwitchingFunction() == force.Custom:
                 raise action.fail('ARG', '%r has a CUSTOM switching function: the largest value it can take, where the '
@@ -631,9 +709,19 @@ def readOpes(plumed, action):
             weight = max(1.0, max(abs(w) for w in weights))
             ranges[name] = (0.0, float(force.getNumPairs()*weight)) if not force.usesParticleFunction() else \
                 _particleFunctionRange(action, label, name, force, weight)
-        lowest, highest = ranges[cvLabel] if value.kind == 'coordination' else _functionRange(action, label, value, ranges)
+        lowest, highest = ranges[cvLabel] if value.kind in ('coordination', 'distance') else \
+            _functionRange(action, label, value, ranges)
         bins = max(1, int(math.ceil((highest - lowest)/(width/5))))
         variables.append(BiasVariable(_variableForce(plumed, value), lowest, highest, width, False, bins + 1))
+    points = 1
+    for variable in variables:
+        points *= variable.gridWidth
+    if points > MAX_OPES_GRID_POINTS:
+        raise action.fail('SIGMA_MIN' if adaptive else 'SIGMA', '%s: a grid of %s = %d points for the bias, more than %d '
+                          '(the range of each argument over SIGMA%s/5); widen it', ','.join(
+                              '%g' % w for w in spacing), ' x '.join('%d' % v.gridWidth for v in variables), points,
+                          MAX_OPES_GRID_POINTS, '_MIN' if adaptive else '')
+    _checkDistanceVariables(plumed, action, labels, values, variables)
     _logFunctions(action, labels, values, names)
     spec = dict(variables=variables, temperature=temperature*unit.kelvin, barrier=barrier*unit.kilojoules_per_mole,
                 pace=pace, biasFactor=biasFactor, sigma=sigma, epsilon=epsilon, compressionThreshold=threshold,
@@ -641,9 +729,7 @@ def readOpes(plumed, action):
     if extra is not None:
         spec['extraBias'] = list(extra)     # labels: the force group of their forces is chosen when they are built
     action.python.append('%s = OPES(system, [%s], %s*kelvin, %r*kilojoules_per_mole, %d%s)' % (
-        action.label or 'opes', ', '.join('BiasVariable(%s, %r, %r, %r, gridWidth=%d)' % (_pythonForce(n, x), v.minValue, v.maxValue,
-                                                                                           v.biasWidth, v.gridWidth)
-                                          for n, x, v in zip(names, values, variables)),
+        action.label or 'opes', _pythonVariables(plumed, names, values, variables),
         number(temperature), barrier, pace, ''.join(', %s=%r' % (k, spec[k]) for k in (
             'biasFactor', 'sigma', 'epsilon', 'explore', 'adaptiveSigmaStride', 'sigmaMin', 'fixedSigma', 'kernelCutoff')
             if spec[k] not in (None, False)) + ('' if threshold == 1.0 else ', compressionThreshold=%r' % threshold)))
