@@ -620,10 +620,12 @@ void testBiasTablesAgainstReference() {
                 State expected = reference.getState(State::Energy | State::Forces);
                 State found = context->getState(State::Energy | State::Forces);
                 double energyError = fabs(found.getPotentialEnergy()-expected.getPotentialEnergy())/fabs(expected.getPotentialEnergy());
-                double forceError = relativeForceDifference(expected.getForces(), found.getForces());
+                double forceError = relativeForceDifference(expected.getForces(), found.getForces()), largest = 0;
+                for (const Vec3& f : expected.getForces())
+                    largest = max(largest, sqrt(f.dot(f)));
                 cout << "    " << dimensions << "-D" << (periodic ? ", periodic" : "") << (round == 0 ? ", as created" : ", updated")
                         << ": energy " << expected.getPotentialEnergy() << " (relative error " << energyError
-                        << "), forces' relative error " << forceError << endl;
+                        << "), forces' relative error " << forceError << " (the largest force " << largest << " kJ/mol/nm)" << endl;
                 ASSERT(fabs(expected.getPotentialEnergy()) > 0.1);
                 if (periodic) {
                     // The Reference platform too is checked: a periodic table interpolates its smooth
