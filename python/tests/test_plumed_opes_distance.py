@@ -185,7 +185,7 @@ def test_reader_opes_on_a_distance_alone(platform_config):
 
 def test_reader_opes_on_a_component_and_adaptive_sigma():
     """ARG=d.x,cd (COMPONENTS): d.x from -0.3 to 0.3 nm, a CV of the bias force; SIGMA=ADAPTIVE: the
-    grid's spacing SIGMA_MIN/5. Host only."""
+    grid's spacing SIGMA_MIN/5; OPES_METAD_EXPLORE the same grid. Host only."""
     from openmmcoordination import plumed
     system, _ = periodic_toy()
     inp = plumed.load(HEAD.replace('ATOMS=1,4', 'ATOMS=1,4 COMPONENTS') + OPES % ('d.x,cd', 'SIGMA=0.02,0.1'), system)
@@ -197,6 +197,9 @@ def test_reader_opes_on_a_component_and_adaptive_sigma():
     first, second = inp.opes.variables
     assert (first.maxValue, first.gridWidth, second.gridWidth) == (pytest.approx(RMAX, rel=1e-15),
                                                                   1 + math.ceil(RMAX/0.002), 201)
+    system, _ = periodic_toy()
+    inp = plumed.load(HEAD + OPES.replace('OPES_METAD', 'OPES_METAD_EXPLORE') % ('d,cd', 'SIGMA=0.02,0.1'), system)
+    assert inp.opes.explore and inp.opes.variables[0].maxValue == pytest.approx(RMAX, rel=1e-15)
 
 
 def test_reader_opes_distance_box_check(platform_config):
