@@ -112,6 +112,54 @@ void testBiasDistances() {
 }
 
 /**
+ * A triclinic box where the image OpenMM's reduced form gives is not the nearest (the pair is
+ * beyond half the smallest box width): the length and the three components of the distance are
+ * those of the shortest image (PLUMED's DISTANCE, and a CoordinationForce's pairs), 0.44 nm
+ * shorter than the reduced one; energy and forces against the hand formulas and finite differences.
+ */
+void testBiasDistanceBeyondHalfWidth() {
+    CoordinationBiasForce* bias = new CoordinationBiasForce("d + 2*dx - dy + 0.5*dz^2 + 0.1*c1");
+    vector<HandDistance> distances = {{10, 11, -1, true}, {10, 11, 0, true}, {10, 11, 1, true}, {10, 11, 2, true}};
+    vector<string> names = {"d", "dx", "dy", "dz"};
+    bias->addCollectiveVariable("c1", biasCV(0, true));
+    for (int j = 0; j < distances.size(); j++)
+        bias->addDistance(names[j], distances[j].particle1, distances[j].particle2, distances[j].component, true);
+    vector<Vec3> positions;
+    Vec3 box[3];
+    biasPositions(positions, box, 1);
+    box[0] = Vec3(2.0, 0, 0);
+    box[1] = Vec3(0.9, 1.0, 0);
+    box[2] = Vec3(0.8, 0.45, 1.2);
+    positions[10] = Vec3(1.35, 1.01, 0.76);
+    positions[11] = Vec3(0.39, 0.22, 1.36);
+    Vec3 reduced = positions[11]-positions[10];
+    for (int k = 2; k >= 0; k--)
+        reduced -= box[k]*floor(reduced[k]/box[k][k]+0.5);
+    System system;
+    VerletIntegrator integrator(0.001);
+    unique_ptr<Context> context(biasContext(system, integrator, {bias}, positions, box));
+    vector<double> values(5);
+    vector<vector<Vec3> > gradients(5);
+    values[0] = aloneCV(bias->getCollectiveVariable(0), positions, box, gradients[0]);
+    for (int j = 0; j < distances.size(); j++)
+        values[j+1] = handDistance(distances[j], positions, box, gradients[j+1]);
+    ASSERT(sqrt(reduced.dot(reduced))-values[1] > 0.4);
+    for (int k = 0; k < 3; k++)
+        ASSERT(fabs(reduced[k]-values[k+2]) > 0.1);
+    vector<double> found = bias->getCollectiveVariableValues(*context);
+    for (int k = 0; k < 5; k++)
+        ASSERT_EQUAL_TOL(values[k], found[k], tolerance);
+    double c1 = values[0], d = values[1], dx = values[2], dy = values[3], dz = values[4];
+    vector<double> dEdc = {0.1, 1.0, 2.0, -1.0, dz};
+    vector<Vec3> forces(biasParticles);
+    for (int k = 0; k < 5; k++)
+        for (int i = 0; i < biasParticles; i++)
+            forces[i] -= gradients[k][i]*dEdc[k];
+    assertState(*context, d + 2*dx - dy + 0.5*dz*dz + 0.1*c1, forces);
+    assertFiniteDifferences(*context, positions, "CoordinationBiasForce with distances beyond half the box width");
+}
+
+/**
  * setDistanceParameters() and updateParametersInContext(): other particles and components of a
  * distance with the nearest image; one without it keeps its particles (OpenMM keeps them in one
  * molecule from the Context's creation on), and a change of them or of usePeriodic is refused.
@@ -286,6 +334,7 @@ void testBiasDistanceStatistics() {
 
 void runBiasDistanceTests() {
     RUN_TEST(testBiasDistances);
+    RUN_TEST(testBiasDistanceBeyondHalfWidth);
     RUN_TEST(testBiasDistanceUpdate);
     RUN_TEST(testBiasDistanceErrors);
     RUN_TEST(testBiasDistanceStatistics);

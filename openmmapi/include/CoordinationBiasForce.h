@@ -79,7 +79,8 @@ public:
     /**
      * Add a distance between two particles as a collective variable, beside the coordination
      * numbers: its length |r2 - r1| (component -1), or one component x, y or z of r2 - r1 (0, 1,
-     * 2), in nm, with the nearest periodic image of particle2 where usePeriodic is true (PLUMED's
+     * 2), in nm, with the nearest periodic image of particle2 where usePeriodic is true (the
+     * shortest image, in a triclinic box too, as for the pairs of a CoordinationForce; PLUMED's
      * DISTANCE ATOMS=particle1,particle2, with COMPONENTS for the components and NOPBC for
      * usePeriodic false). It is evaluated in the same bias evaluation as the coordination numbers
      * (on CUDA inside the chain-rule kernel). The force must also have at least one

@@ -16,6 +16,8 @@ coordination numbers, on CUDA inside the chain-rule kernel. Beside a force that 
 CoordinationForce (the slower CustomCVForce path) it becomes an OpenMM force of its own
 (toForce()): a CustomBondForce for the length, a CustomCompoundBondForce for a component without
 the nearest image; a component with the nearest image has no such force and is refused there.
+The nearest image is the shortest (PLUMED's); on the slower path it is OpenMM's own, the image of
+its reduced box, which in a triclinic box is the shortest only up to half the smallest box width.
 """
 
 import numbers

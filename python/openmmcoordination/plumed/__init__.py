@@ -311,6 +311,20 @@ class PlumedInput(object):
                                'weights (OPES(extraBias=%d))' % (','.join(labels), group, group))
         return group
 
+    def _noteOpenMMImage(self, value, label):
+        """Log, where a periodic DISTANCE goes to an OpenMM bonded force in a triclinic default box, that
+        OpenMM's image is PLUMED's (the nearest) only up to half the smallest box width."""
+        if not value.periodic or self.system is None:
+            return
+        box = np.array([v.value_in_unit(unit.nanometer) for v in self.system.getDefaultPeriodicBoxVectors()])
+        if np.count_nonzero(box - np.diag(np.diag(box))):
+            a, b, c = box
+            width = abs(np.linalg.det(box))/max(np.linalg.norm(np.cross(b, c)), np.linalg.norm(np.cross(c, a)),
+                                                np.linalg.norm(np.cross(a, b)))
+            value.action.log.append('%s: its OpenMM bonded force takes the image of OpenMM\'s reduced triclinic box, '
+                                    'which is the nearest (PLUMED\'s) while the distance is below half the smallest '
+                                    'box width, %g nm here' % (label, 0.5*width))
+
     def _distanceForce(self, label, value, energy):
         """A CustomBondForce of the bias terms (kJ/mol, r in nm) on a DISTANCE; of a component (label.x),
         a CustomCompoundBondForce with r = x2 - x1 (or y, z)."""
@@ -332,6 +346,7 @@ class PlumedInput(object):
         force.addBond(*value.obj, [])
         force.setUsesPeriodicBoundaryConditions(value.periodic)
         force.setName('PLUMED %s' % label)
+        self._noteOpenMMImage(value, label)
         self.python += ['%s_bias = CustomBondForce(%r); %s_bias.addBond(%d, %d); '
                         '%s_bias.setUsesPeriodicBoundaryConditions(%s); system.addForce(%s_bias)'
                         % (label, energy, label, value.obj[0], value.obj[1], label, value.periodic, label)]
@@ -501,7 +516,7 @@ class PlumedInput(object):
                              'than the System\'s default box (%s nm), from which OPES_METAD sized the grid of its '
                              'DISTANCE; a distance beyond the grid would feel no bias. Set the System\'s default box to '
                              'the simulation\'s before loading the input' % (
-                                 ' x '.join('%g' % (2*h) for h in half), ' x '.join('%g' % (2*h) for h in gridHalf)))
+                                 ' x '.join('%g' % box[k][k] for k in range(3)), ' x '.join('%g' % self.opesBox[k][k] for k in range(3))))
 
     def step(self, simulation, steps):
         """Advance the simulation by ``steps``: Metadynamics.step where there is a METAD (then the new
@@ -596,13 +611,18 @@ def _boxDerivatives(force, positions, box):
 
 
 def _distance(value, positions, box):
-    """The distance (nm) of a DISTANCE, the nearest periodic image as OpenMM's bonded forces take it; of
-    a component (label.x), that coordinate of the second particle less the first's (of the nearest image
-    unless NOPBC, as CoordinationBiasForce.addDistance takes it)."""
+    """The distance (nm) of a DISTANCE, of the nearest periodic image unless NOPBC (the shortest, as
+    PLUMED and CoordinationBiasForce.addDistance take it: OpenMM's reduction, then in a triclinic box
+    the nearest of its 27 neighbouring images); of a component (label.x), that coordinate of the
+    second particle less the first's, of the same image."""
     delta = positions[value.obj[1]] - positions[value.obj[0]]
     if value.periodic:
+        box = np.asarray(box, dtype=float)
         for k in (2, 1, 0):
-            delta = delta - box[k]*np.round(delta[k]/box[k][k])
+            delta = delta - box[k]*np.floor(delta[k]/box[k][k] + 0.5)
+        if np.count_nonzero(box - np.diag(np.diag(box))):
+            images = [delta + a*box[0] + b*box[1] + c*box[2] for a in (-1, 0, 1) for b in (-1, 0, 1) for c in (-1, 0, 1)]
+            delta = min([delta] + images, key=lambda v: float(v @ v))
     if getattr(value, 'component', None) is not None:
         return float(delta[value.component])
     return float(np.linalg.norm(delta))

@@ -383,8 +383,9 @@ def _checkDistanceVariables(plumed, action, labels, values, variables):
         elif value.kind == 'distance':
             action.log.append('%s: a DISTANCE with no coordination number beside it, computed by a CustomBondForce (a '
                               'component by a CustomCompoundBondForce): the bias is applied by a CustomCVForce, the slower '
-                              'path (its CVs in an inner Context every step); in %s as PLUMED prints it'
-                              % (label, plumed.units.lengthName))
+                              'path (its CVs in an inner Context every step), and takes the image of OpenMM\'s reduced '
+                              'box (in a triclinic box the nearest, PLUMED\'s, up to half the smallest box width); in %s '
+                              'as PLUMED prints it' % (label, plumed.units.lengthName))
 
 
 #: The most points the grid of an OPES_METAD's bias may have (all its dimensions together).
@@ -392,17 +393,19 @@ MAX_OPES_GRID_POINTS = 2000000
 
 
 def boxBounds(box):
-    """The largest values of a distance computed with OpenMM's nearest image in a box (three vectors
-    in nm, OpenMM's reduced form: a = (ax, 0, 0), b = (bx, by, 0), c = (cx, cy, cz)), as
-    (length, (x, y, z)). OpenMM's image (CoordinationDistance::compute, its own bonded kernels)
-    subtracts c*floor(rz/cz + 1/2), then b*floor(ry/by + 1/2), then a*floor(rx/ax + 1/2): each step
-    leaves the components reduced before it unchanged (b and a have no z, a no y), so the image lies in
-    [-ax/2, ax/2) x [-by/2, by/2) x [-cz/2, cz/2). Its components are bounded by ax/2, by/2, cz/2 and
-    its length by half the diagonal sqrt(ax^2 + by^2 + cz^2)/2: exact bounds (approached at the
-    corner of that cell), in a triclinic box too, where the reduction is not always the shortest
-    image but these bounds are those of what the kernels compute."""
-    half = [0.5*float(box[k][k]) for k in range(3)]
-    return math.sqrt(sum(h*h for h in half)), tuple(half)
+    """The largest values of a distance computed with the nearest image in a box (three vectors in nm,
+    OpenMM's reduced form: a = (ax, 0, 0), b = (bx, by, 0), c = (cx, cy, cz)), as (length, (x, y, z)).
+    The nearest image is the shortest (CoordinationDistance::compute, PLUMED's DISTANCE): it lies in
+    the Wigner-Seitz cell of the lattice, between the planes that bisect each lattice vector. Its
+    length is at most that of the image the reduction gives (c, then b, then a subtracted), which lies
+    in [-ax/2, ax/2] x [-by/2, by/2] x [-cz/2, cz/2]: half the diagonal sqrt(ax^2 + by^2 + cz^2)/2
+    bounds it (exactly in a rectangular box, from above in a triclinic one). A component along a
+    lattice vector is bounded by half its length: x by ax/2 always, y by by/2 where b lies along y
+    (bx = 0), z by cz/2 where c lies along z (cx = cy = 0); another is bounded by the length's bound
+    (the cell of a triclinic box reaches beyond by/2 in y, as a hexagon's vertex beyond half its height)."""
+    a, b, c = ([float(x) for x in v] for v in box)
+    length = 0.5*math.sqrt(a[0]**2 + b[1]**2 + c[2]**2)
+    return length, (0.5*a[0], 0.5*b[1] if b[0] == 0 else length, 0.5*c[2] if c[0] == 0 and c[1] == 0 else length)
 
 
 def _distanceRange(plumed, action, label, name):
@@ -436,11 +439,11 @@ def _distanceRange(plumed, action, label, name):
     lowest, highest = (0.0, length/scale) if component is None else (-half[component]/scale, half[component]/scale)
     plumed.opesBox = [tuple(float(x) for x in v) for v in box]
     action.log.append('%s: its values from %g to %g %s for the grid of %s: %s of the System\'s default periodic box '
-                      '(%s nm, System.getDefaultPeriodicBoxVectors()), the largest value of OpenMM\'s nearest image '
+                      '(%s nm, System.getDefaultPeriodicBoxVectors()), the largest value of the nearest image '
                       '(boxBounds); the box must not grow in the run (checked by PlumedInput.step)' % (
                           name, lowest, highest, plumed.units.lengthName, label,
-                          'half the diagonal' if component is None else 'half the edge %s' % 'abc'[component],
-                          ' x '.join('%g' % (2*h) for h in half)))
+                          'half the diagonal' if component is None or half[component] == length else
+                          'half the edge %s' % 'abc'[component], ' x '.join('%g' % box[k][k] for k in range(3))))
     return lowest, highest
 
 

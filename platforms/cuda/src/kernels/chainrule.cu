@@ -24,8 +24,9 @@ typedef struct {
 
 /**
  * A distance CV (one row of DISTANCE_CVS, its particles at sorted indices atom1 and atom2): the
- * length of r = r2 - r1, or one of its components, with the nearest image where periodic
- * (OpenMM's reduced triclinic form, as its kernels take it), in double from the positions;
+ * length of r = r2 - r1, or one of its components, with the nearest image where periodic (the
+ * shortest: in a triclinic box the 26 neighbours of the reduced image are searched, as for the
+ * pairs of a coordination number), in double from the positions;
  * *dvaluedr its derivative with respect to r2 (-*dvaluedr that with respect to r1). The host's
  * copy is CoordinationDistance::compute().
  */
@@ -43,6 +44,21 @@ inline DEVICE double computeDistanceCV(const int* distance, int atom1, int atom2
         r.y -= sy*periodicBoxVecY.y;
         const double sx = floor(r.x*(double) invPeriodicBoxSize.x+0.5);
         r.x -= sx*periodicBoxVecX.x;
+        if (periodicBoxVecY.x != 0 || periodicBoxVecZ.x != 0 || periodicBoxVecZ.y != 0) {
+            const double3 reduced = r;
+            double r2 = r.x*r.x+r.y*r.y+r.z*r.z;
+            for (int a = -1; a <= 1; a++)
+                for (int b = -1; b <= 1; b++)
+                    for (int c = -1; c <= 1; c++) {
+                        const double3 image = make_double3(reduced.x+a*(double) periodicBoxVecX.x+b*(double) periodicBoxVecY.x+c*(double) periodicBoxVecZ.x,
+                                reduced.y+b*(double) periodicBoxVecY.y+c*(double) periodicBoxVecZ.y, reduced.z+c*(double) periodicBoxVecZ.z);
+                        const double image2 = image.x*image.x+image.y*image.y+image.z*image.z;
+                        if (image2 < r2) {
+                            r2 = image2;
+                            r = image;
+                        }
+                    }
+        }
     }
     if (distance[1] < 0) {
         const double length = sqrt(r.x*r.x+r.y*r.y+r.z*r.z);
