@@ -36,6 +36,15 @@ static double handDistance(const HandDistance& d, const vector<Vec3>& positions,
     return value;
 }
 
+/** The Context's energy and forces against the hand ones: the forces -sum_k dE/dcv_k times the gradient of CV k. */
+static void assertChainRule(Context& context, double energy, const vector<vector<Vec3> >& gradients, const vector<double>& dEdc) {
+    vector<Vec3> forces(biasParticles);
+    for (int k = 0; k < dEdc.size(); k++)
+        for (int i = 0; i < biasParticles; i++)
+            forces[i] -= gradients[k][i]*dEdc[k];
+    assertState(context, energy, forces);
+}
+
 /**
  * A bias of one coordination number c1 (biasCV(0)) and five distances: the length d between 2 and 9,
  * its NOPBC twin dn, and the components dx, dy, dz between 4 and 7 (dy without the nearest image),
@@ -102,11 +111,7 @@ void testBiasDistances() {
         double d = values[0], c1 = values[1], dn = values[2], dx = values[3], dy = values[4], dz = values[5];
         double energy = 0.5*40*(d-0.8)*(d-0.8) + 3*dx + 2*dy*dy - dz*c1 + 0.7*dn*c1 + 0.2*c1*c1;
         vector<double> dEdc = {40*(d-0.8), -dz+0.7*dn+0.4*c1, 0.7*c1, 3.0, 4*dy, -c1};
-        vector<Vec3> forces(biasParticles);
-        for (int k = 0; k < 6; k++)
-            for (int i = 0; i < biasParticles; i++)
-                forces[i] -= gradients[k][i]*dEdc[k];
-        assertState(*context, energy, forces);
+        assertChainRule(*context, energy, gradients, dEdc);
         assertFiniteDifferences(*context, positions, "CoordinationBiasForce with distances, box type "+to_string(boxType));
     }
 }
@@ -151,11 +156,7 @@ void testBiasDistanceBeyondHalfWidth() {
         ASSERT_EQUAL_TOL(values[k], found[k], tolerance);
     double c1 = values[0], d = values[1], dx = values[2], dy = values[3], dz = values[4];
     vector<double> dEdc = {0.1, 1.0, 2.0, -1.0, dz};
-    vector<Vec3> forces(biasParticles);
-    for (int k = 0; k < 5; k++)
-        for (int i = 0; i < biasParticles; i++)
-            forces[i] -= gradients[k][i]*dEdc[k];
-    assertState(*context, d + 2*dx - dy + 0.5*dz*dz + 0.1*c1, forces);
+    assertChainRule(*context, d + 2*dx - dy + 0.5*dz*dz + 0.1*c1, gradients, dEdc);
     assertFiniteDifferences(*context, positions, "CoordinationBiasForce with distances beyond half the box width");
 }
 
