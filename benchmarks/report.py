@@ -17,6 +17,7 @@ A run cut short (the JSON says complete = false) still makes a page, which says 
 missing.
 
     python benchmarks/report.py results.json --cpu benchmarks/results/cpu/2core-2026-11-26-after.json
+    python benchmarks/report.py results.json --later rows.json   # runs of a few rows since, after the run's own
 Needs only NumPy and matplotlib (no OpenMM).
 """
 
@@ -747,10 +748,43 @@ def plot_scaling(throughput, cutoff, run, path):
 # ---------------------------------------------------------------------------------------------
 # The page
 
-def write_report(path, docs='docs', shown=None, cpu=None):
+def later_section(paths):
+    """The lines of "Rows measured again after this run": for each JSON (a run of some rows of the
+    sections, on the code as it is after the full run), its GPU, date and command, and the tables
+    of its sections as the page's own builders make them (their tables only: the explanations are
+    the full run's above)."""
+    lines = ['## Rows measured again after this run', '',
+             'Runs of a few rows, made after the full run above on the code as it changed since; each row here '
+             'stands for the code it ran, the row of the same name above for the code of the full run. '
+             'Their plain boxes were timed in the same runs.', '']
+    for path in paths:
+        info, sections = load(path)
+        present = [name for name in SECTIONS if name in sections and name != 'cpu']
+        if not present:
+            raise ValueError('%s: no rows of a section this page shows' % path)
+        run = describe_run(info, path, present)
+        lines += ['### %s' % os.path.basename(path), '',
+                  '%s, driver %s, OpenMM %s, %s, %s precision, %s:' % (run['gpu'], run['driver'] or '-', run['openmm'],
+                                                                      run['platform'], run['precision'], run['date']), '',
+                  '<!-- not run: a GPU benchmark (CUDA); the docs test runs on the CPU -->', '```bash', run['command'], '```', '']
+        for page in [page for name in present for page in (['md', 'metadynamics'] if name == 'md' else [name])]:
+            body, _ = BUILDERS[page](sections['md' if page == 'metadynamics' else page])
+            rows = []
+            for line in body:       # the tables, a blank line between two
+                if line.startswith('|'):
+                    rows.append(line)
+                elif rows and rows[-1]:
+                    rows.append('')
+            if rows:
+                lines += ['%s:' % TITLES[page], ''] + rows + ([''] if rows[-1] else [])
+    return lines
+
+
+def write_report(path, docs='docs', shown=None, cpu=None, later=()):
     """Write <docs>/performance.md and its images from the JSON of one benchmark run; returns the
     page's text. shown: the report command to print on the page (default: report.py on path);
-    cpu: the JSON of a run of the cpu section, whose table ends the page."""
+    cpu: the JSON of a run of the cpu section, whose table ends the page; later: JSONs of runs of a
+    few rows made since, in a section of their own after the full run's (later_section())."""
     info, sections = load(path)
     if not sections:
         raise ValueError('no benchmark section in %s' % path)
@@ -785,6 +819,9 @@ def write_report(path, docs='docs', shown=None, cpu=None):
     if info.get('complete') is False and missing:
         lines += ['', '**This run stopped before its end**: the section%s %s %s missing.'
                   % ('s' if len(missing) > 1 else '', ', '.join(missing), 'are' if len(missing) > 1 else 'is')]
+    if later:
+        lines += ['', 'Rows measured again since, on the code as it changed after this run: '
+                  '[Rows measured again after this run](#rows-measured-again-after-this-run).']
     lines += ['', TARGET_NOTE, '']
 
     plots, built = {}, []
@@ -800,7 +837,11 @@ def write_report(path, docs='docs', shown=None, cpu=None):
     md = (plots.get('md') or []) + (plots.get('metadynamics') or [])
     # The MD bar chart after the last of the two MD tables.
     mdImagePage = [page for page, _ in built if page in ('md', 'metadynamics')][-1:]
+    laterLines = later_section(later) if later else []
     for page, body in built:
+        if page == 'cpu':
+            lines += laterLines         # after the GPU run's sections, before the CPU platform's
+            laterLines = []
         lines += ['## %s' % TITLES[page], ''] + body + ['']
         if md and [page] == mdImagePage:
             lines += ['![MD overheads, ours against the peers](%s)' % MD_IMAGE, '']
@@ -812,6 +853,7 @@ def write_report(path, docs='docs', shown=None, cpu=None):
         plot_md(md, dict(run, atoms=atoms_of(sections['md'])), os.path.join(docs, MD_IMAGE))
     if plots.get('throughput') or plots.get('cutoff'):
         plot_scaling(plots.get('throughput'), plots.get('cutoff'), run, os.path.join(docs, SCALING_IMAGE))
+    lines += laterLines
     text = '\n'.join(lines).rstrip() + '\n'
     with open(os.path.join(docs, 'performance.md'), 'w') as out:
         out.write(text)
@@ -823,11 +865,14 @@ def main(argv=None):
     parser.add_argument('json', help='the JSON of one run of benchmarks/benchmark.py --json')
     parser.add_argument('--docs', default='docs', help='folder of performance.md; the plots go to its images/ (default: docs)')
     parser.add_argument('--cpu', help='the JSON of a run of the cpu section (benchmark.py --platform CPU --sections cpu), for the CPU table')
+    parser.add_argument('--later', nargs='+', default=[], metavar='JSON',
+                        help='JSONs of runs of a few rows made after the full run, shown in a section of their own')
     args = parser.parse_args(argv)
     shown = 'python benchmarks/report.py ' + os.path.relpath(args.json)
     shown += '' if args.docs == 'docs' else ' --docs ' + args.docs
     shown += ' --cpu ' + os.path.relpath(args.cpu) if args.cpu else ''
-    write_report(args.json, args.docs, shown, args.cpu)
+    shown += ' --later ' + ' '.join(os.path.relpath(path) for path in args.later) if args.later else ''
+    write_report(args.json, args.docs, shown, args.cpu, args.later)
     print('wrote %s and %s' % (os.path.join(args.docs, 'performance.md'), os.path.join(args.docs, 'images')))
     return 0
 

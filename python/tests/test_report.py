@@ -357,3 +357,30 @@ def test_cpu_table_from_its_own_run(tmp_path):
     assert [r[-2:] for r in [row.split(' | ') for row in cpuText.splitlines() if 'self-coordination' in row]] == [['>= 2x', 'yes |']]
     with pytest.raises(ValueError, match='no rows of the cpu section'):
         report.write_report(gpu, str(docs), cpu=gpu)
+
+
+def test_rows_measured_again(tmp_path):
+    """--later: runs of a few rows made after the full run get a section of their own, after the full
+    run's GPU sections and before the CPU table, with each run's GPU, date and command and the tables
+    of its sections (not their explanations); the header points to it; the full run's rows stay."""
+    gpu = write_json(tmp_path / 'gpu.json', synthetic_rows())
+    again = [PLAIN] + md_rows('1 O vs the other O', 0.2026, 1.25, 1.0, 29.0, 0.25, 25.0)
+    later = write_json(tmp_path / 'later.json', again, dict(INFO, date='2026-12-02', command='python benchmarks/benchmark.py '
+                                                            '--sections md --md-cases restraint --json later.json'))
+    cpu = write_json(tmp_path / 'cpu.json', [{'section': 'cpu', 'case': 'plain (5853 atoms)', 'kind': 'plain',
+                                              'ms_per_step': 14.0, 'atoms': 5853, 'threads': '2'}], dict(INFO, platform='CPU'))
+    docs = tmp_path / 'docs'
+    completed = subprocess.run([sys.executable, SCRIPT, gpu, '--docs', str(docs), '--cpu', cpu, '--later', later],
+                               capture_output=True, text=True)
+    assert completed.returncode == 0, completed.stderr
+    text = (docs / 'performance.md').read_text()
+    assert '[Rows measured again after this run](#rows-measured-again-after-this-run)' in text
+    assert text.index('## Rows measured again after this run') < text.index('## The CPU platform')
+    again = section(text, 'Rows measured again after this run')
+    assert '### later.json' in again and '2026-12-02' in again and '--md-cases restraint --json later.json' in again
+    assert table_row(again, '1 O vs the other O')[1:4] == ['0.200', '0.203', '+1.2% / +1.0%']
+    assert table_row(section(text, 'MD step time'), '1 O vs the other O')[1:4] == ['0.200', '0.203', '+1.5% / +1.2%']
+    assert '*Ours in CustomCVForce*' not in again and again.count('| CV |') == 1
+    assert '--later ' + os.path.relpath(later) in text
+    with pytest.raises(ValueError, match='no rows of a section this page shows'):
+        report.write_report(gpu, str(docs), later=[cpu])
