@@ -19,6 +19,10 @@
 #             MPS, STRESS_ROUNDS rounds (default 3, the first on an empty kernel cache), in every
 #             launch mode that ships: programmatic dependent launches and plain ones
 #             (COORDINATION_DEPENDENT_LAUNCH=1 and 0); 72 runs by default, and every one must pass
+#   filter    the C++ tests whose names contain one of TEST_FILTER's comma-separated words (e.g.
+#             "Distance,TuningSwitches"), in single, mixed and double precision at once, outside MPS,
+#             each within FILTER_TIMEOUT seconds (default 170): what a change needs run first, in a
+#             fraction of ctest's time
 #   sanitize  compute-sanitizer memcheck, racecheck and synccheck on the CUDA tests (racecheck and
 #             synccheck on the stress stage's tests too)
 #   coldstart benchmarks/bench_coldstart.py: what the force adds to a first Context, per precision
@@ -325,6 +329,25 @@ with open(os.path.join(out, 'pytest-times.txt'), 'w') as f:
     f.write('\nslowest tests\n')
     f.writelines('%8.1f %s\n' % test for test in sorted(tests, reverse=True)[:60])
 EOF
+fi
+
+if [[ " $stages " == *" filter "* ]]; then
+    if [ -z "${TEST_FILTER:-}" ]; then
+        note "filter: TEST_FILTER is not set (the words of the tests' names to run, comma-separated)"
+    else
+        pids=()
+        for precision in single mixed double; do
+            timeout ${FILTER_TIMEOUT:-170} build-gpu/platforms/cuda/tests/TestCudaCoordinationForce $precision "$TEST_FILTER" \
+                > "$OUT/filter-$precision.log" 2>&1 &
+            pids+=($!)
+        done
+        for k in 0 1 2; do
+            precision=$(echo single mixed double | cut -d' ' -f$((k+1)))
+            wait ${pids[$k]}
+            status=$?
+            note "filter $TEST_FILTER, CUDA $precision: exit $status ($(grep -c '^  test' "$OUT/filter-$precision.log") tests ran)$(grep -hE 'exception|Expected' "$OUT/filter-$precision.log" | head -2 | cut -c1-200 | sed 's/^/; /' | tr -d '\n')"
+        done
+    fi
 fi
 
 if [[ " $stages " == *" sanitize "* ]]; then
