@@ -40,6 +40,7 @@ class ReferenceOPES(object):
         self.sigmaMin = None if sigmaMin is None else np.array(sigmaMin, float)
         self.fixedSigma = fixedSigma
         self.kernels = []                 # [height, centre, sigma]
+        self.deposits = []                # (centre, sigma, height, log-weight) of each kernel as deposited
         self.weights = [self.epsilon**self.prefactor]
         self.zed = 1.0
         self.samples = 0
@@ -112,7 +113,8 @@ class ReferenceOPES(object):
         """A kernel at s (after the bias there was felt); ``extra``: the energy of PLUMED's EXTRA_BIAS
         there, which enters the weight, exp((V + extra)/kT)."""
         s = np.array(s, float)
-        weight = math.exp((self.bias(s) + extra)/self.kT)
+        logWeight = (self.bias(s) + extra)/self.kT
+        weight = math.exp(logWeight)
         self.weights.append(weight)
         height = 1.0 if self.explore else weight
         d = len(s)
@@ -131,6 +133,7 @@ class ReferenceOPES(object):
             factors = np.full(d, factor) if self.sigmaMin is None else np.maximum(factor, self.sigmaMin/sigma)
             sigma = sigma*factors
             height /= np.prod(factors)
+        self.deposits.append((s, sigma, height, logWeight))
         self.add(height, s, sigma)
         self.zed = sum(self.probability(k[1]) for k in self.kernels)/len(self.kernels)
 

@@ -5,8 +5,8 @@ share, on the Context's platform (GPU-resident on CUDA). docs/plumed-input.md li
 >>> inp = plumed.load('plumed.dat', system, topology, integrator)   # adds the forces to system
 >>> inp['c1']                        # what each label built: here a CoordinationForce
 >>> simulation = Simulation(topology, system, integrator)
->>> inp.attach(simulation)           # PRINT: COLVAR reporters; METAD: the HILLS file
->>> inp.step(simulation, 100000)     # runs (and deposits hills where there is a METAD)
+>>> inp.attach(simulation)           # PRINT: COLVAR reporters; METAD: the HILLS file; OPES_METAD: KERNELS
+>>> inp.step(simulation, 100000)     # runs (and deposits hills or kernels where there is a METAD or OPES_METAD)
 >>> inp.close()
 
 COORDINATION and CONTACTMAP become CoordinationForces; CUSTOM, MATHEVAL, COMBINE and SORT of them
@@ -19,7 +19,7 @@ line, the action and the keyword.
 
 The modules: syntax (lines, actions, keywords, UNITS), expressions (Lepton), cvs (GROUP, COORDINATION,
 CONTACTMAP, DISTANCE), biases (functions, biases, METAD, OPES, PRINT, DUMPDERIVATIVES), outputs (the
-COLVAR, derivatives and HILLS files), command (`openmm-coordination plumed`).
+COLVAR, derivatives, HILLS and KERNELS files), command (`openmm-coordination plumed`).
 """
 
 import copy
@@ -35,10 +35,12 @@ from openmmcoordination.plumed import biases, coordinationnumbers, cvs
 from openmmcoordination.coordination import CoordinationBiasForce
 from openmmcoordination.metadynamics import Metadynamics
 from openmmcoordination.opes import OPES
-from openmmcoordination.plumed.outputs import HillsWriter, PlumedColvarReporter, PlumedDerivativesReporter
+from openmmcoordination.plumed.outputs import (HillsWriter, KernelsWriter, PlumedColvarReporter,
+                                              PlumedDerivativesReporter)
 from openmmcoordination.plumed.syntax import PlumedInputError, Units, Value, parseInput
 
-__all__ = ['load', 'PlumedInput', 'PlumedInputError', 'PlumedColvarReporter', 'PlumedDerivativesReporter', 'HillsWriter']
+__all__ = ['load', 'PlumedInput', 'PlumedInputError', 'PlumedColvarReporter', 'PlumedDerivativesReporter',
+           'HillsWriter', 'KernelsWriter']
 
 _CV_READERS = {'GROUP': ('group', cvs.readGroup), 'COORDINATION': ('coordination', cvs.readCoordination),
                'CONTACTMAP': ('coordination', cvs.readContactMap), 'DISTANCE': ('distance', cvs.readDistance)}
@@ -111,6 +113,7 @@ class PlumedInput(object):
         self.units, self.groups, self.values, self.actions = Units(), {}, {}, []
         self.forces, self.biasForce, self.metadynamics, self.opes, self.python = [], None, None, None, []
         self._cvSources, self._reporters, self._hills, self._derivativeContexts = {}, [], None, {}
+        self._kernels = None         # the KernelsWriter of OPES_METAD (attach)
         self.opesBox = None          # the default box that sized the grid of OPES_METAD on a DISTANCE (nm)
         for action in parseInput(text, source):
             self._read(action)
@@ -466,13 +469,15 @@ class PlumedInput(object):
 
     def outputFiles(self):
         """The files attach() writes, as the input names them: each PRINT's FILE, each DUMPDERIVATIVES',
-        then METAD's."""
+        then METAD's HILLS or OPES_METAD's KERNELS."""
         return ([p.file for _, p in self._ofKind('print') if p.file] + [d.file for _, d in self._ofKind('derivatives')]
-                + [m.hills for _, m in self._ofKind('metad')])
+                + [m.hills for _, m in self._ofKind('metad')]
+                + [o.kernels for _, o in self._ofKind('opes') if o.kernels])
 
     def attach(self, simulation, directory=None):
         """Append a PlumedColvarReporter per PRINT to the simulation's reporters (each writing the
-        current step's line at once, as PLUMED prints step 0) and open METAD's HILLS file. Relative
+        current step's line at once, as PLUMED prints step 0) and open METAD's HILLS file or OPES_METAD's
+        KERNELS file (a KernelsWriter; not with EXTRA_BIAS). Relative
         file names are taken in ``directory`` (default: the working directory). Returns the reporters."""
         directory = os.getcwd() if directory is None else directory
         path = lambda name: name if os.path.isabs(name) else os.path.join(directory, name)
@@ -500,6 +505,10 @@ class PlumedInput(object):
         if metad is not None:
             timestep = simulation.integrator.getStepSize().value_in_unit(unit.picosecond)/self.units.time
             self._hills = HillsWriter(path(metad.hills), self.metadynamics, metad.labels, timestep, self.units.energy)
+        opes = next((value for _, value in self._ofKind('opes')), None)
+        if opes is not None and opes.kernels is not None:
+            timestep = simulation.integrator.getStepSize().value_in_unit(unit.picosecond)/self.units.time
+            self._kernels = KernelsWriter(path(opes.kernels), self.opes, opes.labels, timestep, opes.fmt)
         return list(self._reporters)
 
     def checkBox(self, context):
@@ -520,14 +529,23 @@ class PlumedInput(object):
 
     def step(self, simulation, steps):
         """Advance the simulation by ``steps``: Metadynamics.step where there is a METAD (then the new
-        hills go to the HILLS file), else simulation.step."""
+        hills go to the HILLS file), OPES.step where there is an OPES_METAD (a PACE at a time once
+        attach() opened its KERNELS file, each new kernel written at its step), else simulation.step."""
         adaptive = self.metadynamics or self.opes
         if adaptive is None:
             simulation.step(steps)
             return
         if adaptive is self.opes:
             self.checkBox(simulation.context)
-            self.opes.step(simulation, steps)
+            if self._kernels is None:
+                self.opes.step(simulation, steps)
+                return
+            remaining, frequency = int(steps), self.opes.frequency
+            while remaining > 0:
+                chunk = min(remaining, frequency - simulation.currentStep % frequency)
+                self.opes.step(simulation, chunk)
+                remaining -= chunk
+                self._kernels.update(simulation.currentStep)
             return
         remaining, frequency = int(steps), self.metadynamics.frequency
         while remaining > 0:
@@ -543,6 +561,8 @@ class PlumedInput(object):
             reporter.close()
         if self._hills is not None:
             self._hills.close()
+        if self._kernels is not None:
+            self._kernels.close()
 
     def describe(self):
         """What each action became, as the `openmm-coordination plumed check` command prints it."""

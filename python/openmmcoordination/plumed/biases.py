@@ -621,8 +621,6 @@ def derivativeAtoms(value):
 
 #: OPES_METAD's keywords this package does not offer, and why (each refused by name).
 _OPES_REFUSED = {
-    'FILE': 'PLUMED\'s KERNELS file is not written here (OPES.getKernels() gives the kernels)',
-    'FMT': 'PLUMED\'s KERNELS file is not written here (OPES.getKernels() gives the kernels)',
     'STATE_RFILE': 'PLUMED\'s state files are not read here',
     'STATE_WFILE': 'PLUMED\'s state files are not written here (OPES.getKernels() and getHistory() give the state)',
     'STATE_WSTRIDE': 'PLUMED\'s state files are not written here',
@@ -689,6 +687,20 @@ def readOpes(plumed, action):
             if label not in plumed.values or plumed.values[label].kind != 'bias':
                 raise action.fail('EXTRA_BIAS', '%r is not the label of a bias (RESTRAINT, UPPER_WALLS, LOWER_WALLS, '
                                   'BIASVALUE) read before this line', label)
+    kernels = action.take('FILE', 'KERNELS')
+    fmt = action.take('FMT')
+    if fmt is not None:
+        try:
+            fmt % 1.0
+        except (TypeError, ValueError):
+            raise action.fail('FMT', '%r is not a format for one number', fmt) from None
+    if extra is not None:
+        for key in ('FILE', 'FMT'):
+            if action.has(key):
+                raise action.fail(key, '%s=%s is not supported with EXTRA_BIAS: the KERNELS file is not written '
+                                  'with EXTRA_BIAS here (whether PLUMED\'s logweight column holds the extra biases was '
+                                  'not checked); OPES.getKernels() gives the kernels', key, action.keywords[key])
+        kernels = None
     temperature = _temperature(plumed, action)
     for key in ('NLIST', 'NLIST_PARAMETERS', 'NLIST_PACE_RESET', 'SERIAL'):
         if action.has(key):
@@ -739,8 +751,13 @@ def readOpes(plumed, action):
     action.log.append('the grid of the bias: %s (PLUMED\'s OPES sums its kernels at the CVs; here the simulation feels '
                       'the spline of that sum on the grid, and PRINT\'s .bias is the exact sum)' % '; '.join(
                           '%s from %g to %g in %d points' % (l, v.minValue, v.maxValue, v.gridWidth) for l, v in zip(labels, variables)))
-    action.log.append('the KERNELS file PLUMED writes is not written (OPES.getKernels() gives the kernels)')
-    return Value(action, 'opes', None, spec=spec, labels=labels,
+    if kernels is None:
+        action.log.append('the KERNELS file PLUMED writes is not written with EXTRA_BIAS (OPES.getKernels() gives the '
+                          'compressed kernels)')
+    else:
+        action.python.append('# kernels written to %s (PLUMED\'s KERNELS format%s) by PlumedInput.step' % (
+            kernels, '' if fmt is None else ', FMT %s' % fmt))
+    return Value(action, 'opes', None, spec=spec, labels=labels, kernels=kernels, fmt=fmt,
                  cvs=set().union(*[_cvsOf(n, v) for n, v in zip(names, values)]))
 
 

@@ -1,4 +1,5 @@
-"""PLUMED's output files, for openmmcoordination.plumed: COLVAR (PRINT) and HILLS (METAD).
+"""PLUMED's output files, for openmmcoordination.plumed: COLVAR (PRINT), HILLS (METAD) and KERNELS
+(OPES_METAD, OPES_METAD_EXPLORE).
 
 COLVAR: ``#! FIELDS time c1 c2 ...``, then one line per report, the time in ps as PLUMED writes it
 (`` %f``) and each value with `` `` + FMT (PLUMED's default FMT is %f).
@@ -10,6 +11,15 @@ column is the hill's height times biasf/(biasf - 1), so that the sum of the hill
 energy estimate -F: ``plumed sum_hills --hills HILLS`` and metadynminer read it as they read
 PLUMED's own. The file is written from the public getters of Metadynamics (getHillCenters,
 getHillHeights, the variables' biasWidth, biasFactor, frequency) and the integrator's step size.
+
+KERNELS, as PLUMED 2.10's OPES_METAD writes it (src/opes/OPESmetad.cpp, through its OFile):
+``#! FIELDS time c1 ... sigma_c1 ... height logweight``, then ``#! SET action OPES_METAD_kernels``
+(``OPES_METAD_EXPLORE_kernels``), ``#! SET biasfactor``, ``epsilon``, ``kernel_cutoff`` and
+``compression_threshold`` (no ``min_``/``max_`` lines: no argument here is periodic), then one line per
+deposited kernel, as deposited (before it is merged into the compressed kernels): the time of the
+deposit, its centre (the CVs at that step), its sigma and height, and the log of its weight, V/k_B T
+with V the bias at the CVs before the kernel. Each number is written with FMT as PLUMED's OFile does:
+``' ' + FMT``, or without FMT ``%23.16lg`` (no separator: the width pads it), the SET lines too.
 """
 
 import numpy as np
@@ -18,7 +28,7 @@ from openmm import unit
 
 from openmmcoordination.reporters import CollectiveVariableReporter
 
-__all__ = ['PlumedColvarReporter', 'PlumedDerivativesReporter', 'HillsWriter']
+__all__ = ['PlumedColvarReporter', 'PlumedDerivativesReporter', 'HillsWriter', 'KernelsWriter']
 
 
 class PlumedColvarReporter(CollectiveVariableReporter):
@@ -134,6 +144,61 @@ class HillsWriter(object):
             fields = [time] + list(centers[k]) + sigmas + [heights[k]*scale, meta.biasFactor]
             print(' '.join('%23.16g' % field for field in fields), file=self._out)
         self._written = len(heights)
+        self._out.flush()
+
+    def close(self):
+        """Close the file if the writer opened it."""
+        if self._openedFile and not self._out.closed:
+            self._out.close()
+
+
+class KernelsWriter(object):
+    """Writes the kernels an openmmcoordination.OPES deposits in PLUMED's KERNELS format (the module's
+    docstring gives it). The header is written when the writer is created (PLUMED writes it with the
+    first kernel).
+
+    Call update(step) after the run reaches ``step`` (PlumedInput.step runs OPES a PACE at a time and
+    calls it after each): it writes the kernels deposited since the last call, kernel k of n new ones at
+    time (step - (n - 1 - k)*frequency)*timestep, as OPES deposits one every ``frequency`` steps.
+
+    Parameters
+    ----------
+    file: str or file
+        the KERNELS file to write (a name, or an open file)
+    opes: OPES
+        the object whose kernels are written (its deposited kernels: centre, sigma, height, log-weight)
+    names: list of str
+        the field names of the variables (OPES_METAD's ARG)
+    timestep: float
+        the integrator's step size in the file's time unit (ps, or UNITS TIME)
+    fmt: str or None
+        the format of a number (OPES_METAD's FMT), written as ' ' + fmt; None: PLUMED's default %23.16lg
+    """
+
+    def __init__(self, file, opes, names, timestep, fmt=None):
+        self.opes = opes
+        self._timestep = float(timestep)
+        self._format = '%23.16g' if fmt is None else ' ' + fmt
+        self._written = len(opes._deposited)       # a state set before attach() is not written again
+        self._openedFile = isinstance(file, str)
+        self._out = open(file, 'w') if self._openedFile else file
+        widths = ['sigma_' + name for name in names]
+        print('#! FIELDS time %s %s height logweight' % (' '.join(names), ' '.join(widths)), file=self._out)
+        print('#! SET action %s_kernels' % ('OPES_METAD_EXPLORE' if opes.exploreMode else 'OPES_METAD'), file=self._out)
+        for name, value in (('biasfactor', opes.biasFactor), ('epsilon', opes.epsilon),
+                            ('kernel_cutoff', opes.kernelCutoff), ('compression_threshold', opes.compressionThreshold)):
+            print('#! SET %s %s' % (name, self._format % value), file=self._out)
+        self._out.flush()
+
+    def update(self, step):
+        """Write the kernels deposited since the last call; ``step`` is the simulation's current step."""
+        deposited = self.opes._deposited       # rows: centre, sigma, height, log-weight (OPES._deposit)
+        new = range(self._written, len(deposited))
+        last = step - step % self.opes.frequency
+        for k in new:
+            time = (last - (new.stop - 1 - k)*self.opes.frequency)*self._timestep
+            print(''.join(self._format % field for field in [time] + list(deposited[k])), file=self._out)
+        self._written = len(deposited)
         self._out.flush()
 
     def close(self):
