@@ -537,23 +537,17 @@ class PlumedInput(object):
             return
         if adaptive is self.opes:
             self.checkBox(simulation.context)
-            if self._kernels is None:
-                self.opes.step(simulation, steps)
-                return
-            remaining, frequency = int(steps), self.opes.frequency
-            while remaining > 0:
-                chunk = min(remaining, frequency - simulation.currentStep % frequency)
-                self.opes.step(simulation, chunk)
-                remaining -= chunk
-                self._kernels.update(simulation.currentStep)
+        writer = self._kernels if adaptive is self.opes else self._hills
+        if writer is None:
+            adaptive.step(simulation, steps)
             return
-        remaining, frequency = int(steps), self.metadynamics.frequency
+        # a PACE at a time, so that the file gets each new hill or kernel at its step
+        remaining, frequency = int(steps), adaptive.frequency
         while remaining > 0:
             chunk = min(remaining, frequency - simulation.currentStep % frequency)
-            self.metadynamics.step(simulation, chunk)
+            adaptive.step(simulation, chunk)
             remaining -= chunk
-            if self._hills is not None:
-                self._hills.update(simulation.currentStep)
+            writer.update(simulation.currentStep)
 
     def close(self):
         """Close the files of attach()."""
