@@ -375,6 +375,7 @@ def test_rows_measured_again(tmp_path):
     assert completed.returncode == 0, completed.stderr
     text = (docs / 'performance.md').read_text()
     assert '[Rows measured again after this run](#rows-measured-again-after-this-run)' in text
+    assert 'All figures come from one run of the benchmark, but those of the rows measured again after it, and the CPU table.' in text
     assert text.index('## Rows measured again after this run') < text.index('## The CPU platform')
     again = section(text, 'Rows measured again after this run')
     assert '### later.json' in again and '2026-12-02' in again and '--md-cases restraint --json later.json' in again
