@@ -276,21 +276,10 @@ void testBiasDistancesInDynamics() {
     bias->addDistance("dx", 63, 0, 0);
     bias->setForceGroup(1);
     system.addForce(bias);
-    LangevinMiddleIntegrator integrator(300.0, 1.0, 0.002);
-    integrator.setRandomNumberSeed(5);
-    Context context(system, integrator, platform, properties);
-    context.setPositions(positions);
-    context.setVelocitiesToTemperature(300.0, 7);
-    integrator.step(300);
-    State state = context.getState(State::Positions | State::Energy | State::Forces, false, 1<<1);
-    VerletIntegrator referenceIntegrator(0.001);
-    Context reference(system, referenceIntegrator, referencePlatform());
-    Vec3 box[3];
-    state.getPeriodicBoxVectors(box[0], box[1], box[2]);
-    reference.setPeriodicBoxVectors(box[0], box[1], box[2]);
-    reference.setPositions(state.getPositions());
-    State expected = reference.getState(State::Energy | State::Forces, false, 1<<1);
-    vector<double> expectedCVs = bias->getCollectiveVariableValues(reference), foundCVs = bias->getCollectiveVariableValues(context);
+    DynamicsAgainstReference run(system, positions);
+    const State& state = run.state;
+    const State& expected = run.expected;
+    vector<double> expectedCVs = bias->getCollectiveVariableValues(*run.reference), foundCVs = bias->getCollectiveVariableValues(*run.context);
     for (int k = 0; k < 4; k++)
         ASSERT_EQUAL_TOL(expectedCVs[k], foundCVs[k], tolerance);
     // The plain difference of dn's particles, from the positions as OpenMM returns them (unwrapped).

@@ -301,6 +301,34 @@ static vector<Vec3> latticeSystem(System& system, int side, int seed) {
     return positions;
 }
 
+/**
+ * A molecular-dynamics run of the tests: 300 LangevinMiddle steps (300 K, 2 fs, seeded) of a System on
+ * the platform under test (context), the state of force group 1 at its end (state: positions,
+ * energy, forces), and a Context of the same System on the Reference platform at that state's box
+ * and positions (reference) with its state of group 1 (expected).
+ */
+struct DynamicsAgainstReference {
+    LangevinMiddleIntegrator integrator;
+    VerletIntegrator referenceIntegrator;
+    unique_ptr<Context> context, reference;
+    State state, expected;
+
+    DynamicsAgainstReference(System& system, const vector<Vec3>& positions) : integrator(300.0, 1.0, 0.002), referenceIntegrator(0.001) {
+        integrator.setRandomNumberSeed(5);
+        context.reset(new Context(system, integrator, platform, properties));
+        context->setPositions(positions);
+        context->setVelocitiesToTemperature(300.0, 7);
+        integrator.step(300);
+        state = context->getState(State::Positions | State::Energy | State::Forces, false, 1<<1);
+        reference.reset(new Context(system, referenceIntegrator, referencePlatform()));
+        Vec3 box[3];
+        state.getPeriodicBoxVectors(box[0], box[1], box[2]);
+        reference->setPeriodicBoxVectors(box[0], box[1], box[2]);
+        reference->setPositions(state.getPositions());
+        expected = reference->getState(State::Energy | State::Forces, false, 1<<1);
+    }
+};
+
 void testMolecularDynamicsAgainstReference() {
     // 64 LJ particles with alternating charges (PME) and our force between the even and the odd
     // ones. GPU platforms reorder atoms every 250 steps; the CV must still use the right ones.
@@ -319,23 +347,13 @@ void testMolecularDynamicsAgainstReference() {
     force->addGlobalParameter("cv0", 40.0);
     force->setForceGroup(1);
     system.addForce(force);
-    LangevinMiddleIntegrator integrator(300.0, 1.0, 0.002);
-    integrator.setRandomNumberSeed(5);
-    Context context(system, integrator, platform, properties);
-    context.setPositions(positions);
-    context.setVelocitiesToTemperature(300.0, 7);
-    integrator.step(300);
-    State state = context.getState(State::Positions | State::Energy | State::Forces, false, 1<<1);
-    vector<Vec3> finalPositions = state.getPositions();
-    for (const Vec3& p : finalPositions)
+    DynamicsAgainstReference run(system, positions);
+    const State& state = run.state;
+    const State& expected = run.expected;
+    for (const Vec3& p : state.getPositions())
         ASSERT(isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2]));
-    VerletIntegrator referenceIntegrator(0.001);
-    Context reference(system, referenceIntegrator, referencePlatform());
-    Vec3 box[3];
-    state.getPeriodicBoxVectors(box[0], box[1], box[2]);
-    reference.setPeriodicBoxVectors(box[0], box[1], box[2]);
-    reference.setPositions(finalPositions);
-    State expected = reference.getState(State::Energy | State::Forces, false, 1<<1);
+    Context& context = *run.context;
+    Context& reference = *run.reference;
     double cv = force->getCollectiveVariableValue(reference);
     ASSERT(cv > 1.0);
     ASSERT_EQUAL_TOL(cv, force->getCollectiveVariableValue(context), tolerance);
