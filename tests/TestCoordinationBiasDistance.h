@@ -121,12 +121,15 @@ void testBiasDistances() {
  * beyond half the smallest box width): the length and the three components of the distance are
  * those of the shortest image (PLUMED's DISTANCE, and a CoordinationForce's pairs), 0.44 nm
  * shorter than the reduced one; energy and forces against the hand formulas and finite differences.
+ * withCoordination: beside a coordination number c1, or the distances alone (a bias of no
+ * CoordinationForce, which the chain rule evaluates by itself).
  */
-void testBiasDistanceBeyondHalfWidth() {
-    CoordinationBiasForce* bias = new CoordinationBiasForce("d + 2*dx - dy + 0.5*dz^2 + 0.1*c1");
+static void checkDistancesBeyondHalfWidth(bool withCoordination) {
+    CoordinationBiasForce* bias = new CoordinationBiasForce(withCoordination ? "d + 2*dx - dy + 0.5*dz^2 + 0.1*c1" : "d + 2*dx - dy + 0.5*dz^2");
     vector<HandDistance> distances = {{10, 11, -1, true}, {10, 11, 0, true}, {10, 11, 1, true}, {10, 11, 2, true}};
     vector<string> names = {"d", "dx", "dy", "dz"};
-    bias->addCollectiveVariable("c1", biasCV(0, true));
+    if (withCoordination)
+        bias->addCollectiveVariable("c1", biasCV(0, true));
     for (int j = 0; j < distances.size(); j++)
         bias->addDistance(names[j], distances[j].particle1, distances[j].particle2, distances[j].component, true);
     vector<Vec3> positions;
@@ -143,21 +146,64 @@ void testBiasDistanceBeyondHalfWidth() {
     System system;
     VerletIntegrator integrator(0.001);
     unique_ptr<Context> context(biasContext(system, integrator, {bias}, positions, box));
-    vector<double> values(5);
-    vector<vector<Vec3> > gradients(5);
-    values[0] = aloneCV(bias->getCollectiveVariable(0), positions, box, gradients[0]);
+    int first = (withCoordination ? 1 : 0), numCVs = first+4;
+    vector<double> values(numCVs);
+    vector<vector<Vec3> > gradients(numCVs);
+    if (withCoordination)
+        values[0] = aloneCV(bias->getCollectiveVariable(0), positions, box, gradients[0]);
     for (int j = 0; j < distances.size(); j++)
-        values[j+1] = handDistance(distances[j], positions, box, gradients[j+1]);
-    ASSERT(sqrt(reduced.dot(reduced))-values[1] > 0.4);
+        values[first+j] = handDistance(distances[j], positions, box, gradients[first+j]);
+    ASSERT(sqrt(reduced.dot(reduced))-values[first] > 0.4);
     for (int k = 0; k < 3; k++)
-        ASSERT(fabs(reduced[k]-values[k+2]) > 0.1);
+        ASSERT(fabs(reduced[k]-values[first+k+1]) > 0.1);
     vector<double> found = bias->getCollectiveVariableValues(*context);
-    for (int k = 0; k < 5; k++)
+    ASSERT_EQUAL(numCVs, found.size());
+    for (int k = 0; k < numCVs; k++)
         ASSERT_EQUAL_TOL(values[k], found[k], tolerance);
-    double c1 = values[0], d = values[1], dx = values[2], dy = values[3], dz = values[4];
-    vector<double> dEdc = {0.1, 1.0, 2.0, -1.0, dz};
-    assertChainRule(*context, d + 2*dx - dy + 0.5*dz*dz + 0.1*c1, gradients, dEdc);
-    assertFiniteDifferences(*context, positions, "CoordinationBiasForce with distances beyond half the box width");
+    double d = values[first], dx = values[first+1], dy = values[first+2], dz = values[first+3];
+    vector<double> dEdc = {1.0, 2.0, -1.0, dz};
+    double energy = d + 2*dx - dy + 0.5*dz*dz;
+    if (withCoordination) {
+        dEdc.insert(dEdc.begin(), 0.1);
+        energy += 0.1*values[0];
+    }
+    assertChainRule(*context, energy, gradients, dEdc);
+    assertFiniteDifferences(*context, positions, string("CoordinationBiasForce with distances beyond half the box width")
+            +(withCoordination ? "" : ", distances alone"));
+}
+
+void testBiasDistanceBeyondHalfWidth() {
+    checkDistancesBeyondHalfWidth(true);
+}
+
+/**
+ * A bias of distances and no coordination number: in the triclinic box above, and without a box
+ * (a NOPBC length and component, the System not periodic), the CVs, energy and forces against the
+ * hand formulas and finite differences.
+ */
+void testBiasDistancesAlone() {
+    checkDistancesBeyondHalfWidth(false);
+    CoordinationBiasForce* bias = new CoordinationBiasForce("0.5*k*(d-0.8)^2 + 3*dz");
+    bias->addGlobalParameter("k", 40.0);
+    vector<HandDistance> distances = {{2, 9, -1, false}, {4, 7, 2, false}};
+    bias->addDistance("d", 2, 9, -1, false);
+    bias->addDistance("dz", 4, 7, 2, false);
+    ASSERT_EQUAL(false, bias->usesPeriodicBoundaryConditions());
+    vector<Vec3> positions;
+    Vec3 box[3];
+    biasPositions(positions, box, 0);
+    System system;
+    VerletIntegrator integrator(0.001);
+    unique_ptr<Context> context(biasContext(system, integrator, {bias}, positions, box));
+    vector<double> values(2);
+    vector<vector<Vec3> > gradients(2);
+    for (int j = 0; j < 2; j++)
+        values[j] = handDistance(distances[j], positions, NULL, gradients[j]);
+    vector<double> found = bias->getCollectiveVariableValues(*context);
+    for (int k = 0; k < 2; k++)
+        ASSERT_EQUAL_TOL(values[k], found[k], tolerance);
+    assertChainRule(*context, 0.5*40*(values[0]-0.8)*(values[0]-0.8) + 3*values[1], gradients, {40*(values[0]-0.8), 3.0});
+    assertFiniteDifferences(*context, positions, "CoordinationBiasForce of distances alone, no box");
 }
 
 /**
@@ -226,15 +272,6 @@ void testBiasDistanceErrors() {
     bool usePeriodic;
     ASSERT_BIAS_ERROR(bias.getDistanceParameters(0, particle1, particle2, component, usePeriodic), "not a distance");
     ASSERT_BIAS_ERROR(bias.isDistance(2), "index out of range: 2");
-    // Distances alone are refused when a Context is created (before any platform allocates).
-    CoordinationBiasForce* alone = new CoordinationBiasForce("d");
-    alone->addDistance("d", 0, 1);
-    System system;
-    for (int i = 0; i < biasParticles; i++)
-        system.addParticle(1.0);
-    system.addForce(alone);
-    VerletIntegrator integrator(0.001);
-    ASSERT_BIAS_ERROR(Context(system, integrator, platform, properties), "no CoordinationForce collective variable, only 1 distance");
 }
 
 /** A distance's particle past the System's: refused when a Context is created (after the platform's context exists). */
@@ -325,6 +362,7 @@ void testBiasDistanceStatistics() {
 void runBiasDistanceTests() {
     RUN_TEST(testBiasDistances);
     RUN_TEST(testBiasDistanceBeyondHalfWidth);
+    RUN_TEST(testBiasDistancesAlone);
     RUN_TEST(testBiasDistanceUpdate);
     RUN_TEST(testBiasDistanceErrors);
     RUN_TEST(testBiasDistanceStatistics);

@@ -25,8 +25,9 @@ class CoordinationBiasForceImpl;
  * of tabulated functions (Continuous1DFunction, Continuous2DFunction, Continuous3DFunction).
  * The CVs may share particles; they must all use periodic boundary conditions or all not, and
  * their own energy expressions must be the default "cv". A CV may also be the distance between
- * two particles, or one component of it (addDistance(); PLUMED's DISTANCE), beside at least one
- * coordination number.
+ * two particles, or one component of it (addDistance(); PLUMED's DISTANCE), beside coordination
+ * numbers or alone (a bias of distances only: a restraint or a wall on one, PLUMED's nearest image
+ * in any box).
  *
  * PLUMED equivalent: several COORDINATION lines and a bias with ARG=c1,c2,... (RESTRAINT,
  * MATHEVAL + BIASVALUE).
@@ -83,9 +84,9 @@ public:
      * shortest image, in a triclinic box too, as for the pairs of a CoordinationForce; PLUMED's
      * DISTANCE ATOMS=particle1,particle2, with COMPONENTS for the components and NOPBC for
      * usePeriodic false). It is evaluated in the same bias evaluation as the coordination numbers
-     * (on CUDA inside the chain-rule kernel). The force must also have at least one
-     * CoordinationForce collective variable. It shares the CVs' indices: getCollectiveVariable()
-     * throws for it; use isDistance() and getDistanceParameters().
+     * (on CUDA inside the chain-rule kernel); a force may hold distances alone. It shares the
+     * CVs' indices: getCollectiveVariable() throws for it; use isDistance() and
+     * getDistanceParameters().
      *
      * @param name         the name the energy expression calls it by (a valid Lepton variable name,
      *                     not already the name of a CV or a global parameter)

@@ -23,9 +23,6 @@ CoordinationBiasForceImpl::CoordinationBiasForceImpl(const CoordinationBiasForce
 void CoordinationBiasForceImpl::validateForce(const CoordinationBiasForce& force) {
     if (force.getNumCollectiveVariables() == 0)
         throw OpenMMException(className+": the force has no collective variables: 0");
-    if (force.getNumDistances() == force.getNumCollectiveVariables())
-        throw OpenMMException(className+": the force has no CoordinationForce collective variable, only "
-            +to_string(force.getNumDistances())+" distance(s); a distance stands beside at least one coordination number");
     int first = -1;
     for (int k = 0; k < force.getNumCollectiveVariables(); k++) {
         if (force.isDistance(k))

@@ -545,13 +545,19 @@ int main(int argc, char* argv[]) {
             distanceCells.addCollectiveVariable("c2", biasCV(1, true));
             distanceCells.addDistance("d", 1, 2, 0);
             compileBias(distanceCells, precision, false, "bias of a distance and a CV in cells");
+            // Distances alone (no CoordinationForce): the chain rule's part by itself, triclinic.
+            CoordinationBiasForce distancesAlone("0.5*k*(d-0.5)^2 + dy");
+            distancesAlone.addGlobalParameter("k", 100.0);
+            distancesAlone.addDistance("d", 3, 17);
+            distancesAlone.addDistance("dy", 17, 3, 1);
+            compileBias(distancesAlone, precision, true, "bias of 2 distances alone, triclinic");
             // The device's fit of a table's splines (CoordinationBiasForce::updateTabulatedFunctionInContext()).
             System system;
             addParticles(system);
             ProgramOnlyContext context(system, precision, false);
             compileModule(context, {CudaCoordinationProgram::getSplinePart()}, precision, false, "table spline fit");
             cout << "  compiled table spline fit (" << precision << ")" << endl;
-            count += 8;
+            count += 9;
         }
         // Each family of kernels alone, as a Context compiles them (here one group in a periodic box).
         CoordinationForce cells(a);
