@@ -12,7 +12,9 @@ Cases (--cases, comma-separated, or all): plain; fast-1, fast-100, fast-self, fa
 its own energy expression); ccv-1, ccv-100, ccv-self, ccv-1000 (our CV inside CustomCVForce, the BiasVariable
 path); peer-1, peer-100, peer-self, peer-1000 (CustomNonbondedForce inside CustomCVForce); peratom (the md
 section's per-atom case: MoreThan of every O's coordination, restrained); bias-2, bias-3
-(CoordinationBiasForce over the 1 O, 100 O and, for 3, 1,000 O CVs); latency (1 x 1,000 pairs in a
+(CoordinationBiasForce over the 1 O, 100 O and, for 3, 1,000 O CVs); extern-1 (OpenMM's own smallest force: a
+CustomExternalForce on one oxygen, one launch of a few threads, the floor of what any force that launches a kernel
+adds to the step); latency (1 x 1,000 pairs in a
 System of its own, as benchmark.py's latency section). A case may name tuning switches after an
 @, as ccv-self@COORDINATION_LIST_KIND=homes (set while its Context is created). Each case's
 counts are per step, less nothing: subtract plain's (or, for latency, latency-plain's) to get
@@ -88,6 +90,13 @@ def in_cv_force(cv):
     return force
 
 
+def external_force(atom):
+    """OpenMM's smallest force: one particle, a linear energy of x (harmless), one kernel launch a step."""
+    force = mm.CustomExternalForce('1e-6*x')
+    force.addParticle(atom, [])
+    return force
+
+
 def bias(cvs):
     from openmmcoordination import CoordinationBiasForce
     force = CoordinationBiasForce(' + '.join('0.5*k*(c%d-1)^2' % (i + 1) for i in range(len(cvs))))
@@ -113,6 +122,7 @@ def builds(oxygens, numParticles):
         cases['ccv-' + key] = lambda key=key: adding(in_cv_force(ours(key)))
         cases['peer-' + key] = lambda key=key: adding(in_cv_force(peer(key)))
     cases['peratom'] = lambda: adding(restrained(per_atom_cv(oxygens)))
+    cases['extern-1'] = lambda: adding(external_force(oxygens[0]))
     cases['bias-2'] = lambda: adding(bias([ours('1'), ours('100')]))
     cases['bias-3'] = lambda: adding(bias([ours('1'), ours('100'), ours('1000')]))
     return cases
