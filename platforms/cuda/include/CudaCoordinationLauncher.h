@@ -2,7 +2,6 @@
 #define CUDA_COORDINATION_LAUNCHER_H_
 
 #include "openmm/cuda/CudaContext.h"
-#include <functional>
 
 namespace CoordinationPlugin {
 
@@ -14,30 +13,14 @@ namespace CoordinationPlugin {
  * (docs/cuda-implementation.md, "Ordering"). Where the GPU or driver refuses such a launch
  * (before sm_90), or COORDINATION_DEPENDENT_LAUNCH=0 (CudaCoordinationTuning) asks, it and every
  * later one are plain launches.
- *
- * It also decides where in OpenMM's computation of the forces an evaluation launches (evaluate()):
- * in the force's own execute(), among the other forces, before OpenMM's bonded and nonbonded
- * kernels (the default), or, with COORDINATION_AFTER_NONBONDED=1 (CudaCoordinationTuning), after
- * them, in a ForcePostComputation that runs first among the Context's, before the one that makes
- * the Context's stream wait for PME's (CommonCalcNonbondedForceKernel's), so that the evaluation
- * may fill the time the stream would wait.
  */
 class CudaCoordinationLauncher {
 public:
     /**
-     * @param cu              the context
-     * @param dependent       whether to try programmatic dependent launches (false: plain launches only)
-     * @param afterNonbonded  whether evaluate() defers an evaluation until after OpenMM's nonbonded kernel
+     * @param cu         the context
+     * @param dependent  whether to try programmatic dependent launches (false: plain launches only)
      */
-    CudaCoordinationLauncher(OpenMM::CudaContext& cu, bool dependent, bool afterNonbonded = false);
-    /**
-     * Launch an evaluation of the force: now, or where the launcher defers evaluations, after
-     * OpenMM's nonbonded kernel in the same computation of the forces (the class's description).
-     * Only execute() defers: what reads a result back (a CV, a histogram) launches at once.
-     *
-     * @param launches  launches the evaluation's kernels (called once, on the Context's stream)
-     */
-    void evaluate(std::function<void()> launches);
+    CudaCoordinationLauncher(OpenMM::CudaContext& cu, bool dependent);
     /**
      * Launch a kernel that begins with DEPENDENT_KERNEL_START on the Context's current stream.
      *
@@ -64,11 +47,8 @@ public:
         return !dependentLaunchFailed;
     }
 private:
-    class Deferred;
     OpenMM::CudaContext& cu;
     bool dependentLaunchFailed;
-    /** The post-computation that runs deferred evaluations (owned by the Context), or NULL. */
-    Deferred* deferred;
 };
 
 } // namespace CoordinationPlugin

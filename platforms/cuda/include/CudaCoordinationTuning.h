@@ -33,9 +33,6 @@ namespace CoordinationPlugin {
  * | COORDINATION_CHAINED_TILES   | 0, 1              | the chain rule of an energy expression in a launch of its own (0), or |
  * |                              |                   | in the tile kernel's launch of a CV with at most one tile a           |
  * |                              |                   | multiprocessor (1) [1]                                                |
- * | COORDINATION_AFTER_NONBONDED | 0, 1              | an MD evaluation's launches in the force's turn, before OpenMM's      |
- * |                              |                   | nonbonded kernel (0), or after it, before the wait for PME's stream   |
- * |                              |                   | (1) [0] (CudaCoordinationLauncher)                                     |
  */
 struct OPENMM_EXPORT_COORDINATION CudaCoordinationTuning {
     enum ListMode {ListsDefault, ListsOff, ListsAlwaysRebuilt};
@@ -59,8 +56,6 @@ struct OPENMM_EXPORT_COORDINATION CudaCoordinationTuning {
      * pass of a particle function on the neighbour lists, else in a small tile kernel's launch, where it can.
      */
     bool chainedTiles = true;
-    /** true launches each evaluation of execute() after OpenMM's nonbonded kernel (CudaCoordinationLauncher::evaluate()). */
-    bool afterNonbonded = false;
     /**
      * Read the switches from the environment (see the table above).
      *

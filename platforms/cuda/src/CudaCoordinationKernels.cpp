@@ -39,7 +39,7 @@ CudaCalcCoordinationForceKernel::CudaCalcCoordinationForceKernel(string name, co
 void CudaCalcCoordinationForceKernel::initialize(const System& system, const CoordinationForce& force) {
     ContextSelector selector(cu);
     tuning = CudaCoordinationTuning::fromEnvironment();
-    launcher.reset(new CudaCoordinationLauncher(cu, tuning.dependentLaunch, tuning.afterNonbonded));
+    launcher.reset(new CudaCoordinationLauncher(cu, tuning.dependentLaunch));
     cv.reset(new CudaCoordinationCV(cu, force, tuning, *launcher));
     energy.reset(new CudaCoordinationEnergy(cu, *launcher, 1, tuning.chainedTiles));
     setParameters(force);
@@ -78,16 +78,13 @@ double CudaCalcCoordinationForceKernel::execute(ContextImpl& context, bool inclu
     // Positions are checked where the energy is read (an energy read of an evaluation that met a
     // position or energy that is not finite is NaN, and the next call throws).
     CudaCoordinationChecks checks = energy->getChecks(0, includeEnergy, includeEnergy);
-    if (energy->hasExpression())
+    if (energy->hasExpression()) {
+        // The pair kernel accumulates the CV (and its gradient), the chain rule does the rest.
         energy->uploadGlobals(context);
-    launcher->evaluate([=] () {
-        if (energy->hasExpression()) {
-            // The pair kernel accumulates the CV (and its gradient), the chain rule does the rest.
-            energy->evaluate({cv.get()}, includeForces, includeEnergy);
-        }
-        else
-            cv->launch((includeForces ? CV::DirectForces : 0) | (includeEnergy ? CV::BlockEnergy : 0), 0, 0, energy->getRecord(), checks);
-    });
+        energy->evaluate({cv.get()}, includeForces, includeEnergy);
+    }
+    else
+        cv->launch((includeForces ? CV::DirectForces : 0) | (includeEnergy ? CV::BlockEnergy : 0), 0, 0, energy->getRecord(), checks);
     return 0.0;
 }
 
@@ -160,7 +157,7 @@ CudaCalcCoordinationBiasForceKernel::CudaCalcCoordinationBiasForceKernel(string 
 void CudaCalcCoordinationBiasForceKernel::initialize(const System& system, const CoordinationBiasForce& force) {
     ContextSelector selector(cu);
     tuning = CudaCoordinationTuning::fromEnvironment();
-    launcher.reset(new CudaCoordinationLauncher(cu, tuning.dependentLaunch, tuning.afterNonbonded));
+    launcher.reset(new CudaCoordinationLauncher(cu, tuning.dependentLaunch));
     for (int k = 0; k < force.getNumCollectiveVariables(); k++) {
         if (force.isDistance(k)) {
             // A distance has no CudaCoordinationCV: the chain rule computes it (CudaCoordinationDistances).
@@ -232,10 +229,7 @@ double CudaCalcCoordinationBiasForceKernel::execute(ContextImpl& context, bool i
         readState(true);
     energy->uploadGlobals(context);
     // The first evaluation of a step not counted yet adds its CVs to their statistics, on the device (the step count is the host's).
-    bool countStep = statistics.takeStep(context.getStepCount());
-    launcher->evaluate([=] () {
-        energy->evaluate(cvs, includeForces, includeEnergy, countStep);
-    });
+    energy->evaluate(cvs, includeForces, includeEnergy, statistics.takeStep(context.getStepCount()));
     return 0.0;
 }
 

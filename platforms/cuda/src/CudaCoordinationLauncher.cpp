@@ -2,47 +2,12 @@
 #include "openmm/OpenMMException.h"
 #include <algorithm>
 #include <string>
-#include <vector>
 
 using namespace CoordinationPlugin;
 using namespace OpenMM;
 using namespace std;
 
-/**
- * The launches of an evaluation deferred by evaluate(), run when OpenMM's computation of the
- * forces reaches the post-computations (after its bonded and nonbonded kernels). The Context owns
- * and deletes it; it is never called after the launcher is gone, since no computation of the forces
- * runs then.
- */
-class CudaCoordinationLauncher::Deferred : public ComputeContext::ForcePostComputation {
-public:
-    double computeForceAndEnergy(bool includeForces, bool includeEnergy, int groups) {
-        if (pending) {
-            // Cleared first: a launch that throws leaves nothing behind for the next computation.
-            function<void()> launches;
-            launches.swap(pending);
-            launches();
-        }
-        return 0.0;
-    }
-    function<void()> pending;
-};
-
-CudaCoordinationLauncher::CudaCoordinationLauncher(CudaContext& cu, bool dependent, bool afterNonbonded) : cu(cu),
-        dependentLaunchFailed(!dependent), deferred(NULL) {
-    if (afterNonbonded) {
-        // First among the post-computations: before the one that waits for PME's stream.
-        deferred = new Deferred();
-        vector<ComputeContext::ForcePostComputation*>& computations = cu.getPostComputations();
-        computations.insert(computations.begin(), deferred);
-    }
-}
-
-void CudaCoordinationLauncher::evaluate(function<void()> launches) {
-    if (deferred == NULL)
-        launches();
-    else
-        deferred->pending = launches;
+CudaCoordinationLauncher::CudaCoordinationLauncher(CudaContext& cu, bool dependent) : cu(cu), dependentLaunchFailed(!dependent) {
 }
 
 void CudaCoordinationLauncher::launch(CUfunction kernel, void** arguments, long long blocks, int blockSize) {

@@ -76,10 +76,5 @@ CudaCoordinationTuning CudaCoordinationTuning::fromEnvironment() {
         tuning.chainedTiles = (value == "1");
     else if (value != "")
         invalid("COORDINATION_CHAINED_TILES", "0 or 1", value);
-    value = variable("COORDINATION_AFTER_NONBONDED");
-    if (value == "0" || value == "1")
-        tuning.afterNonbonded = (value == "1");
-    else if (value != "")
-        invalid("COORDINATION_AFTER_NONBONDED", "0 or 1", value);
     return tuning;
 }

@@ -162,7 +162,7 @@ void testTuningSwitchErrors() {
     vector<pair<string, string> > invalid = {{"COORDINATION_L_PER_THREAD", "4"}, {"COORDINATION_SORTED_GRADIENT", "yes"},
             {"COORDINATION_NEIGHBOR_LIST", "2"}, {"COORDINATION_LIST_KIND", "cells"}, {"COORDINATION_LIST_LANES", "3"},
             {"COORDINATION_NEIGHBOR_SKIN", "-1"}, {"COORDINATION_CELL_GRID", "1,1"}, {"COORDINATION_DEPENDENT_LAUNCH", "no"},
-            {"COORDINATION_CHAINED_TILES", "yes"}, {"COORDINATION_AFTER_NONBONDED", "2"}};
+            {"COORDINATION_CHAINED_TILES", "yes"}};
     for (auto& setting : invalid) {
         ScopedEnvironment environment(setting.first, setting.second);
         VerletIntegrator integrator(0.001);
@@ -171,20 +171,7 @@ void testTuningSwitchErrors() {
     }
 }
 
-/**
- * COORDINATION_AFTER_NONBONDED=1 (CudaCoordinationLauncher::evaluate()): the evaluations of MD
- * launched after OpenMM's nonbonded kernel, before the wait for PME's stream, give the molecular
- * dynamics of the shared body against Reference (PME beside a CoordinationForce, and a
- * CoordinationBiasForce with distances).
- */
-void testAfterNonbondedInDynamics() {
-    ScopedEnvironment after("COORDINATION_AFTER_NONBONDED", "1");
-    testMolecularDynamicsAgainstReference();
-    testBiasDistancesInDynamics();
-}
-
 void runCudaTuningTests() {
     RUN_TEST(testTuningSwitchesChangeThePath);
-    RUN_TEST(testAfterNonbondedInDynamics);
     RUN_TEST_LEAKING_CONTEXT(testTuningSwitchErrors);   // the kernel refuses a value after the device context exists
 }
