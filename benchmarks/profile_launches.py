@@ -13,8 +13,8 @@ its own energy expression); ccv-1, ccv-100, ccv-self, ccv-1000 (our CV inside Cu
 path); peer-1, peer-100, peer-self, peer-1000 (CustomNonbondedForce inside CustomCVForce); peratom (the md
 section's per-atom case: MoreThan of every O's coordination, restrained); bias-2, bias-3
 (CoordinationBiasForce over the 1 O, 100 O and, for 3, 1,000 O CVs); extern-1 (OpenMM's own smallest force: a
-CustomExternalForce on one oxygen, one launch of a few threads, the floor of what any force that launches a kernel
-adds to the step); latency (1 x 1,000 pairs in a
+CustomExternalForce on one oxygen, which OpenMM evaluates in the bonded kernel it launches anyway: no launch added,
+what a launch-free force costs the step); latency (1 x 1,000 pairs in a
 System of its own, as benchmark.py's latency section). A case may name tuning switches after an
 @, as ccv-self@COORDINATION_LIST_KIND=homes (set while its Context is created). Each case's
 counts are per step, less nothing: subtract plain's (or, for latency, latency-plain's) to get
@@ -91,7 +91,7 @@ def in_cv_force(cv):
 
 
 def external_force(atom):
-    """OpenMM's smallest force: one particle, a linear energy of x (harmless), one kernel launch a step."""
+    """OpenMM's smallest force: one particle, a linear energy of x (harmless), in OpenMM's bonded kernel (no launch of its own)."""
     force = mm.CustomExternalForce('1e-6*x')
     force.addParticle(atom, [])
     return force
