@@ -1,5 +1,5 @@
 """The grid bias that Metadynamics and OPES share: 1, 2 or 3 BiasVariables over CoordinationForces
-(and DistanceCVs), the CoordinationBiasForce whose table holds the bias on their grid, the upload of
+and DistanceCVs (either alone, or both), the CoordinationBiasForce whose table holds the bias on their grid, the upload of
 new values, the CVs (and bias energy) of a Context, and the files of walkers sharing a directory.
 
 The layout is openmm.app's: the bias array has the variables' grid widths in reverse order (axis 0
@@ -53,14 +53,12 @@ def variableForces(variable):
 
 
 def onDevicePath(variables):
-    """Whether every force of the variables is a CoordinationForce or a DistanceCV, at least one a
-    CoordinationForce: the bias is then one CoordinationBiasForce (the distances its own CVs,
-    addDistance), else a CustomCVForce (the slower path)."""
+    """Whether every force of the variables is a CoordinationForce or a DistanceCV (DistanceCVs alone
+    included): the bias is then one CoordinationBiasForce (the distances its own CVs, addDistance,
+    PLUMED's nearest image in any box), else a CustomCVForce (the slower path)."""
     from openmmcoordination import CoordinationForce
     from openmmcoordination.distancecv import DistanceCV
-    forces = [force for v in variables for force in variableForces(v)]
-    return (all(isinstance(force, (CoordinationForce, DistanceCV)) for force in forces)
-            and any(isinstance(force, CoordinationForce) for force in forces))
+    return all(isinstance(force, (CoordinationForce, DistanceCV)) for v in variables for force in variableForces(v))
 
 
 def checkVariables(owner, variables):
@@ -169,11 +167,10 @@ class GridBias(object):
         else:
             force = openmm.CustomCVForce(expression)
             others = sorted(set(type(f).__name__ for f in forces if type(f).__name__ not in ('CoordinationForce', 'DistanceCV')))
-            warnings.warn('%s: a CV is computed by %s, not by a CoordinationForce%s: the bias is applied by a CustomCVForce '
-                          '(the slower path: each step evaluates its CVs in an inner Context, and the bias moves '
-                          'between the platform and that Context; see docs/metadynamics.md)'
-                          % (owner, ', '.join(others) or 'DistanceCVs alone', ' or a DistanceCV beside one' if others else ''),
-                          RuntimeWarning, stacklevel=3)
+            warnings.warn('%s: a CV is computed by %s, not by a CoordinationForce or a DistanceCV: the bias is applied by '
+                          'a CustomCVForce (the slower path: each step evaluates its CVs in an inner Context, and the bias '
+                          'moves between the platform and that Context; see docs/metadynamics.md)'
+                          % (owner, ', '.join(others)), RuntimeWarning, stacklevel=3)
         systemPeriodic = system.usesPeriodicBoundaryConditions()
         for name, cvForce in zip(names, forces):
             if isinstance(cvForce, DistanceCV):

@@ -12,7 +12,7 @@ CV, as openmm.app's BiasVariable takes).
 >>> print(shellMeta.force.getEnergyExpression())                    # bias((c1_nao) + 4*(c1_nacl))
 >>> print(shell.evaluate([6.0, 0.5]), shell.gradient([6.0, 0.5]))   # 8.0 [1.0, 4.0]
 
-Where every force is a CoordinationForce, the bias stays one CoordinationBiasForce: its energy is
+Where every force is a CoordinationForce or a DistanceCV, the bias stays one CoordinationBiasForce: its energy is
 the bias's table called on the expression, ``bias(c1_cd - c1_ca)``, so the table, the expression
 and its chain rule are all evaluated on the Context's platform. The expression is also evaluated on
 the host (the CV of each hill or kernel, and the frames recorded for reweighting), with Lepton's
@@ -44,9 +44,8 @@ class CVFunction(object):
         of the names of ``forces``
     forces: dict
         {name: force}, each force a CoordinationForce with the energy expression "cv" and no table
-        or a DistanceCV (the bias then stays in one CoordinationBiasForce, beside at least one
-        CoordinationForce), or any other OpenMM Force whose energy is
-        the CV (a CustomBondForce distance, a CustomTorsionForce, an RMSDForce, ...: the bias is then
+        or a DistanceCV (the bias then stays in one CoordinationBiasForce, with distances alone
+        too), or any other OpenMM Force whose energy is the CV (a CustomBondForce distance, a CustomTorsionForce, an RMSDForce, ...: the bias is then
         applied by a CustomCVForce, the slower path). A name is a Lepton identifier; the forces must
         be in no System (the bias force adds copies of them).
 

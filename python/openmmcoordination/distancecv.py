@@ -1,5 +1,5 @@
-"""The distance between two particles as a collective variable of Metadynamics and OPES, beside
-coordination numbers (PLUMED's DISTANCE, with COMPONENTS and NOPBC).
+"""The distance between two particles as a collective variable of Metadynamics and OPES, alone or
+beside coordination numbers (PLUMED's DISTANCE, with COMPONENTS and NOPBC).
 
 >>> from openmmcoordination import DistanceCV
 >>> pairSystem, _ = newSystem()                                   # a System of its own
@@ -10,14 +10,15 @@ coordination numbers (PLUMED's DISTANCE, with COMPONENTS and NOPBC).
 ...                         300*kelvin, 6, 1.0*kilojoules_per_mole, 500)
 >>> print(pairMeta.force.isDistance(0), pairMeta.force.isDistance(1))   # True False
 
-Beside at least one CoordinationForce, a DistanceCV is a CV of the bias's CoordinationBiasForce
-itself (CoordinationBiasForce.addDistance): it is evaluated in the same bias evaluation as the
-coordination numbers, on CUDA inside the chain-rule kernel. Beside a force that is not a
-CoordinationForce (the slower CustomCVForce path) it becomes an OpenMM force of its own
-(toForce()): a CustomBondForce for the length, a CustomCompoundBondForce for a component without
-the nearest image; a component with the nearest image has no such force and is refused there.
-The nearest image is the shortest (PLUMED's); on the slower path it is OpenMM's own, the image of
-its reduced box, which in a triclinic box is the shortest only up to half the smallest box width.
+Alone or beside CoordinationForces, a DistanceCV is a CV of the bias's CoordinationBiasForce itself
+(CoordinationBiasForce.addDistance): it is evaluated in the same bias evaluation as the
+coordination numbers, on CUDA inside the chain-rule kernel. Beside a force that is neither a
+CoordinationForce nor a DistanceCV (the slower CustomCVForce path) it becomes an OpenMM force of
+its own (toForce()): a CustomBondForce for the length, a CustomCompoundBondForce for a component
+without the nearest image; a component with the nearest image has no such force and is refused
+there. The nearest image is the shortest (PLUMED's); on the slower path it is OpenMM's own, the
+image of its reduced box, which in a triclinic box is the shortest only up to half the smallest box
+width.
 """
 
 import numbers
@@ -96,8 +97,9 @@ class DistanceCV(object):
             force = openmm.CustomCompoundBondForce(2, '%s2-%s1' % (self.component, self.component))
             force.addBond([self.particle1, self.particle2], [])
         else:
-            raise _fail("component %r with usePeriodic=True is computed only inside a CoordinationBiasForce (beside a "
-                        'CoordinationForce and no other kind of force); give usePeriodic=False or the length', self.component)
+            raise _fail("component %r with usePeriodic=True is computed only inside a CoordinationBiasForce (with "
+                        'CoordinationForces and DistanceCVs, no other kind of force); give usePeriodic=False or the length',
+                        self.component)
         force.setUsesPeriodicBoundaryConditions(periodic)
         return force
 

@@ -74,8 +74,9 @@ class Metadynamics(object):
         the System to simulate; the bias force is added to it
     variables: list of 1, 2 or 3 BiasVariable
         the collective variables. Each ``force`` is a CoordinationForce with the energy
-        expression "cv" (the default) and no table, or a CVFunction of such forces (its table
-        called on the expression inside the same CoordinationBiasForce), not part of a System or of
+        expression "cv" (the default) and no table, a DistanceCV (a CV of the same
+        CoordinationBiasForce, with coordination numbers or alone), or a CVFunction of such forces
+        (its table called on the expression inside the same CoordinationBiasForce), not part of a System or of
         another force (a copy is added, as openmm.app adds the force to a CustomCVForce); the forces
         must all use periodic boundary conditions or none. Any other OpenMM Force that computes a
         CV (a CustomBondForce distance, an RMSDForce, ...), alone or in a CVFunction, makes the bias

@@ -125,7 +125,7 @@ class OPES(object):
         the System to simulate; the bias force is added to it
     variables: list of 1, 2 or 3 BiasVariable
         the collective variables and their grids (minValue, maxValue, gridWidth), as for
-        Metadynamics (CoordinationForces, CVFunctions of them, or other Forces through a
+        Metadynamics (CoordinationForces, DistanceCVs, CVFunctions of them, or other Forces through a
         CustomCVForce); their biasWidth is the kernels' width only with sigma='biasWidth'. The grid must resolve the kernels,
         which narrow as the sample grows: a spacing of at most half the narrowest kernel width (a
         warning says when a kernel is narrower than two spacings).

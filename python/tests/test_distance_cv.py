@@ -179,14 +179,14 @@ def test_cv_function_of_a_distance_and_a_coordination_number(platform_config):
 
 def test_distance_cv_on_the_slower_path(platform_config):
     """Beside a force that is not a CoordinationForce (a torsion), a DistanceCV becomes a CustomBondForce of the
-    CustomCVForce (warned once); alone, too."""
+    CustomCVForce (warned once); alone it is a CV of a CoordinationBiasForce (no warning)."""
     system, _ = toy_system(PARTNERS)
     torsion = openmm.CustomTorsionForce('theta')
     torsion.addTorsion(1, 0, 2, 3, [])
     variables = [BiasVariable(DistanceCV(0, 3), 0.1, 0.8, 0.02, gridWidth=71),
                  BiasVariable(torsion, -np.pi, np.pi, 0.2, gridWidth=41)]
     with pytest.warns(RuntimeWarning, match=r'Metadynamics: a CV is computed by CustomTorsionForce, not by a CoordinationForce '
-                                            r'or a DistanceCV beside one: the bias is applied by a CustomCVForce'):
+                                            r'or a DistanceCV: the bias is applied by a CustomCVForce'):
         meta = Metadynamics(system, variables, TOY_TEMPERATURE*unit.kelvin, 5.0, 2.0*unit.kilojoules_per_mole, 50)
     assert isinstance(meta.force, openmm.CustomCVForce)
     assert isinstance(meta.force.getCollectiveVariable(0), openmm.CustomBondForce)
@@ -194,10 +194,13 @@ def test_distance_cv_on_the_slower_path(platform_config):
     meta.step(simulation, 100)
     p = simulation.context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
     assert meta.getCollectiveVariables(simulation)[0] == cv_approx(numpy_cvs(p)[2], platform_config)
-    with pytest.warns(RuntimeWarning, match='not by a CoordinationForce: the bias'):
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', RuntimeWarning)
         alone = Metadynamics(toy_system(PARTNERS)[0], [BiasVariable(DistanceCV(0, 3, 'x', usePeriodic=False), -0.5, 0.5, 0.02)],
                              TOY_TEMPERATURE*unit.kelvin, 5.0, 2.0*unit.kilojoules_per_mole, 50)
-    assert isinstance(alone.force.getCollectiveVariable(0), openmm.CustomCompoundBondForce)
+    assert isinstance(alone.force, CoordinationBiasForce) and alone.force.getDistanceParameters(0) == [0, 3, 0, False]
+    # toForce() still gives the slower path's forces
+    assert isinstance(DistanceCV(0, 3, 'x', usePeriodic=False).toForce(), openmm.CustomCompoundBondForce)
 
 
 def test_periodic_distance_beside_a_coordination_number_without_periodic_images(platform_config):

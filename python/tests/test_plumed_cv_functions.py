@@ -121,9 +121,10 @@ def test_reader_metad_on_a_distance_and_a_coordination_number(platform_config, t
 
 def test_reader_distance_components(platform_config, tmp_path):
     """DISTANCE COMPONENTS NOPBC: d.x, d.y, d.z (particle 4 less particle 1, PLUMED's sign) in PRINT, in a
-    RESTRAINT (a CustomCompoundBondForce: energy and forces against NumPy) and in METAD ARG=d.x,cd (a CV of the
-    bias's CoordinationBiasForce); COMPONENTS without NOPBC (the nearest image's) under METAD beside a coordination
-    number, against NumPy in a 0.6 nm box, and refused in a bias or alone under METAD; the label alone refused."""
+    RESTRAINT (a distance CV d_y of the biases' CoordinationBiasForce: energy and forces against NumPy) and in METAD
+    ARG=d.x,cd (a CV of the bias's CoordinationBiasForce); COMPONENTS without NOPBC (the nearest image's) under METAD
+    beside a coordination number, against NumPy in a 0.6 nm box, and in a bias or alone under METAD a periodic
+    distance CV of the bias force (test_distance_bias_alone.py checks their values); the label alone refused."""
     from openmmcoordination import plumed
     system, _ = toy_system(PARTNERS)
     text = ('cd: COORDINATION GROUPA=1 GROUPB=2,3 R_0=0.3\nd: DISTANCE ATOMS=1,4 COMPONENTS NOPBC\n'
@@ -131,7 +132,10 @@ def test_reader_distance_components(platform_config, tmp_path):
             'metad: METAD ARG=d.x,cd SIGMA=0.02,0.1 HEIGHT=1.0 PACE=50 BIASFACTOR=6 TEMP=300 GRID_MIN=-0.8,0 '
             'GRID_MAX=0.8,2 GRID_BIN=80,20\nPRINT ARG=d.x,d.y,d.z,cd,r.bias STRIDE=50 FILE=COLVAR\n')
     inp = plumed.load(text, system)
-    restraint = next(f for f in inp.forces if isinstance(f, openmm.CustomCompoundBondForce))
+    restraint = inp.biasForce
+    assert restraint.getNumDistances() == restraint.getNumCollectiveVariables() == 1
+    assert restraint.getCollectiveVariableName(0) == 'd_y' and restraint.getDistanceParameters(0) == [0, 3, 1, False]
+    assert not any(isinstance(f, (openmm.CustomBondForce, openmm.CustomCompoundBondForce)) for f in inp.forces)
     context = platform_config.context(system)
     x = positions()
     context.setPositions(x)
@@ -167,11 +171,12 @@ def test_reader_distance_components(platform_config, tmp_path):
     assert periodic.getValues(periodicContext, ['d.x', 'd.y', 'd.z']) == cv_approx(list(image), platform_config, 1e-12)
     assert periodic.metadynamics.getCollectiveVariables(_Simulated(periodicContext))[0] == cv_approx(image[0], platform_config,
                                                                                                      1e-12)
-    with pytest.raises(plumed.PlumedInputError, match='a component of the nearest image is computed only inside'):
-        plumed.load('d: DISTANCE ATOMS=1,4 COMPONENTS\nRESTRAINT ARG=d.y AT=0.1 KAPPA=1\n', toy_system(PARTNERS)[0])
-    with pytest.raises(plumed.PlumedInputError, match="'d.x': a component of the nearest image is computed only inside"):
-        plumed.load('d: DISTANCE ATOMS=1,4 COMPONENTS\nMETAD ARG=d.x SIGMA=0.02 HEIGHT=1 PACE=50 BIASFACTOR=6 TEMP=300 '
-                    'GRID_MIN=-0.8 GRID_MAX=0.8 GRID_BIN=80\n', toy_system(PARTNERS)[0])
+    biased = plumed.load('d: DISTANCE ATOMS=1,4 COMPONENTS\nRESTRAINT ARG=d.y AT=0.1 KAPPA=1\n', toy_system(PARTNERS)[0])
+    assert biased.biasForce.getDistanceParameters(0) == [0, 3, 1, True]
+    alone = plumed.load('d: DISTANCE ATOMS=1,4 COMPONENTS\nMETAD ARG=d.x SIGMA=0.02 HEIGHT=1 PACE=50 BIASFACTOR=6 TEMP=300 '
+                        'GRID_MIN=-0.8 GRID_MAX=0.8 GRID_BIN=80\n', toy_system(PARTNERS)[0])
+    assert isinstance(alone.metadynamics.force, CoordinationBiasForce)
+    assert alone.metadynamics.force.getDistanceParameters(0) == [0, 3, 0, True]
     with pytest.raises(plumed.PlumedInputError, match="'d' is not the label"):
         plumed.load('d: DISTANCE ATOMS=1,4 COMPONENTS NOPBC\nRESTRAINT ARG=d AT=0.1 KAPPA=1\n', toy_system(PARTNERS)[0])
 
@@ -210,7 +215,7 @@ def test_reader_metad_on_a_function_of_a_distance(platform_config, tmp_path):
     assert meta.getCollectiveVariables(simulation)[0] == cv_approx(0.1*10*r03*cd, platform_config)
     colvar = np.loadtxt(str(tmp_path/'COLVAR'))
     np.testing.assert_allclose(colvar[:, 3], 0.1*colvar[:, 1]*colvar[:, 2], atol=5e-6)
-    for tail, match in (('RESTRAINT ARG=f AT=1 KAPPA=1\n', "'f' is a function of the DISTANCE d: only METAD and PRINT"),
+    for tail, match in (('RESTRAINT ARG=f AT=1 KAPPA=1\n', "'f' is a function of the DISTANCE d: only METAD, OPES_METAD and PRINT"),
                         ('OPES_METAD ARG=f SIGMA=0.1 PACE=50 BARRIER=20 TEMP=300\n', "'f' depends on the DISTANCE 'd'"),
                         ('DUMPDERIVATIVES ARG=f FILE=deriv\n', "'f' is a function of a DISTANCE")):
         with pytest.raises(plumed.PlumedInputError, match=match):

@@ -59,8 +59,9 @@ def test_ion_pairing_input_gives_the_example(capsys):
     positions = modeller.positions.value_in_unit(unit.nanometer)
     positions = np.array([[p.x, p.y, p.z] for p in positions])
     positions[1] = positions[0] + [0.71, 0.1, 0.0]            # beyond the wall at 0.65 nm
-    wall = [f for f in system.getForces() if isinstance(f, openmm.CustomBondForce)]
-    assert [f.getName() for f in wall] == ['CustomBondForce', 'PLUMED d']
+    wall = [f for f in system.getForces() if isinstance(f, openmm.CustomBondForce)] + [inp.biasForce]
+    assert [f.getName() for f in wall] == ['CustomBondForce', 'PLUMED bias']     # the example's wall, the input's
+    assert inp.biasForce.getNumCollectiveVariables() == 1 and inp.biasForce.getDistanceParameters(0) == [0, 1, -1, True]
     wall[0].setForceGroup(2)
     wall[1].setForceGroup(3)
     reference = openmm.Platform.getPlatformByName('Reference')
@@ -106,7 +107,7 @@ def test_run_command(tmp_path, capsys):
     assert main(['plumed', 'run', str(tmp_path/'plumed.dat'), '--pdb', str(tmp_path/'nacl.pdb'), '--steps', '20',
                  '--platform', 'CPU', '--minimize', '20', '-o', str(tmp_path/'out')]) == 0
     out = capsys.readouterr().out
-    assert '737 atoms, platform CPU, 300 K; CoordinationBiasForce, PLUMED bias, PLUMED d' in out and '4 hills' in out
+    assert '737 atoms, platform CPU, 300 K; CoordinationBiasForce, PLUMED bias\n' in out and '4 hills' in out
     colvar = np.loadtxt(str(tmp_path/'out'/'COLVAR'))
     assert open(tmp_path/'out'/'COLVAR').readline() == '#! FIELDS time nacl nao shell d metad.bias wall.bias\n'
     np.testing.assert_allclose(colvar[:, 0], [0, 0.01, 0.02, 0.03, 0.04], atol=1e-6)

@@ -171,7 +171,8 @@ def test_bias_matches_the_api(name):
 
 
 def test_distance_walls_match_the_api():
-    """DISTANCE with walls: a periodic CustomBondForce; with NOPBC, not periodic."""
+    """DISTANCE with walls: terms of one CoordinationBiasForce, each DISTANCE a distance CV of it (periodic; with
+    NOPBC not), against CustomBondForces built by hand (BOX is rectangular: OpenMM's image is the nearest)."""
     inp, system = load('d: DISTANCE ATOMS=1,3\ne: DISTANCE ATOMS=2,4 NOPBC\n'
                        'UPPER_WALLS ARG=d AT=0.2 KAPPA=500\nRESTRAINT ARG=e AT=0.1 KAPPA=300 SLOPE=7')
     bonds = []
@@ -180,7 +181,8 @@ def test_distance_walls_match_the_api():
         bond.addBond(i, j, [])
         bond.setUsesPeriodicBoundaryConditions(periodic)
         bonds.append(bond)
-    assert inp['d'] == (0, 2) and inp.biasForce is None and len(inp.forces) == 2
+    assert inp['d'] == (0, 2) and inp.forces == [inp.biasForce] and inp.biasForce.getNumDistances() == 2
+    assert [inp.biasForce.getDistanceParameters(k) for k in range(2)] == [[0, 2, -1, True], [1, 3, -1, False]]
     assert_same(evaluate(system), evaluate(handmade(*bonds)))
 
 

@@ -6,7 +6,7 @@ of distances and coordination numbers the corners of those ranges. Each case aga
 ranges, the bias force (one CoordinationBiasForce with the distance a CV of it), the kernels'
 centres at NumPy's nearest-image distance at the deposit steps, the energy and forces against
 Reference and finite differences (check_energy_and_forces); and the refusals (NOPBC, a barostat, a
-System without periodic boundary conditions or none, a periodic component alone, a grid too large).
+System without periodic boundary conditions or none, a grid too large).
 
 The tests that run a Context do so on each configuration of the `platform_config` fixture; the
 others build no Context and run once."""
@@ -177,32 +177,35 @@ def test_reader_opes_on_a_combine_of_a_distance_and_a_coordination_number(platfo
 
 
 def test_reader_opes_on_a_distance_alone(platform_config):
-    """OPES_METAD ARG=d alone: the slower CustomCVForce path (a periodic CustomBondForce), logged and
-    warned; its grid from 0 to RMAX; 5 kernels at OpenMM's image distance (its bonded force's) at the deposit steps."""
+    """OPES_METAD ARG=d alone: a periodic distance CV of one CoordinationBiasForce (no CustomCVForce, no
+    warning), logged; its grid from 0 to RMAX; 5 kernels at NumPy's nearest-image distance at the deposit steps."""
     from openmmcoordination import plumed
     system, topology = periodic_toy()
-    with pytest.warns(RuntimeWarning, match='CustomCVForce'):
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', RuntimeWarning)
         inp = plumed.load(HEAD + OPES % ('d', 'SIGMA=0.02'), system)
     variable, = inp.opes.variables
     assert (variable.minValue, variable.maxValue) == (0.0, pytest.approx(RMAX, rel=1e-15))
-    assert isinstance(inp.opes.force, openmm.CustomCVForce)
-    bond = inp.opes.force.getCollectiveVariable(0)
-    assert isinstance(bond, openmm.CustomBondForce) and bond.usesPeriodicBoundaryConditions()
-    assert any('the slower path' in line for line in opes_action(inp).log)
-    distances, _, plain = run_in_paces(inp, simulation_of(system, topology, platform_config), 5, nearest=image)
+    assert isinstance(inp.opes.force, CoordinationBiasForce) and inp.opes.force.getDistanceParameters(0) == [0, 3, -1, True]
+    assert not any(isinstance(f, openmm.CustomCVForce) for f in system.getForces())
+    assert any('a CV of the bias\'s CoordinationBiasForce itself' in line for line in opes_action(inp).log)
+    distances, _, plain = run_in_paces(inp, simulation_of(system, topology, platform_config), 5)
     assert np.any(np.abs(distances - plain) > 0.05)
     assert list(inp.opes.getKernels()[0][:, 0]) == cv_approx(list(distances), platform_config, 1e-12)
 
 
 def test_reader_opes_on_a_component_and_adaptive_sigma():
-    """ARG=d.x,cd (COMPONENTS): d.x from -0.3 to 0.3 nm, a CV of the bias force; SIGMA=ADAPTIVE: the
-    grid's spacing SIGMA_MIN/5; OPES_METAD_EXPLORE the same grid. Host only."""
+    """ARG=d.x,cd (COMPONENTS): d.x from -0.3 to 0.3 nm, a CV of the bias force, and so alone (ARG=d.x);
+    SIGMA=ADAPTIVE: the grid's spacing SIGMA_MIN/5; OPES_METAD_EXPLORE the same grid. Host only."""
     from openmmcoordination import plumed
     system, _ = periodic_toy()
     inp = plumed.load(HEAD.replace('ATOMS=1,4', 'ATOMS=1,4 COMPONENTS') + OPES % ('d.x,cd', 'SIGMA=0.02,0.1'), system)
     first, _ = inp.opes.variables
     assert (first.minValue, first.maxValue) == (pytest.approx(-0.3, rel=1e-15), pytest.approx(0.3, rel=1e-15))
     assert inp.opes.force.getDistanceParameters(0) == [0, 3, 0, True]
+    system, _ = periodic_toy()
+    inp = plumed.load(HEAD.replace('ATOMS=1,4', 'ATOMS=1,4 COMPONENTS') + OPES % ('d.x', 'SIGMA=0.02'), system)
+    assert inp.opes.force.getNumCollectiveVariables() == 1 and inp.opes.force.getDistanceParameters(0) == [0, 3, 0, True]
     system, _ = periodic_toy()
     inp = plumed.load(HEAD + OPES % ('d,cd', 'SIGMA=ADAPTIVE SIGMA_MIN=0.01,0.05'), system)
     first, second = inp.opes.variables
@@ -239,8 +242,6 @@ REFUSALS = [
     ('function nopbc', HEAD.replace('ATOMS=1,4', 'ATOMS=1,4 NOPBC') + 's: COMBINE ARG=d,cd PERIODIC=NO\n'
      + OPES % ('s', 'SIGMA=0.1'), r"'s' depends on the DISTANCE 'd' with NOPBC"),
     ('nonlinear', HEAD + 'f: CUSTOM ARG=d,cd FUNC=x*y PERIODIC=NO\n' + OPES % ('f', 'SIGMA=0.1'), r"'f' is not a linear function"),
-    ('component alone', HEAD.replace('ATOMS=1,4', 'ATOMS=1,4 COMPONENTS') + OPES % ('d.x', 'SIGMA=0.02'),
-     r"'d.x': a component of the nearest image is computed only inside the bias force"),
     ('grid', HEAD + OPES % ('d,cd', 'SIGMA=0.0001,0.001'),
      r"SIGMA.*0.0001,0.001: a grid of %d x 10001 = %d points for the bias, more than 2000000" % (
          1 + math.ceil(RMAX/2e-5), 10001*(1 + math.ceil(RMAX/2e-5)))),

@@ -11,7 +11,7 @@ share, on the Context's platform (GPU-resident on CUDA). docs/plumed-input.md li
 
 COORDINATION and CONTACTMAP become CoordinationForces; CUSTOM, MATHEVAL, COMBINE and SORT of them
 Lepton expressions; RESTRAINT, UPPER_WALLS, LOWER_WALLS and BIASVALUE terms of one
-CoordinationBiasForce energy (of a CustomBondForce for a DISTANCE); METAD a Metadynamics;
+CoordinationBiasForce energy (a DISTANCE a distance CV of that force, addDistance); METAD a Metadynamics;
 OPES_METAD and OPES_METAD_EXPLORE an OPES; PRINT a PlumedColvarReporter; DUMPDERIVATIVES a
 PlumedDerivativesReporter. FLUSH, DEBUG, MOLINFO, WHOLEMOLECULES and ENDPLUMED, which steer PLUMED's
 own run, are accepted and logged. Anything else raises PlumedInputError (a ValueError) naming the
@@ -37,6 +37,7 @@ from openmmcoordination.metadynamics import Metadynamics
 from openmmcoordination.opes import OPES
 from openmmcoordination.plumed.outputs import (HillsWriter, KernelsWriter, PlumedColvarReporter,
                                               PlumedDerivativesReporter)
+from openmmcoordination.plumed.expressions import substitute
 from openmmcoordination.plumed.syntax import PlumedInputError, Units, Value, parseInput
 
 __all__ = ['load', 'PlumedInput', 'PlumedInputError', 'PlumedColvarReporter', 'PlumedDerivativesReporter',
@@ -240,9 +241,13 @@ class PlumedInput(object):
         biases = self._ofKind('bias')
         metad = next((value for _, value in self._ofKind('metad', 'opes')), None)
         terms = [(value.action, term) for _, value in biases for label, term, _ in value.parts if label is None]
+        # a bias term on a DISTANCE (r in nm) is a term of the same force, r its distance CV (addDistance)
+        distanceNames = self._distanceNames(biases)
+        terms += [(value.action, substitute(term, {'r': distanceNames[label]}))
+                  for _, value in biases for label, term, _ in value.parts if label is not None]
         inBias = set().union(*[value.cvs for _, value in biases]) | (self._printedCVs() - set(metad.labels if metad else []))
         toAdd = []
-        if inBias:
+        if inBias or distanceNames:
             first = terms[0][0] if terms else next(v.action for v in self.values.values() if v.kind in ('print', 'derivatives'))
             expression = ' + '.join(term for _, term in terms) or '0'
             try:
@@ -258,16 +263,24 @@ class PlumedInput(object):
                                                 'cannot join the other CVs in one CoordinationBiasForce: %s',
                                                 str(error).strip()) from None
                     self._cvSources[label] = (bias, bias.getNumCollectiveVariables() - 1)
+            distances = []
+            for label, name in distanceNames.items():
+                value = self.values[label]
+                component = getattr(value, 'component', None)
+                distances.append((name, value.obj[0], value.obj[1], -1 if component is None else component,
+                                  bool(value.periodic)))
+                bias.addDistance(*distances[-1])
+                value.action.log.append('%s: a bias on it is a term of the CoordinationBiasForce of the biases, the '
+                                        'distance its CV %r (CoordinationBiasForce.addDistance: %s)' % (
+                                            label, name, 'the nearest image, the shortest as PLUMED\'s in any box'
+                                            if value.periodic else 'NOPBC'))
             bias.setName('PLUMED bias')
             self.biasForce = bias
             toAdd.append(bias)
             self.python += ['bias = CoordinationBiasForce(%r)' % expression]
             self.python += ['bias.addCollectiveVariable(%r, copy.deepcopy(%s))' % (l, l) for l in self._cvSources]
+            self.python += ['bias.addDistance(%r, %d, %d, %d, %r)' % d for d in distances]
             self.python += ['system.addForce(bias)']
-        for label, value in self._ofKind('distance'):
-            terms = [term for _, biased in biases for name, term, _ in biased.parts if name == label]
-            if terms:
-                toAdd.append(self._distanceForce(label, value, ' + '.join(terms)))
         if metad is not None:
             extraGroup = self._extraBiasGroup(metad, biases, toAdd)
             try:
@@ -291,8 +304,8 @@ class PlumedInput(object):
 
     def _extraBiasGroup(self, opes, biases, toAdd):
         """OPES_METAD's EXTRA_BIAS: the force group (the highest free one below the group OPES will take)
-        that the forces of the static biases (``toAdd``: the CoordinationBiasForce of the bias terms and
-        the DISTANCE walls) are put in; None without EXTRA_BIAS. The forces sum every static bias of the
+        that the forces of the static biases (``toAdd``: the CoordinationBiasForce of the bias terms, on
+        coordination numbers, functions of them and DISTANCEs) are put in; None without EXTRA_BIAS. The forces sum every static bias of the
         input, so EXTRA_BIAS must name them all."""
         labels = opes.spec.get('extraBias')
         if labels is None:
@@ -314,46 +327,20 @@ class PlumedInput(object):
                                'weights (OPES(extraBias=%d))' % (','.join(labels), group, group))
         return group
 
-    def _noteOpenMMImage(self, value, label):
-        """Log, where a periodic DISTANCE goes to an OpenMM bonded force in a triclinic default box, that
-        OpenMM's image is PLUMED's (the nearest) only up to half the smallest box width."""
-        if not value.periodic or self.system is None:
-            return
-        box = np.array([v.value_in_unit(unit.nanometer) for v in self.system.getDefaultPeriodicBoxVectors()])
-        if np.count_nonzero(box - np.diag(np.diag(box))):
-            a, b, c = box
-            width = abs(np.linalg.det(box))/max(np.linalg.norm(np.cross(b, c)), np.linalg.norm(np.cross(c, a)),
-                                                np.linalg.norm(np.cross(a, b)))
-            value.action.log.append('%s: its OpenMM bonded force takes the image of OpenMM\'s reduced triclinic box, '
-                                    'which is the nearest (PLUMED\'s) while the distance is below half the smallest '
-                                    'box width, %g nm here' % (label, 0.5*width))
-
-    def _distanceForce(self, label, value, energy):
-        """A CustomBondForce of the bias terms (kJ/mol, r in nm) on a DISTANCE; of a component (label.x),
-        a CustomCompoundBondForce with r = x2 - x1 (or y, z)."""
-        component = getattr(value, 'component', None)
-        if component is not None and value.periodic:
-            raise value.action.fail('COMPONENTS', 'a bias (RESTRAINT, walls, BIASVALUE) on %s: a component of the nearest '
-                                    'image is computed only inside the bias force of METAD beside a coordination number; '
-                                    'give NOPBC for x2 - x1 as they are (a CustomCompoundBondForce)', label)
-        if component is not None:
-            axis = 'xyz'[component]
-            force = openmm.CustomCompoundBondForce(2, '%s; r=%s2-%s1' % (energy, axis, axis))
-            force.addBond(list(value.obj), [])
-            force.setName('PLUMED %s' % label)
-            self.python += ['%s_bias = CustomCompoundBondForce(2, %r); %s_bias.addBond([%d, %d]); system.addForce(%s_bias)'
-                            % (label.replace('.', '_'), force.getEnergyFunction(), label.replace('.', '_'), value.obj[0],
-                               value.obj[1], label.replace('.', '_'))]
-            return force
-        force = openmm.CustomBondForce(energy)
-        force.addBond(*value.obj, [])
-        force.setUsesPeriodicBoundaryConditions(value.periodic)
-        force.setName('PLUMED %s' % label)
-        self._noteOpenMMImage(value, label)
-        self.python += ['%s_bias = CustomBondForce(%r); %s_bias.addBond(%d, %d); '
-                        '%s_bias.setUsesPeriodicBoundaryConditions(%s); system.addForce(%s_bias)'
-                        % (label, energy, label, value.obj[0], value.obj[1], label, value.periodic, label)]
-        return force
+    def _distanceNames(self, biases):
+        """{DISTANCE label (label.x of a component): the name of its distance CV in the bias force} for
+        the DISTANCEs that a bias (RESTRAINT, walls, BIASVALUE) takes, in the input's order: the label,
+        a component's with "_" for "." (label_x), made unique against the input's labels."""
+        biased = {label for _, value in biases for label, _, _ in value.parts if label is not None}
+        names, taken = {}, set(self.values)
+        for label, _ in self._ofKind('distance'):
+            if label in biased:
+                name = label.replace('.', '_')
+                while name != label and name in taken:
+                    name += '_'
+                names[label] = name
+                taken.add(name)
+        return names
 
     def getValues(self, context, names, state=None):
         """The values of PRINT-able names (labels of values, label.bias of biases and METAD) in the

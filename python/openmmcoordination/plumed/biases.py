@@ -1,7 +1,7 @@
 """The actions of a PLUMED input that combine and bias values, for openmmcoordination.plumed:
 CUSTOM, MATHEVAL and COMBINE (Lepton expressions of coordination numbers), RESTRAINT, UPPER_WALLS,
-LOWER_WALLS and BIASVALUE (terms of one CoordinationBiasForce energy, or of a CustomBondForce for a
-DISTANCE), METAD (the arguments of Metadynamics) and PRINT (what a COLVAR reporter writes).
+LOWER_WALLS and BIASVALUE (terms of one CoordinationBiasForce energy; a DISTANCE is a distance CV of
+that force, addDistance), METAD (the arguments of Metadynamics) and PRINT (what a COLVAR reporter writes).
 
 Energies are in kJ/mol and lengths in nm once read: UNITS scales KAPPA, SLOPE, HEIGHT and the
 value of BIASVALUE by its ENERGY, and AT, OFFSET, EPS of a DISTANCE (with KAPPA per length^2 and
@@ -253,9 +253,9 @@ def _biasTerm(action, numbers, index, x, length, energy):
 
 def readBias(plumed, action):
     """RESTRAINT, UPPER_WALLS, LOWER_WALLS or BIASVALUE on coordination numbers, functions of them and
-    DISTANCEs: one energy term per argument, of the CVs (for the CoordinationBiasForce) or of the
-    distance r (for its CustomBondForce). A Value of kind 'bias' whose ``parts`` are
-    (distance label or None, term, Expression)."""
+    DISTANCEs: one energy term per argument, of the CVs or of the distance r in nm (for the
+    CoordinationBiasForce of the biases, where r becomes the DISTANCE's CV, addDistance). A Value of
+    kind 'bias' whose ``parts`` are (distance label or None, term, Expression)."""
     labels, values = _arguments(plumed, action, ('coordination', 'function', 'distance'))
     keys = {'RESTRAINT': ('AT', 'KAPPA', 'SLOPE'), 'UPPER_WALLS': ('AT', 'KAPPA', 'EXP', 'EPS', 'OFFSET'),
             'LOWER_WALLS': ('AT', 'KAPPA', 'EXP', 'EPS', 'OFFSET'), 'BIASVALUE': ()}[action.name]
@@ -267,8 +267,9 @@ def readBias(plumed, action):
     parts = []
     for index, (label, value) in enumerate(zip(labels, values)):
         if value.kind == 'function' and distancesOf(plumed, value):
-            raise action.fail('ARG', '%r is a function of the DISTANCE %s: only METAD and PRINT take it here (the '
-                              'bias force holds coordination numbers only)', label, ', '.join(distancesOf(plumed, value)))
+            raise action.fail('ARG', '%r is a function of the DISTANCE %s: only METAD, OPES_METAD and PRINT take it '
+                              'here (a bias takes a DISTANCE itself, or functions of coordination numbers)', label,
+                              ', '.join(distancesOf(plumed, value)))
         if value.kind == 'distance':
             term = _biasTerm(action, numbers, index, 'r', plumed.units.length, plumed.units.energy)
             parts.append((label, term, Expression(term, ['r'])))
@@ -366,26 +367,17 @@ def readMetad(plumed, action):
 
 
 def _checkDistanceVariables(plumed, action, labels, values, variables):
-    """METAD's or OPES's DISTANCE arguments: a component of the nearest image refused off the bias force
-    (with no coordination number beside it); each logged with the path that computes it."""
+    """Log METAD's or OPES's DISTANCE arguments with the path that computes them: a CV of the bias's
+    CoordinationBiasForce itself (the reader's variables are coordination numbers, DISTANCEs and
+    functions of them, all on that path)."""
     from openmmcoordination._gridbias import onDevicePath
-    onDevice = onDevicePath(variables)
+    assert onDevicePath(variables)
     for label, value in zip(labels, values):
-        if value.kind == 'distance' and getattr(value, 'component', None) is not None and value.periodic and not onDevice:
-            raise action.fail('ARG', '%r: a component of the nearest image is computed only inside the bias force, beside a '
-                              'coordination number among the arguments; give NOPBC (x2 - x1 as they are) or add one', label)
-    for label, value in zip(labels, values):
-        if value.kind == 'distance' and onDevice:
-            action.log.append('%s: a DISTANCE beside the coordination numbers, a CV of the bias\'s CoordinationBiasForce '
-                              'itself (a DistanceCV: CoordinationBiasForce.addDistance), computed in the same bias '
-                              'evaluation (on CUDA in the chain-rule launch); in %s as PLUMED prints it'
+        if value.kind == 'distance':
+            action.log.append('%s: a DISTANCE, a CV of the bias\'s CoordinationBiasForce itself (a DistanceCV: '
+                              'CoordinationBiasForce.addDistance, the nearest image the shortest as PLUMED\'s), computed '
+                              'in the same bias evaluation (on CUDA in the chain-rule launch); in %s as PLUMED prints it'
                               % (label, plumed.units.lengthName))
-        elif value.kind == 'distance':
-            action.log.append('%s: a DISTANCE with no coordination number beside it, computed by a CustomBondForce (a '
-                              'component by a CustomCompoundBondForce): the bias is applied by a CustomCVForce, the slower '
-                              'path (its CVs in an inner Context every step), and takes the image of OpenMM\'s reduced '
-                              'box (in a triclinic box the nearest, PLUMED\'s, up to half the smallest box width); in %s '
-                              'as PLUMED prints it' % (label, plumed.units.lengthName))
 
 
 #: The most points the grid of an OPES_METAD's bias may have (all its dimensions together).

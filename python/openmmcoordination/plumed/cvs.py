@@ -385,10 +385,10 @@ def readContactMap(plumed, action):
 
 def readDistance(plumed, action):
     """DISTANCE ATOMS=a,b [NOPBC] [COMPONENTS]: the two particle indices, whether the distance is
-    periodic, and whether its components label.x, .y, .z are asked for. For RESTRAINT, walls, BIASVALUE,
-    PRINT (a CustomBondForce, or a CustomCompoundBondForce of a component with NOPBC, applies a bias)
-    and METAD (a DistanceCV: beside a coordination number a CV of the bias's CoordinationBiasForce, the
-    components of the nearest image included)."""
+    periodic, and whether its components label.x, .y, .z are asked for. For RESTRAINT, walls, BIASVALUE
+    (a distance CV of the biases' CoordinationBiasForce, addDistance), PRINT, METAD and OPES_METAD (a
+    DistanceCV: a CV of the bias's CoordinationBiasForce, alone or beside coordination numbers); the
+    nearest image, the components' included, is the shortest, as PLUMED's."""
     atoms = readAtoms(plumed, action, 'ATOMS')
     if len(atoms) != 2:
         raise action.fail('ATOMS', 'a DISTANCE is between two atoms, got %d', len(atoms))
@@ -400,9 +400,11 @@ def readDistance(plumed, action):
     action.finish()
     if components:
         action.python.append('# %s.x, .y, .z: x, y, z of particle %d less those of %d (%s): DistanceCV(%d, %d, \'x\', ...) '
-                             'under METAD%s' % (action.label, atoms[1], atoms[0], 'the nearest image' if periodic else 'NOPBC',
-                                                atoms[0], atoms[1], '' if periodic else ', a CustomCompoundBondForce for a bias'))
+                             'under METAD, bias.addDistance(..., %d, %d, 0, %r) for a bias' % (
+                                 action.label, atoms[1], atoms[0], 'the nearest image' if periodic else 'NOPBC',
+                                 atoms[0], atoms[1], atoms[0], atoms[1], periodic))
     else:
-        action.python.append('# the distance between particles %d and %d%s: a CustomBondForce if a bias uses it'
-                             % (atoms[0], atoms[1], '' if periodic else ' (NOPBC)'))
+        action.python.append('# the distance between particles %d and %d%s: bias.addDistance(%r, %d, %d, -1, %r) if a bias '
+                             'uses it' % (atoms[0], atoms[1], '' if periodic else ' (NOPBC)', action.label, atoms[0],
+                                          atoms[1], periodic))
     return tuple(atoms), periodic, components
