@@ -4,18 +4,21 @@ it is, through openmmcoordination.plumed, on every frame of the test's trajector
 configuration (Reference, CPU; CUDA in single, mixed and double precision where there is a GPU);
 every file the input writes (PRINT, DUMPDERIVATIVES) is compared with PLUMED's *.reference to the
 digits that file prints (in single and mixed precision, to the configuration's own relative
-tolerance where that is wider), and the bias forces with ff.reference.
+tolerance where that is wider), and the bias forces with ff.reference (in single and mixed precision
+within the bound that float32 images and rounding allow, float_images.py).
 
 What cannot be reproduced yet is listed below with its reason, as strict expected failures: they
 fail today, and flag when they pass.
 """
 
+import functools
 import os
 
 import numpy as np
 import pytest
 
 from openmmcoordination import plumed
+import float_images
 import plumed_driver as driver
 
 FOLDERS = sorted(name for name in os.listdir(driver.DATA)
@@ -76,14 +79,28 @@ def _outputs(folder, directory):
         os.path.join(driver.DATA, folder, name + '.reference')))
 
 
-def _forces(folder, run, frames):
-    """The forces of the biases against ff.reference (PLUMED's --dump-forces, %10.5f) at ``frames``."""
-    lines = driver.reference(folder, 'ff.reference').splitlines()
+@functools.lru_cache()
+def _frames(folder):
+    return driver.readXyz(driver.trajectoryPath(folder))
+
+
+@functools.lru_cache()
+def _referenceForceLines(folder):
+    return driver.reference(folder, 'ff.reference').splitlines()
+
+
+def _referenceForces(folder, index):
+    """PLUMED's forces at frame ``index`` (ff.reference: --dump-forces, %10.5f)."""
+    lines = _referenceForceLines(folder)
     count = int(lines[0])
+    block = lines[index*(count + 2) + 2:index*(count + 2) + 2 + count]
+    return np.array([[float(x) for x in line.split()[1:4]] for line in block])
+
+
+def _forces(folder, run, frames):
+    """The forces of the biases against ff.reference to its printed digits at ``frames``."""
     for index, forces in zip(frames, run.forces):
-        block = lines[index*(count + 2) + 2:index*(count + 2) + 2 + count]
-        reference = np.array([[float(x) for x in line.split()[1:4]] for line in block])
-        assert np.abs(forces - reference).max() <= 1.0000001e-5, index
+        assert np.abs(forces - _referenceForces(folder, index)).max() <= 1.0000001e-5, index
 
 
 def _run(folder, config, directory):
@@ -122,18 +139,113 @@ def test_regtest(folder, platform_config, tmp_path):
     assert compared > 0
 
 
+def _rational(n, d0=0.0, dmax=np.inf):
+    """ds/dr of PLUMED's RATIONAL with MM = 2 NN, 1/(1+x^n), x = r - d0 (R_0 = 1 nm), stretched where D_MAX
+    is finite (s - s(dmax), divided by 1 - s(dmax))."""
+    stretch = 1.0/(1.0 - 1.0/(1.0 + (dmax - d0)**n)) if np.isfinite(dmax) else 1.0
+
+    def ds(r):
+        x = np.maximum(r - d0, 0.0)
+        return np.where(r < dmax, -n*x**(n - 1)/(1.0 + x**n)**2*stretch, 0.0)
+    return ds
+
+
+def _exp(r):
+    """ds/dr of EXP and of CUSTOM exp(-x), R_0 = 1 nm."""
+    return -np.exp(-r)
+
+
+def _cosinus(r):
+    """ds/dr of COSINUS D_0=0.1 R_0=0.1 (0.5 (cos(pi x) + 1) for 0 < x < 1, x = (r - d0)/r0), also of
+    rt42d's CUSTOM step(x)*0.5*(cos(x*pi)+1)+step(-x)*1.0 with D_MAX=0.2."""
+    x = (r - 0.1)/0.1
+    return np.where((x > 0) & (x < 1), -0.5*np.pi*np.sin(np.pi*x)/0.1, 0.0)
+
+
+#: The bias of the tests with ff.reference, as float_images.forceBound takes it: ([(dE/dcv, ds/dr) of each
+#: COORDINATION], whether each unordered pair is two terms). Written from plumed.dat: rt42's energy is
+#: 1*s + 0.001*all (RESTRAINT SLOPE, KAPPA=0), s = c + d, all = c - 0.5 d - 0.5 dfast + e - f + g - h; c is
+#: RATIONAL (6, 12) with PLUMED's default D_MAX, d0 + r0 1e-5^(1/(n-m)) = 6.8129 nm, e RATIONAL NN=7 D_0=0.1
+#: with its own (5.2795 nm), stretched; d, dfast, f, h the same functions in CUSTOM, without D_MAX; GROUPA
+#: and GROUPB both 1-108, each pair twice. rt42d's is c - d, COSINUS and its CUSTOM twin, one group.
+#: test_float_bound_of_emulated_gpu checks the table: with it, NumPy gives ff.reference's forces.
+FORCE_TERMS = {
+    'rt42': ([(1.001, _rational(6, dmax=10.0**(5.0/6.0))), (0.9995, _rational(6)), (-0.0005, _rational(6)),
+              (0.001, _rational(7, 0.1, 0.1 + 10.0**(5.0/7.0))), (-0.001, _rational(7, 0.1)), (0.001, _exp), (-0.001, _exp)],
+             True),
+    'rt42d': ([(1.0, _cosinus), (-1.0, _cosinus)], False),
+}
+
+
+def _assertFloatForces(folder, index, forces):
+    """Each atom's force at frame ``index`` (in the trajectory's orientation) equals PLUMED's within
+    ff.reference's last digit plus float_images.forceBound (flips of ambiguous images, rounding), computed
+    in the frame's OpenMM orientation (the bound is of a length: the rotation back leaves it). Returns
+    the largest |ours - PLUMED's|."""
+    box, positions = _frames(folder)[index]
+    reduced, rotation = driver.openmmBox(box)
+    terms, ordered = FORCE_TERMS[folder]
+    flips, rounding = float_images.forceBound(positions @ rotation, reduced, terms, ordered)
+    bound = 1.0000001e-5 + flips + rounding
+    error = np.abs(forces - _referenceForces(folder, index)).max(axis=1)
+    worst = int(np.argmax(error - bound))
+    assert np.all(error <= bound), (index, worst, error[worst], bound[worst], 'ambiguous pairs' if flips[worst] else 'none')
+    return error.max()
+
+
 @pytest.mark.parametrize('folder', [f for f in FOLDERS if f not in REFUSED
                                     and os.path.exists(os.path.join(driver.DATA, f, 'ff.reference.gz'))])
-def test_regtest_forces(folder, platform_config, tmp_path, request):
-    """The forces of the biases equal PLUMED's (ff.reference, %10.5f) at every frame. In single and
-    mixed precision they do not, and cannot: PLUMED's forces here cancel to 0 (a symmetric lattice;
-    biases that add and subtract the same CV), and float rounding of the pair terms leaves up to
-    0.05 kJ/mol/nm (rt42) and 1.4e-5 (rt42d) on the GPU (H100, 2026-11-26)."""
-    if not platform_config.is_double:
-        request.applymarker(pytest.mark.xfail(strict=True, reason='single and mixed precision: forces that cancel to 0 '
-                                              'in PLUMED keep the float rounding of their pair terms'))
+def test_regtest_forces(folder, platform_config, tmp_path):
+    """The forces of the biases equal PLUMED's (ff.reference, %10.5f) at every frame, in double precision
+    (Reference, CPU, CUDA double) to the printed digits. In single and mixed precision each atom's force
+    is within the bound of float_images.forceBound: PLUMED's forces here cancel to 0 or nearly (a
+    symmetric lattice; biases that add and subtract the same CV), and in float they cannot. rt42's
+    lattice in its box of 6 nm has pairs at exactly half the box along an axis; PLUMED, as our double
+    precision, takes the same image for (i, j) and (j, i) and their forces cancel; CUDA's float32
+    image, `floor(delta*invBox+0.5f)` fused, takes opposite ones, and they add: 0.046 kJ/mol/nm in the
+    NumPy emulation (float_images.kernelDeltas), about the 0.05 measured on an H100 (2026-11-26). The
+    bound gives each pair whose two nearest images have nearly equal lengths in float32 (every atom of
+    the lattice frames has some) 2 sum |dE/dcv| |ds/dr|, and every pair a term for float rounding of
+    its positions and switching functions (1.4e-5 measured for rt42d, whose CVs cancel pair by pair);
+    atoms without such a pair are held to the printed digits plus that rounding term."""
     run, frames = _run(folder, platform_config, str(tmp_path))
-    _forces(folder, run, frames)
+    if platform_config.is_double:
+        _forces(folder, run, frames)
+        return
+    assert len(run.forces) == len(frames) > 0
+    for index, forces in zip(frames, run.forces):
+        _assertFloatForces(folder, index, forces)
+
+
+@pytest.mark.parametrize('folder', sorted(FORCE_TERMS))
+def test_float_bound_of_emulated_gpu(folder):
+    """float_images.forceBound on the forces that the NumPy emulation of CUDA's float32 images gives
+    (kernelDeltas, fused and not, the switching functions of FORCE_TERMS in float64): every atom within
+    the bound that test_regtest_forces asserts in single and mixed precision (the same function,
+    _assertFloatForces). With the images of the double-precision emulation, the same NumPy forces equal
+    ff.reference to its printed digits (FORCE_TERMS is rt42's and rt42d's bias). In rt42's lattice
+    frames, fused float32 images alone put the forces 0.046 kJ/mol/nm from PLUMED's (the bound is
+    needed); in rt42d, whose two CVs cancel pair by pair, they do not move them. Frame 0 (the lattice;
+    frames 0 to 26 are the same one) and every other frame of the 81 boxes of random vectors (27 to 107)."""
+    terms, ordered = FORCE_TERMS[folder]
+    allFrames = _frames(folder)
+    largest = 0.0
+    for index in [0] + list(range(27, 108, 2)):
+        box, positions = allFrames[index]
+        reduced, rotation = driver.openmmBox(box)
+        rotated = positions @ rotation
+        reference = _referenceForces(folder, index)
+        exact = float_images.pairForces(float_images.kernelDeltas(rotated, reduced, 'double'), terms, ordered) @ rotation.T
+        assert np.abs(exact - reference).max() <= 1.0000001e-5, index
+        for fused in (True, False):
+            deltas = float_images.kernelDeltas(rotated, reduced, 'single', fused)
+            error = _assertFloatForces(folder, index, float_images.pairForces(deltas, terms, ordered) @ rotation.T)
+            if fused and index == 0:
+                largest = error
+    if folder == 'rt42':
+        assert 0.04 < largest < 0.05, largest
+    else:
+        assert largest <= 1.0000001e-5, largest
 
 
 def _expectedFailures():
@@ -234,8 +346,11 @@ def test_derivatives_of_rotated_frames(tmp_path):
 
 
 def test_regtests_all_listed():
-    """Every folder is run by test_regtest or listed as refused, and the lists name real folders."""
+    """Every folder is run by test_regtest or listed as refused, the lists name real folders, and every
+    folder with ff.reference has its bias in FORCE_TERMS (test_regtest_forces in float needs it)."""
     assert len(FOLDERS) == 20
+    withForces = {f for f in FOLDERS if os.path.exists(os.path.join(driver.DATA, f, 'ff.reference.gz'))}
+    assert withForces == set(FORCE_TERMS) == {'rt42', 'rt42d'}
     assert set(REFUSED) | set(BOUNDARY) | set(ROTATED) | set(FLOAT_BOUNDARY) <= set(FOLDERS)
 
 
