@@ -409,3 +409,34 @@ def test_reader_distance_restraint_with_extra_bias():
     assert groups == {'PLUMED bias': 30, 'CoordinationBiasForce': 31} and inp.opes._extraGroups == [30]
     assert inp.biasForce.getNumDistances() == 1 and inp.biasForce.getNumCollectiveVariables() == 2
     assert 'for force in system.getForces()[-1:]: force.setForceGroup(30)' in inp.describe()
+
+
+def test_reader_bias_on_a_function_of_a_distance_and_a_coordination_number(platform_config):
+    """RESTRAINT and UPPER_WALLS on f = CUSTOM of a DISTANCE and a coordination number, with UNITS LENGTH=A (d in
+    Angstrom inside f): terms of the one CoordinationBiasForce (d a periodic distance CV of it, divided by the unit
+    in the expression); energy and forces against NumPy at the nearest image and finite differences; PRINT's f.bias
+    (getValues) the same."""
+    from openmmcoordination import CoordinationForce, plumed
+    system, _ = massless_system()
+    inp = plumed.load('UNITS LENGTH=A\nc: COORDINATION GROUPA=1 GROUPB=2 R_0=3\nd: DISTANCE ATOMS=1,2\n'
+                      'f: CUSTOM ARG=d,c FUNC=x-2*y PERIODIC=NO\nr: RESTRAINT ARG=f AT=3 KAPPA=2\n'
+                      'w: UPPER_WALLS ARG=f AT=2.5 KAPPA=3\n', system)
+    bias = inp.biasForce
+    assert inp.forces == [bias] and bias.getNumDistances() == 1 and bias.getDistanceParameters(1) == [0, 1, -1, True]
+    assert bias.getEnergyExpression() == '0.5*2*(((d/0.1))-2*(c) - 3)^2 + 3*(max(0, ((d/0.1))-2*(c) - 2.5))^2'
+    p = positions()
+    r01 = nearest(p, 0, 1)
+    r = float(np.linalg.norm(r01))
+    switch = CoordinationForce([0], [1])
+    switch.setR0(0.3)
+    c, dcdr = switch.evaluateSwitchingFunction(r)
+    f = 10*r - 2*c
+    energy = 0.5*2*(f - 3)**2 + 3*max(0, f - 2.5)**2
+    dEdf = 2*(f - 3) + 6*max(0, f - 2.5)
+    dEdr = dEdf*(10 - 2*dcdr)
+    forces = np.zeros_like(p)
+    forces[1] = -dEdr*r01/r
+    forces[0] = -forces[1]
+    context = check_reader_energy_and_forces(inp, system, platform_config, p, energy, forces)
+    values = inp.getValues(context, ['f', 'r.bias', 'w.bias'])
+    assert values == pytest.approx([f, 0.5*2*(f - 3)**2, 3*max(0, f - 2.5)**2], rel=max(1e-12, platform_config.value_rtol))

@@ -93,8 +93,6 @@ ERRORS = [
     (C + 'UPPER_WALLS ARG=c AT=1 KAPPA=1 EPS=0\n', (2, 'UPPER_WALLS', 'EPS'), 'must be positive'),
     (C + 'g: GROUP ATOMS=1\nRESTRAINT ARG=g AT=1 KAPPA=1\n', (3, 'RESTRAINT', 'ARG'), "'g' is a GROUP"),
     ('g: GROUP ATOMS=1,2\ne: CUSTOM ARG=g FUNC=x PERIODIC=NO\n', (2, 'CUSTOM', 'ARG'), "'g' is a GROUP; CUSTOM takes"),
-    ('d: DISTANCE ATOMS=1,2\ne: CUSTOM ARG=d FUNC=x PERIODIC=NO\nRESTRAINT ARG=e AT=1 KAPPA=1\n', (3, 'RESTRAINT', 'ARG'),
-     "'e' is a function of the DISTANCE d: only METAD, OPES_METAD and PRINT take it here"),
     (C2 + 'e: RESTRAINT ARG=c AT=1 KAPPA=1\n' + M.replace('ARG=c', 'ARG=e') + '\n', (4, 'METAD', 'ARG'),
      "'e' is a RESTRAINT; METAD takes COORDINATION or CONTACTMAP or CUSTOM, MATHEVAL or COMBINE or DISTANCE"),
     (C + M.replace('ARG=c', 'ARG=c,c,c,c').replace('SIGMA=0.1', 'SIGMA=0.1,0.1,0.1,0.1') + '\n', (2, 'METAD', 'ARG'),

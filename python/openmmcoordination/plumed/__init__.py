@@ -32,6 +32,7 @@ import openmm
 from openmm import unit
 
 from openmmcoordination.plumed import biases, coordinationnumbers, cvs
+from openmmcoordination.plumed.biases import number
 from openmmcoordination.coordination import CoordinationBiasForce
 from openmmcoordination.metadynamics import Metadynamics
 from openmmcoordination.opes import OPES
@@ -240,12 +241,15 @@ class PlumedInput(object):
                              'WHOLEMOLECULES makes them, which this package does not do', nopbc.line, nopbc.name)
         biases = self._ofKind('bias')
         metad = next((value for _, value in self._ofKind('metad', 'opes')), None)
-        terms = [(value.action, term) for _, value in biases for label, term, _ in value.parts if label is None]
-        # a bias term on a DISTANCE (r in nm) is a term of the same force, r its distance CV (addDistance)
+        # a bias term on a DISTANCE (r in nm) is a term of the same force, r its distance CV (addDistance); a
+        # function's DISTANCE is in the input's length unit: its CV (nm) divided by the unit
         distanceNames = self._distanceNames(biases)
-        terms += [(value.action, substitute(term, {'r': distanceNames[label]}))
-                  for _, value in biases for label, term, _ in value.parts if label is not None]
+        inUnits = {label: name if self.units.length == 1 else '%s/%s' % (name, number(self.units.length))
+                   for label, name in distanceNames.items()}
+        terms = [(value.action, substitute(term, inUnits) if label is None else substitute(term, {'r': distanceNames[label]}))
+                 for _, value in biases for label, term, _ in value.parts]
         inBias = set().union(*[value.cvs for _, value in biases]) | (self._printedCVs() - set(metad.labels if metad else []))
+        inBias -= set(distanceNames)
         toAdd = []
         if inBias or distanceNames:
             first = terms[0][0] if terms else next(v.action for v in self.values.values() if v.kind in ('print', 'derivatives'))
@@ -329,9 +333,11 @@ class PlumedInput(object):
 
     def _distanceNames(self, biases):
         """{DISTANCE label (label.x of a component): the name of its distance CV in the bias force} for
-        the DISTANCEs that a bias (RESTRAINT, walls, BIASVALUE) takes, in the input's order: the label,
-        a component's with "_" for "." (label_x), made unique against the input's labels."""
+        the DISTANCEs that a bias (RESTRAINT, walls, BIASVALUE) takes, as its argument or inside a
+        function, in the input's order: the label, a component's with "_" for "." (label_x), made
+        unique against the input's labels."""
         biased = {label for _, value in biases for label, _, _ in value.parts if label is not None}
+        biased |= {label for _, value in biases for label in value.cvs if self.values[label].kind == 'distance'}
         names, taken = {}, set(self.values)
         for label, _ in self._ofKind('distance'):
             if label in biased:
@@ -356,7 +362,8 @@ class PlumedInput(object):
         for name in names:
             label, dot, _ = (name, '', '') if name in self.values else name.partition('.')
             value = self.values[label]
-            if value.kind == 'distance' or (dot and value.kind == 'bias' and any(l for l, _, _ in value.parts)) or (
+            if value.kind == 'distance' or (dot and value.kind == 'bias' and (any(l for l, _, _ in value.parts) or
+                                                                              biases.distancesOf(self, value))) or (
                     value.kind == 'function' and biases.distancesOf(self, value)):
                 if positions is None:
                     state = state if state is not None and _hasPositions(state) else context.getState(getPositions=True)
@@ -391,7 +398,10 @@ class PlumedInput(object):
                 rct = float(factors[-1].value_in_unit(unit.kilojoules_per_mole)) if len(factors) else 0.0
                 results.append({'bias': energy, 'rct': rct, 'rbias': energy - rct}[component]/self.units.energy)
             else:
-                total = sum(expression.evaluate({'r': _distance(self.values[l], *positions)} if l else cvs)
+                # a function's DISTANCEs from the positions, in the input's unit; a DISTANCE argument's r in nm
+                local = dict(cvs, **{d: _distance(self.values[d], *positions)/self.units.length
+                                     for d in biases.distancesOf(self, value)})
+                total = sum(expression.evaluate({'r': _distance(self.values[l], *positions)} if l else local)
                             for l, _, expression in value.parts)
                 results.append(total/self.units.energy)
         return results

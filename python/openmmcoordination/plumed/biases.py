@@ -143,9 +143,10 @@ def _periodicNo(action):
 
 
 def readFunction(plumed, action):
-    """CUSTOM or MATHEVAL ARG= [VAR=] FUNC= PERIODIC=NO of coordination numbers: a Lepton expression
-    in their labels (a Value of kind 'function'). A DISTANCE among the arguments makes a function that
-    only METAD and PRINT take (the CustomCVForce path; see _distancesOf)."""
+    """CUSTOM or MATHEVAL ARG= [VAR=] FUNC= PERIODIC=NO of coordination numbers and DISTANCEs: a Lepton
+    expression in their labels (a Value of kind 'function'; a DISTANCE in the input's length unit).
+    METAD, OPES_METAD, PRINT and the biases take one with a DISTANCE among its arguments (a distance CV
+    of the bias force; see distancesOf); DUMPDERIVATIVES does not."""
     labels, values = _arguments(plumed, action, ('coordination', 'function', 'distance'))
     _checkDistanceArguments(action, labels, values)
     variables = action.strings('VAR')
@@ -252,10 +253,11 @@ def _biasTerm(action, numbers, index, x, length, energy):
 
 
 def readBias(plumed, action):
-    """RESTRAINT, UPPER_WALLS, LOWER_WALLS or BIASVALUE on coordination numbers, functions of them and
-    DISTANCEs: one energy term per argument, of the CVs or of the distance r in nm (for the
-    CoordinationBiasForce of the biases, where r becomes the DISTANCE's CV, addDistance). A Value of
-    kind 'bias' whose ``parts`` are (distance label or None, term, Expression)."""
+    """RESTRAINT, UPPER_WALLS, LOWER_WALLS or BIASVALUE on coordination numbers, DISTANCEs and functions
+    of them: one energy term per argument, of the CVs (a DISTANCE inside a function in the input's
+    length unit) or of the distance r in nm of a DISTANCE argument (for the CoordinationBiasForce of
+    the biases, where each DISTANCE becomes a distance CV, addDistance). A Value of kind 'bias' whose
+    ``parts`` are (distance label or None, term, Expression)."""
     labels, values = _arguments(plumed, action, ('coordination', 'function', 'distance'))
     keys = {'RESTRAINT': ('AT', 'KAPPA', 'SLOPE'), 'UPPER_WALLS': ('AT', 'KAPPA', 'EXP', 'EPS', 'OFFSET'),
             'LOWER_WALLS': ('AT', 'KAPPA', 'EXP', 'EPS', 'OFFSET'), 'BIASVALUE': ()}[action.name]
@@ -266,10 +268,6 @@ def readBias(plumed, action):
     action.finish()
     parts = []
     for index, (label, value) in enumerate(zip(labels, values)):
-        if value.kind == 'function' and distancesOf(plumed, value):
-            raise action.fail('ARG', '%r is a function of the DISTANCE %s: only METAD, OPES_METAD and PRINT take it '
-                              'here (a bias takes a DISTANCE itself, or functions of coordination numbers)', label,
-                              ', '.join(distancesOf(plumed, value)))
         if value.kind == 'distance':
             term = _biasTerm(action, numbers, index, 'r', plumed.units.length, plumed.units.energy)
             parts.append((label, term, Expression(term, ['r'])))
