@@ -466,7 +466,7 @@ def _variableForce(plumed, value):
     """The force of a BiasVariable for a METAD or OPES argument: the CoordinationForce of a coordination
     number, a DistanceCV of a DISTANCE, or a CVFunction of those for a function (CUSTOM, MATHEVAL,
     COMBINE), which keeps the bias in one CoordinationBiasForce (its table called on the function;
-    beside a coordination number a DISTANCE is a CV of that force too, CoordinationBiasForce.addDistance).
+    a DISTANCE is a CV of that force too, alone or beside coordination numbers, CoordinationBiasForce.addDistance).
     A DISTANCE is in the input's length unit (SIGMA and the grid are in it): r (nm) / nm per unit, a
     CVFunction where the unit is not nm."""
     from openmmcoordination.cvfunction import CVFunction
