@@ -25,6 +25,7 @@ COLVAR, derivatives, HILLS and KERNELS files), command (`openmm-coordination plu
 import copy
 import os
 import sys
+import types
 
 import numpy as np
 
@@ -117,7 +118,9 @@ class PlumedInput(object):
         self._cvSources, self._reporters, self._hills, self._derivativeContexts = {}, [], None, {}
         self._kernels = None         # the KernelsWriter of OPES_METAD (attach)
         self.opesBox = None          # the default box that sized the grid of OPES_METAD on a DISTANCE (nm)
-        for action in parseInput(text, source):
+        actions = parseInput(text, source)
+        self._inputLabels = {action.label for action in actions if action.label}
+        for action in actions:
             self._read(action)
         self._build()
 
@@ -128,8 +131,8 @@ class PlumedInput(object):
         return label in self.values
 
     def labels(self):
-        """The labels of the input, in order."""
-        return list(self.values)
+        """The labels of the input, in order (not the names label_x that functions give a DISTANCE's components)."""
+        return [label for label, value in self.values.items() if not getattr(value, 'alias', None)]
 
     def _read(self, action):
         if action.name == 'UNITS':
@@ -157,10 +160,15 @@ class PlumedInput(object):
                 if kind == 'distance':
                     value.periodic = built[1]
                     if built[2]:
-                        # COMPONENTS: the values label.x, .y, .z (PLUMED has no label alone then)
+                        # COMPONENTS: the values label.x, .y, .z (PLUMED has no label alone then), each named
+                        # label_x (made unique) in a function's expression and as a distance CV of a bias force
+                        names = []
                         for k, axis in enumerate('xyz'):
+                            names.append(self._componentName('%s.%s' % (action.label, axis)))
                             self.values['%s.%s' % (action.label, axis)] = Value(action, kind, built[0], periodic=built[1],
-                                                                                component=k)
+                                                                                component=k, cvName=names[-1])
+                        action.python.append('# %s in a function\'s expression and as the distance CVs of a bias force'
+                                             % ', '.join(names))
                         self.actions.append(action)
                         return
                 if kind == 'group':
@@ -176,6 +184,16 @@ class PlumedInput(object):
         else:
             raise action.fail(None, 'not supported: this package reads %s (docs/plumed-input.md)', ', '.join(ACTIONS))
         self.actions.append(action)
+
+    def _componentName(self, label):
+        """The name of a DISTANCE's component ``label`` (label.x) in Lepton expressions and as a distance CV
+        of a bias force: "_" for "." (label_x), followed by "_" until it is none of the input's labels, of
+        the values read so far and of the other components' names."""
+        taken = self._inputLabels | set(self.values) | {getattr(v, 'cvName', None) for v in self.values.values()}
+        name = label.replace('.', '_')
+        while name in taken:
+            name += '_'
+        return name
 
     def _accept(self, action):
         """FLUSH, DEBUG, ENDPLUMED, MOLINFO and WHOLEMOLECULES: accepted, each logged once with the reason
@@ -270,13 +288,16 @@ class PlumedInput(object):
             distances = []
             for label, name in distanceNames.items():
                 value = self.values[label]
+                if any(d[0] == name for d in distances):
+                    continue                      # a component biased alone and inside a function: one CV
                 component = getattr(value, 'component', None)
                 distances.append((name, value.obj[0], value.obj[1], -1 if component is None else component,
                                   bool(value.periodic)))
                 bias.addDistance(*distances[-1])
                 value.action.log.append('%s: a bias on it is a term of the CoordinationBiasForce of the biases, the '
                                         'distance its CV %r (CoordinationBiasForce.addDistance: %s)' % (
-                                            label, name, 'the nearest image, the shortest as PLUMED\'s in any box'
+                                            getattr(value, 'alias', None) or label, name,
+                                            'the nearest image, the shortest as PLUMED\'s in any box'
                                             if value.periodic else 'NOPBC'))
             bias.setName('PLUMED bias')
             self.biasForce = bias
@@ -334,19 +355,14 @@ class PlumedInput(object):
     def _distanceNames(self, biases):
         """{DISTANCE label (label.x of a component): the name of its distance CV in the bias force} for
         the DISTANCEs that a bias (RESTRAINT, walls, BIASVALUE) takes, as its argument or inside a
-        function, in the input's order: the label, a component's with "_" for "." (label_x), made
-        unique against the input's labels."""
+        function, in the input's order: the label; a component's ``cvName`` (label_x, made unique
+        against the input's labels when the DISTANCE was read: _componentName), which is also the
+        name of the hidden Value a function's expression uses (biases._componentArguments), so a
+        component biased alone and inside a function is one CV."""
         biased = {label for _, value in biases for label, _, _ in value.parts if label is not None}
         biased |= {label for _, value in biases for label in value.cvs if self.values[label].kind == 'distance'}
-        names, taken = {}, set(self.values)
-        for label, _ in self._ofKind('distance'):
-            if label in biased:
-                name = label.replace('.', '_')
-                while name != label and name in taken:
-                    name += '_'
-                names[label] = name
-                taken.add(name)
-        return names
+        return {label: getattr(value, 'cvName', None) or label for label, value in self._ofKind('distance')
+                if label in biased}
 
     def getValues(self, context, names, state=None):
         """The values of PRINT-able names (labels of values, label.bias of biases and METAD) in the
@@ -381,7 +397,9 @@ class PlumedInput(object):
             elif value.kind == 'opes':
                 component = name.partition('.')[2]
                 if component == 'bias':
-                    at = [cvs[label] for label in value.labels]
+                    # OPES's variables as its grid has them (a function evaluated from its bias force's CVs, which
+                    # are the function's inner ones; a DISTANCE in the input's unit)
+                    at = self.opes.getCollectiveVariables(types.SimpleNamespace(context=context))
                     results.append(self.opes.getBiasAt(at).value_in_unit(unit.kilojoules_per_mole)/self.units.energy)
                 else:
                     history = self.opes.getHistory()

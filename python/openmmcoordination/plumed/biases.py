@@ -43,7 +43,7 @@ def _arguments(plumed, action, kinds, key='ARG'):
             pass                                  # a component this package computes (SORT's s.1, ...)
         elif '.' in label or '*' in label or label.startswith('('):
             raise action.fail(key, '%r: components, wildcards and regular expressions are not supported here', label)
-        if label not in plumed.values:
+        if label not in plumed.values or getattr(plumed.values[label], 'alias', None):
             raise action.fail(key, '%r is not the label of an action above', label)
         value = plumed.values[label]
         if value.kind not in kinds:
@@ -124,11 +124,31 @@ def _cvsOf(label, value):
     return {label} if value.kind in ('coordination', 'distance') else value.cvs
 
 
-def _checkDistanceArguments(action, labels, values):
+def _componentArguments(plumed, labels, values):
+    """The labels and Values that a function's expression and ``cvs`` use for its arguments: a component
+    of a DISTANCE (label.x, not a Lepton name) by its ``cvName`` (label_x, made unique when the DISTANCE
+    was read: PlumedInput._componentName), a hidden Value of ``plumed.values`` (its ``alias`` the
+    component's label; no argument of an action may name it) holding the same pair, image and
+    component, created on first use. The same name is the component's distance CV in the bias force
+    (PlumedInput._distanceNames), so every function and bias that uses it shares one CV."""
+    names, cvValues = [], []
     for label, value in zip(labels, values):
         if value.kind == 'distance' and getattr(value, 'component', None) is not None:
-            raise action.fail('ARG', '%r: a component of a DISTANCE in a function is not supported here (a DISTANCE '
-                              'without COMPONENTS is)', label)
+            name = value.cvName
+            if name not in plumed.values:
+                plumed.values[name] = Value(value.action, 'distance', value.obj, periodic=value.periodic,
+                                            component=value.component, cvName=name, alias=label, hidden=True)
+            names.append(name)
+            cvValues.append(plumed.values[name])
+        else:
+            names.append(label)
+            cvValues.append(value)
+    return names, cvValues
+
+
+def plumedLabel(plumed, name):
+    """The label of a value as the PLUMED input writes it (label.x for a component's hidden Value label_x)."""
+    return getattr(plumed.values.get(name), 'alias', None) or name
 
 
 def distancesOf(plumed, value):
@@ -143,12 +163,13 @@ def _periodicNo(action):
 
 
 def readFunction(plumed, action):
-    """CUSTOM or MATHEVAL ARG= [VAR=] FUNC= PERIODIC=NO of coordination numbers and DISTANCEs: a Lepton
-    expression in their labels (a Value of kind 'function'; a DISTANCE in the input's length unit).
-    METAD, OPES_METAD, PRINT and the biases take one with a DISTANCE among its arguments (a distance CV
-    of the bias force; see distancesOf); DUMPDERIVATIVES does not."""
+    """CUSTOM or MATHEVAL ARG= [VAR=] FUNC= PERIODIC=NO of coordination numbers, DISTANCEs and their
+    components: a Lepton expression in their labels (a component label.x by its name label_x:
+    _componentArguments) (a Value of kind 'function'; a DISTANCE in the input's length unit).
+    METAD, OPES_METAD, PRINT and the biases take one with a DISTANCE or a component among its
+    arguments (a distance CV of the bias force; see distancesOf); DUMPDERIVATIVES does not."""
     labels, values = _arguments(plumed, action, ('coordination', 'function', 'distance'))
-    _checkDistanceArguments(action, labels, values)
+    names, cvValues = _componentArguments(plumed, labels, values)
     variables = action.strings('VAR')
     if variables is None:
         if len(labels) > len(_DEFAULT_VARIABLES):
@@ -170,25 +191,27 @@ def readFunction(plumed, action):
         raise action.fail('FUNC', str(error)) from None
     _periodicNo(action)
     action.finish()
-    expression = substitute(function, {v: _expressionOf(l, value) for v, l, value in zip(variables, labels, values)})
-    return _function(action, expression, labels, values, (function, variables))
+    expression = substitute(function, {v: _expressionOf(l, value) for v, l, value in zip(variables, names, cvValues)})
+    return _function(action, expression, names, cvValues, (function, variables), args=labels)
 
 
 def _localNames(labels):
     return ['_a%d' % k for k in range(len(labels))]
 
 
-def _function(action, expression, labels, values, local, name=None):
+def _function(action, expression, labels, values, local, name=None, args=None):
     """A Value of kind 'function': ``obj`` the Lepton expression in the CVs, ``expression`` it as an
-    Expression, ``cvs`` their labels, ``args`` the labels of its arguments and ``local`` the
-    Expression in its arguments (for DUMPDERIVATIVES: PLUMED's derivatives of a function are those
-    with respect to its arguments). ``name``: the variable of the printed Python (default the
-    action's label; a COORDINATIONNUMBER's components give their own, c_mean, c_1, ...)."""
+    Expression, ``cvs`` their labels (a DISTANCE's component by its hidden Value's name, label_x:
+    _componentArguments), ``args`` the labels of its arguments as the input writes them (default
+    ``labels``) and ``local`` the Expression in its arguments (for DUMPDERIVATIVES: PLUMED's
+    derivatives of a function are those with respect to its arguments). ``name``: the variable of
+    the printed Python (default the action's label; a COORDINATIONNUMBER's components give their
+    own, c_mean, c_1, ...)."""
     cvs = set().union(*[_cvsOf(label, value) for label, value in zip(labels, values)])
     action.python.append('%s = %r  # a Lepton expression of %s, for the energy below' % (
         name or action.label or 'f', expression, ', '.join(sorted(cvs))))
     return Value(action, 'function', expression, cvs=cvs, expression=Expression(expression, sorted(cvs)),
-                 args=list(labels), local=Expression(local[0], local[1]))
+                 args=list(labels if args is None else args), local=Expression(local[0], local[1]))
 
 
 def readCombine(plumed, action):
@@ -196,7 +219,7 @@ def readCombine(plumed, action):
     c_i (x_i - p_i)^e_i as a Lepton expression (coefficients divided by their sum with NORMALIZE); of
     distances too, as readFunction."""
     labels, values = _arguments(plumed, action, ('coordination', 'function', 'distance'))
-    _checkDistanceArguments(action, labels, values)
+    names, cvValues = _componentArguments(plumed, labels, values)
     count = len(labels)
     coefficients = action.numbers('COEFFICIENTS', count, 1.0)
     parameters = action.numbers('PARAMETERS', count, 0.0)
@@ -215,8 +238,8 @@ def readCombine(plumed, action):
             terms.append('%s*%s' % (number(c), base) + ('' if e == 1 else '^%s' % number(e)))
         return ' + '.join(terms)
     local = _localNames(labels)
-    expression = combined([_expressionOf(l, v) for l, v in zip(labels, values)], [v.kind == 'function' for v in values])
-    return _function(action, expression, labels, values, (combined(local, [False]*count), local))
+    expression = combined([_expressionOf(l, v) for l, v in zip(names, cvValues)], [v.kind == 'function' for v in values])
+    return _function(action, expression, names, cvValues, (combined(local, [False]*count), local), args=labels)
 
 
 def _biasTerm(action, numbers, index, x, length, energy):
@@ -405,6 +428,7 @@ def _distanceRange(plumed, action, label, name):
     periodic boundary conditions or with a barostat (the box may grow). The box used is recorded on
     the PlumedInput (``opesBox``), which checks the simulation's box against it (PlumedInput.step)."""
     value = plumed.values[name]
+    name = plumedLabel(plumed, name)          # d.x, not the hidden Value d_x a function's expression names
     if not value.periodic:
         raise action.fail('ARG', '%r depends on the DISTANCE %r with NOPBC: its values have no bound, and the bias '
                           'here lives on a grid that must hold them (PLUMED\'s OPES has no grid); without NOPBC its '
@@ -582,7 +606,9 @@ def readDumpDerivatives(plumed, action):
     for label, value in zip(labels, values):
         if value.kind == 'function':
             if distancesOf(plumed, value):
-                raise action.fail('ARG', '%r is a function of a DISTANCE: not supported here', label)
+                raise action.fail('ARG', '%r is a function of a DISTANCE (%s): not supported here (the derivatives of a '
+                                  'DISTANCE, whole or a component, are not computed here)', label,
+                                  ', '.join(plumedLabel(plumed, d) for d in distancesOf(plumed, value)))
             counts.add(len(value.args))            # PLUMED: a function's derivatives are those by its arguments
             continue
         atoms = derivativeAtoms(value)
@@ -812,7 +838,7 @@ def readPrint(plumed, action):
         if arg in plumed.values:
             label = arg                           # a value of its own, such as SORT's s.1
         value = plumed.values.get(label)
-        if value is None:
+        if value is None or getattr(value, 'alias', None):
             raise action.fail('ARG', '%r is not the label of an action above', label)
         if dot and value.kind == 'opes':
             if component not in ('bias', 'rct', 'zed', 'neff', 'nker'):
