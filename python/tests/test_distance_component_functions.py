@@ -277,3 +277,27 @@ def test_reader_component_names_and_refusals():
              "'f' depends on the DISTANCE 'd.z' with NOPBC")):
         with pytest.raises(plumed.PlumedInputError, match=message):
             plumed.load(text, massless_system()[0])
+
+
+def test_reader_opes_bias_value_under_another_length_unit(platform_config, tmp_path, monkeypatch):
+    """PRINT's o.bias of OPES_METAD on a DISTANCE under UNITS LENGTH=A is OPES's bias at the variable in Angstrom (as
+    its grid and kernels), at NumPy's nearest-image distance, not at the distance in nm that the bias force's CV
+    holds."""
+    monkeypatch.chdir(tmp_path)
+    config = platform_config
+    system, topology = massless_system()
+    periodic = openmm.CustomBondForce('0')                 # no bonds: it only makes the System periodic (OPES asks)
+    periodic.setUsesPeriodicBoundaryConditions(True)
+    system.addForce(periodic)
+    inp = plumed.load('UNITS LENGTH=A\nd: DISTANCE ATOMS=1,2\no: OPES_METAD ARG=d PACE=10 BARRIER=10 TEMP=300 SIGMA=0.3 '
+                      'COMPRESSION_THRESHOLD=0\nPRINT ARG=d,o.bias FILE=COLVAR\n', system)
+    simulation = openmm.app.Simulation(topology, system, openmm.VerletIntegrator(0.001), config.platform(),
+                                       config.properties)
+    for scale in SCALES:
+        simulation.context.setPositions(positions(scale))
+        inp.step(simulation, 10)
+    simulation.context.setPositions(positions())
+    r = 10*float(np.linalg.norm(nearest(positions(), 0, 1)))                  # Angstrom
+    atR = inp.opes.getBiasAt([r]).value_in_unit(unit.kilojoules_per_mole)
+    assert abs(atR - inp.opes.getBiasAt([r/10]).value_in_unit(unit.kilojoules_per_mole)) > 1.0
+    assert inp.getValues(simulation.context, ['d', 'o.bias']) == pytest.approx([r, atR], rel=max(1e-9, config.value_rtol))
