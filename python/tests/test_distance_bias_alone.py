@@ -148,7 +148,13 @@ def check_energy_and_forces(force, simulation, config):
     if len(axes) == 1:
         openmmImage = float(np.linalg.norm(image(p[1] - p[0])))
         assert openmmImage - d > 0.1 and abs(natural_spline(axes[0], values)[0](openmmImage) - expected) > 0.1
-    # finite differences of the force alone, on the same platform
+    assert_forces_alone_match_differences(force, p, config, scale)
+    return energy
+
+
+def assert_forces_alone_match_differences(force, p, config, scale):
+    """A copy of ``force`` alone in a System of BOX at positions ``p`` on the configuration's platform: its forces
+    against finite differences of its energy, to the configuration's tolerance of ``scale`` (the largest force)."""
     system = openmm.System()
     for _ in range(len(p)):
         system.addParticle(1.0)
@@ -161,7 +167,6 @@ def check_energy_and_forces(force, simulation, config):
     fdTolerance = max(1e-5, config.fd_rtol)
     assert np.allclose(aloneForces, numeric, rtol=fdTolerance, atol=fdTolerance*scale), \
         np.abs(aloneForces - numeric).max()/scale
-    return energy
 
 
 def variables(count):

@@ -19,9 +19,8 @@ from openmmcoordination import CoordinationBiasForce, CoordinationForce, plumed
 from openmmcoordination.cvfunction import CVFunction
 from openmmcoordination.distancecv import DistanceCV
 
-from helpers import finite_difference_forces
-from test_distance_bias_alone import (BOX, check_reader_energy_and_forces, massless_system, nearest, positions,
-                                      reader_context)
+from test_distance_bias_alone import (BOX, assert_forces_alone_match_differences, check_reader_energy_and_forces,
+                                      massless_system, nearest, positions, reader_context)
 from test_plumed_opes_distance import RMAX, image
 
 #: The pair (0, 1) of d, the pair (2, 3) of c (and of e, with NOPBC).
@@ -35,6 +34,15 @@ def shifted_positions(scale=1.0):
     p = positions(scale)
     p[3] += np.array(list(BOX[1]))
     return p
+
+
+def periodic_massless_system():
+    """massless_system() made periodic (OPES asks for it) by a CustomBondForce of no bonds."""
+    system, topology = massless_system()
+    periodic = openmm.CustomBondForce('0')
+    periodic.setUsesPeriodicBoundaryConditions(True)
+    system.addForce(periodic)
+    return system, topology
 
 
 def switch(r):
@@ -150,18 +158,7 @@ def check_table_bias(force, context, config, count):
     scale = np.abs(expectedForces).max()
     rtol = max(1e-8, config.table_force_rtol)
     assert np.allclose(forces, expectedForces, rtol=rtol, atol=rtol*scale), np.abs(forces - expectedForces).max()/scale
-    system = openmm.System()
-    for _ in range(len(p)):
-        system.addParticle(1.0)
-    system.addForce(openmm.XmlSerializer.deserialize(openmm.XmlSerializer.serialize(force)))
-    system.setDefaultPeriodicBoxVectors(*BOX)
-    alone = config.context(system)
-    alone.setPositions(p)
-    aloneForces = alone.getState(getForces=True).getForces(asNumpy=True).value_in_unit(unit.kilojoule_per_mole/unit.nanometer)
-    numeric = finite_difference_forces(alone, p, range(len(p)), config.fd_step)
-    fdTolerance = max(1e-5, config.fd_rtol)
-    assert np.allclose(aloneForces, numeric, rtol=fdTolerance, atol=fdTolerance*scale), \
-        np.abs(aloneForces - numeric).max()/scale
+    assert_forces_alone_match_differences(force, p, config, scale)
     return energy
 
 
@@ -223,10 +220,7 @@ def test_reader_opes_on_a_combine_of_a_component(platform_config, tmp_path, monk
     against the table at NumPy's s and finite differences; PRINT's s and o.bias."""
     monkeypatch.chdir(tmp_path)
     config = platform_config
-    system, topology = massless_system()
-    periodic = openmm.CustomBondForce('0')                 # no bonds: it only makes the System periodic (OPES asks)
-    periodic.setUsesPeriodicBoundaryConditions(True)
-    system.addForce(periodic)
+    system, topology = periodic_massless_system()
     text = HEAD + ('s: COMBINE ARG=d.z,c COEFFICIENTS=1,-0.1 PERIODIC=NO\n'
                    'o: OPES_METAD ARG=s PACE=10 BARRIER=10 TEMP=300 SIGMA=0.03 COMPRESSION_THRESHOLD=0\n'
                    'PRINT ARG=s,o.bias FILE=COLVAR\n')
@@ -285,10 +279,7 @@ def test_reader_opes_bias_value_under_another_length_unit(platform_config, tmp_p
     holds."""
     monkeypatch.chdir(tmp_path)
     config = platform_config
-    system, topology = massless_system()
-    periodic = openmm.CustomBondForce('0')                 # no bonds: it only makes the System periodic (OPES asks)
-    periodic.setUsesPeriodicBoundaryConditions(True)
-    system.addForce(periodic)
+    system, topology = periodic_massless_system()
     inp = plumed.load('UNITS LENGTH=A\nd: DISTANCE ATOMS=1,2\no: OPES_METAD ARG=d PACE=10 BARRIER=10 TEMP=300 SIGMA=0.3 '
                       'COMPRESSION_THRESHOLD=0\nPRINT ARG=d,o.bias FILE=COLVAR\n', system)
     simulation = openmm.app.Simulation(topology, system, openmm.VerletIntegrator(0.001), config.platform(),
