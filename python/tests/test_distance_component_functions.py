@@ -254,8 +254,8 @@ def test_reader_opes_on_a_combine_of_a_component(platform_config, tmp_path, monk
 
 def test_reader_component_names_and_refusals():
     """The name of a component in expressions and in the bias force avoids the input's labels (d_z is taken: d_z_);
-    DUMPDERIVATIVES of a function of a component refused naming the component, as for a whole DISTANCE; the name d_z
-    is no label of the input (ARG=d_z refused); OPES_METAD on a function of a NOPBC component refused. Host only."""
+    the name d_z is no label of the input (ARG=d_z refused); OPES_METAD on a function of a NOPBC component refused
+    (DUMPDERIVATIVES of a function of a component: test_plumed_dumpderivatives_distance.py). Host only."""
     system, _ = massless_system()
     inp = plumed.load('d: DISTANCE ATOMS=1,2 COMPONENTS\nd_z: COORDINATION GROUPA=3 GROUPB=4 R_0=0.3\n'
                       'f: CUSTOM ARG=d.z,d_z FUNC=x+y PERIODIC=NO\nRESTRAINT ARG=f AT=0 KAPPA=1\n'
@@ -264,7 +264,6 @@ def test_reader_component_names_and_refusals():
     assert [bias.getCollectiveVariableName(k) for k in range(2)] == ['d_z', 'd_z_'] and bias.getNumDistances() == 1
     assert inp['f'] == '(d_z_)+(d_z)'
     for text, message in (
-            (HEAD + 'DUMPDERIVATIVES ARG=f FILE=deriv\n', r"'f' is a function of a DISTANCE \(d.z\): not supported here"),
             (HEAD + 'g: CUSTOM ARG=d_z FUNC=x PERIODIC=NO\n', "'d_z' is not the label of an action above"),
             (HEAD + 'PRINT ARG=d_z\n', "'d_z' is not the label of an action above"),
             (HEAD.replace('COMPONENTS', 'COMPONENTS NOPBC') + 'OPES_METAD ARG=f PACE=10 BARRIER=10 TEMP=300 SIGMA=0.03\n',

@@ -191,8 +191,8 @@ def test_reader_metad_on_a_function_of_a_distance(platform_config, tmp_path):
     """METAD on a CUSTOM of a DISTANCE and a coordination number (UNITS LENGTH=A: d in Angstrom): a
     CVFunction of a DistanceCV and a CoordinationForce, on the bias force (the distance a CV of it, the unit
     in the expression); PRINT's f equal to NumPy's; a RESTRAINT on it a term of the biases' force (the distance
-    a CV of it, the unit in the expression); OPES_METAD (in this System without periodic boundaries) and
-    DUMPDERIVATIVES on it refused, naming the distance."""
+    a CV of it, the unit in the expression); OPES_METAD (in this System without periodic boundaries) on it
+    refused, naming the distance (DUMPDERIVATIVES of it: test_plumed_dumpderivatives_distance.py)."""
     from openmmcoordination import plumed
     system, topology = toy_system(PARTNERS)
     integrator = openmm.LangevinMiddleIntegrator(TOY_TEMPERATURE, 5.0, 0.002)
@@ -218,7 +218,6 @@ def test_reader_metad_on_a_function_of_a_distance(platform_config, tmp_path):
     np.testing.assert_allclose(colvar[:, 3], 0.1*colvar[:, 1]*colvar[:, 2], atol=5e-6)
     restrained = plumed.load(head + 'RESTRAINT ARG=f AT=1 KAPPA=1\n', toy_system(PARTNERS)[0])   # test_distance_bias_alone.py
     assert restrained.biasForce.getEnergyExpression() == '0.5*1*(0.1*((d/0.1))*(cd) - 1)^2'
-    for tail, match in (('OPES_METAD ARG=f SIGMA=0.1 PACE=50 BARRIER=20 TEMP=300\n', "'f' depends on the DISTANCE 'd'"),
-                        ('DUMPDERIVATIVES ARG=f FILE=deriv\n', "'f' is a function of a DISTANCE")):
+    for tail, match in (('OPES_METAD ARG=f SIGMA=0.1 PACE=50 BARRIER=20 TEMP=300\n', "'f' depends on the DISTANCE 'd'"),):
         with pytest.raises(plumed.PlumedInputError, match=match):
             plumed.load(head + tail, toy_system(PARTNERS)[0])

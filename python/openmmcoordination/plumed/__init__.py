@@ -425,10 +425,12 @@ class PlumedInput(object):
         return results
 
     def getDerivatives(self, context, names, state=None):
-        """DUMPDERIVATIVES' numbers of the coordination numbers ``names`` at the Context's positions: an
-        array (parameters, len(names)), the rows the x, y, z of each atom of the CV (biases.derivativeAtoms)
-        then the 9 box derivatives, in the input's units; of a function, its derivatives with respect to
-        its arguments (Expression.gradient, analytic), as PLUMED's. The atoms' derivatives are the forces of a copy
+        """DUMPDERIVATIVES' numbers of the coordination numbers and DISTANCEs ``names`` at the Context's
+        positions: an array (parameters, len(names)), the rows the x, y, z of each atom of the CV
+        (biases.derivativeAtoms; a DISTANCE's two atoms) then the 9 box derivatives, in the input's units;
+        of a function, its derivatives with respect to its arguments (Expression.gradient, analytic, at
+        their values: DISTANCEs from the positions), as PLUMED's. A DISTANCE's (whole or a component) are
+        NumPy's (_distanceDerivatives). The atoms' derivatives are the forces of a copy
         of each CV on the Context's platform (dcv/dx = -force of energy cv); the box's, -sum over pairs of
         dfunc d (x) d, from the force's own switching function (evaluateSwitchingFunction)."""
         if state is None or not _hasPositions(state):
@@ -446,6 +448,12 @@ class PlumedInput(object):
             if value.kind == 'function':
                 at = dict(zip(value.local.variables, self.getValues(context, value.args, state)))
                 columns.append(np.array(value.local.gradient(at)))
+                continue
+            if value.kind == 'distance':
+                # dimensionless by the atoms; the box's in the input's length unit
+                derivatives = _distanceDerivatives(value, positions, box)
+                derivatives[6:] /= self.units.length
+                columns.append(derivatives)
                 continue
             index = cvNames.index(name)
             forces = helper.getState(getForces=True, groups={index}).getForces(asNumpy=True)
@@ -644,6 +652,31 @@ def _distance(value, positions, box):
     PLUMED and CoordinationBiasForce.addDistance take it: OpenMM's reduction, then in a triclinic box
     the nearest of its 27 neighbouring images); of a component (label.x), that coordinate of the
     second particle less the first's, of the same image."""
+    delta = _distanceVector(value, positions, box)
+    if getattr(value, 'component', None) is not None:
+        return float(delta[value.component])
+    return float(np.linalg.norm(delta))
+
+
+def _distanceDerivatives(value, positions, box):
+    """PLUMED's derivatives of a DISTANCE (src/colvar/Distance.cpp), r the image _distance takes (nm): of
+    its length d, -r/d and r/d by the first and second atom's x, y, z and the box derivatives -(r (x) r)/d
+    (nm); of a component k, -e_k and e_k, and -(r (x) e_k) (nm). The 6 atom derivatives then the 9 box
+    derivatives (rows and columns x, y, z, row-major), the box's in nm (dimensionless the atoms')."""
+    delta = _distanceVector(value, positions, box)
+    if getattr(value, 'component', None) is not None:
+        direction = np.zeros(3)
+        direction[value.component] = 1.0
+        boxDerivatives = -np.outer(delta, direction)
+    else:
+        length = np.linalg.norm(delta)
+        direction = delta/length
+        boxDerivatives = -np.outer(delta, delta)/length
+    return np.concatenate([-direction, direction, boxDerivatives.ravel()])
+
+
+def _distanceVector(value, positions, box):
+    """r2 - r1 (nm) of a DISTANCE's atoms: the nearest periodic image unless NOPBC (see _distance)."""
     delta = positions[value.obj[1]] - positions[value.obj[0]]
     if value.periodic:
         box = np.asarray(box, dtype=float)
@@ -652,6 +685,4 @@ def _distance(value, positions, box):
         if np.count_nonzero(box - np.diag(np.diag(box))):
             images = [delta + a*box[0] + b*box[1] + c*box[2] for a in (-1, 0, 1) for b in (-1, 0, 1) for c in (-1, 0, 1)]
             delta = min([delta] + images, key=lambda v: float(v @ v))
-    if getattr(value, 'component', None) is not None:
-        return float(delta[value.component])
-    return float(np.linalg.norm(delta))
+    return delta

@@ -166,8 +166,8 @@ def readFunction(plumed, action):
     """CUSTOM or MATHEVAL ARG= [VAR=] FUNC= PERIODIC=NO of coordination numbers, DISTANCEs and their
     components: a Lepton expression in their labels (a component label.x by its name label_x:
     _componentArguments) (a Value of kind 'function'; a DISTANCE in the input's length unit).
-    METAD, OPES_METAD, PRINT and the biases take one with a DISTANCE or a component among its
-    arguments (a distance CV of the bias force; see distancesOf); DUMPDERIVATIVES does not."""
+    METAD, OPES_METAD, PRINT, DUMPDERIVATIVES and the biases take one with a DISTANCE or a component
+    among its arguments (a distance CV of the bias force; see distancesOf)."""
     labels, values = _arguments(plumed, action, ('coordination', 'function', 'distance'))
     names, cvValues = _componentArguments(plumed, labels, values)
     variables = action.strings('VAR')
@@ -585,14 +585,16 @@ def _allValues(plumed, action, args):
 
 
 def readDumpDerivatives(plumed, action):
-    """DUMPDERIVATIVES ARG= FILE= [FMT=] [STRIDE=]: the derivatives of coordination numbers with
-    respect to the positions of their atoms and to the box (of a function, CUSTOM, MATHEVAL, COMBINE
-    or SORT's, with respect to its arguments), as PLUMED writes them (src/generic/
-    DumpDerivatives.cpp): per report, one line per parameter (x, y, z of each atom of the action in
-    its order, then the 9 box derivatives -sum over pairs of dfunc d (x) d, d the pair's vector and
-    dfunc = (ds/dr)/r, src/colvar/CoordinationBase.cpp), one column per argument. A Value of kind
-    'derivatives' with ``args``, ``stride``, ``file``, ``fmt``."""
-    labels, values = _arguments(plumed, action, ('coordination', 'function'))
+    """DUMPDERIVATIVES ARG= FILE= [FMT=] [STRIDE=]: the derivatives of coordination numbers and
+    DISTANCEs (whole or a component label.x) with respect to the positions of their atoms and to the
+    box (of a function, CUSTOM, MATHEVAL, COMBINE or SORT's, of coordination numbers and DISTANCEs,
+    with respect to its arguments), as PLUMED writes them (src/generic/DumpDerivatives.cpp): per
+    report, one line per parameter (x, y, z of each atom of the action in its order, then the 9 box
+    derivatives: of a coordination number -sum over pairs of dfunc d (x) d, d the pair's vector and
+    dfunc = (ds/dr)/r, src/colvar/CoordinationBase.cpp; of a DISTANCE -(r (x) r)/|r|, of its
+    component k -(r (x) e_k), r its image, src/colvar/Distance.cpp), one column per argument. A Value of
+    kind 'derivatives' with ``args``, ``stride``, ``file``, ``fmt``."""
+    labels, values = _arguments(plumed, action, ('coordination', 'function', 'distance'))
     file = action.required('FILE')
     fmt = action.take('FMT', '%15.10f')
     try:
@@ -605,11 +607,13 @@ def readDumpDerivatives(plumed, action):
     counts = set()
     for label, value in zip(labels, values):
         if value.kind == 'function':
-            if distancesOf(plumed, value):
-                raise action.fail('ARG', '%r is a function of a DISTANCE (%s): not supported here (the derivatives of a '
-                                  'DISTANCE, whole or a component, are not computed here)', label,
-                                  ', '.join(plumedLabel(plumed, d) for d in distancesOf(plumed, value)))
             counts.add(len(value.args))            # PLUMED: a function's derivatives are those by its arguments
+            continue
+        if value.kind == 'distance':
+            if value.obj[0] == value.obj[1]:
+                raise action.fail('ARG', '%r is a DISTANCE of atom %d to itself: its derivatives are not defined', label,
+                                  value.obj[0] + 1)
+            counts.add(2*3 + 9)
             continue
         atoms = derivativeAtoms(value)
         if len(set(atoms)) != len(atoms):
