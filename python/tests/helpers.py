@@ -104,6 +104,21 @@ def finite_difference_forces(context, positions, particles, step, box=None):
     return result
 
 
+def box_derivative_differences(values, box, positions, h):
+    """PLUMED's box derivatives by central differences: row 3a + b is -dv/de_ab, e the homogeneous deformation
+    of the box vectors (rows of ``box``) and of ``positions`` by (1 + e), of the vector values(box, positions)."""
+    rows = []
+    for a in range(3):
+        for b in range(3):
+            strain = np.eye(3)
+            strain[a, b] += h
+            plus = values(box @ strain, positions @ strain)
+            strain[a, b] -= 2*h
+            minus = values(box @ strain, positions @ strain)
+            rows.append(-(plus - minus)/(2*h))
+    return np.array(rows)
+
+
 def assert_close(actual, expected, rtol, what=''):
     """|actual - expected| <= rtol * max(|expected|, scale) elementwise, where scale is the
     largest |expected| entry (so near-zero components are judged on the array's own scale)."""

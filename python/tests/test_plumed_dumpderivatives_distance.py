@@ -26,6 +26,7 @@ from openmm import app, unit
 
 from openmmcoordination import plumed
 
+from helpers import box_derivative_differences
 from test_distance_bias_alone import massless_system, nearest
 from test_distance_bias_alone import positions as pair_positions
 from test_plumed_opes_distance import BOX, image
@@ -136,14 +137,7 @@ def test_distance_derivatives_against_numpy_and_differences(dumped):
                 step = np.zeros_like(p)
                 step[atom, axis] = h
                 numeric[3*row + axis, column] = ((values(p + step) - values(p - step))/(2*h/ANGSTROM))[column]
-    for a in range(3):
-        for b in range(3):
-            strain = np.eye(3)
-            strain[a, b] += h
-            plus = values(p @ strain, box @ strain)
-            strain[a, b] -= 2*h
-            minus = values(p @ strain, box @ strain)
-            numeric[6 + 3*a + b] = -(plus - minus)/(2*h)
+    numeric[6:] = box_derivative_differences(lambda b, q: values(q, b), box, p, h)
     np.testing.assert_allclose(printed, numeric, rtol=0, atol=1e-6)
     # through the Context too: the printed values at positions moved by h, OpenMM's State
     for atom, axis in ((0, 1), (1, 2)):
