@@ -191,8 +191,10 @@ void testParticleFunctionGradient() {
 void testParticleFunctionsAgainstReference() {
     // 400 particles in a periodic box with a cutoff: enough pairs for cell lists and threads on CPU, and
     // for two chunks of 256 centres on CUDA (group A of 280 in two-group mode). On CUDA every function
-    // over all pairs (COORDINATION_NEIGHBOR_LIST=0) and on the neighbour lists (1), where the first
-    // pass evaluates the elementwise ones itself (kernels/particlelists.cu); the other platforms ignore the switch.
+    // over all pairs (COORDINATION_NEIGHBOR_LIST=0), on the neighbour lists (1), where the first
+    // pass evaluates the elementwise ones itself (kernels/particlelists.cu), and with
+    // COORDINATION_LIST_KIND=homes, on the lists of homes where they serve (one group, an elementwise
+    // function: kernels/particlehomes.cu); the other platforms ignore the switches.
     int numParticles = 400;
     vector<Vec3> positions = randomPositions(numParticles, 3.0, 17);
     Vec3 box[3] = {Vec3(3.0, 0, 0), Vec3(0, 3.0, 0), Vec3(0, 0, 3.0)};
@@ -201,10 +203,11 @@ void testParticleFunctionsAgainstReference() {
         all.push_back(i);
         (i < 280 ? first : second).push_back(i);
     }
-    for (string lists : {"0", "1"})
+    for (string lists : {"0", "1", "homes"})
         for (int groups = 0; groups < 2; groups++)
             for (int f = CoordinationForce::Sum; f <= CoordinationForce::Moment; f++) {
-                ScopedEnvironment setting("COORDINATION_NEIGHBOR_LIST", lists);
+                ScopedEnvironment setting("COORDINATION_NEIGHBOR_LIST", lists == "homes" ? "1" : lists);
+                ScopedEnvironment kind("COORDINATION_LIST_KIND", lists == "homes" ? "homes" : "");
                 System system;
                 for (int i = 0; i < numParticles; i++)
                     system.addParticle(1.0);
@@ -308,7 +311,9 @@ void testParticleFunctionListsForcesOnly() {
     // capacity (evaluated from the cells), kept, and a particle moved by a box vector. One group
     // (MoreThan, the energy the CV: forces straight from the kernels) and two overlapping groups
     // (MoreThan with a distance power, restrained: the chain rule's gradient); the lists on, rebuilt
-    // at every evaluation, and off (COORDINATION_NEIGHBOR_LIST=0: the all-pairs kernels). Forces
+    // at every evaluation, and off (COORDINATION_NEIGHBOR_LIST=0: the all-pairs kernels), and lists of
+    // homes (COORDINATION_LIST_KIND=homes: kernels/particlehomes.cu for the one group; the two groups
+    // keep lists of particles). Forces
     // alone, the energy alone, then both, as gpu_suite.sh's stress stage runs every ForcesOnly test;
     // then the c_i (getCoordinationNumbers()).
     const int numParticles = 600;
@@ -322,9 +327,10 @@ void testParticleFunctionListsForcesOnly() {
         if (i >= 250)
             second.push_back(i);
     }
-    for (string lists : {"1", "always", "0"})
+    for (string lists : {"1", "always", "0", "homes"})
         for (int variant = 0; variant < 2; variant++) {
-            ScopedEnvironment setting("COORDINATION_NEIGHBOR_LIST", lists);
+            ScopedEnvironment setting("COORDINATION_NEIGHBOR_LIST", lists == "homes" ? "1" : lists);
+            ScopedEnvironment kind("COORDINATION_LIST_KIND", lists == "homes" ? "homes" : "");
             System system;
             for (int i = 0; i < numParticles; i++)
                 system.addParticle(1.0);

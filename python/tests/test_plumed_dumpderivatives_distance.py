@@ -111,7 +111,7 @@ def test_file_format(dumped):
     assert len(linesf) == 1 + 3*3 and [int(line.split()[1]) for line in linesf[1:]] == [0, 1, 2]*3
 
 
-def test_distance_derivatives_against_numpy_and_differences(dumped):
+def test_distance_derivatives_against_numpy_and_differences(dumped, platform_config):
     """The printed derivatives equal NumPy's formulas at the nearest image (NOPBC: the raw vector, a box vector
     longer); the atoms' equal central differences of the printed values by each coordinate (in Angstrom), the
     box's -dv/dh under x -> x (1 + h E_ab), box and positions together. The nearest image is not OpenMM's own,
@@ -141,15 +141,18 @@ def test_distance_derivatives_against_numpy_and_differences(dumped):
                 numeric[3*row + axis, column] = ((values(p + step) - values(p - step))/(2*h/ANGSTROM))[column]
     numeric[6:] = box_derivative_differences(lambda b, q: values(q, b), box, p, h)
     np.testing.assert_allclose(printed, numeric, rtol=0, atol=1e-6)
-    # through the Context too: the printed values at positions moved by h, OpenMM's State
+    # through the Context too: the printed values at positions moved by a step, OpenMM's State (in single
+    # precision the Context holds float positions, about 1e-7 nm apart here: a step of 1e-3 nm, held to 5e-4)
+    single = platform_config.precision == 'single'
+    hContext, atol = (1e-3, 5e-4) if single else (h, 1e-6)
     for atom, axis in ((0, 1), (1, 2)):
         step = np.zeros_like(p)
-        step[atom, axis] = h
+        step[atom, axis] = hContext
         context.setPositions(p + step)
         plus = np.array(inp.getValues(context, ARGS))
         context.setPositions(p - step)
         minus = np.array(inp.getValues(context, ARGS))
-        np.testing.assert_allclose((plus - minus)[:4]/(2*h/ANGSTROM), printed[3*atom + axis, :4], rtol=0, atol=1e-6)
+        np.testing.assert_allclose((plus - minus)[:4]/(2*hContext/ANGSTROM), printed[3*atom + axis, :4], rtol=0, atol=atol)
 
 
 def test_function_of_distances_derivatives(dumped, platform_config):

@@ -220,6 +220,24 @@ private:
      */
     bool hasParticleLists() const;
     /**
+     * Whether a particle function's passes may take the lists of homes (kernels/particlehomes.cu:
+     * one group, F elementwise, the lists enabled and of homes, a finite cutoff in a periodic box).
+     */
+    bool hasParticleHomeLists() const;
+    /**
+     * Where the lists of homes serve this box (hasParticleHomeLists() and their prepare(), which
+     * launches checkNeighborList, with the position check of checks, and the binning), launch the
+     * first pass, computeParticleHomeNumbers (c by sorted index into particleNumbers), and return
+     * true; else launch nothing and return false.
+     */
+    bool launchParticleHomeNumbers(const CudaCoordinationChecks& checks);
+    /**
+     * After launchParticleHomeNumbers(): evaluateParticleTerms (the elementwise F, summed where flags,
+     * sum, value and record say, as launch() does; its weights by sorted index) and, where the flags
+     * ask for forces or the gradient, computeParticleHomeGradient.
+     */
+    void launchParticleHomeFunction(int flags, CUdeviceptr sum, CUdeviceptr value, CUdeviceptr record, const CudaCoordinationChecks& checks);
+    /**
      * Set the arguments of a cell kernel: its flags, its lists of homes (homeLists) or none, and
      * finishBlock's cvPartial, cvValue, record and alarm, and the check of the positions.
      */
@@ -232,6 +250,8 @@ private:
      * than straight to the atoms. CudaCoordinationTuning::sortedGradient can force either.
      */
     bool useSortedGradient() const;
+    /** The blocks of a launch of a cell kernel: a warp a work item, at most maxBlocks. */
+    long long getCellBlocks() const;
     /** Whether to use the cell lists for this cutoff in the current box; if so, bin the particles. */
     bool binCells(double cutoff);
     /** Blocks for the tile kernels: one per tile of L chunks and S chunks of the given size, at most maxTileBlocks. */
@@ -252,12 +272,13 @@ private:
     int compiledKernels = 0;
     /** The pair kernel of the last evaluation (a CudaCoordinationProgram::Kernels bit), its options and gradient order. */
     int lastPath = 0;
-    bool lastHomeLists = false, lastSortedForces = false, lastChained = false, lastParticleLists = false;
+    bool lastHomeLists = false, lastSortedForces = false, lastChained = false, lastParticleLists = false, lastParticleHomes = false;
     CUdeviceptr lastEntrySlot = 0;
     CUfunction tilesKernel, pairsKernel, applyKernel, histogramTilesKernel, histogramPairsKernel, invertKernel, updateKernel, checkKernel;
     CUfunction cellsKernel, cellValuesKernel, histogramCellsKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel, scatterCellsKernel;
     CUfunction checkListKernel, listKernel;
     CUfunction particleNumbersKernel, particleFunctionKernel, particleGradientKernel, particleListNumbersKernel, particleListGradientKernel;
+    CUfunction particleHomeNumbersKernel, particleTermsKernel, particleHomeGradientKernel;
     /** Whether the CV is a particle function of per-atom coordination numbers (kernels/particles.cu), and its parameters. */
     bool particleFunction = false;
     ParticleFunctionParams particleParams;
@@ -266,8 +287,13 @@ private:
     float distancePowerFloat = 0.0f;
     /** The coordination numbers c_i (zero between evaluations) and the weights dF/dc_i of a particle function. */
     OpenMM::CudaArray particleNumbers, particleWeights;
-    /** The weights dF/dc of an elementwise particle function by list index, in the device's precision (0 for group B). */
+    /**
+     * The weights dF/dc of an elementwise particle function by list index (on lists of homes: by
+     * sorted index), in the device's precision (0 for group B).
+     */
     OpenMM::CudaArray particleListWeights;
+    /** The counter of the work items of computeParticleHomeGradient (evaluateParticleTerms clears it). */
+    OpenMM::CudaArray particleHomeCounter;
     /** Cell lists for a finite cutoff in a periodic box (null where they cannot apply). */
     std::unique_ptr<CudaCoordinationCells> cells;
     /** Verlet lists built from the cells (null where they cannot apply). */

@@ -38,11 +38,15 @@ public:
      * @param numNeighbors the particles a list may hold: numParticles for one group, the larger
      *                    group for two (which get lists of particles, not of homes)
      * @param tuning      the switches that force a kind, a mode, lanes or a skin
-     * @param particlesOnly lists of particles whatever the size and the tuning's kind (a particle
-     *                    function's passes, kernels/particlelists.cu, have no kernel on lists of homes)
+     * @param particleFunction the lists serve a particle function's passes: wherever a grid serves,
+     *                    not weighed against the tiles (whose passes evaluate each pair twice or more)
+     * @param homesAllowed whether lists of homes may serve (one group; a particle function only where
+     *                    F is elementwise, kernels/particlehomes.cu); else lists of particles whatever
+     *                    the size and the tuning's kind
      */
     CudaCoordinationNeighborList(OpenMM::CudaContext& cu, CudaCoordinationLauncher& launcher, CudaCoordinationCells& cells,
-            int numParticles, int numNeighbors, const CudaCoordinationTuning& tuning, bool particlesOnly = false);
+            int numParticles, int numNeighbors, const CudaCoordinationTuning& tuning, bool particleFunction = false,
+            bool homesAllowed = true);
     /**
      * Whether two groups of these sizes get lists (of particles): where the tiles would evaluate
      * many pairs (MinTwoGroupPairs) and the groups together are no larger than the lists of
@@ -158,7 +162,7 @@ private:
     int numParticles, numNeighbors, lanes, capacity = 0, stamp = 0, evaluations = 0, allocatedLists = 0;
     bool enabled = true, homes = false, alwaysRebuild = false, stale = true, unusable = false, reading = false;
     /** Lists for a particle function: of particles, and taken wherever a grid serves (not weighed against the tiles). */
-    bool particlesOnly = false;
+    bool particleFunction = false;
     double forcedSkin, skin = -1, dmax = -1, listCutoff2 = 0, nearFraction = 0;
     float listCutoff2Float = 0;
     OpenMM::Vec3 box[3];

@@ -60,7 +60,8 @@ public:
         CellValueKernels = 256,     ///< computeCoordinationCellValues: the cells without forces
         ParticleKernels = 512,      ///< computeParticleNumbers, evaluateParticleFunction, computeParticleGradient: a particle function
         ParticleListKernels = 1024, ///< computeParticleListNumbers, computeParticleListGradient: a particle function on neighbour lists
-        AllKernels = 2047
+        ParticleHomeKernels = 2048, ///< computeParticleHomeNumbers, evaluateParticleTerms, computeParticleHomeGradient: on lists of homes
+        AllKernels = 4095
     };
     /** The names of the kernels of some families (a combination of Kernels). */
     static std::vector<std::string> getKernelNames(int kernels);

@@ -10,6 +10,11 @@ using namespace CoordinationPlugin;
 using namespace OpenMM;
 using namespace std;
 
+/** Whether F is a sum of terms f(c_a), each weight its own term's (particleFunctionIsElementwise() in kernels/particlefunction.cu). */
+static bool isElementwise(CoordinationForce::ParticleFunction function) {
+    return (function >= CoordinationForce::Sum && function <= CoordinationForce::Between);
+}
+
 // The threads of a block of computeCoordinationList.
 static const int ListBlockSize = CudaCoordinationProgram::ListBlockSize;
 // From this many particles binned, the cell kernel's forces go through the gradient buffer by
@@ -85,13 +90,15 @@ CudaCoordinationCV::CudaCoordinationCV(CudaContext& cu, const CoordinationForce&
     listLanes = 1;
     // Neighbour lists: for one group, and for two where the tiles would evaluate many pairs (a list
     // for each particle of both groups, of the other group's particles); for a particle function
-    // always lists of particles (kernels/particlelists.cu), one group or two.
+    // lists of particles (kernels/particlelists.cu), one group or two, or for one group and an
+    // elementwise F of more particles lists of homes (kernels/particlehomes.cu), as for the plain CV.
     bool oneGroup = (mode == CoordinationForce::OneGroup), particleLists = force.usesParticleFunction();
+    bool homesAllowed = (!particleLists || (oneGroup && isElementwise(force.getParticleFunction())));
     if (cells && isfinite(force.getDMax()) && (oneGroup || particleLists || CudaCoordinationNeighborList::servesTwoGroups(nA, nB, tuning))) {
         int numListed = (oneGroup ? nA : nA+nB);
         listParticles = numListed;
         neighborList.reset(new CudaCoordinationNeighborList(cu, launcher, *cells, numListed, oneGroup ? nA : max(nA, nB), tuning,
-                particleLists));
+                particleLists, homesAllowed));
         listLanes = CudaCoordinationNeighborList::chooseLanes(cu, numListed, tuning);
     }
 }
@@ -261,6 +268,8 @@ int CudaCoordinationCV::expectedKernels() const {
     typedef CudaCoordinationProgram P;
     if (particleFunction && hasParticleLists())
         return P::CoreKernels | P::ParticleKernels | P::BinningKernels | P::ListKernels | P::ParticleListKernels;
+    if (particleFunction && hasParticleHomeLists())
+        return P::CoreKernels | P::BinningKernels | P::ListKernels | P::ParticleHomeKernels;
     if (particleFunction)
         return P::CoreKernels | P::ParticleKernels;
     if (mode == CoordinationForce::PairList)
@@ -332,7 +341,8 @@ void CudaCoordinationCV::loadKernels(CUmodule module, int kernels, int part) {
             {"checkNeighborList", &checkListKernel}, {"computeCoordinationList", &listKernel},
             {"computeParticleNumbers", &particleNumbersKernel}, {"evaluateParticleFunction", &particleFunctionKernel},
             {"computeParticleGradient", &particleGradientKernel}, {"computeParticleListNumbers", &particleListNumbersKernel},
-            {"computeParticleListGradient", &particleListGradientKernel}};
+            {"computeParticleListGradient", &particleListGradientKernel}, {"computeParticleHomeNumbers", &particleHomeNumbersKernel},
+            {"evaluateParticleTerms", &particleTermsKernel}, {"computeParticleHomeGradient", &particleHomeGradientKernel}};
     for (const string& name : CudaCoordinationProgram::getKernelNames(kernels))
         *slots.at(name) = cu.getKernel(module, CudaCoordinationProgram::getKernelName(name, part));
     compiledKernels |= kernels;
@@ -444,8 +454,7 @@ void CudaCoordinationCV::launch(int flags, CUdeviceptr sum, CUdeviceptr value, C
         launcher.launch(listKernel, args.data(), min((listParticles*(long long) listLanes+ListBlockSize-1)/ListBlockSize,
                 (long long) residentListBlocks), ListBlockSize);
     else if (useCells)
-        launcher.launch(cellValues ? cellValuesKernel : cellsKernel, args.data(),
-                min(((long long) cells->getNumItems()*32+tile-1)/tile, (long long) maxBlocks), tile);
+        launcher.launch(cellValues ? cellValuesKernel : cellsKernel, args.data(), getCellBlocks(), tile);
     else if (mode == CoordinationForce::PairList)
         launcher.launch(pairsKernel, args.data(), min((numL+tile-1)/tile, maxBlocks), tile);
     else
@@ -483,6 +492,86 @@ long long CudaCoordinationCV::launchParticleNumbers(const CudaCoordinationChecks
 
 bool CudaCoordinationCV::hasParticleLists() const {
     return (cells && isfinite(dmax) && neighborList && neighborList->isEnabled() && !neighborList->hasHomeLists());
+}
+
+bool CudaCoordinationCV::hasParticleHomeLists() const {
+    return (cells && isfinite(dmax) && neighborList && neighborList->isEnabled() && neighborList->hasHomeLists() &&
+            isElementwise((CoordinationForce::ParticleFunction) particleParams.function));
+}
+
+bool CudaCoordinationCV::launchParticleHomeNumbers(const CudaCoordinationChecks& checks) {
+    typedef CudaCoordinationProgram P;
+    setImageSearchDistance();
+    if (!hasParticleHomeLists())
+        return false;
+    requireKernels(P::BinningKernels | P::ListKernels | P::ParticleHomeKernels);
+    // The positions are checked by checkNeighborList.
+    if (!neighborList->prepare(dmax, checkListKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel, scatterCellsKernel,
+            groupAtoms, checks))
+        return false;
+    if (!particleListWeights.isInitialized())
+        particleListWeights.initialize(cu, numSlots, cu.getUseDoublePrecision() ? sizeof(double) : sizeof(float),
+                "coordinationParticleListWeights");
+    else if (particleListWeights.getSize() < numSlots)
+        particleListWeights.resize(numSlots);
+    if (!particleHomeCounter.isInitialized()) {
+        particleHomeCounter.initialize<unsigned int>(cu, 1, "coordinationParticleHomeCounter");
+        cu.clearBuffer(particleHomeCounter);
+    }
+    CudaCoordinationChecks none = {0, checks.alarm, 0};
+    void* power = (cu.getUseDoublePrecision() ? (void*) &distancePowerDouble : (void*) &distancePowerFloat);
+    CellArguments<float, float4> cellFloat;
+    CellArguments<double, double4> cellDouble;
+    if (cu.getUseDoublePrecision())
+        setCellArguments(cellDouble, paramsDouble, 0, true, 0, 0, 0, none);
+    else
+        setCellArguments(cellFloat, paramsFloat, 0, true, 0, 0, 0, none);
+    vector<void*> args = {cu.getUseDoublePrecision() ? (void*) &cellDouble : (void*) &cellFloat, power, &particleNumbers.getDevicePointer()};
+    launcher.launch(particleHomeNumbersKernel, args.data(), getCellBlocks(), CudaCoordinationProgram::TileSize);
+    return true;
+}
+
+long long CudaCoordinationCV::getCellBlocks() const {
+    long long tile = CudaCoordinationProgram::TileSize;
+    return min(((long long) cells->getNumItems()*32+tile-1)/tile, (long long) maxBlocks);
+}
+
+void CudaCoordinationCV::launchParticleHomeFunction(int flags, CUdeviceptr sum, CUdeviceptr value, CUdeviceptr record,
+        const CudaCoordinationChecks& checks) {
+    int tile = CudaCoordinationProgram::TileSize;
+    CUdeviceptr partial = (flags & Accumulate ? sum : cvPartial.getDevicePointer());
+    vector<void*> termArgs = {&particleNumbers.getDevicePointer(), &particleListWeights.getDevicePointer(), &particleParams, &numSlots,
+            &particleHomeCounter.getDevicePointer(), &flags, &cu.getEnergyBuffer().getDevicePointer(), &partial, &counter.getDevicePointer(),
+            &value, &record, (void*) &checks.alarm};
+    launcher.launch(particleTermsKernel, termArgs.data(), min((numSlots+tile-1)/tile, maxBlocks), tile);
+    int gradientFlags = flags & (DirectForces | Gradient);
+    if (gradientFlags != 0) {
+        // The same lists as the first pass (visitCells() with keep), its own counter of work items.
+        CudaCoordinationChecks none = {0, checks.alarm, 0};
+        void* power = (cu.getUseDoublePrecision() ? (void*) &distancePowerDouble : (void*) &distancePowerFloat);
+        CellArguments<float, float4> cellFloat;
+        CellArguments<double, double4> cellDouble;
+        if (cu.getUseDoublePrecision()) {
+            setCellArguments(cellDouble, paramsDouble, gradientFlags, true, 0, 0, 0, none);
+            cellDouble.workCounter = particleHomeCounter.getDevicePointer();
+        }
+        else {
+            setCellArguments(cellFloat, paramsFloat, gradientFlags, true, 0, 0, 0, none);
+            cellFloat.workCounter = particleHomeCounter.getDevicePointer();
+        }
+        vector<void*> args = {cu.getUseDoublePrecision() ? (void*) &cellDouble : (void*) &cellFloat, power,
+                &particleListWeights.getDevicePointer()};
+        launcher.launch(particleHomeGradientKernel, args.data(), getCellBlocks(), tile);
+    }
+    neighborList->finishLaunch();
+    lastPath = CudaCoordinationProgram::ParticleKernels;
+    lastParticleLists = false;
+    lastParticleHomes = true;
+    lastHomeLists = true;
+    lastSortedForces = false;
+    lastChained = false;
+    // The gradient by sorted index (Gradient): the chain rule maps entry k to slot sortedSlot[k].
+    lastEntrySlot = cells->getSortedSlots().getDevicePointer();
 }
 
 bool CudaCoordinationCV::launchParticleListNumbers(const CudaCoordinationChecks& checks, bool evaluate, int flags, CUdeviceptr sum,
@@ -528,7 +617,11 @@ bool CudaCoordinationCV::launchParticleFunction(int flags, CUdeviceptr sum, CUde
     // gradient. On the lists an elementwise function is evaluated by the first pass: two launches.
     typedef CudaCoordinationProgram P;
     int tile = P::TileSize;
-    bool elementwise = (particleParams.function >= CoordinationForce::Sum && particleParams.function <= CoordinationForce::Between);
+    if (launchParticleHomeNumbers(checks)) {
+        launchParticleHomeFunction(flags, sum, value, record, checks);
+        return false;
+    }
+    bool elementwise = isElementwise((CoordinationForce::ParticleFunction) particleParams.function);
     bool chained = false;
     bool useList = launchParticleListNumbers(checks, elementwise, flags, sum, value, record);
     bool listWeights = (useList && elementwise);
@@ -570,6 +663,7 @@ bool CudaCoordinationCV::launchParticleFunction(int flags, CUdeviceptr sum, CUde
         neighborList->finishLaunch();
     lastPath = P::ParticleKernels;
     lastParticleLists = useList;
+    lastParticleHomes = false;
     lastHomeLists = false;
     lastSortedForces = false;
     lastChained = chained;
@@ -579,11 +673,24 @@ bool CudaCoordinationCV::launchParticleFunction(int flags, CUdeviceptr sum, CUde
 
 vector<double> CudaCoordinationCV::computeCoordinationNumbers(const CudaCoordinationChecks& checks) {
     // The first pass over the neighbour lists where they serve, else over all pairs.
+    vector<double> c;
+    if (launchParticleHomeNumbers(checks)) {
+        // By sorted index: each one's slot is in the lists' slots (the order of their last build).
+        neighborList->finishLaunch();
+        vector<double> sorted;
+        vector<int> slots;
+        particleNumbers.download(sorted);
+        neighborList->getSlots().download(slots);
+        c.resize(sorted.size());
+        for (int k = 0; k < numSlots; k++)
+            c[slots[k]] = sorted[k];
+        cu.clearBuffer(particleNumbers);
+        return c;
+    }
     if (launchParticleListNumbers(checks))
         neighborList->finishLaunch();
     else
         launchParticleNumbers(checks);
-    vector<double> c;
     particleNumbers.download(c);
     // Zero again for the next evaluation (evaluateParticleFunction() clears it where it runs; the
     // all-pairs pass adds to it).
@@ -715,8 +822,8 @@ string CudaCoordinationCV::describeLastEvaluation() const {
     if (lastPath == P::ListKernels || (lastPath == P::ParticleKernels && lastParticleLists))
         text << " lanes=" << listLanes;
     if (lastPath == P::ParticleKernels)
-        text << " lists=" << (lastParticleLists ? "particles" : "none");
-    bool listPath = (lastPath == P::ListKernels || (lastPath == P::ParticleKernels && lastParticleLists));
+        text << " lists=" << (lastParticleHomes ? "homes" : lastParticleLists ? "particles" : "none");
+    bool listPath = (lastPath == P::ListKernels || (lastPath == P::ParticleKernels && (lastParticleLists || lastParticleHomes)));
     if (lastPath == P::CellKernels || listPath) {
         const CudaCoordinationCells::Grid& grid = cells->getGrid();
         text << " grid=" << grid.rx << "," << grid.ry << "," << grid.rz << "," << grid.runLength;

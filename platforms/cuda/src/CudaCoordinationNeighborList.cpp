@@ -27,11 +27,12 @@ static const long long MinTwoGroupPairs = 4000000;
 static const int ReadInterval = 64;
 
 CudaCoordinationNeighborList::CudaCoordinationNeighborList(CudaContext& cu, CudaCoordinationLauncher& launcher,
-        CudaCoordinationCells& cells, int numParticles, int numNeighbors, const CudaCoordinationTuning& tuning, bool particlesOnly) : cu(cu),
-        launcher(launcher), cells(cells), numParticles(numParticles), numNeighbors(numNeighbors), forcedSkin(tuning.neighborSkin) {
-    this->particlesOnly = particlesOnly;
-    // Two groups (numNeighbors < numParticles) and particle functions have lists of particles only.
-    homes = (!particlesOnly && numNeighbors == numParticles && (tuning.listKind == CudaCoordinationTuning::KindHomes ||
+        CudaCoordinationCells& cells, int numParticles, int numNeighbors, const CudaCoordinationTuning& tuning, bool particleFunction,
+        bool homesAllowed) : cu(cu), launcher(launcher), cells(cells), numParticles(numParticles), numNeighbors(numNeighbors),
+        forcedSkin(tuning.neighborSkin) {
+    this->particleFunction = particleFunction;
+    // Two groups (numNeighbors < numParticles) have lists of particles only.
+    homes = (homesAllowed && numNeighbors == numParticles && (tuning.listKind == CudaCoordinationTuning::KindHomes ||
             (tuning.listKind == CudaCoordinationTuning::KindDefault && numParticles > MaxDefaultParticles)));
     enabled = (tuning.neighborList != CudaCoordinationTuning::ListsOff && numParticles > 1 && numParticles < MaxParticles);
     alwaysRebuild = (tuning.neighborList == CudaCoordinationTuning::ListsAlwaysRebuilt);
@@ -140,7 +141,7 @@ bool CudaCoordinationNeighborList::prepare(double dmax, CUfunction checkKernel, 
         return false;
     // Two groups take the lists wherever a grid serves: they were chosen for the pairs the tiles would evaluate.
     // So do particle functions: their all-pairs kernels evaluate each pair twice, or more (kernels/particles.cu).
-    if (!cells.chooseGrid(cutoff, numNeighbors == numParticles && !particlesOnly)) {
+    if (!cells.chooseGrid(cutoff, numNeighbors == numParticles && !particleFunction)) {
         unusable = true;
         return false;
     }

@@ -66,7 +66,9 @@ static const struct {
     {CudaCoordinationProgram::ParticleKernels, {"computeParticleNumbers", "evaluateParticleFunction", "computeParticleGradient"},
             join({pairKernelFiles, {"particles", "particlefunction"}}), NULL},
     {CudaCoordinationProgram::ParticleListKernels, {"computeParticleListNumbers", "computeParticleListGradient"},
-            join({pairKernelFiles, cellFiles, {"batches", "neighbors", "particlefunction", "particlelists"}}), NULL}
+            join({pairKernelFiles, cellFiles, {"batches", "neighbors", "particlefunction", "particlelists"}}), NULL},
+    {CudaCoordinationProgram::ParticleHomeKernels, {"computeParticleHomeNumbers", "evaluateParticleTerms", "computeParticleHomeGradient"},
+            join({cellKernelFiles, {"particlefunction", "particlehomes"}}), NULL}
 };
 
 string CudaCoordinationProgram::getSource(const vector<pair<string, string> >& files, const set<string>& names) {

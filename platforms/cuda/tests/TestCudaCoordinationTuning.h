@@ -143,6 +143,24 @@ void testTuningSwitchesChangeThePath() {
     assertPathHas(perAtomChained, "chainRule=chained");
     ASSERT(perAtomSeparate.find("chainRule") == string::npos);
     system.removeForce(0);
+    // One group and an elementwise function: lists of particles up to 50,000 particles, and lists of homes
+    // (kernels/particlehomes.cu) with the switch, restrained (the chain rule) and as the energy itself.
+    for (int restrained = 0; restrained < 2; restrained++) {
+        CoordinationForce* homes = new CoordinationForce(all);
+        homes->setR0(0.3);
+        homes->setDMax(1.0);
+        homes->setUsesPeriodicBoundaryConditions(true);
+        homes->setParticleFunction(CoordinationForce::MoreThan);
+        homes->setThreshold(3.0, 0.5, 6, 12, 8.0);
+        if (restrained) {
+            homes->setEnergyExpression("0.5*k*(cv-cv0)^2");
+            homes->addGlobalParameter("k", 0.001);
+            homes->addGlobalParameter("cv0", 100.0);
+        }
+        system.addForce(homes);
+        assertSwitchChangesPath("COORDINATION_LIST_KIND", "homes", "lists=homes", system, *homes, positions, true);
+        system.removeForce(0);
+    }
     // Two groups with a cutoff in a box, on a grid of cells (here the tiles would be cheaper): forces
     // straight to the atoms below 500,000 particles.
     ScopedEnvironment forcedGrid("COORDINATION_CELL_GRID", "1,1,1,1");

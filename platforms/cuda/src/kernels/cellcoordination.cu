@@ -143,36 +143,6 @@ typedef struct {
     const real4* shifts;
 } HomeLists;
 
-/** Every work item of the cell lists, one warp each (from its home list where lists keeps one). */
-template <bool GRADIENT>
-inline DEVICE mixed computeCellItems(CellCoordination<GRADIENT> visitor, const CellGrid& grid, const int* RESTRICT cellStart,
-        unsigned int* RESTRICT workCounter, CellBatch batch, const HomeLists& lists, unsigned int* RESTRICT maxCount) {
-    const int numItems = countCellItems(grid);
-    int largest = 0;
-    visitor.cvSum = 0;
-    for (int item = nextCellItem(workCounter); item < numItems; item = nextCellItem(workCounter)) {
-        unsigned int* record = lists.entries+(size_t) item*lists.capacity;
-        const int recorded = (lists.state == HOME_LISTS_KEEP ? lists.count[item] : 0);
-        if (lists.state == HOME_LISTS_KEEP && recorded <= lists.capacity) {
-            visitHomeList(record, recorded, lists.pos, lists.shifts, batch, visitor);
-            continue;
-        }
-        batch.record = (lists.state == HOME_LISTS_REBUILD ? record : NULL);
-        batch.recorded = 0;
-        batch.recordCapacity = lists.capacity;
-        visitCellItem(item, grid, (lists.state == HOME_LISTS_NONE ? visitor.params.dmax2 : lists.cutoff2), cellStart,
-                (lists.state == HOME_LISTS_KEEP ? lists.pos : visitor.sortedPos), visitor.sortedSlot, visitor.groupOriginal,
-                visitor.box.vecX, visitor.box.vecY, visitor.box.vecZ, batch, visitor);
-        if (batch.record != NULL && threadIdx.x%32 == 0) {
-            lists.count[item] = batch.recorded;
-            largest = max(largest, batch.recorded);
-        }
-    }
-    if (lists.state == HOME_LISTS_REBUILD && threadIdx.x%32 == 0)
-        atomicMax(maxCount, (unsigned int) largest);
-    return visitor.cvSum;
-}
-
 #ifdef CELL_HALF_BATCHES
 // At most 85 registers, so that three blocks fit a multiprocessor (with 96, two did: 0.805 against
 // 0.843 ms for 1,000,000 particles, 0.122 against 0.125 ms for 100,000, for 24 bytes of spills).
@@ -229,25 +199,54 @@ typedef struct {
 } CellKernelArguments;
 
 /**
- * The CV over the pairs of neighbouring cells (a finite cutoff in a periodic box). With GRADIENT,
- * the gradient goes to the forces or to gradient[] by sorted index. With home lists (rebuildStamp
- * not NULL: one group, CudaCoordinationNeighborList), the lists are rebuilt where *rebuildStamp ==
- * stamp, and the arrays that checkNeighborList reads (listSlot, listShift, refPos, listPos)
- * recorded from this evaluation's binning; otherwise the lists are evaluated at listPos.
+ * Every work item of the cell lists, one warp each, handed to the visitor (beginL, batch, endL:
+ * CellCoordination below, or the per-atom passes of kernels/particlehomes.cu): from its home list
+ * where lists keep one (KEEP), else filtered from the cells (and recorded where lists are REBUILD).
  */
-template <bool GRADIENT>
-inline DEVICE void computeCells(const CellKernelArguments& args) {
+template <class Visitor>
+inline DEVICE void visitCellItems(Visitor& visitor, const CellKernelArguments& args, CellBatch batch, const HomeLists& lists) {
+    const int numItems = countCellItems(args.grid);
+    int largest = 0;
+    for (int item = nextCellItem(args.workCounter); item < numItems; item = nextCellItem(args.workCounter)) {
+        unsigned int* record = lists.entries+(size_t) item*lists.capacity;
+        const int recorded = (lists.state == HOME_LISTS_KEEP ? lists.count[item] : 0);
+        if (lists.state == HOME_LISTS_KEEP && recorded <= lists.capacity) {
+            visitHomeList(record, recorded, lists.pos, lists.shifts, batch, visitor);
+            continue;
+        }
+        batch.record = (lists.state == HOME_LISTS_REBUILD ? record : NULL);
+        batch.recorded = 0;
+        batch.recordCapacity = lists.capacity;
+        visitCellItem(item, args.grid, (lists.state == HOME_LISTS_NONE ? args.params.dmax2 : lists.cutoff2), args.cellStart,
+                (lists.state == HOME_LISTS_KEEP ? lists.pos : args.sortedPos), args.sortedSlot, args.groupOriginal,
+                args.periodicBoxVecX, args.periodicBoxVecY, args.periodicBoxVecZ, batch, visitor);
+        if (batch.record != NULL && threadIdx.x%32 == 0) {
+            lists.count[item] = batch.recorded;
+            largest = max(largest, batch.recorded);
+        }
+    }
+    if (lists.state == HOME_LISTS_REBUILD && threadIdx.x%32 == 0)
+        atomicMax(args.maxCount, (unsigned int) largest);
+}
+
+/**
+ * The body of every kernel on the cells, after DEPENDENT_KERNEL_START: the check of the positions
+ * (invalidSlot not NULL), and with home lists (rebuildStamp not NULL: one group,
+ * CudaCoordinationNeighborList) their state, REBUILD where *rebuildStamp == stamp and keep is
+ * false (the arrays that checkNeighborList reads, listSlot, listShift, refPos and listPos, are
+ * then recorded from this evaluation's binning), else KEEP (evaluated at listPos); then every work
+ * item to the visitor (visitCellItems()).
+ */
+template <class Visitor>
+inline DEVICE void visitCells(const CellKernelArguments& args, Visitor& visitor, bool keep) {
     CELL_BATCH_MEMORY
     __shared__ real4 shifts[HOME_CODE+1];
-    DEPENDENT_KERNEL_START
     const CellBatch batch = WARP_CELL_BATCH;
-    const real4 unused = make_real4(0, 0, 0, 0);
-    const PeriodicBox box = {unused, unused, args.periodicBoxVecX, args.periodicBoxVecY, args.periodicBoxVecZ, 0};
     HomeLists lists = {HOME_LISTS_NONE, args.capacity, args.listEntries, args.listCount, args.listCutoff2, args.listPos, shifts};
     if (args.invalidSlot != NULL)
         checkSlotPositions(args.posq, args.groupAtoms, args.numSlots, args.invalidSlot, args.alarm, args.positionEnergy);
     if (args.rebuildStamp != NULL) {
-        lists.state = (*args.rebuildStamp == args.stamp ? HOME_LISTS_REBUILD : HOME_LISTS_KEEP);
+        lists.state = (!keep && *args.rebuildStamp == args.stamp ? HOME_LISTS_REBUILD : HOME_LISTS_KEEP);
         if (threadIdx.x <= HOME_CODE)
             shifts[threadIdx.x] = imageShift(threadIdx.x, args.periodicBoxVecX, args.periodicBoxVecY, args.periodicBoxVecZ);
         __syncthreads();
@@ -265,10 +264,24 @@ inline DEVICE void computeCells(const CellKernelArguments& args) {
         if (threadIdx.x%32 == 0 && near > 0)
             atomicAdd(&args.workCounter[2], (unsigned int) near);
     }
+    visitCellItems(visitor, args, batch, lists);
+}
+
+/**
+ * The CV over the pairs of neighbouring cells (a finite cutoff in a periodic box). With GRADIENT,
+ * the gradient goes to the forces or to gradient[] by sorted index. With home lists (rebuildStamp
+ * not NULL), as visitCells() says.
+ */
+template <bool GRADIENT>
+inline DEVICE void computeCells(const CellKernelArguments& args) {
+    DEPENDENT_KERNEL_START
+    const real4 unused = make_real4(0, 0, 0, 0);
+    const PeriodicBox box = {unused, unused, args.periodicBoxVecX, args.periodicBoxVecY, args.periodicBoxVecZ, 0};
     CellCoordination<GRADIENT> visitor = {args.sortedPos, args.sortedSlot, args.sortedAtom, args.groupOriginal, args.params, box,
             args.flags, args.numSlots, args.forceBuffer, args.gradient};
-    mixed cvSum = computeCellItems(visitor, args.grid, args.cellStart, args.workCounter, batch, lists, args.maxCount);
-    finishBlock(cvSum, args.flags, args.energyBuffer, args.cvPartial, args.counter, args.cvValue, args.record, args.alarm);
+    visitor.cvSum = 0;
+    visitCells(args, visitor, false);
+    finishBlock(visitor.cvSum, args.flags, args.energyBuffer, args.cvPartial, args.counter, args.cvValue, args.record, args.alarm);
 }
 
 #ifdef COMPILE_CELLS

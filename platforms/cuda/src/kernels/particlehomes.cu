@@ -1,0 +1,160 @@
+/**
+ * The pair passes of per-atom coordination numbers (kernels/particles.cu says what they compute)
+ * over the lists of homes of the cell kernel (kernels/cellcoordination.cu, visitCells()): one
+ * group, more than 50,000 particles by default, and an elementwise F (Sum, Mean, MoreThan,
+ * LessThan, Between: particleFunctionIsElementwise()). Each unordered pair is visited once, as the
+ * plain CV visits it, and adds to both particles, by sorted index (the order of the last build):
+ *   checkNeighborList, the binning     as for the plain CV (the binning returns at once unless
+ *                                      the lists are rebuilt)
+ *   computeParticleHomeNumbers         c[k] += t(r_kj) for both particles of each pair (double
+ *                                      atomics); where *rebuildStamp == stamp it builds the
+ *                                      lists first, as computeCoordinationCells does
+ *   evaluateParticleTerms              for every k: the term f(c_k), summed as every pair kernel
+ *                                      sums its CV (finishBlock(), kernels/sums.cu), and its
+ *                                      weight f'(c_k) into weight[k]; clears c[] and the counter
+ *                                      of the gradient pass's work items
+ *   computeParticleHomeGradient        for each pair, (w_i + w_j) dt(r_ij)/dx to both particles,
+ *                                      added as the flags ask (addGradient(): the forces through
+ *                                      sortedAtom, or the gradient by sorted index, which the
+ *                                      chain rule maps through sortedSlot); always from the lists
+ *                                      that the first pass used or built
+ * A lane holds one L particle of the warp's home and meets the 32 S particles of a batch in turn,
+ * each S particle's running sum rotating through the warp with it (as fullBatch() rotates the
+ * gradient), so that a lane adds once a batch for its S particle and once a home for its L one.
+ */
+
+/**
+ * The term t(r) of a pair and *dtdr (see particleTerm()), 0 from the cutoff on (where it is 0
+ * anyway), so that the positions far beyond it that stand for no particle (beginCellLane(),
+ * flushCellBatch()) give 0 whatever the distance power does with them.
+ */
+inline DEVICE real homePairTerm(real4 pi, real4 pj, const PairParams& params, real distancePower, real* dtdr, real3* delta) {
+    real r2;
+    *delta = shiftedDelta(pi, pj, &r2);
+    const real t = particleTerm(r2, params, distancePower, dtdr);
+    const bool within = (r2 < params.dmax2);
+    *dtdr = (within ? *dtdr : 0);
+    return (within ? t : 0);
+}
+
+/** The first pass (visitCells()' visitor): c[k] += t(r_kj) for both particles of each pair. */
+struct ParticleHomeNumbers {
+    PairParams params;
+    real distancePower;
+    double* c;
+    real4 pos;
+    int key;
+    real own;
+
+    inline DEVICE void beginL(int index, int slot, bool valid, real4 position) {
+        pos = (valid ? position : make_real4((real) -1e15, (real) -1e15, (real) -1e15, 0));
+        key = (valid ? index : -1);
+        own = 0;
+    }
+
+    inline DEVICE void batch(const real4* sPos, const int* sKey, const int* sIndex, int count, bool diagonal) {
+        const int lane = threadIdx.x%32;
+        real sj = 0, dtdr;
+        real3 delta;
+        for (int step = 0; step < 32; step++) {
+            const int place = batchPlace((lane+step) & 31);
+            real t = homePairTerm(pos, sPos[place], params, distancePower, &dtdr, &delta);
+            t = (PAIR_WANTED(place, key) ? t : 0);
+            own += t;
+            sj += t;
+            sj = __shfl_sync(0xffffffff, sj, lane+1);
+        }
+        if (lane < count && sj != 0)
+            atomicAdd(&c[sIndex[lane]], (double) sj);
+    }
+
+    inline DEVICE void endL(int index, bool valid) {
+        if (valid && own != 0)
+            atomicAdd(&c[index], (double) own);
+    }
+};
+
+/** The second pass (visitCells()' visitor): (w_i + w_j) dt(r_ij)/dx to both particles of each pair. */
+struct ParticleHomeGradient {
+    PairParams params;
+    real distancePower;
+    const real* weight;
+    const int* sortedAtom;
+    int flags, numSlots;
+    unsigned long long* forceBuffer;
+    long long* gradient;
+    real4 pos;
+    int key;
+    real wi;
+    real3 gi;
+
+    inline DEVICE void beginL(int index, int slot, bool valid, real4 position) {
+        pos = (valid ? position : make_real4((real) -1e15, (real) -1e15, (real) -1e15, 0));
+        key = (valid ? index : -1);
+        wi = (valid ? weight[index] : 0);
+        gi = make_real3(0, 0, 0);
+    }
+
+    inline DEVICE void batch(const real4* sPos, const int* sKey, const int* sIndex, int count, bool diagonal) {
+        const int lane = threadIdx.x%32;
+        // Each S particle's weight travels with its running gradient.
+        real wj = (lane < count ? weight[sIndex[lane]] : 0), dtdr;
+        real3 gj = make_real3(0, 0, 0), delta;
+        for (int step = 0; step < 32; step++) {
+            const int place = batchPlace((lane+step) & 31);
+            homePairTerm(pos, sPos[place], params, distancePower, &dtdr, &delta);
+            // delta points from the L particle to the S one: dtdr*delta is the gradient of t with respect to the S particle.
+            const real g = (PAIR_WANTED(place, key) ? (wi+wj)*dtdr : 0);
+            addPairGradient(g, delta, &gi, &gj);
+            rotateGradient<32>(&gj);
+            wj = __shfl_sync(0xffffffff, wj, lane+1);
+        }
+        if (lane < count && isNonzero(gj))
+            addGradient(gj, sIndex[lane], sortedAtom[sIndex[lane]], flags, forceBuffer, gradient, numSlots);
+    }
+
+    inline DEVICE void endL(int index, bool valid) {
+        if (valid && isNonzero(gi))
+            addGradient(gi, index, sortedAtom[index], flags, forceBuffer, gradient, numSlots);
+    }
+};
+
+/** The first pass: c[k] for every particle k in sorted order (c[] is zero before; evaluateParticleTerms() clears it). */
+KERNEL CELL_LAUNCH_BOUNDS void computeParticleHomeNumbers(CellKernelArguments args, real distancePower, double* RESTRICT c) {
+    DEPENDENT_KERNEL_START
+    ParticleHomeNumbers visitor = {args.params, distancePower, c};
+    visitCells(args, visitor, false);
+}
+
+/**
+ * The terms and weights of an elementwise F: for each of the numSlots particles in sorted order,
+ * f(c[k]) summed as the flags say (finishBlock(), with the arguments from energyBuffer on) and
+ * f'(c[k]) into weight[k]; c[k] cleared for the next evaluation, and the gradient pass's counter
+ * of work items too. Blocks of TILE threads.
+ */
+KERNEL void evaluateParticleTerms(double* RESTRICT c, real* RESTRICT weight, ParticleFunctionParams function, int numSlots,
+        unsigned int* RESTRICT gradientCounter, int flags, mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial,
+        unsigned int* RESTRICT counter, double* RESTRICT cvValue, double* RESTRICT record, int* RESTRICT alarm) {
+    DEPENDENT_KERNEL_START
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        *gradientCounter = 0;
+    mixed sum = 0;
+    for (int k = blockIdx.x*blockDim.x+threadIdx.x; k < numSlots; k += blockDim.x*gridDim.x) {
+        double w;
+        sum += (mixed) particleFunctionTerm(c[k], function, &w);
+        weight[k] = (real) w;
+        c[k] = 0;
+    }
+    finishBlock(sum, flags, energyBuffer, cvPartial, counter, cvValue, record, alarm);
+}
+
+/**
+ * The second pass: the gradient of F over the lists that the first pass used or built (args.workCounter:
+ * the counter evaluateParticleTerms() cleared), with the weights weight[] by sorted index.
+ */
+KERNEL CELL_LAUNCH_BOUNDS void computeParticleHomeGradient(CellKernelArguments args, real distancePower, const real* RESTRICT weight) {
+    DEPENDENT_KERNEL_START
+    ParticleHomeGradient visitor = {args.params, distancePower, weight, args.sortedAtom, args.flags, args.numSlots, args.forceBuffer,
+            args.gradient};
+    visitCells(args, visitor, true);
+}
