@@ -250,6 +250,14 @@ private:
      * than straight to the atoms. CudaCoordinationTuning::sortedGradient can force either.
      */
     bool useSortedGradient() const;
+    /**
+     * Set the arguments of a cell kernel on the lists of homes for the per-atom passes (no position
+     * check: checkNeighborList's), in the struct of the device's precision, and return its address.
+     */
+    void* setHomeCellArguments(CellArguments<float, float4>& cellFloat, CellArguments<double, double4>& cellDouble, int flags,
+            CUdeviceptr workCounter, CUdeviceptr alarm);
+    /** Record the path of a particle function's evaluation (describeLastEvaluation(), getChainRuleTarget()). */
+    void recordParticlePath(bool particleLists, bool particleHomes, bool chained, CUdeviceptr entrySlot);
     /** The blocks of a launch of a cell kernel: a warp a work item, at most maxBlocks. */
     long long getCellBlocks() const;
     /** Whether to use the cell lists for this cutoff in the current box; if so, bin the particles. */

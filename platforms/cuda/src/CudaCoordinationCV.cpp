@@ -518,17 +518,27 @@ bool CudaCoordinationCV::launchParticleHomeNumbers(const CudaCoordinationChecks&
         particleHomeCounter.initialize<unsigned int>(cu, 1, "coordinationParticleHomeCounter");
         cu.clearBuffer(particleHomeCounter);
     }
-    CudaCoordinationChecks none = {0, checks.alarm, 0};
-    void* power = (cu.getUseDoublePrecision() ? (void*) &distancePowerDouble : (void*) &distancePowerFloat);
     CellArguments<float, float4> cellFloat;
     CellArguments<double, double4> cellDouble;
-    if (cu.getUseDoublePrecision())
-        setCellArguments(cellDouble, paramsDouble, 0, true, 0, 0, 0, none);
-    else
-        setCellArguments(cellFloat, paramsFloat, 0, true, 0, 0, 0, none);
-    vector<void*> args = {cu.getUseDoublePrecision() ? (void*) &cellDouble : (void*) &cellFloat, power, &particleNumbers.getDevicePointer()};
+    void* power = (cu.getUseDoublePrecision() ? (void*) &distancePowerDouble : (void*) &distancePowerFloat);
+    vector<void*> args = {setHomeCellArguments(cellFloat, cellDouble, 0, cells->getWorkCounter().getDevicePointer(), checks.alarm), power,
+            &particleNumbers.getDevicePointer()};
     launcher.launch(particleHomeNumbersKernel, args.data(), getCellBlocks(), CudaCoordinationProgram::TileSize);
     return true;
+}
+
+void* CudaCoordinationCV::setHomeCellArguments(CellArguments<float, float4>& cellFloat, CellArguments<double, double4>& cellDouble,
+        int flags, CUdeviceptr workCounter, CUdeviceptr alarm) {
+    // checkNeighborList checks the positions.
+    CudaCoordinationChecks none = {0, alarm, 0};
+    if (cu.getUseDoublePrecision()) {
+        setCellArguments(cellDouble, paramsDouble, flags, true, 0, 0, 0, none);
+        cellDouble.workCounter = workCounter;
+        return &cellDouble;
+    }
+    setCellArguments(cellFloat, paramsFloat, flags, true, 0, 0, 0, none);
+    cellFloat.workCounter = workCounter;
+    return &cellFloat;
 }
 
 long long CudaCoordinationCV::getCellBlocks() const {
@@ -547,31 +557,26 @@ void CudaCoordinationCV::launchParticleHomeFunction(int flags, CUdeviceptr sum, 
     int gradientFlags = flags & (DirectForces | Gradient);
     if (gradientFlags != 0) {
         // The same lists as the first pass (visitCells() with keep), its own counter of work items.
-        CudaCoordinationChecks none = {0, checks.alarm, 0};
-        void* power = (cu.getUseDoublePrecision() ? (void*) &distancePowerDouble : (void*) &distancePowerFloat);
         CellArguments<float, float4> cellFloat;
         CellArguments<double, double4> cellDouble;
-        if (cu.getUseDoublePrecision()) {
-            setCellArguments(cellDouble, paramsDouble, gradientFlags, true, 0, 0, 0, none);
-            cellDouble.workCounter = particleHomeCounter.getDevicePointer();
-        }
-        else {
-            setCellArguments(cellFloat, paramsFloat, gradientFlags, true, 0, 0, 0, none);
-            cellFloat.workCounter = particleHomeCounter.getDevicePointer();
-        }
-        vector<void*> args = {cu.getUseDoublePrecision() ? (void*) &cellDouble : (void*) &cellFloat, power,
-                &particleListWeights.getDevicePointer()};
+        void* power = (cu.getUseDoublePrecision() ? (void*) &distancePowerDouble : (void*) &distancePowerFloat);
+        vector<void*> args = {setHomeCellArguments(cellFloat, cellDouble, gradientFlags, particleHomeCounter.getDevicePointer(),
+                checks.alarm), power, &particleListWeights.getDevicePointer()};
         launcher.launch(particleHomeGradientKernel, args.data(), getCellBlocks(), tile);
     }
     neighborList->finishLaunch();
-    lastPath = CudaCoordinationProgram::ParticleKernels;
-    lastParticleLists = false;
-    lastParticleHomes = true;
-    lastHomeLists = true;
-    lastSortedForces = false;
-    lastChained = false;
     // The gradient by sorted index (Gradient): the chain rule maps entry k to slot sortedSlot[k].
-    lastEntrySlot = cells->getSortedSlots().getDevicePointer();
+    recordParticlePath(false, true, false, cells->getSortedSlots().getDevicePointer());
+}
+
+void CudaCoordinationCV::recordParticlePath(bool particleLists, bool particleHomes, bool chained, CUdeviceptr entrySlot) {
+    lastPath = CudaCoordinationProgram::ParticleKernels;
+    lastParticleLists = particleLists;
+    lastParticleHomes = particleHomes;
+    lastHomeLists = particleHomes;
+    lastSortedForces = false;
+    lastChained = chained;
+    lastEntrySlot = entrySlot;
 }
 
 bool CudaCoordinationCV::launchParticleListNumbers(const CudaCoordinationChecks& checks, bool evaluate, int flags, CUdeviceptr sum,
@@ -661,13 +666,7 @@ bool CudaCoordinationCV::launchParticleFunction(int flags, CUdeviceptr sum, CUde
     // The longest list read back after the last launch (the first pass wrote it).
     if (useList)
         neighborList->finishLaunch();
-    lastPath = P::ParticleKernels;
-    lastParticleLists = useList;
-    lastParticleHomes = false;
-    lastHomeLists = false;
-    lastSortedForces = false;
-    lastChained = chained;
-    lastEntrySlot = 0;
+    recordParticlePath(useList, false, chained, 0);
     return chained;
 }
 

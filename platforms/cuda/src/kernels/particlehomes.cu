@@ -37,6 +37,15 @@ inline DEVICE real homePairTerm(real4 pi, real4 pj, const PairParams& params, re
     return (within ? t : 0);
 }
 
+/**
+ * The lane's L particle of sorted index `index` for a visitor of visitCells(): its position (a lane
+ * without one far beyond the cutoff of every S particle) and its key for PAIR_WANTED (the index).
+ */
+inline DEVICE void beginHomeLane(int index, bool valid, real4 position, real4* pos, int* key) {
+    *pos = (valid ? position : make_real4((real) -1e15, (real) -1e15, (real) -1e15, 0));
+    *key = (valid ? index : -1);
+}
+
 /** The first pass (visitCells()' visitor): c[k] += t(r_kj) for both particles of each pair. */
 struct ParticleHomeNumbers {
     PairParams params;
@@ -47,8 +56,7 @@ struct ParticleHomeNumbers {
     real own;
 
     inline DEVICE void beginL(int index, int slot, bool valid, real4 position) {
-        pos = (valid ? position : make_real4((real) -1e15, (real) -1e15, (real) -1e15, 0));
-        key = (valid ? index : -1);
+        beginHomeLane(index, valid, position, &pos, &key);
         own = 0;
     }
 
@@ -89,8 +97,7 @@ struct ParticleHomeGradient {
     real3 gi;
 
     inline DEVICE void beginL(int index, int slot, bool valid, real4 position) {
-        pos = (valid ? position : make_real4((real) -1e15, (real) -1e15, (real) -1e15, 0));
-        key = (valid ? index : -1);
+        beginHomeLane(index, valid, position, &pos, &key);
         wi = (valid ? weight[index] : 0);
         gi = make_real3(0, 0, 0);
     }
