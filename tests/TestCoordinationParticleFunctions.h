@@ -221,7 +221,8 @@ void testParticleFunctionsAgainstReference() {
                 force->setFunctionBeta(0.5);
                 // The energy the CV itself (forces straight from the pair kernel on CUDA) or an expression of it (the chain rule).
                 force->setEnergyFunction(f%2 == 0 ? "cv" : "cv^2");
-                force->setDistancePower(groups == 1 ? 1.0 : 0.0);
+                // A distance power in two groups, and in one group on the lists of homes (kernels/particlehomes.cu).
+                force->setDistancePower(groups == 1 ? 1.0 : lists == "homes" ? 1.5 : 0.0);
                 system.addForce(force);
                 VerletIntegrator integrator(0.001), integrator2(0.001);
                 Context context(system, integrator, platform, properties);
