@@ -3,7 +3,8 @@ with SUM, MEAN, MORE_THAN, LESS_THAN, BETWEEN, MIN, MAX, LOWEST, HIGHEST, MOMENT
 getCoordinationNumbers and every function against a NumPy reimplementation of PLUMED's formulas,
 forces against finite differences, a CoordinationBiasForce CV, serialization and the errors, on
 every platform (CUDA: kernels/particles.cu over all pairs, kernels/particlelists.cu over the neighbour
-lists where a cutoff in a periodic box gives them), and on CUDA the c_i against Reference for 1,000 atoms."""
+lists where a cutoff in a periodic box gives them), and on CUDA the c_i against Reference for 1,000 atoms
+and, for 60,000 atoms, the default path over the lists of homes (kernels/particlehomes.cu) against NumPy."""
 
 import math
 
@@ -218,6 +219,68 @@ def test_against_reference_large(platform_config, name, groups):
         assert_close(forces, expected_forces, 10*platform_config.value_rtol, 'forces')
     assert_close(force.getCollectiveVariableValue(context), force.getCollectiveVariableValue(reference),
                  platform_config.value_rtol, name)
+
+
+def rows_against_numpy(force, positions, edge, dmax, rows, weights):
+    """For the particles `rows` of a periodic cube of side edge (every particle of one group): their c_i
+    over all other particles at the nearest image, s from the force's own switching function (the same
+    s, cutoff and stretch; tested against PLUMED elsewhere), and the gradient of F on each,
+    sum_j (w_k + w_j) ds/dr (x_k - x_j)/r with the weights w = dF/dc given (pairs closer than dmax, nm).
+    20 rows at a time."""
+    numbers, gradients = np.zeros(len(rows)), np.zeros((len(rows), 3))
+    for first in range(0, len(rows), 20):
+        block = rows[first:first + 20]
+        d = positions[block][:, None, :] - positions[None, :, :]
+        d -= np.round(d/edge)*edge
+        r = np.sqrt((d**2).sum(-1))
+        for i, k in enumerate(block):
+            for j in np.nonzero((r[i] > 0) & (r[i] < dmax))[0]:
+                s, dsdr = force.evaluateSwitchingFunction(float(r[i, j]))
+                numbers[first + i] += s
+                gradients[first + i] += (weights[k] + weights[j])*dsdr*d[i, j]/r[i, j]
+    return numbers, gradients
+
+
+def test_lists_of_homes_by_default(gpu_platform_config):
+    """60,000 particles of one group at water's density in a periodic cube, dmax 1 nm, MoreThan: on CUDA the
+    default path above 50,000 particles, the per-atom passes over the lists of homes
+    (kernels/particlehomes.cu). The c_i of 300 particles against NumPy (nearest image), the CV against
+    NumPy's MoreThan of the platform's c_i, the sum of the c_i against twice the plain sum of the same
+    pairs, and the forces on the 300 against -10 times NumPy's gradient of F; twice (the lists kept)."""
+    n = 60000
+    edge = (n/33.4)**(1/3)
+    rng = np.random.default_rng(5)
+    positions = rng.uniform(0.0, edge, (n, 3))
+    box = np.diag([edge]*3)
+    system = make_system(n, box)
+    force = configure(F(list(range(n))), 'MoreThan')
+    force.setDMax(1.0)
+    force.setThreshold(4.0, 0.0, 6, 12, 10.0)
+    force.setUsesPeriodicBoundaryConditions(True)
+    force.setEnergyFunction('10*cv')
+    system.addForce(force)
+    plain = F(list(range(n)))
+    plain.setR0(0.3)
+    plain.setDMax(1.0)
+    plain.setUsesPeriodicBoundaryConditions(True)
+    plain.setForceGroup(1)
+    system.addForce(plain)
+    context = gpu_platform_config.context(system)
+    set_state(context, positions, box)
+    rows = rng.choice(n, 300, replace=False)
+    rtol = gpu_platform_config.value_rtol
+    for _ in range(2):
+        c = force.getCoordinationNumbers(context)
+        # F and its weights at the platform's c_i on the host; F against NumPy's MoreThan (60,000 terms, some near
+        # x = 1, where NumPy's direct ratio loses digits that the force's geometric sums keep).
+        value, weights = force.evaluateParticleFunction(c)
+        assert value == pytest.approx((1 - plumed_rational(c, 4.0, 6, 12, 0.0, 10.0)).sum(), rel=1e-8)
+        assert force.getCollectiveVariableValue(context) == pytest.approx(value, rel=rtol)
+        assert c.sum() == pytest.approx(2*plain.getCollectiveVariableValue(context), rel=rtol)
+        numbers, gradients = rows_against_numpy(force, positions, edge, 1.0, rows, weights)
+        assert_close(c[rows], numbers, rtol, 'c_i')
+        _, forces = energy_and_forces(context, groups={0})
+        assert_close(forces[rows], -10*gradients, gpu_platform_config.force_rtol, 'forces')
 
 
 def test_plumed_reader():
