@@ -116,12 +116,14 @@ public:
     /**
      * launch() for a force with a particle function: the coordination numbers, the function and
      * its weights, and, where the flags ask for forces or the gradient, the gradient; over the
-     * neighbour lists where they serve (kernels/particlelists.cu, after checkNeighborList and the
-     * binning), else over all pairs (kernels/particles.cu, which checks the positions itself).
-     * With chainArguments (CudaCoordinationEnergy, where this CV runs the chain rule), the gradient
-     * pass on the lists is chainedKernel (kernels/chainedparticles.cu), those arguments after its own.
+     * lists of homes where they serve (kernels/particlehomes.cu: one group, an elementwise F), else
+     * over the neighbour lists of particles where they serve (kernels/particlelists.cu; both after
+     * checkNeighborList and the binning), else over all pairs (kernels/particles.cu, which checks the
+     * positions itself). With chainArguments (CudaCoordinationEnergy, where this CV runs the chain
+     * rule), the gradient pass on the lists of particles is chainedKernel (kernels/chainedparticles.cu),
+     * those arguments after its own.
      *
-     * @return whether chainedKernel was launched (the lists served and the flags asked for the gradient)
+     * @return whether chainedKernel was launched (the lists of particles served and the flags asked for the gradient)
      */
     bool launchParticleFunction(int flags, CUdeviceptr sum, CUdeviceptr value, CUdeviceptr record, const CudaCoordinationChecks& checks,
             CUfunction chainedKernel = 0, const std::vector<void*>* chainArguments = NULL);

@@ -161,7 +161,7 @@ private:
     CudaCoordinationCells& cells;
     int numParticles, numNeighbors, lanes, capacity = 0, stamp = 0, evaluations = 0, allocatedLists = 0;
     bool enabled = true, homes = false, alwaysRebuild = false, stale = true, unusable = false, reading = false;
-    /** Lists for a particle function: of particles, and taken wherever a grid serves (not weighed against the tiles). */
+    /** Lists for a particle function: taken wherever a grid serves (not weighed against the tiles). */
     bool particleFunction = false;
     double forcedSkin, skin = -1, dmax = -1, listCutoff2 = 0, nearFraction = 0;
     float listCutoff2Float = 0;
