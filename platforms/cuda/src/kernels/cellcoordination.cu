@@ -72,11 +72,8 @@ struct CellCoordination {
 #ifdef CELL_HALF_BATCHES
         LaneParticles<1> own;
         beginCellLane(own, index, slot, valid, position, groupOriginal);
-        const int q = threadIdx.x%16;
+        spreadLParticles(own.pos[0], own.key[0], l.pos, l.key);
         for (int i = 0; i < 2; i++) {
-            l.pos[i] = make_real4(__shfl_sync(0xffffffff, own.pos[0].x, q+16*i), __shfl_sync(0xffffffff, own.pos[0].y, q+16*i),
-                    __shfl_sync(0xffffffff, own.pos[0].z, q+16*i), 0);
-            l.key[i] = __shfl_sync(0xffffffff, own.key[0], q+16*i);
             l.valid[i] = true;
             l.gradient[i] = make_real3(0, 0, 0);
         }
@@ -104,19 +101,7 @@ struct CellCoordination {
     inline DEVICE void endL(int index, bool valid) {
         if (!GRADIENT)
             return;
-#ifdef CELL_HALF_BATCHES
-        // Lane q of half h gets the gradient of L particle q+16h: its own part and that of the
-        // lane in the other half.
-        const bool upper = (threadIdx.x%32 >= 16);
-        const real3 own = (upper ? l.gradient[1] : l.gradient[0]);
-        real3 other = (upper ? l.gradient[0] : l.gradient[1]);
-        other.x = __shfl_xor_sync(0xffffffff, other.x, 16);
-        other.y = __shfl_xor_sync(0xffffffff, other.y, 16);
-        other.z = __shfl_xor_sync(0xffffffff, other.z, 16);
-        const real3 total = make_real3(own.x+other.x, own.y+other.y, own.z+other.z);
-#else
-        const real3 total = l.gradient[0];
-#endif
+        const real3 total = gatherLTotal(l.gradient);
         if (valid && isNonzero(total))
             addSortedGradient(scaled(gradientScale(params), total), index);
     }

@@ -18,9 +18,11 @@
  *                                      sortedAtom, or the gradient by sorted index, which the
  *                                      chain rule maps through sortedSlot); always from the lists
  *                                      that the first pass used or built
- * A lane holds one L particle of the warp's home and meets the 32 S particles of a batch in turn,
- * each S particle's running sum rotating through the warp with it (as fullBatch() rotates the
- * gradient), so that a lane adds once a batch for its S particle and once a home for its L one.
+ * The lanes hold the warp's L particles as the plain CV's do (spreadLParticles(): two a lane in
+ * single and mixed precision, each half of the warp meeting one half of a batch, one in double)
+ * and meet the S particles of their part of a batch in turn, each S particle's running sum (or
+ * gradient) rotating through the part with it (as the plain CV rotates the gradient), so that a
+ * lane adds once a batch for its S particle and once a home for its L particles (gatherLTotal()).
  */
 
 /**
@@ -51,34 +53,42 @@ struct ParticleHomeNumbers {
     PairParams params;
     real distancePower;
     double* c;
-    real4 pos;
-    int key;
-    real own;
+    real4 pos[CELL_L_PER_LANE];
+    int key[CELL_L_PER_LANE];
+    real own[CELL_L_PER_LANE];
 
     inline DEVICE void beginL(int index, int slot, bool valid, real4 position) {
-        beginHomeLane(index, valid, position, &pos, &key);
-        own = 0;
+        real4 p;
+        int k;
+        beginHomeLane(index, valid, position, &p, &k);
+        spreadLParticles(p, k, pos, key);
+        for (int i = 0; i < CELL_L_PER_LANE; i++)
+            own[i] = 0;
     }
 
-    inline DEVICE void batch(const real4* sPos, const int* sKey, const int* sIndex, int count, bool diagonal) {
-        const int lane = threadIdx.x%32;
+    inline DEVICE void batch(real4* sPos, const int* sKey, const int* sIndex, int count, bool diagonal) {
+        const int lane = threadIdx.x%32, first = batchPlace(lane);
         real sj = 0, dtdr;
         real3 delta;
-        for (int step = 0; step < 32; step++) {
-            const int place = batchPlace((lane+step) & 31);
-            real t = homePairTerm(pos, sPos[place], params, distancePower, &dtdr, &delta);
-            t = (PAIR_WANTED(place, key) ? t : 0);
-            own += t;
-            sj += t;
-            sj = __shfl_sync(0xffffffff, sj, lane+1);
+        for (int step = 0; step < CELL_WIDTH; step++) {
+            const int place = first+step;
+            const real4 pj = sPos[place];
+            for (int i = 0; i < CELL_L_PER_LANE; i++) {
+                real t = homePairTerm(pos[i], pj, params, distancePower, &dtdr, &delta);
+                t = (PAIR_WANTED(place, key[i]) ? t : 0);
+                own[i] += t;
+                sj += t;
+            }
+            sj = __shfl_sync(0xffffffff, sj, lane+1, CELL_WIDTH);
         }
         if (lane < count && sj != 0)
             atomicAdd(&c[sIndex[lane]], (double) sj);
     }
 
     inline DEVICE void endL(int index, bool valid) {
-        if (valid && own != 0)
-            atomicAdd(&c[index], (double) own);
+        const real total = gatherLTotal(own);
+        if (valid && total != 0)
+            atomicAdd(&c[index], (double) total);
     }
 };
 
@@ -91,38 +101,49 @@ struct ParticleHomeGradient {
     int flags, numSlots;
     unsigned long long* forceBuffer;
     long long* gradient;
-    real4 pos;
-    int key;
-    real wi;
-    real3 gi;
+    real4 pos[CELL_L_PER_LANE];
+    int key[CELL_L_PER_LANE];
+    real wi[CELL_L_PER_LANE];
+    real3 gi[CELL_L_PER_LANE];
 
     inline DEVICE void beginL(int index, int slot, bool valid, real4 position) {
-        beginHomeLane(index, valid, position, &pos, &key);
-        wi = (valid ? weight[index] : 0);
-        gi = make_real3(0, 0, 0);
+        real4 p;
+        int k;
+        beginHomeLane(index, valid, position, &p, &k);
+        spreadLParticles(p, k, pos, key);
+        spreadLValue(valid ? weight[index] : 0, wi);
+        for (int i = 0; i < CELL_L_PER_LANE; i++)
+            gi[i] = make_real3(0, 0, 0);
     }
 
-    inline DEVICE void batch(const real4* sPos, const int* sKey, const int* sIndex, int count, bool diagonal) {
-        const int lane = threadIdx.x%32;
-        // Each S particle's weight travels with its running gradient.
-        real wj = (lane < count ? weight[sIndex[lane]] : 0), dtdr;
+    inline DEVICE void batch(real4* sPos, const int* sKey, const int* sIndex, int count, bool diagonal) {
+        const int lane = threadIdx.x%32, first = batchPlace(lane);
+        // Each S particle's weight in the w of its places (which hold its cell, unused here), read with its position.
+        const real w = (lane < count ? weight[sIndex[lane]] : 0);
+        sPos[first].w = w;
+        sPos[first+BATCH_COPY].w = w;
+        __syncwarp();
+        real dtdr;
         real3 gj = make_real3(0, 0, 0), delta;
-        for (int step = 0; step < 32; step++) {
-            const int place = batchPlace((lane+step) & 31);
-            homePairTerm(pos, sPos[place], params, distancePower, &dtdr, &delta);
-            // delta points from the L particle to the S one: dtdr*delta is the gradient of t with respect to the S particle.
-            const real g = (PAIR_WANTED(place, key) ? (wi+wj)*dtdr : 0);
-            addPairGradient(g, delta, &gi, &gj);
-            rotateGradient<32>(&gj);
-            wj = __shfl_sync(0xffffffff, wj, lane+1);
+        for (int step = 0; step < CELL_WIDTH; step++) {
+            const int place = first+step;
+            const real4 pj = sPos[place];
+            for (int i = 0; i < CELL_L_PER_LANE; i++) {
+                homePairTerm(pos[i], pj, params, distancePower, &dtdr, &delta);
+                // delta points from the L particle to the S one: dtdr*delta is the gradient of t with respect to the S particle.
+                const real g = (PAIR_WANTED(place, key[i]) ? (wi[i]+pj.w)*dtdr : 0);
+                addPairGradient(g, delta, &gi[i], &gj);
+            }
+            rotateGradient<CELL_WIDTH>(&gj);
         }
         if (lane < count && isNonzero(gj))
             addGradient(gj, sIndex[lane], sortedAtom[sIndex[lane]], flags, forceBuffer, gradient, numSlots);
     }
 
     inline DEVICE void endL(int index, bool valid) {
-        if (valid && isNonzero(gi))
-            addGradient(gi, index, sortedAtom[index], flags, forceBuffer, gradient, numSlots);
+        const real3 total = gatherLTotal(gi);
+        if (valid && isNonzero(total))
+            addGradient(total, index, sortedAtom[index], flags, forceBuffer, gradient, numSlots);
     }
 };
 

@@ -77,6 +77,64 @@ typedef struct {
 #define BATCH_COPY 32
 #endif
 
+/** The lanes that meet one part of a batch: all 32 with one L particle a lane, each half with two. */
+#define CELL_WIDTH (32/CELL_L_PER_LANE)
+
+/**
+ * The warp's L particles, one a lane (lane l: position pos and key of particle l), spread over the
+ * lanes as the batch loops hold them: lane q of part h (q = lane%CELL_WIDTH) holds particles q,
+ * q+CELL_WIDTH, ... in lPos and lKey (w 0), and meets the S particles of part h of each batch.
+ */
+inline DEVICE void spreadLParticles(real4 pos, int key, real4* lPos, int* lKey) {
+#ifdef CELL_HALF_BATCHES
+    const int q = threadIdx.x%CELL_WIDTH;
+    for (int i = 0; i < CELL_L_PER_LANE; i++) {
+        lPos[i] = make_real4(__shfl_sync(0xffffffff, pos.x, q+CELL_WIDTH*i), __shfl_sync(0xffffffff, pos.y, q+CELL_WIDTH*i),
+                __shfl_sync(0xffffffff, pos.z, q+CELL_WIDTH*i), 0);
+        lKey[i] = __shfl_sync(0xffffffff, key, q+CELL_WIDTH*i);
+    }
+#else
+    lPos[0] = pos;
+    lKey[0] = key;
+#endif
+}
+
+/** A value a lane has for each of its L particles (spreadLParticles' layout), spread likewise from one a lane (lane l: particle l's). */
+inline DEVICE void spreadLValue(real value, real* lValue) {
+#ifdef CELL_HALF_BATCHES
+    for (int i = 0; i < CELL_L_PER_LANE; i++)
+        lValue[i] = __shfl_sync(0xffffffff, value, threadIdx.x%CELL_WIDTH+CELL_WIDTH*i);
+#else
+    lValue[0] = value;
+#endif
+}
+
+/**
+ * The inverse of spreadLParticles for sums: from the parts that the lanes hold for their L particles
+ * (part[i]: particle lane%CELL_WIDTH+CELL_WIDTH*i, over the S particles of the lane's part of each
+ * batch), particle l's total, on lane l.
+ */
+inline DEVICE real gatherLTotal(const real* part) {
+#ifdef CELL_HALF_BATCHES
+    // Lane q of half h needs particle q+16h: its own part and that of the lane in the other half.
+    const bool upper = (threadIdx.x%32 >= 16);
+    return (upper ? part[1] : part[0])+__shfl_xor_sync(0xffffffff, upper ? part[0] : part[1], 16);
+#else
+    return part[0];
+#endif
+}
+
+/** gatherLTotal() for vectors. */
+inline DEVICE real3 gatherLTotal(const real3* part) {
+    real x[CELL_L_PER_LANE], y[CELL_L_PER_LANE], z[CELL_L_PER_LANE];
+    for (int i = 0; i < CELL_L_PER_LANE; i++) {
+        x[i] = part[i].x;
+        y[i] = part[i].y;
+        z[i] = part[i].z;
+    }
+    return make_real3(gatherLTotal(x), gatherLTotal(y), gatherLTotal(z));
+}
+
 /** The place of particle k (0 to 31) of a batch in its positions and keys; its copy is BATCH_COPY places further. */
 inline DEVICE int batchPlace(int k) {
 #ifdef CELL_HALF_BATCHES
