@@ -48,6 +48,28 @@ inline DEVICE void beginHomeLane(int index, bool valid, real4 position, real4* p
     *key = (valid ? index : -1);
 }
 
+/**
+ * The pairs of a full batch (the visitor's batch()): the lane's L particles (spreadLParticles()'
+ * layout, held by the visitor; their keys lKey) against the S particles of the lane's part of
+ * the batch, one a step: op.pair(i, pj, wanted) for L particle i and S particle pj, and
+ * op.rotate() after each step (the running sums of the S particles move on one lane). KEYED: a
+ * pair counts where PAIR_WANTED admits it (a diagonal batch); otherwise every pair does, a
+ * missing particle giving 0 by its distance (as halfBatch() of the plain CV).
+ */
+template <bool KEYED, class Op>
+inline DEVICE void homeBatchPairs(const real4* sPos, const int* sKey, bool diagonal, const int* lKey, Op& op) {
+    const int first = batchPlace(threadIdx.x%32);
+#pragma unroll (KEYED ? 1 : 4)
+    for (int step = 0; step < CELL_WIDTH; step++) {
+        const int place = first+step;
+        const real4 pj = sPos[place];
+#pragma unroll
+        for (int i = 0; i < CELL_L_PER_LANE; i++)
+            op.pair(i, pj, !KEYED || PAIR_WANTED(place, lKey[i]));
+        op.rotate();
+    }
+}
+
 /** The first pass (visitCells()' visitor): c[k] += t(r_kj) for both particles of each pair. */
 struct ParticleHomeNumbers {
     PairParams params;
@@ -56,6 +78,7 @@ struct ParticleHomeNumbers {
     real4 pos[CELL_L_PER_LANE];
     int key[CELL_L_PER_LANE];
     real own[CELL_L_PER_LANE];
+    real sj;
 
     inline DEVICE void beginL(int index, int slot, bool valid, real4 position) {
         real4 p;
@@ -67,22 +90,27 @@ struct ParticleHomeNumbers {
     }
 
     inline DEVICE void batch(real4* sPos, const int* sKey, const int* sIndex, int count, bool diagonal) {
-        const int lane = threadIdx.x%32, first = batchPlace(lane);
-        real sj = 0, dtdr;
-        real3 delta;
-        for (int step = 0; step < CELL_WIDTH; step++) {
-            const int place = first+step;
-            const real4 pj = sPos[place];
-            for (int i = 0; i < CELL_L_PER_LANE; i++) {
-                real t = homePairTerm(pos[i], pj, params, distancePower, &dtdr, &delta);
-                t = (PAIR_WANTED(place, key[i]) ? t : 0);
-                own[i] += t;
-                sj += t;
-            }
-            sj = __shfl_sync(0xffffffff, sj, lane+1, CELL_WIDTH);
-        }
+        const int lane = threadIdx.x%32;
+        sj = 0;
+        if (isKeyedBatch(diagonal))
+            homeBatchPairs<true>(sPos, sKey, diagonal, key, *this);
+        else
+            homeBatchPairs<false>(sPos, sKey, diagonal, key, *this);
         if (lane < count && sj != 0)
             atomicAdd(&c[sIndex[lane]], (double) sj);
+    }
+
+    /** One pair (homeBatchPairs()): t(r) to L particle i and to the S particle's running sum. */
+    inline DEVICE void pair(int i, real4 pj, bool wanted) {
+        real dtdr;
+        real3 delta;
+        const real t = homePairTerm(pos[i], pj, params, distancePower, &dtdr, &delta);
+        own[i] += (wanted ? t : 0);
+        sj += (wanted ? t : 0);
+    }
+
+    inline DEVICE void rotate() {
+        sj = __shfl_sync(0xffffffff, sj, threadIdx.x%32+1, CELL_WIDTH);
     }
 
     inline DEVICE void endL(int index, bool valid) {
@@ -105,6 +133,7 @@ struct ParticleHomeGradient {
     int key[CELL_L_PER_LANE];
     real wi[CELL_L_PER_LANE];
     real3 gi[CELL_L_PER_LANE];
+    real3 gj;
 
     inline DEVICE void beginL(int index, int slot, bool valid, real4 position) {
         real4 p;
@@ -123,21 +152,26 @@ struct ParticleHomeGradient {
         sPos[first].w = w;
         sPos[first+BATCH_COPY].w = w;
         __syncwarp();
-        real dtdr;
-        real3 gj = make_real3(0, 0, 0), delta;
-        for (int step = 0; step < CELL_WIDTH; step++) {
-            const int place = first+step;
-            const real4 pj = sPos[place];
-            for (int i = 0; i < CELL_L_PER_LANE; i++) {
-                homePairTerm(pos[i], pj, params, distancePower, &dtdr, &delta);
-                // delta points from the L particle to the S one: dtdr*delta is the gradient of t with respect to the S particle.
-                const real g = (PAIR_WANTED(place, key[i]) ? (wi[i]+pj.w)*dtdr : 0);
-                addPairGradient(g, delta, &gi[i], &gj);
-            }
-            rotateGradient<CELL_WIDTH>(&gj);
-        }
+        gj = make_real3(0, 0, 0);
+        if (isKeyedBatch(diagonal))
+            homeBatchPairs<true>(sPos, sKey, diagonal, key, *this);
+        else
+            homeBatchPairs<false>(sPos, sKey, diagonal, key, *this);
         if (lane < count && isNonzero(gj))
             addGradient(gj, sIndex[lane], sortedAtom[sIndex[lane]], flags, forceBuffer, gradient, numSlots);
+    }
+
+    /** One pair (homeBatchPairs()): (w_i + w_j) dt/dx to L particle i and to the S particle's running gradient. */
+    inline DEVICE void pair(int i, real4 pj, bool wanted) {
+        real dtdr;
+        real3 delta;
+        homePairTerm(pos[i], pj, params, distancePower, &dtdr, &delta);
+        // delta points from the L particle to the S one: dtdr*delta is the gradient of t with respect to the S particle.
+        addPairGradient(wanted ? (wi[i]+pj.w)*dtdr : 0, delta, &gi[i], &gj);
+    }
+
+    inline DEVICE void rotate() {
+        rotateGradient<CELL_WIDTH>(&gj);
     }
 
     inline DEVICE void endL(int index, bool valid) {
