@@ -24,6 +24,11 @@ run (tests/run.sh, CI) runs them all together. A test whose CUDA Context creatio
 the marker gets an error at teardown, so that a new one cannot go unmarked. `xdist_group` (of
 pytest-xdist, registered here for runs without it) keeps tests that share a costly oracle on one
 worker under `--dist loadgroup`.
+
+Shards: COORDINATION_TEST_SHARD=k/n (1 <= k <= n) keeps the k-th of n disjoint parts of the
+collected tests and deselects the rest, each test function with all its parameters (and each
+xdist_group) whole in one part, by a hash of its name: n runs, k = 1 to n, run every test once.
+benchmarks/gpu_suite.sh's pytest stage so splits the suite over device calls of limited time.
 """
 
 import functools
@@ -114,6 +119,41 @@ def pytest_configure(config):
         if absent:
             raise pytest.UsageError('COORDINATION_REQUIRE_PLATFORMS: not available: %s (%s)' % (
                 ', '.join(absent), '; '.join('%s: %s' % item for item in missing.items())))
+
+
+def shard_of(key, spec):
+    """The 0-based part of n that the tests of `key` belong to, and k-1, for spec 'k/n'
+    (COORDINATION_TEST_SHARD); ValueError for a spec that is not two integers with 1 <= k <= n."""
+    try:
+        k, n = (int(v) for v in spec.split('/'))
+    except ValueError:
+        k = n = 0
+    if not 1 <= k <= n:
+        raise ValueError('COORDINATION_TEST_SHARD must be k/n with 1 <= k <= n (e.g. 1/2), not %r' % spec)
+    return zlib.crc32(key.encode()) % n, k - 1
+
+
+def _shard_key(item):
+    """What a shard keeps whole: the test's xdist_group, else its function (without parameters)."""
+    group = item.get_closest_marker('xdist_group')
+    if group is not None:
+        return 'group:' + (group.args[0] if group.args else group.kwargs.get('name', ''))
+    return item.nodeid.split('[')[0]
+
+
+def pytest_collection_modifyitems(config, items):
+    """With COORDINATION_TEST_SHARD=k/n, only the k-th part of the tests (see the module's docstring)."""
+    spec = os.environ.get('COORDINATION_TEST_SHARD', '').strip()
+    if not spec:
+        return
+    try:
+        keep = [shard_of(_shard_key(item), spec) for item in items]
+    except ValueError as error:
+        raise pytest.UsageError(str(error))
+    deselected = [item for item, (part, wanted) in zip(items, keep) if part != wanted]
+    items[:] = [item for item, (part, wanted) in zip(items, keep) if part == wanted]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
 
 
 def pytest_generate_tests(metafunc):
