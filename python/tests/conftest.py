@@ -121,16 +121,20 @@ def pytest_configure(config):
                 ', '.join(absent), '; '.join('%s: %s' % item for item in missing.items())))
 
 
-def shard_of(key, spec):
-    """The 0-based part of n that the tests of `key` belong to, and k-1, for spec 'k/n'
-    (COORDINATION_TEST_SHARD); ValueError for a spec that is not two integers with 1 <= k <= n."""
+def parse_shard(spec):
+    """(k, n) of COORDINATION_TEST_SHARD's 'k/n'; ValueError unless two integers with 1 <= k <= n."""
     try:
         k, n = (int(v) for v in spec.split('/'))
     except ValueError:
         k = n = 0
     if not 1 <= k <= n:
         raise ValueError('COORDINATION_TEST_SHARD must be k/n with 1 <= k <= n (e.g. 1/2), not %r' % spec)
-    return zlib.crc32(key.encode()) % n, k - 1
+    return k, n
+
+
+def shard_of(key, n):
+    """The part (1 to n) that the tests of `key` belong to."""
+    return zlib.crc32(key.encode()) % n + 1
 
 
 def _shard_key(item):
@@ -147,11 +151,12 @@ def pytest_collection_modifyitems(config, items):
     if not spec:
         return
     try:
-        keep = [shard_of(_shard_key(item), spec) for item in items]
+        k, n = parse_shard(spec)
     except ValueError as error:
         raise pytest.UsageError(str(error))
-    deselected = [item for item, (part, wanted) in zip(items, keep) if part != wanted]
-    items[:] = [item for item, (part, wanted) in zip(items, keep) if part == wanted]
+    keep = [shard_of(_shard_key(item), n) == k for item in items]
+    deselected = [item for item, kept in zip(items, keep) if not kept]
+    items[:] = [item for item, kept in zip(items, keep) if kept]
     if deselected:
         config.hook.pytest_deselected(items=deselected)
 

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conftest import shard_of
+from conftest import parse_shard, shard_of
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -14,20 +14,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def test_parts_cover_every_key_once():
     keys = ['test_a.py::test_%d' % i for i in range(200)] + ['group:huge']
     for n in (1, 2, 3, 7):
-        parts = [shard_of(key, '1/%d' % n)[0] for key in keys]
-        assert all(0 <= part < n for part in parts)
-        # every key is kept by exactly one k
-        for key, part in zip(keys, parts):
-            kept = [k for k in range(1, n + 1) if shard_of(key, '%d/%d' % (k, n))[0] == shard_of(key, '%d/%d' % (k, n))[1]]
-            assert kept == [part + 1]
-    # two parts of 200 functions are both well filled
-    assert 60 < sum(1 for key in keys if shard_of(key, '1/2')[0] == 0) < 140
+        assert all(1 <= shard_of(key, n) <= n for key in keys)
+    # the same key, the same part; and two parts of 200 functions are both well filled
+    assert [shard_of(key, 3) for key in keys] == [shard_of(key, 3) for key in keys]
+    assert 60 < sum(1 for key in keys if shard_of(key, 2) == 1) < 140
+    assert parse_shard('2/3') == (2, 3)
 
 
 @pytest.mark.parametrize('spec', ['0/2', '3/2', '1', 'a/b', '1/0', '-1/2', ''])
 def test_bad_spec_is_refused(spec):
     with pytest.raises(ValueError, match='COORDINATION_TEST_SHARD must be k/n .*%r' % spec):
-        shard_of('key', spec)
+        parse_shard(spec)
 
 
 def collect(spec):
