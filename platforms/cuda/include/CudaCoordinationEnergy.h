@@ -148,8 +148,11 @@ private:
     void uploadCoefficients(OpenMM::CudaArray& table, const std::vector<double>& coefficients);
     /** The state as it starts, and as readState() leaves what it cleared. */
     std::vector<double> initialState() const;
-    /** The CVs' ChainRuleTargets (kernels/chainrule.cu) as the bytes of a kernel argument, and the largest number of slots. */
-    std::vector<char> getChainRuleTargets(const std::vector<CudaCoordinationCV*>& cvs, int& maxSlots);
+    /**
+     * The CVs' ChainRuleTargets (kernels/chainrule.cu) as the bytes of a kernel argument, and in slots
+     * the entries of the gradients the chain rule scatters: every CV's but CV skip's (-1: none).
+     */
+    std::vector<char> getChainRuleTargets(const std::vector<CudaCoordinationCV*>& cvs, int skip, int& slots);
     /** Launch applyChainRule(): E and every dE/dcv_k from the sums of this evaluation, after the CVs' pair kernels. */
     void launchChainRule(const std::vector<CudaCoordinationCV*>& cvs, int flags);
     /** Launch computeCoordinationTilesChained() for CV chainedIndex, if it takes its tiles now and they fit; false if not launched. */

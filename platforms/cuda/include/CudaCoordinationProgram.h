@@ -103,6 +103,8 @@ public:
             const std::vector<const OpenMM::TabulatedFunction*>& tables, const std::vector<std::string>& tableNames);
     /** The part of a module holding the device's fit of a table's splines (kernels/spline.cu, CudaCoordinationTableFit). */
     static CudaCoordinationModulePart getSplinePart();
+    /** The cells of a block of fitSplineCoefficients3D (16 threads a cell; CELLS_3D in kernels/spline.cu). */
+    static const int SplineCells3D = 8;
     /** The part of a module holding the chain rule alone: chainRule (getChainRulePart()) and the files it uses. */
     static CudaCoordinationModulePart getStandaloneChainRulePart(const CudaCoordinationModulePart& chainRule);
     /**

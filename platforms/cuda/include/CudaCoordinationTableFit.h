@@ -32,9 +32,9 @@ public:
      */
     void fit(const OpenMM::TabulatedFunction& table, OpenMM::CudaArray& coefficients);
 private:
-    /** The threads of a block of fitSplineLines (one block a line). */
+    /** The threads of a block of fitSplineLines. */
     static const int LineBlockSize = 128;
-    /** The most blocks of fitSplineLines (each does lines in turn beyond), and so of its scratch. */
+    /** The most blocks of fitSplineLines where a line is too long for shared memory (each does lines in turn beyond), and so of its scratch. */
     static const int ScratchBlocks = 1024;
     /** The shared memory a block of fitSplineLines may use (6n doubles for an axis of n points). */
     static const int MaxSharedBytes = 48*1024;
@@ -44,6 +44,7 @@ private:
     void differentiate(int d, int from, int to, bool second);
     OpenMM::CudaContext& cu;
     CUfunction linesKernel, coefficientKernels[3];
+    int multiprocessors;
     /** The values and their derivatives (one grid each), the solver's scratch (long axes), the axes' factors. */
     OpenMM::CudaArray grid, scratch, axes;
     std::vector<int> sizes;

@@ -202,12 +202,12 @@ CudaCoordinationChecks CudaCoordinationEnergy::getChecks(int k, bool positions, 
     return {positions ? getInvalidSlot(k) : 0, alarmOnDevice, energy ? cu.getEnergyBuffer().getDevicePointer() : 0};
 }
 
-vector<char> CudaCoordinationEnergy::getChainRuleTargets(const vector<CudaCoordinationCV*>& cvs, int& maxSlots) {
+vector<char> CudaCoordinationEnergy::getChainRuleTargets(const vector<CudaCoordinationCV*>& cvs, int skip, int& slots) {
     // ChainRuleTargets (kernels/chainrule.cu), by value: NUM_CVS pointers to each gradient, to each
     // groupAtoms and to each entrySlot, then NUM_CVS ints, padded to a multiple of 8 bytes.
     int pointers = 3*numCVs*sizeof(CUdeviceptr);
     vector<char> targets((pointers+numCVs*sizeof(int)+7)/8*8, 0);
-    maxSlots = 0;
+    slots = 0;
     for (int k = 0; k < numCVs; k++) {
         // A distance (NULL) has no gradient buffer: no slots, its forces added by the chain rule itself.
         if (cvs[k] == NULL)
@@ -217,7 +217,8 @@ vector<char> CudaCoordinationEnergy::getChainRuleTargets(const vector<CudaCoordi
         memcpy(&targets[(numCVs+k)*sizeof(CUdeviceptr)], &target.groupAtoms, sizeof(CUdeviceptr));
         memcpy(&targets[(2*numCVs+k)*sizeof(CUdeviceptr)], &target.entrySlot, sizeof(CUdeviceptr));
         memcpy(&targets[pointers+k*sizeof(int)], &target.numSlots, sizeof(int));
-        maxSlots = max(maxSlots, target.numSlots);
+        if (k != skip)
+            slots += target.numSlots;
     }
     return targets;
 }
@@ -252,8 +253,11 @@ bool CudaCoordinationEnergy::launchChained(const vector<CudaCoordinationCV*>& cv
     int tiles = cv.getChainableTiles();
     if (tiles == 0 || tiles > chainedCapacity || cooperativeRefused)
         return false;
-    int maxSlots;
-    vector<char> targets = getChainRuleTargets(cvs, maxSlots);
+    int slots;
+    vector<char> targets = getChainRuleTargets(cvs, chainedIndex, slots);
+    // Blocks beyond the tiles where the other CVs' gradients have more entries than the tiles have
+    // threads (a third CV: 15,788 entries against 31 tiles of 256 threads), one entry a thread.
+    int threads = cv.getTileThreads(), blocks = max(tiles, min(chainedCapacity, (slots+threads-1)/threads));
     bool energy = (flags & CudaCoordinationCV::ExpressionEnergy) != 0;
     CudaCoordinationChecks checks = getChecks(chainedIndex, energy, energy);
     CUdeviceptr sum = getSum(0);
@@ -264,7 +268,7 @@ bool CudaCoordinationEnergy::launchChained(const vector<CudaCoordinationCV*>& cv
             &checks.invalidSlot, &checks.energyBuffer, &distances.getAtoms().getDevicePointer()});
     for (auto& table : tables)
         args.push_back(&table->getDevicePointer());
-    if (!launcher.launchCooperative(chainedKernel, args.data(), tiles, cv.getTileThreads())) {
+    if (!launcher.launchCooperative(chainedKernel, args.data(), blocks, threads)) {
         // The driver refuses cooperative launches here (as some MPS setups may): separate launches from now on.
         cooperativeRefused = true;
         return false;
@@ -284,8 +288,8 @@ bool CudaCoordinationEnergy::launchChainedParticles(const vector<CudaCoordinatio
         cv.launch(flags, getSum(chainedIndex), 0, 0, checks);
         return false;
     }
-    int maxSlots;
-    vector<char> targets = getChainRuleTargets(cvs, maxSlots);
+    int slots;
+    vector<char> targets = getChainRuleTargets(cvs, chainedIndex, slots);
     CUdeviceptr sum = getSum(0);
     CUdeviceptr nextSum = sums.getDevicePointer()+(1-sumParity)*numCVs*sizeof(double);
     vector<void*> chainArgs = {targets.data(), &chainedIndex, &sum, &nextSum, &chainFlags, &state.getDevicePointer(),
@@ -301,8 +305,8 @@ bool CudaCoordinationEnergy::launchChainedParticles(const vector<CudaCoordinatio
 }
 
 void CudaCoordinationEnergy::launchChainRule(const vector<CudaCoordinationCV*>& cvs, int flags) {
-    int maxSlots;
-    vector<char> targets = getChainRuleTargets(cvs, maxSlots);
+    int slots;
+    vector<char> targets = getChainRuleTargets(cvs, -1, slots);
     bool gradient = (flags & CudaCoordinationCV::Gradient) != 0;
     CUdeviceptr sum = getSum(0);
     CUdeviceptr nextSum = sums.getDevicePointer()+(1-sumParity)*numCVs*sizeof(double);
@@ -313,7 +317,7 @@ void CudaCoordinationEnergy::launchChainRule(const vector<CudaCoordinationCV*>& 
     for (auto& table : tables)
         args.push_back(&table->getDevicePointer());
     int blockSize = CudaCoordinationProgram::TileSize;
-    int blocks = (gradient ? min((maxSlots+blockSize-1)/blockSize, cu.getNumThreadBlocks()) : 1);
+    int blocks = (gradient ? min((slots+blockSize-1)/blockSize, cu.getNumThreadBlocks()) : 1);
     launcher.launch(chainRuleKernel, args.data(), max(1, blocks), blockSize);
     // The next evaluation adds to the other sums, which this launch clears.
     sumParity = 1-sumParity;

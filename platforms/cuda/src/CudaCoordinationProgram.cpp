@@ -172,6 +172,7 @@ CudaCoordinationModulePart CudaCoordinationProgram::getSplinePart() {
     CudaCoordinationModulePart part;
     part.source = getSource(CudaCoordinationKernelSources::files, {"spline"});
     part.kernels = {"fitSplineLines", "fitSplineCoefficients1D", "fitSplineCoefficients2D", "fitSplineCoefficients3D"};
+    part.defines["CELLS_3D"] = to_string(SplineCells3D);
     return part;
 }
 

@@ -9,6 +9,7 @@ using namespace OpenMM;
 using namespace std;
 
 CudaCoordinationTableFit::CudaCoordinationTableFit(CudaContext& cu) : cu(cu) {
+    cuDeviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu.getDevice());
     CUmodule module = cu.createModule(CudaCoordinationProgram::assemble({CudaCoordinationProgram::getSplinePart()}, cu));
     linesKernel = cu.getKernel(module, CudaCoordinationProgram::getKernelName("fitSplineLines", 0));
     for (int d = 0; d < 3; d++)
@@ -65,14 +66,25 @@ void CudaCoordinationTableFit::differentiate(int d, int from, int to, bool secon
         }
     }
     int n = sizes[d], numLines = points/n, secondFlag = (second ? 1 : 0);
-    // A block a line: the line, its second derivatives and the axis in shared memory where they fit.
-    int sharedSize = 6*n*sizeof(double), useShared = (sharedSize <= MaxSharedBytes ? 1 : 0);
-    int blocks = min(numLines, ScratchBlocks);
+    // Where one line and the axis fit in shared memory, a block takes `lines` lines at a time, so
+    // many that the blocks are about twice the multiprocessors (at most 32, and as many as fit):
+    // its recurrences run side by side. Otherwise a line a block, in scratch.
+    int lines = 1, useShared = (6*n*sizeof(double) <= MaxSharedBytes ? 1 : 0), blocks = min(numLines, ScratchBlocks);
+    if (useShared) {
+        int fit = ((int) (MaxSharedBytes/sizeof(double))-4*n)/(2*n);
+        lines = max(1, min(min(32, fit), numLines/(2*multiprocessors)));
+        blocks = (numLines+lines-1)/lines;
+    }
+    int sharedSize = (useShared ? (4+2*lines)*n*sizeof(double) : 0);
     CUdeviceptr in = grid.getDevicePointer()+from*(size_t) points*sizeof(double);
     CUdeviceptr out = grid.getDevicePointer()+to*(size_t) points*sizeof(double);
     CUdeviceptr axis = axes.getDevicePointer()+offset*sizeof(double);
-    void* args[] = {&in, &out, &scratch.getDevicePointer(), &axis, &n, &stride, &numLines, &secondFlag, &useShared};
-    cu.executeKernel(linesKernel, args, blocks*LineBlockSize, LineBlockSize, useShared ? sharedSize : 0);
+    void* args[] = {&in, &out, &scratch.getDevicePointer(), &axis, &n, &stride, &numLines, &secondFlag, &lines, &useShared};
+    // Launched here, not by executeKernel(), which would hold the grid to a few blocks a multiprocessor.
+    CUresult result = cuLaunchKernel(linesKernel, blocks, 1, 1, LineBlockSize, 1, 1, sharedSize, cu.getCurrentStream(),
+            args, NULL);
+    if (result != CUDA_SUCCESS)
+        throw OpenMMException("CudaCoordinationTableFit: launching fitSplineLines failed (CUDA error "+to_string((int) result)+")");
 }
 
 void CudaCoordinationTableFit::fit(const TabulatedFunction& table, CudaArray& coefficients) {
@@ -136,6 +148,6 @@ void CudaCoordinationTableFit::fit(const TabulatedFunction& table, CudaArray& co
     }
     else {
         void* args[] = {&grid.getDevicePointer(), &coefficientPointer, &axis[0], &axis[1], &axis[2], &n[0], &n[1], &n[2]};
-        cu.executeKernel(coefficientKernels[2], args, cells, 64);
+        cu.executeKernel(coefficientKernels[2], args, 16*cells, 16*CudaCoordinationProgram::SplineCells3D);
     }
 }

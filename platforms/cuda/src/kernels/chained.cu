@@ -26,8 +26,9 @@ inline DEVICE void gridBarrier(unsigned int* barrier) {
 }
 
 /**
- * CV chainedCV of the NUM_CVS, on the tile path with one tile a block, and the chain rule, in one
- * cooperative launch: the blocks add the CV's sum to cvSums[chainedCV] and wait for each other
+ * CV chainedCV of the NUM_CVS, on the tile path with one tile a block (and where the other CVs'
+ * gradients have more entries than the tiles have threads, blocks without a tile), and the chain
+ * rule, in one cooperative launch: the blocks add the CV's sum to cvSums[chainedCV] and wait for each other
  * (gridBarrier()); each then evaluates E and every dE/dcv_k (evaluateChainRule()), adds -dE/dcv_k
  * times the gradients of the other CVs (whose pair kernels ran before) to the forces, and the
  * gradients of its own pairs times -dE/dcv straight to the forces, without the gradient buffer
@@ -63,7 +64,8 @@ KERNEL void computeCoordinationTilesChained(const real4* RESTRICT posq, const in
     };
     int a, b;
     bool diagonal;
-    if (!decodeTile(blockIdx.x, (numL+TILE-1)/TILE, &a, &b, &diagonal))
+    // Blocks beyond the tiles (launched to spread the chain rule's scatter) join at the barrier.
+    if (blockIdx.x >= countTiles(numL, numS, sChunk) || !decodeTile(blockIdx.x, (numL+TILE-1)/TILE, &a, &b, &diagonal))
         finish(0);
     else if (flags & FLAG_GRADIENT)
         computeTile<true>(a, b, diagonal, sChunk, posq, groupAtoms, groupOriginal, numL, numS, offsetL, offsetS, params, box,

@@ -158,14 +158,20 @@ inline DEVICE void evaluateChainRule(const double* RESTRICT cvSums, double* REST
 /**
  * The chain rule over every CV (evaluateChainRule()); with GRADIENT, -dE/dcv_k times CV k's
  * gradient goes to the forces, except that of CV `skip` (-1: none), whose launch adds its own.
+ * The gradients' entries are spread over the grid's threads as one list (scatterGradient()'s
+ * offset): a grid of as many threads as entries takes one entry a thread in all.
  */
 inline DEVICE void scatterChainRule(const ChainRuleTargets& targets, int flags, const double* derivatives, int skip,
         unsigned long long* RESTRICT forceBuffer) {
-    if (flags & FLAG_GRADIENT)
+    if (flags & FLAG_GRADIENT) {
+        int offset = 0;
         for (int k = 0; k < NUM_CVS; k++)
-            if (k != skip)
+            if (k != skip) {
                 scatterGradient(targets.gradient[k], targets.groupAtoms[k], targets.entrySlot[k], targets.numSlots[k],
-                        chainRuleScale(derivatives[k]), forceBuffer);
+                        chainRuleScale(derivatives[k]), forceBuffer, offset);
+                offset += targets.numSlots[k];
+            }
+    }
 }
 
 /** The chain rule of every CV in a launch of its own, after the CVs' pair kernels. */

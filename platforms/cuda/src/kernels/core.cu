@@ -7,7 +7,7 @@
 KERNEL void applyGradient(const int* RESTRICT groupAtoms, const int* RESTRICT entrySlot, int numSlots, long long* RESTRICT gradient,
         unsigned long long* RESTRICT forceBuffer) {
     DEPENDENT_KERNEL_START
-    scatterGradient(gradient, groupAtoms, entrySlot, numSlots, chainRuleScale(1.0), forceBuffer);
+    scatterGradient(gradient, groupAtoms, entrySlot, numSlots, chainRuleScale(1.0), forceBuffer, 0);
 }
 
 /** After atoms are reordered: inverse[atomIndex[i]] = i. */

@@ -59,11 +59,14 @@ inline DEVICE void recordNonFinite(double* RESTRICT record, int numCVs, const do
  * Add scale times one CV's fixed-point gradient to the forces and clear the gradient, over the
  * entries of this thread (a grid-stride loop). Entry k of the gradient belongs to slot k, or
  * with entrySlot (the cell kernel's sorted order) to slot entrySlot[k]. Each entry's loads are
- * issued together, the particle index of the next entry ahead.
+ * issued together, the particle index of the next entry ahead. offset: where the gradient's first
+ * entry is in the order the grid's threads take them (the entries of the gradients scattered
+ * before it in the same launch, scatterChainRule()), so that several gradients are spread over
+ * the threads as one.
  */
 inline DEVICE void scatterGradient(long long* RESTRICT gradient, const int* RESTRICT groupAtoms, const int* RESTRICT entrySlot,
-        int numSlots, real scale, unsigned long long* RESTRICT forceBuffer) {
-    const int first = blockIdx.x*blockDim.x+threadIdx.x, stride = blockDim.x*gridDim.x;
+        int numSlots, real scale, unsigned long long* RESTRICT forceBuffer, int offset) {
+    const int stride = blockDim.x*gridDim.x, first = (int) ((blockIdx.x*blockDim.x+threadIdx.x+stride-offset%stride)%stride);
     int nextAtom = (first < numSlots ? groupAtoms[entrySlot == NULL ? first : entrySlot[first]] : 0);
     for (int entry = first; entry < numSlots; entry += stride) {
         long long gx = gradient[entry], gy = gradient[entry+numSlots], gz = gradient[entry+2*numSlots];
