@@ -344,21 +344,24 @@ class Metadynamics(object):
         if self.truncateHills and not self._loadedBiases:
             bias = self._hillSum(center)       # PLUMED's V(s) without a grid: the exact sum of its hills
         height = self.height.value_in_unit(unit.kilojoules_per_mole)*np.exp(-bias/self._kTDelta)
-        gaussian = np.ones(self._shape)
         dimensions = len(self.variables)
         if self.truncateHills:
             halfSquare = sum(0.5*((grid - center[k])/variable.biasWidth)**2
                              for k, (variable, grid) in enumerate(zip(self.variables, self._grid.grid())))
             gaussian = _truncatedGaussian(halfSquare)
-        for k, (variable, axis) in enumerate(zip(self.variables, self._axes)):
-            if self.truncateHills:
-                break
-            shape = [1]*dimensions
-            shape[dimensions - 1 - k] = variable.gridWidth      # axis 0 of the grid is the last variable
-            x = (axis - center[k])/variable.biasWidth
-            gaussian = gaussian*np.exp(-0.5*x*x).reshape(shape)
-        self._selfBias += height*gaussian
-        self._totalBias += height*gaussian
+        else:
+            # The product of the variables' Gaussians, in their order (axis 0 of the grid is the last
+            # variable), broadcast: the grid-sized array is made once, by the last product.
+            gaussian = None
+            for k, (variable, axis) in enumerate(zip(self.variables, self._axes)):
+                shape = [1]*dimensions
+                shape[dimensions - 1 - k] = variable.gridWidth
+                x = (axis - center[k])/variable.biasWidth
+                factor = np.exp(-0.5*x*x).reshape(shape)
+                gaussian = factor if gaussian is None else gaussian*factor
+        hill = height*gaussian
+        self._selfBias += hill
+        self._totalBias += hill
         self._hillCenters.append(center)
         self._hillHeights.append(height)
         self._uploadBias(context)
