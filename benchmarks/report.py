@@ -769,14 +769,18 @@ def later_section(paths):
                   '<!-- not run: a GPU benchmark (CUDA); the docs test runs on the CPU -->', '```bash', run['command'], '```', '']
         for page in [page for name in present for page in (['md', 'metadynamics'] if name == 'md' else [name])]:
             body, _ = BUILDERS[page](sections['md' if page == 'metadynamics' else page])
-            rows = []
-            for line in body:       # the tables, a blank line between two
+            tables, table = [], []
+            for line in body + ['']:        # the tables that have rows (a header and its rule alone: none of this run's)
                 if line.startswith('|'):
-                    rows.append(line)
-                elif rows and rows[-1]:
-                    rows.append('')
-            if rows:
-                lines += ['%s:' % TITLES[page], ''] + rows + ([''] if rows[-1] else [])
+                    table.append(line)
+                    continue
+                if len(table) > 2:
+                    tables.append(table)
+                table = []
+            if tables:
+                lines += ['%s:' % TITLES[page], '']
+                for table in tables:
+                    lines += table + ['']
     return lines
 
 

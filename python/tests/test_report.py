@@ -382,6 +382,15 @@ def test_rows_measured_again(tmp_path):
     assert table_row(again, '1 O vs the other O')[1:4] == ['0.200', '0.203', '+1.2% / +1.0%']
     assert table_row(section(text, 'MD step time'), '1 O vs the other O')[1:4] == ['0.200', '0.203', '+1.5% / +1.2%']
     assert '*Ours in CustomCVForce*' not in again and again.count('| CV |') == 1
+    assert 'Well-tempered metadynamics:' not in again and '| CVs |' not in again
     assert '--later ' + os.path.relpath(later) in text
+    # A run of metadynamics rows alone: their table, and no MD table of restraints (a header without rows).
+    meta = [PLAIN] + [r for r in synthetic_rows() if r.get('bias') == 'metadynamics' and '2-D' in r['case']]
+    laterMeta = write_json(tmp_path / 'later-meta.json', meta, dict(INFO, date='2026-12-03'))
+    text = report.write_report(gpu, str(docs), later=[later, laterMeta])
+    again = section(text, 'Rows measured again after this run')
+    metaRun = again[again.index('### later-meta.json'):]
+    assert 'Well-tempered metadynamics:' in metaRun and table_row(metaRun, '1 O and 100 O vs the other O (2-D)')[2] == '0.210'
+    assert 'MD step time' not in metaRun and '| CV |' not in metaRun
     with pytest.raises(ValueError, match='no rows of a section this page shows'):
         report.write_report(gpu, str(docs), later=[cpu])
