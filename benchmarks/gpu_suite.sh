@@ -9,7 +9,9 @@
 #   2. bash benchmarks/gpu_suite.sh pytest          (carry .whl and the new .kernel-cache)
 # The stages:
 #   ctest     the C++ tests: CUDA in single, mixed and double precision (COORDINATION_CUDA_TEST_SHARDS,
-#             CTEST_SHARDS here, default 4 shards a precision) and the NVRTC compile test
+#             CTEST_SHARDS here, default 4 shards a precision) and the NVRTC compile test; CTEST_REGEX
+#             selects tests by name (ctest -R), e.g. "single_3|double_1" for the shards an earlier
+#             call's time cut (the summary counts the selected shards that did not report as not passed)
 #   pytest    the Python tests on CUDA (single, mixed, double; PYTEST_FILES selects test files),
 #             in PYTEST_WORKERS pytest-xdist workers (default: the cores less four, at most 12);
 #             COORDINATION_TEST_SHARD=k/n runs the k-th of n parts (python/tests/conftest.py), so
@@ -225,7 +227,7 @@ mainTimeout=${STAGE_TIMEOUT:-$(( SUITE_BUDGET - SECONDS - LEAK_TIMEOUT - 60 ))}
 
 if [ -n "$runs_ctest" ]; then
     # Every shard and the compile test at once (CTEST_JOBS), beside pytest.
-    run_ctest $mainTimeout main -LE leaks_context -j ${CTEST_JOBS:-$(( 3*${CTEST_SHARDS:-4} + 1 ))} &
+    run_ctest $mainTimeout main -LE leaks_context ${CTEST_REGEX:+-R "$CTEST_REGEX"} -j ${CTEST_JOBS:-$(( 3*${CTEST_SHARDS:-4} + 1 ))} &
     ctestPid=$!
 fi
 
@@ -255,7 +257,7 @@ fi
 # Step 2, outside MPS: the tests that leak a device context.
 stop_mps
 if [ -n "$runs_ctest" ]; then
-    run_ctest $LEAK_TIMEOUT leaks -L leaks_context -j 3 &
+    run_ctest $LEAK_TIMEOUT leaks -L leaks_context ${CTEST_REGEX:+-R "$CTEST_REGEX"} -j 3 &
     ctestPid=$!
 fi
 if [ -n "$runs_pytest" ]; then
@@ -272,18 +274,24 @@ fi
 
 # The summary per precision, and the slowest tests for the logs.
 if [ -n "$runs_ctest" ]; then
+    # The shards selected (all, or CTEST_REGEX's), counted from ctest's list: a shard the time cut
+    # reports nothing, and counts as not passed.
+    selected=$(cd build-gpu && ctest -N ${CTEST_REGEX:+-R "$CTEST_REGEX"})
     for precision in single mixed double; do
-        shards=$(grep -cE "Test +#.*TestCudaCoordinationForce_${precision}_[0-9]+ " "$OUT/ctest-main.log")
+        shards=$(echo "$selected" | grep -cE "TestCudaCoordinationForce_${precision}_[0-9]+$")
+        wantLeaks=$(echo "$selected" | grep -cE "TestCudaCoordinationForce_${precision}_leaks$")
         passed=$(grep -cE "TestCudaCoordinationForce_${precision}_[0-9]+ .*Passed" "$OUT/ctest-main.log")
         leaks=$(grep -cE "TestCudaCoordinationForce_${precision}_leaks .*Passed" "$OUT/ctest-leaks.log" 2>/dev/null)
-        if [ "$passed" -gt 0 ] && [ "$passed" = "$shards" ] && [ "$leaks" = 1 ]; then
-            note "ctest CUDA $precision: passed ($passed of $shards shards, and the leaks_context test)"
+        leaks=${leaks:-0}
+        [ "$shards" = 0 ] && [ "$wantLeaks" = 0 ] && continue
+        if [ "$passed" = "$shards" ] && [ "$leaks" = "$wantLeaks" ]; then
+            note "ctest CUDA $precision: passed ($passed of $shards shards$([ "$wantLeaks" = 1 ] && echo ', and the leaks_context test'))"
         else
-            note "ctest CUDA $precision: FAILED ($passed of $shards shards passed; leaks_context test: $([ "$leaks" = 1 ] && echo passed || echo 'not passed'))"
+            note "ctest CUDA $precision: FAILED or not run ($passed of $shards shards passed; leaks_context test: $([ "$leaks" = 1 ] && echo passed || ([ "$wantLeaks" = 1 ] && echo 'not passed' || echo 'not selected')))"
         fi
     done
     grep -hE "TestCudaCoordinationCompile .*(Passed|Failed|\*\*\*)" "$OUT/ctest-main.log" | sed 's/^ *[0-9]*\/[0-9]* //' | tee -a "$summary"
-    total=$(cd build-gpu && ctest -N | sed -n 's/^Total Tests: //p')
+    total=$(echo "$selected" | sed -n 's/^Total Tests: //p')
     ran=$(cat "$OUT/ctest-main.log" "$OUT/ctest-leaks.log" 2>/dev/null | grep -cE "Test +#[0-9]+: .* (Passed|\*\*\*Failed|\*\*\*Exception|\*\*\*Timeout)")
     note "ctest: $ran of $total tests ran"
 
