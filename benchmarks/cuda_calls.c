@@ -1,7 +1,8 @@
 /*
  * Counts the CUDA driver calls of a process that matter for the fixed cost of a force: kernel
- * launches (by kernel name), host synchronizations (blocking device-to-host copies and stream,
- * context and event synchronizations) and host-to-device copies. Loaded with LD_PRELOAD in front
+ * launches (by kernel name, with the host time spent in the driver's launch call), host
+ * synchronizations (blocking device-to-host copies and stream, context and event
+ * synchronizations) and host-to-device copies. Loaded with LD_PRELOAD in front
  * of libcuda, it forwards every call to the driver and counts it; benchmarks/profile_launches.py
  * reads and resets the counts through ctypes around a window of MD steps.
  *
@@ -17,6 +18,7 @@
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_NAMES 512
 #define NAME_LENGTH 160
@@ -27,7 +29,7 @@ enum {LAUNCHES, SYNC_COPIES, ASYNC_COPIES_TO_HOST, STREAM_SYNCS, CONTEXT_SYNCS, 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static long long counts[NUM_COUNTS];
 static char names[MAX_NAMES][NAME_LENGTH];
-static long long nameCounts[MAX_NAMES];
+static long long nameCounts[MAX_NAMES], nameNanoseconds[MAX_NAMES];
 static int numNames;
 
 /* The driver's own function: libcuda is loaded as a dependency of OpenMM's CUDA plugin, which
@@ -43,7 +45,14 @@ static void count(int what) {
     __atomic_add_fetch(&counts[what], 1, __ATOMIC_RELAXED);
 }
 
-static void countLaunch(CUfunction f) {
+static long long now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return 1000000000LL*t.tv_sec+t.tv_nsec;
+}
+
+/* Count a launch of f; returns the index of its name (or MAX_NAMES), for addLaunchTime(). */
+static int countLaunch(CUfunction f) {
     static CUresult (*getName)(const char**, CUfunction) = NULL;
     const char* name = "?";
     if (getName == NULL)
@@ -62,6 +71,13 @@ static void countLaunch(CUfunction f) {
     if (i < MAX_NAMES)
         nameCounts[i]++;
     pthread_mutex_unlock(&lock);
+    return i;
+}
+
+/* The host time of a launch of kernel name i, from start (now()) to the driver's return. */
+static void addLaunchTime(int i, long long start) {
+    if (i < MAX_NAMES)
+        __atomic_add_fetch(&nameNanoseconds[i], now()-start, __ATOMIC_RELAXED);
 }
 
 CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by,
@@ -70,16 +86,22 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, 
             unsigned int, CUstream, void**, void**) = NULL;
     if (real == NULL)
         real = next("cuLaunchKernel");
-    countLaunch(f);
-    return real(f, gx, gy, gz, bx, by, bz, sharedMem, stream, params, extra);
+    int i = countLaunch(f);
+    long long start = now();
+    CUresult result = real(f, gx, gy, gz, bx, by, bz, sharedMem, stream, params, extra);
+    addLaunchTime(i, start);
+    return result;
 }
 
 CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** params, void** extra) {
     static CUresult (*real)(const CUlaunchConfig*, CUfunction, void**, void**) = NULL;
     if (real == NULL)
         real = next("cuLaunchKernelEx");
-    countLaunch(f);
-    return real(config, f, params, extra);
+    int i = countLaunch(f);
+    long long start = now();
+    CUresult result = real(config, f, params, extra);
+    addLaunchTime(i, start);
+    return result;
 }
 
 CUresult CUDAAPI cuMemcpyDtoH(void* host, CUdeviceptr device, size_t bytes) {
@@ -154,12 +176,17 @@ const char* cuda_calls_name(int i, long long* launches) {
     return names[i];
 }
 
+/* The host time (nanoseconds) spent in the driver's launch calls of kernel name i since the last reset. */
+long long cuda_calls_name_nanoseconds(int i) {
+    return __atomic_load_n(&nameNanoseconds[i], __ATOMIC_RELAXED);
+}
+
 void cuda_calls_reset(void) {
     pthread_mutex_lock(&lock);
     for (int i = 0; i < NUM_COUNTS; i++)
         counts[i] = 0;
     for (int i = 0; i < numNames; i++)
-        nameCounts[i] = 0;
+        nameCounts[i] = nameNanoseconds[i] = 0;
     pthread_mutex_unlock(&lock);
 }
 

@@ -1,5 +1,6 @@
 """What one MD step of the md section's water box launches and waits for, per way of adding a CV:
-the kernels launched (by name), the host synchronizations and the host-to-device copies, counted
+the kernels launched (by name, with the host time of each launch in the driver), the host
+synchronizations and the host-to-device copies, counted
 over a window of steps by the LD_PRELOAD shim cuda_calls.c; and, under Nsight Compute, the GPU
 time of each kernel (the shim's NVTX range "window" delimits the same steps).
 
@@ -46,6 +47,7 @@ class CallCounter:
         self.lib = process if hasattr(process, 'cuda_calls_reset') else None
         if self.lib is not None:
             self.lib.cuda_calls_name.restype = ctypes.c_char_p
+            self.lib.cuda_calls_name_nanoseconds.restype = ctypes.c_longlong
 
     def range(self, start):
         """Open (start) or close the NVTX range "window" (ncu --nvtx --nvtx-include "window/")."""
@@ -59,20 +61,22 @@ class CallCounter:
             self.lib.cuda_calls_reset()
 
     def read(self, steps):
-        """Counts per step: {name: value} and {kernel: launches}."""
+        """Counts per step: {name: value}, {kernel: launches} and {kernel: host microseconds a launch,
+        in the driver's launch call}."""
         if self.lib is None:
-            return None, None
+            return None, None, None
         values = (ctypes.c_longlong * len(COUNT_NAMES))()
         self.lib.cuda_calls_counts(values)
         counts = {name: values[i] / steps for i, name in enumerate(COUNT_NAMES)}
-        kernels = {}
+        kernels, hostTimes = {}, {}
         launches = ctypes.c_longlong()
         for i in range(self.lib.cuda_calls_num_names()):
             name = self.lib.cuda_calls_name(i, ctypes.byref(launches)).decode()
             if launches.value:
                 kernels[name] = launches.value / steps
+                hostTimes[name] = 1e-3 * self.lib.cuda_calls_name_nanoseconds(i) / launches.value
         counts['host_syncs'] = counts['sync_copies_to_host'] + counts['stream_syncs'] + counts['context_syncs'] + counts['event_syncs']
-        return counts, kernels
+        return counts, kernels, hostTimes
 
 
 def restrained(force, cv0=1.0):
@@ -137,7 +141,7 @@ def measure(step, counter, steps, sync):
     counter.range(True)
     step(steps)
     counter.range(False)
-    counts, kernels = counter.read(steps)
+    counts, kernels, hostTimes = counter.read(steps)
     sync()
     times = []
     for _ in range(3):
@@ -145,7 +149,7 @@ def measure(step, counter, steps, sync):
         step(10 * steps)
         sync()
         times.append((time.perf_counter() - start) / (10 * steps))
-    return counts, kernels, 1000 * float(np.median(times))
+    return counts, kernels, hostTimes, 1000 * float(np.median(times))
 
 
 def main():
@@ -175,13 +179,15 @@ def main():
             context, step = run.context, run.integrator.step
         os.environ.clear()
         os.environ.update(saved)
-        counts, kernels, ms = measure(step, counter, args.steps, lambda: context.getState(getEnergy=True))
-        results[name] = {'ms_per_step': ms, 'counts_per_step': counts, 'kernels_per_step': kernels}
+        counts, kernels, hostTimes, ms = measure(step, counter, args.steps, lambda: context.getState(getEnergy=True))
+        results[name] = {'ms_per_step': ms, 'counts_per_step': counts, 'kernels_per_step': kernels,
+                         'launch_host_us': hostTimes}
         print('%-14s %.4f ms/step' % (name, ms), flush=True)
         if counts:
             print('    ' + ', '.join('%s %.2f' % item for item in counts.items()), flush=True)
+            print('    launches a step, host time a launch (in the driver), kernel:', flush=True)
             for kernel, launches in sorted(kernels.items(), key=lambda item: -item[1]):
-                print('    %6.2f  %s' % (launches, kernel), flush=True)
+                print('    %6.2f  %6.2f us  %s' % (launches, hostTimes[kernel], kernel), flush=True)
         del context
     if args.json:
         with open(args.json, 'w') as f:
