@@ -27,6 +27,7 @@ records frames (CVs, V and V - c(t)) for reweighting with openmmcoordination.rew
 """
 
 import collections
+import concurrent.futures
 import math
 import numbers
 import re
@@ -148,6 +149,7 @@ class Metadynamics(object):
         self._hillCenters = []
         self._hillHeights = []
         self._factors = []       # (step, c(t) of the bias in force from that step on)
+        self._pendingFactor = None   # (step, a Future of c(t)) of the last hill, not yet in _factors
         self._frames = []        # (step, CVs, V, c) of each recorded frame
         self._loadedBiases = {}
         self._warned = set()
@@ -182,6 +184,7 @@ class Metadynamics(object):
         at each multiple of it (before the hill of that step)."""
         if self._pendingUpload:
             self._uploadBias(simulation.context)
+        self._settleFactor()
         if not self._factors:
             self._factors.append((simulation.currentStep, self._factor))
         intervals = [n for n in (self.frequency, self.recordFrequency) if n is not None]
@@ -189,6 +192,7 @@ class Metadynamics(object):
         while remaining > 0:
             chunk = min([remaining] + [n - simulation.currentStep % n for n in intervals])
             simulation.step(chunk)
+            self._settleFactor()
             remaining -= chunk
             step, sample = simulation.currentStep, None
             if self.recordFrequency is not None and step % self.recordFrequency == 0:
@@ -201,7 +205,17 @@ class Metadynamics(object):
                 self._writeBias()
                 if self._readBiases(strict=False):
                     self._uploadBias(simulation.context)
-            self._factor = _reweightingFactor(self._totalBias, self._kT, self.biasFactor)
+            # c(t) of the new bias, in a thread beside the next steps (OpenMM releases the GIL while it
+            # steps, NumPy while it sums): off the hill's critical path, where the GPU waits for the
+            # host. _settleFactor() takes the result; the bias array is never changed in place.
+            self._pendingFactor = (step, _factorThread().submit(_reweightingFactor, self._totalBias, self._kT, self.biasFactor))
+
+    def _settleFactor(self):
+        """Take c(t) of the last hill, where its thread computed it (_pendingFactor), into _factor and _factors."""
+        if self._pendingFactor is not None:
+            step, future = self._pendingFactor
+            self._pendingFactor = None
+            self._factor = future.result()
             self._factors.append((step, self._factor))
 
     def getFreeEnergy(self):
@@ -243,6 +257,7 @@ class Metadynamics(object):
         the first entry at the first step() (c of the initial bias: 0, or that of the files in
         biasDir), then one at each hill, after it (and after the biases of other walkers read at the
         same step). c is computed from the total bias on the grid, getBias()."""
+        self._settleFactor()
         steps = np.array([step for step, _ in self._factors], dtype=np.int64)
         return steps, np.array([factor for _, factor in self._factors])*unit.kilojoules_per_mole
 
@@ -286,6 +301,7 @@ class Metadynamics(object):
         indices of their files, this walker's id and file index, and the settings that define the
         run. setState() of an object created with the same settings continues from it; the Context
         (positions, velocities, step) is saved apart: saveCheckpoint() writes both to one file."""
+        self._settleFactor()
         return {'version': _samplerstate.STATE_VERSION, 'settings': self._settings(),
                 'selfBias': self._selfBias.copy(), 'totalBias': self._totalBias.copy(),
                 'hillCenters': [[float(x) for x in center] for center in self._hillCenters],
@@ -304,6 +320,7 @@ class Metadynamics(object):
         removed). The bias goes to the force's table; to the Context now if ``context`` is given, else
         at the next step(). loadCheckpoint() does all of it from a saveCheckpoint() file."""
         _samplerstate.checkState('Metadynamics', state, self._settings())
+        self._pendingFactor = None
         self._selfBias = np.array(state['selfBias'], dtype=float).reshape(self._shape)
         self._totalBias = np.array(state['totalBias'], dtype=float).reshape(self._shape)
         self._hillCenters = [list(center) for center in state['hillCenters']]
@@ -361,7 +378,7 @@ class Metadynamics(object):
                 gaussian = factor if gaussian is None else gaussian*factor
         hill = height*gaussian
         self._selfBias += hill
-        self._totalBias += hill
+        self._totalBias = self._totalBias + hill     # a new array: the last one may be in c(t)'s thread
         self._hillCenters.append(center)
         self._hillHeights.append(height)
         self._uploadBias(context)
@@ -415,6 +432,16 @@ class Metadynamics(object):
         if loaded:
             self._totalBias = self._selfBias + sum(bias for _, bias in self._loadedBiases.values())
         return loaded
+
+
+_FACTOR_THREAD = []
+
+
+def _factorThread():
+    """The one thread (made at first use) that computes c(t) beside the simulation's steps."""
+    if not _FACTOR_THREAD:
+        _FACTOR_THREAD.append(concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix='metadynamics-ct'))
+    return _FACTOR_THREAD[0]
 
 
 #: PLUMED's cut of a hill (src/bias/MetaD.cpp, DP2CUTOFF): where sum_k (s_k - s0_k)^2/(2 sigma_k^2) reaches it.
