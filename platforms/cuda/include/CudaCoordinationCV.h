@@ -140,18 +140,32 @@ public:
     /** The number of tiles of the tile kernels (one a block where the chain rule runs in their launch). */
     int getNumTiles() const;
     /**
+     * Let the launch that also runs the chain rule take chunks of the short group wider than the
+     * tile kernel's own (at most a tile), the narrowest that make its tiles at most maxTiles, where
+     * the own chunks make more (two groups; one group has no chunks of its own). Before, and where
+     * maxTiles is 0, that launch takes the tile kernel's chunks.
+     *
+     * @param maxTiles  the most tiles a chained launch may have (0: the own chunks)
+     */
+    void setChainedTileLimit(int maxTiles);
+    /** The number of tiles of a launch that also runs the chain rule (the chunks setChainedTileLimit() chose). */
+    int getNumChainedTiles() const;
+    /**
      * The number of tiles, where this evaluation takes the tile kernel (no pair list, neighbour
      * lists or cell lists, its kernels compiled), for a launch of one block a tile that also runs
-     * the chain rule (CudaCoordinationEnergy, kernels/chained.cu); 0 where it takes another path.
+     * the chain rule (CudaCoordinationEnergy, kernels/chained.cu; the chunks setChainedTileLimit()
+     * chose); 0 where it takes another path.
      */
     int getChainableTiles();
     /**
      * The arguments the tile kernels start with (particles, groups, chunks, pair parameters, box,
      * flags, forces and gradient: kernels/tiles.cu, kernels/chained.cu), for this evaluation's box.
      *
-     * @param flags  the flags argument, which must outlive the launch
+     * @param flags    the flags argument, which must outlive the launch
+     * @param chained  the chunks of the launch that also runs the chain rule (setChainedTileLimit()),
+     *                 else the tile kernel's own
      */
-    std::vector<void*> getTileArguments(int& flags);
+    std::vector<void*> getTileArguments(int& flags, bool chained = false);
     /** The threads of a block of the tile kernels. */
     int getTileThreads() const {
         return tileThreads;
@@ -273,6 +287,8 @@ private:
     std::vector<int> groupA, groupB;
     bool periodic, sortedGradient;
     int numL, numS, offsetL, offsetS, sChunk, numSlots, maxBlocks, lPerThread, tileThreads, listLanes;
+    // The chunks of the short group in a launch that also runs the chain rule (setChainedTileLimit()).
+    int chainedSChunk;
     // The particles with a neighbour list: the group's, or both groups' (computeCoordinationList's numParticles).
     int listParticles = 0;
     int residentTileBlocks = 1, residentListBlocks = 1, residentParticleListBlocks = 1, residentParticleGradientBlocks = 1;

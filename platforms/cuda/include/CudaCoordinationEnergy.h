@@ -37,8 +37,10 @@ public:
      * @param numCVs    the number of CVs
      * @param chain     whether a CV on tiles, or a particle function on the lists, may run the chain rule in its own launch
      *                  (CudaCoordinationTuning::chainedTiles)
+     * @param widen     whether a CV on tiles may take wider chunks of its short group for that
+     *                  (CudaCoordinationTuning::widenChainedTiles)
      */
-    CudaCoordinationEnergy(OpenMM::CudaContext& cu, CudaCoordinationLauncher& launcher, int numCVs, bool chain);
+    CudaCoordinationEnergy(OpenMM::CudaContext& cu, CudaCoordinationLauncher& launcher, int numCVs, bool chain, bool widen);
     ~CudaCoordinationEnergy();
     /**
      * Use an energy expression. Its code compiles at the next compile() where it changed; the
@@ -179,7 +181,7 @@ private:
     OpenMM::CudaContext& cu;
     CudaCoordinationLauncher& launcher;
     int numCVs;
-    bool expression = false, chain;
+    bool expression = false, chain, widen;
     /** The chain rule's part of the next module, where its code changed; the compiled kernel. */
     std::unique_ptr<CudaCoordinationModulePart> pendingPart, compiledPart;
     CUfunction chainRuleKernel;

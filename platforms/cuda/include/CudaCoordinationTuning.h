@@ -30,9 +30,10 @@ namespace CoordinationPlugin {
  * | COORDINATION_CELL_GRID       | rx,ry,rz,run      | a cell grid of that reach and run length (0: chunks) [cost model]      |
  * | COORDINATION_DEPENDENT_LAUNCH| 0, 1              | plain launches (0) or programmatic dependent ones (1) [1 where the    |
  * |                              |                   | GPU takes them: sm_90 and later]                                       |
- * | COORDINATION_CHAINED_TILES   | 0, 1              | the chain rule of an energy expression in a launch of its own (0), or |
+ * | COORDINATION_CHAINED_TILES   | 0, 1, 2           | the chain rule of an energy expression in a launch of its own (0), or |
  * |                              |                   | in the tile kernel's launch of a CV with at most one tile a           |
- * |                              |                   | multiprocessor (1) [1]                                                |
+ * |                              |                   | multiprocessor (1), or (2) that with chunks of a CV's short group     |
+ * |                              |                   | widened (at most to a tile) where its own give more tiles [1]         |
  */
 struct OPENMM_EXPORT_COORDINATION CudaCoordinationTuning {
     enum ListMode {ListsDefault, ListsOff, ListsAlwaysRebuilt};
@@ -56,6 +57,8 @@ struct OPENMM_EXPORT_COORDINATION CudaCoordinationTuning {
      * pass of a particle function on the neighbour lists, else in a small tile kernel's launch, where it can.
      */
     bool chainedTiles = true;
+    /** true lets a CV on tiles take wider chunks of its short group to run the chain rule in its launch. */
+    bool widenChainedTiles = false;
     /**
      * Read the switches from the environment (see the table above).
      *

@@ -75,6 +75,7 @@ CudaCoordinationCV::CudaCoordinationCV(CudaContext& cu, const CoordinationForce&
         while (sChunk > MinSChunk &&
                 ((numL+tile-1)/tile)*((numS+sChunk-1)/sChunk)*(long long) tileThreads < maxBlocks*(long long) tile/2)
             sChunk /= 2;
+    chainedSChunk = sChunk;
     groupOriginal.initialize<int>(cu, numSlots, "coordinationGroupOriginal");
     groupOriginal.upload(slots);
     // No atoms have been reordered yet; the ReorderListener follows every later reordering.
@@ -297,18 +298,30 @@ int CudaCoordinationCV::getNumTiles() const {
     return getNumTileBlocks(sChunk, numeric_limits<int>::max());
 }
 
+void CudaCoordinationCV::setChainedTileLimit(int maxTiles) {
+    // Twice as wide at each try: the kernels' batches of S_BATCH (compiled for the own chunks) divide every width.
+    chainedSChunk = sChunk;
+    while (maxTiles > 0 && chainedSChunk < CudaCoordinationProgram::TileSize && getNumTileBlocks(chainedSChunk,
+            numeric_limits<int>::max()) > maxTiles)
+        chainedSChunk *= 2;
+}
+
+int CudaCoordinationCV::getNumChainedTiles() const {
+    return getNumTileBlocks(chainedSChunk, numeric_limits<int>::max());
+}
+
 int CudaCoordinationCV::getChainableTiles() {
     if (particleFunction || mode == CoordinationForce::PairList || (neighborList && neighborList->isEnabled()) || (cells && cells->chooseGrid(dmax)) ||
             !hasKernels(CudaCoordinationProgram::TileKernels))
         return 0;
-    return getNumTiles();
+    return getNumChainedTiles();
 }
 
-vector<void*> CudaCoordinationCV::getTileArguments(int& flags) {
+vector<void*> CudaCoordinationCV::getTileArguments(int& flags, bool chained) {
     setImageSearchDistance();
     void* params = (cu.getUseDoublePrecision() ? (void*) &paramsDouble : (void*) &paramsFloat);
     return {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &groupOriginal.getDevicePointer(), &numL, &numS,
-            &offsetL, &offsetS, &sChunk, params, cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(),
+            &offsetL, &offsetS, chained ? &chainedSChunk : &sChunk, params, cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(),
             cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &flags,
             &cu.getLongForceBuffer().getDevicePointer(), &gradient.getDevicePointer(), &numSlots};
 }
@@ -813,7 +826,7 @@ string CudaCoordinationCV::describeLastEvaluation() const {
     text << "kernel=" << (lastPath == P::TileKernels ? "tiles" : lastPath == P::PairKernels ? "pairs" : lastPath == P::CellKernels ?
             "cells" : lastPath == P::ListKernels ? "lists" : lastPath == P::ParticleKernels ? "particles" : "none");
     if (lastPath == P::TileKernels)
-        text << " lPerThread=" << lPerThread << " sChunk=" << sChunk;
+        text << " lPerThread=" << lPerThread << " sChunk=" << (lastChained ? chainedSChunk : sChunk);
     if (lastChained)
         text << " chainRule=chained";
     if (lastPath == P::CellKernels)

@@ -18,10 +18,12 @@ static const int NoSlot = numeric_limits<int>::max();
 // tiles on 132 multiprocessors) took 0.1884-0.1908 ms a step chained against 0.1765-0.1785 with the
 // chain rule in a launch of its own; 1 O (31 tiles) 0.1804-0.1855 against 0.1807-0.1906; the
 // latency System (1 x 1,000 pairs, 4 tiles, host-bound) 17.5-17.7 against 20.7-22.3 us a step.
+// With COORDINATION_CHAINED_TILES=2, 100 O in 124 tiles of 32 O chained: 0.1899 against 0.1889 ms
+// (medians of 10 interleaved rounds, each spread over 0.013-0.02 ms; docs/cuda-implementation.md).
 static const int ChainedTilesPerMultiprocessor = 1;
 
-CudaCoordinationEnergy::CudaCoordinationEnergy(CudaContext& cu, CudaCoordinationLauncher& launcher, int numCVs, bool chain) :
-        cu(cu), launcher(launcher), numCVs(numCVs), chain(chain), distances(cu) {
+CudaCoordinationEnergy::CudaCoordinationEnergy(CudaContext& cu, CudaCoordinationLauncher& launcher, int numCVs, bool chain,
+        bool widen) : cu(cu), launcher(launcher), numCVs(numCVs), chain(chain), widen(widen), distances(cu) {
     barrier.initialize<unsigned int>(cu, 2, "coordinationBarrier");
     barrier.upload(vector<unsigned int>(2, 0));
     sums.initialize<double>(cu, 2*numCVs, "coordinationSums");
@@ -124,9 +126,14 @@ void CudaCoordinationEnergy::compile(const vector<CudaCoordinationCV*>& cvs) {
             chained = k;
             family = P::ParticleListKernels;
         }
+    // A CV of two groups whose own chunks of the short group give more tiles may take wider ones for it.
+    int maxTiles = ChainedTilesPerMultiprocessor*multiprocessors;
+    for (int k = 0; k < cvs.size(); k++)
+        if (cvs[k] != NULL)
+            cvs[k]->setChainedTileLimit(widen ? maxTiles : 0);
     for (int k = 0; k < cvs.size() && family == P::TileKernels; k++)
-        if (cvs[k] != NULL && expression && chain && cvs[k]->takesTiles() && cvs[k]->getNumTiles() <= ChainedTilesPerMultiprocessor*multiprocessors &&
-                (chained < 0 || cvs[k]->getNumTiles() < cvs[chained]->getNumTiles()))
+        if (cvs[k] != NULL && expression && chain && cvs[k]->takesTiles() && cvs[k]->getNumChainedTiles() <= maxTiles &&
+                (chained < 0 || cvs[k]->getNumChainedTiles() < cvs[chained]->getNumChainedTiles()))
             chained = k;
     // Its family compiles with the chain rule where either is new; a chained kernel compiled
     // before serves only while that CV's kernels of the same program and family do.
@@ -262,7 +269,7 @@ bool CudaCoordinationEnergy::launchChained(const vector<CudaCoordinationCV*>& cv
     CudaCoordinationChecks checks = getChecks(chainedIndex, energy, energy);
     CUdeviceptr sum = getSum(0);
     CUdeviceptr nextSum = sums.getDevicePointer()+(1-sumParity)*numCVs*sizeof(double);
-    vector<void*> args = cv.getTileArguments(flags);
+    vector<void*> args = cv.getTileArguments(flags, true);
     args.insert(args.end(), {targets.data(), &chainedIndex, &sum, &nextSum, &state.getDevicePointer(),
             &cu.getEnergyBuffer().getDevicePointer(), &globals.getDevicePointer(), &barrier.getDevicePointer(), &alarmOnDevice,
             &checks.invalidSlot, &checks.energyBuffer, &distances.getAtoms().getDevicePointer()});

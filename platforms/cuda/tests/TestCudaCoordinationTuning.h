@@ -46,6 +46,14 @@ static void assertPathHas(const string& path, const string& part) {
         throw OpenMMException("The path '"+path+"' lacks '"+part+"'");
 }
 
+/** The number after "key=" in a path. */
+static int pathValue(const string& path, const string& key) {
+    size_t place = (" "+path).find(" "+key+"=");
+    if (place == string::npos)
+        throw OpenMMException("The path '"+path+"' lacks '"+key+"'");
+    return atoi(path.c_str()+place+key.size()+1);
+}
+
 /** The path with the switch differs from the default, has the part the switch forces, and agrees with Reference. */
 static void assertSwitchChangesPath(const string& variable, const string& value, const string& part, System& system,
         CoordinationForce& force, const vector<Vec3>& positions, bool periodic) {
@@ -82,6 +90,22 @@ void testTuningSwitchesChangeThePath() {
     cout << "    COORDINATION_CHAINED_TILES: '" << chained << "' -> '" << separate << "'" << endl;
     assertPathHas(chained, "chainRule=chained");
     ASSERT(separate.find("chainRule") == string::npos);
+    system.removeForce(0);
+    // Two groups of 1,000 on tiles: chunks of 16 of the short group give 252 tiles, more than a
+    // multiprocessor each on GPUs of up to 252 (132 on an H100); with the switch at 2 the chained
+    // launch takes chunks wide enough for at most one a multiprocessor (on GPUs of 16 or more).
+    CoordinationForce* twoTiles = new CoordinationForce(half, vector<int>(all.begin()+numParticles/2, all.end()));
+    twoTiles->setR0(0.3);
+    twoTiles->setEnergyExpression("0.5*k*(cv-cv0)^2");
+    twoTiles->addGlobalParameter("k", 0.001);
+    twoTiles->addGlobalParameter("cv0", 100.0);
+    system.addForce(twoTiles);
+    string ownChunks = pathWith("COORDINATION_CHAINED_TILES", "1", system, *twoTiles, positions, false);
+    string wideChunks = pathWith("COORDINATION_CHAINED_TILES", "2", system, *twoTiles, positions, false);
+    cout << "    COORDINATION_CHAINED_TILES, two groups: '" << ownChunks << "' -> '" << wideChunks << "'" << endl;
+    assertPathHas(wideChunks, "chainRule=chained");
+    if (ownChunks.find("chainRule") == string::npos)
+        ASSERT(pathValue(wideChunks, "sChunk") > pathValue(ownChunks, "sChunk"));
     system.removeForce(0);
     // One group with a cutoff in a box: neighbour lists of particles by default.
     CoordinationForce* lists = new CoordinationForce(all);
