@@ -522,11 +522,6 @@ bool CudaCoordinationCV::launchParticleHomeNumbers(const CudaCoordinationChecks&
     if (!neighborList->prepare(dmax, checkListKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel, scatterCellsKernel,
             groupAtoms, checks))
         return false;
-    if (!particleListWeights.isInitialized())
-        particleListWeights.initialize(cu, numSlots, cu.getUseDoublePrecision() ? sizeof(double) : sizeof(float),
-                "coordinationParticleListWeights");
-    else if (particleListWeights.getSize() < numSlots)
-        particleListWeights.resize(numSlots);
     if (!particleHomeCounter.isInitialized()) {
         particleHomeCounter.initialize<unsigned int>(cu, 1, "coordinationParticleHomeCounter");
         cu.clearBuffer(particleHomeCounter);
@@ -563,7 +558,9 @@ void CudaCoordinationCV::launchParticleHomeFunction(int flags, CUdeviceptr sum, 
         const CudaCoordinationChecks& checks) {
     int tile = CudaCoordinationProgram::TileSize;
     CUdeviceptr partial = (flags & Accumulate ? sum : cvPartial.getDevicePointer());
-    vector<void*> termArgs = {&particleNumbers.getDevicePointer(), &particleListWeights.getDevicePointer(), &particleParams, &numSlots,
+    // The weights go into the w of the lists' positions (kernels/particlehomes.cu).
+    vector<void*> termArgs = {&particleNumbers.getDevicePointer(), &neighborList->getListPositions().getDevicePointer(), &particleParams,
+            &numSlots,
             &particleHomeCounter.getDevicePointer(), &flags, &cu.getEnergyBuffer().getDevicePointer(), &partial, &counter.getDevicePointer(),
             &value, &record, (void*) &checks.alarm};
     launcher.launch(particleTermsKernel, termArgs.data(), min((numSlots+tile-1)/tile, maxBlocks), tile);
@@ -574,7 +571,7 @@ void CudaCoordinationCV::launchParticleHomeFunction(int flags, CUdeviceptr sum, 
         CellArguments<double, double4> cellDouble;
         void* power = (cu.getUseDoublePrecision() ? (void*) &distancePowerDouble : (void*) &distancePowerFloat);
         vector<void*> args = {setHomeCellArguments(cellFloat, cellDouble, gradientFlags, particleHomeCounter.getDevicePointer(),
-                checks.alarm), power, &particleListWeights.getDevicePointer()};
+                checks.alarm), power};
         launcher.launch(particleHomeGradientKernel, args.data(), getCellBlocks(), tile);
     }
     neighborList->finishLaunch();

@@ -202,9 +202,11 @@ inline DEVICE void visitCellItems(Visitor& visitor, const CellKernelArguments& a
         batch.record = (lists.state == HOME_LISTS_REBUILD ? record : NULL);
         batch.recorded = 0;
         batch.recordCapacity = lists.capacity;
+        // Kept lists: the cells of the last build are in listShift's w too (listPos' w may hold a pass's values instead).
         visitCellItem(item, args.grid, (lists.state == HOME_LISTS_NONE ? args.params.dmax2 : lists.cutoff2), args.cellStart,
-                (lists.state == HOME_LISTS_KEEP ? lists.pos : args.sortedPos), args.sortedSlot, args.groupOriginal,
-                args.periodicBoxVecX, args.periodicBoxVecY, args.periodicBoxVecZ, batch, visitor);
+                (lists.state == HOME_LISTS_KEEP ? lists.pos : args.sortedPos), (lists.state == HOME_LISTS_KEEP ? args.listShift :
+                args.sortedPos), args.sortedSlot, args.groupOriginal, args.periodicBoxVecX, args.periodicBoxVecY, args.periodicBoxVecZ,
+                batch, visitor);
         if (batch.record != NULL && threadIdx.x%32 == 0) {
             lists.count[item] = batch.recorded;
             largest = max(largest, batch.recorded);

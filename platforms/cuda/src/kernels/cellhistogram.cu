@@ -43,7 +43,7 @@ KERNEL void histogramCells(const real4* RESTRICT sortedPos, const int* RESTRICT 
     CellBatch batch = WARP_CELL_BATCH;
     CellHistogram visitor = {groupOriginal, maxDistance2, invBinWidth, numBins, sCounts, counts};
     for (int item = nextCellItem(workCounter); item < numItems; item = nextCellItem(workCounter))
-        visitCellItem(item, grid, maxDistance2, cellStart, sortedPos, sortedSlot, groupOriginal, periodicBoxVecX, periodicBoxVecY,
+        visitCellItem(item, grid, maxDistance2, cellStart, sortedPos, sortedPos, sortedSlot, groupOriginal, periodicBoxVecX, periodicBoxVecY,
                 periodicBoxVecZ, batch, visitor);
     flushCounts(sCounts, numBins, numBins <= MAX_SHARED_BINS_64, counts);
 }

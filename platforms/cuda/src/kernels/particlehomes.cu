@@ -11,13 +11,16 @@
  *                                      lists first, as computeCoordinationCells does
  *   evaluateParticleTerms              for every k: the term f(c_k), summed as every pair kernel
  *                                      sums its CV (finishBlock(), kernels/sums.cu), and its
- *                                      weight f'(c_k) into weight[k]; clears c[] and the counter
- *                                      of the gradient pass's work items
+ *                                      weight f'(c_k) into the w of listPos[k] (where the cell of
+ *                                      the last build was, which listShift[k].w keeps too and
+ *                                      checkNeighborList puts back at the next evaluation); clears
+ *                                      c[] and the counter of the gradient pass's work items
  *   computeParticleHomeGradient        for each pair, (w_i + w_j) dt(r_ij)/dx to both particles,
  *                                      added as the flags ask (addGradient(): the forces through
  *                                      sortedAtom, or the gradient by sorted index, which the
  *                                      chain rule maps through sortedSlot); always from the lists
- *                                      that the first pass used or built
+ *                                      that the first pass used or built, each particle's weight
+ *                                      read with its position
  * The lanes hold the warp's L particles as the plain CV's do (spreadLParticles(): two a lane in
  * single and mixed precision, each half of the warp meeting one half of a batch, one in double)
  * and meet the S particles of their part of a batch in turn, each S particle's running sum (or
@@ -120,11 +123,13 @@ struct ParticleHomeNumbers {
     }
 };
 
-/** The second pass (visitCells()' visitor): (w_i + w_j) dt(r_ij)/dx to both particles of each pair. */
+/**
+ * The second pass (visitCells()' visitor): (w_i + w_j) dt(r_ij)/dx to both particles of each pair,
+ * each particle's weight in the w of its position (evaluateParticleTerms()).
+ */
 struct ParticleHomeGradient {
     PairParams params;
     real distancePower;
-    const real* weight;
     const int* sortedAtom;
     int flags, numSlots;
     unsigned long long* forceBuffer;
@@ -140,18 +145,14 @@ struct ParticleHomeGradient {
         int k;
         beginHomeLane(index, valid, position, &p, &k);
         spreadLParticles(p, k, pos, key);
-        spreadLValue(valid ? weight[index] : 0, wi);
+        spreadLValue(valid ? position.w : 0, wi);
         for (int i = 0; i < CELL_L_PER_LANE; i++)
             gi[i] = make_real3(0, 0, 0);
     }
 
     inline DEVICE void batch(real4* sPos, const int* sKey, const int* sIndex, int count, bool diagonal) {
-        const int lane = threadIdx.x%32, first = batchPlace(lane);
-        // Each S particle's weight in the w of its places (which hold its cell, unused here), read with its position.
-        const real w = (lane < count ? weight[sIndex[lane]] : 0);
-        sPos[first].w = w;
-        sPos[first+BATCH_COPY].w = w;
-        __syncwarp();
+        const int lane = threadIdx.x%32;
+        // Each S particle's weight is the w of its places (flushCellBatch() pads with 0).
         gj = make_real3(0, 0, 0);
         if (isKeyedBatch(diagonal))
             homeBatchPairs<true>(sPos, sKey, diagonal, key, *this);
@@ -191,10 +192,10 @@ KERNEL CELL_LAUNCH_BOUNDS void computeParticleHomeNumbers(CellKernelArguments ar
 /**
  * The terms and weights of an elementwise F: for each of the numSlots particles in sorted order,
  * f(c[k]) summed as the flags say (finishBlock(), with the arguments from energyBuffer on) and
- * f'(c[k]) into weight[k]; c[k] cleared for the next evaluation, and the gradient pass's counter
- * of work items too. Blocks of TILE threads.
+ * f'(c[k]) into listPos[k].w (the gradient pass reads it with the position); c[k] cleared for the
+ * next evaluation, and the gradient pass's counter of work items too. Blocks of TILE threads.
  */
-KERNEL void evaluateParticleTerms(double* RESTRICT c, real* RESTRICT weight, ParticleFunctionParams function, int numSlots,
+KERNEL void evaluateParticleTerms(double* RESTRICT c, real4* RESTRICT listPos, ParticleFunctionParams function, int numSlots,
         unsigned int* RESTRICT gradientCounter, int flags, mixed* RESTRICT energyBuffer, double* RESTRICT cvPartial,
         unsigned int* RESTRICT counter, double* RESTRICT cvValue, double* RESTRICT record, int* RESTRICT alarm) {
     DEPENDENT_KERNEL_START
@@ -204,7 +205,7 @@ KERNEL void evaluateParticleTerms(double* RESTRICT c, real* RESTRICT weight, Par
     for (int k = blockIdx.x*blockDim.x+threadIdx.x; k < numSlots; k += blockDim.x*gridDim.x) {
         double w;
         sum += (mixed) particleFunctionTerm(c[k], function, &w);
-        weight[k] = (real) w;
+        listPos[k].w = (real) w;
         c[k] = 0;
     }
     finishBlock(sum, flags, energyBuffer, cvPartial, counter, cvValue, record, alarm);
@@ -212,11 +213,11 @@ KERNEL void evaluateParticleTerms(double* RESTRICT c, real* RESTRICT weight, Par
 
 /**
  * The second pass: the gradient of F over the lists that the first pass used or built (args.workCounter:
- * the counter evaluateParticleTerms() cleared), with the weights weight[] by sorted index.
+ * the counter evaluateParticleTerms() cleared), with the weights in the w of args.listPos.
  */
-KERNEL CELL_LAUNCH_BOUNDS void computeParticleHomeGradient(CellKernelArguments args, real distancePower, const real* RESTRICT weight) {
+KERNEL CELL_LAUNCH_BOUNDS void computeParticleHomeGradient(CellKernelArguments args, real distancePower) {
     DEPENDENT_KERNEL_START
-    ParticleHomeGradient visitor = {args.params, distancePower, weight, args.sortedAtom, args.flags, args.numSlots, args.forceBuffer,
+    ParticleHomeGradient visitor = {args.params, distancePower, args.sortedAtom, args.flags, args.numSlots, args.forceBuffer,
             args.gradient};
     visitCells(args, visitor, true);
 }

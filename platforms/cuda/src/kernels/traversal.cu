@@ -369,12 +369,14 @@ inline DEVICE void visitCellHome(int homeFirst, int hx0, int hx1, int hy, int hz
 /**
  * One work item, by one warp: the homes of one run (32 particles at a time) or of one chunk (one
  * per row it spans; the lanes of its other rows idle) against rowsPerItem of their rows of S
- * cells (visitCellHome, called once so that it is inlined once).
+ * cells (visitCellHome, called once so that it is inlined once). sortedPos: the positions in cell
+ * order; cellPos: where the w of each holds its cell (sortedPos itself, unless a pass keeps
+ * something else in sortedPos' w: kernels/particlehomes.cu).
  */
 template <class Visitor>
 inline DEVICE void visitCellItem(int item, const CellGrid& grid, real cutoff2, const int* RESTRICT cellStart,
-        const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot, const int* RESTRICT groupOriginal, real4 vecX,
-        real4 vecY, real4 vecZ, CellBatch& batch, Visitor& visitor) {
+        const real4* RESTRICT sortedPos, const real4* RESTRICT cellPos, const int* RESTRICT sortedSlot,
+        const int* RESTRICT groupOriginal, real4 vecX, real4 vecY, real4 vecZ, CellBatch& batch, Visitor& visitor) {
     const int lane = threadIdx.x%32;
     const int home = item/grid.itemsPerRun, firstRow = (item-home*grid.itemsPerRun)*grid.rowsPerItem;
     const int endRow = min(firstRow+grid.rowsPerItem, grid.rowsPerRun);
@@ -405,7 +407,7 @@ inline DEVICE void visitCellItem(int item, const CellGrid& grid, real cutoff2, c
         if (chunk) {
             if (pending == 0) {
                 pending = __ballot_sync(0xffffffff, valid);
-                lCell = (valid ? REAL_AS_CELL(pl.w)-grid.lBase : 0);
+                lCell = (valid ? REAL_AS_CELL(cellPos[l].w)-grid.lBase : 0);
             }
             const int leader = __ffs(pending)-1, firstCell = __shfl_sync(0xffffffff, lCell, leader), row = firstCell/grid.nx;
             valid = ((pending >> lane) & 1) && lCell/grid.nx == row;
