@@ -72,7 +72,9 @@
 # tests compile nothing they compiled before (about 5 s of NVRTC for each new configuration). The
 # parts are a tar compressed with xz where the machine has it (8.7 MB for the 1,117 modules of the
 # stress and ctest stages, against 42 MB with gzip: the working tree a call carries is at most
-# 64 MiB, .whl 18 MB of it), else with gzip; either is read.
+# 64 MiB, .whl 18 MB of it), else with gzip; either is read. They are at most KERNEL_CACHE_LIMIT
+# bytes (default 40,000,000): beyond it the modules this call read or compiled are kept first, then
+# the newest others (benchmarks/kernel_cache.sh, which unpacks and packs them).
 # Logs and JSON go to $OUT (default ./gpu-out), packed into logs.tgz (among them the slowest C++
 # and Python tests, ctest-times.txt and pytest-times.txt, for balancing the shards and workers).
 # Ends with a summary: pass and fail counts per precision for ctest and pytest, and times.
@@ -85,15 +87,8 @@ stages=${*:-stress ctest pytest}
 SUITE_BUDGET=${SUITE_BUDGET:-560}
 LEAK_TIMEOUT=${LEAK_TIMEOUT:-60}
 export OPENMM_CACHE_DIR=/tmp/openmm-kernel-cache
-mkdir -p "$OPENMM_CACHE_DIR"
-if ls .kernel-cache/kernel-cache.part-* > /dev/null 2>&1; then
-    # xz's magic number (fd 37 7a 58 5a 00), else gzip
-    if [ "$(head -c 6 "$(ls .kernel-cache/kernel-cache.part-* | head -1)" | od -An -tx1 | tr -d ' \n')" = fd377a585a00 ]; then
-        cat .kernel-cache/kernel-cache.part-* | tar xJf - -C "$OPENMM_CACHE_DIR"
-    else
-        cat .kernel-cache/kernel-cache.part-* | tar xzf - -C "$OPENMM_CACHE_DIR"
-    fi
-fi
+CACHE_STAMP=/tmp/openmm-kernel-cache.stamp
+bash benchmarks/kernel_cache.sh unpack "$OPENMM_CACHE_DIR" .kernel-cache "$CACHE_STAMP"
 summary="$OUT/summary.txt"
 : > "$summary"
 note() { echo "$*" | tee -a "$summary"; }
@@ -400,14 +395,7 @@ if [[ " $stages " == *" bench "* ]]; then
             ${BENCH_ARGS:-} ${BENCH_RESUME:+--resume "$BENCH_RESUME"} 2>&1 | tee "$OUT/benchmark-$precision.log"
     done
 fi
-if command -v xz > /dev/null; then
-    # A dictionary of 64 MiB spans many modules (they share most of their text): 8.7 MB for the
-    # 1,117 modules where xz -6 (8 MiB) gave 15 MB; blocks of 64 MiB, compressed in parallel.
-    tar cf - -C "$OPENMM_CACHE_DIR" . | xz -T0 --block-size=64MiB --lzma2=preset=6,dict=64MiB | split -b 15000000 - "$OUT/kernel-cache.part-"
-else
-    tar czf - -C "$OPENMM_CACHE_DIR" . | split -b 15000000 - "$OUT/kernel-cache.part-"
-fi
-note "kernel cache: $(ls "$OPENMM_CACHE_DIR" | wc -l) modules, $(cat "$OUT"/kernel-cache.part-* | wc -c) bytes packed"
+note "$(bash benchmarks/kernel_cache.sh pack "$OPENMM_CACHE_DIR" "$OUT" "$CACHE_STAMP")"
 note "total: $SECONDS s"
 (cd "$OUT" && tar czf logs.tgz --exclude 'kernel-cache.part-*' --exclude summary.txt --exclude logs.tgz --remove-files * 2>/dev/null)
 echo "=== summary"
