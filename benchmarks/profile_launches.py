@@ -9,6 +9,12 @@ time of each kernel (the shim's NVTX range "window" delimits the same steps).
     LD_PRELOAD=/tmp/cuda_calls.so ncu --nvtx --nvtx-include "window/" --metrics gpu__time_duration.sum \\
         --print-summary per-kernel python3 benchmarks/profile_launches.py --cases fast-1 --steps 20
 
+With --rounds N the cases run in turn N times, each in a new Context (the Contexts' differences, as
+large as the plain box's 0.170-0.190 ms on the H100, are then among what the rounds spread over),
+and a summary ends the output: each case's median, least and most ms a step, and the median of its
+difference from the first case of the same round, e.g. --cases plain,fast-100,fast-100@SWITCH=1
+--rounds 10.
+
 Cases (--cases, comma-separated, or all): plain; fast-1, fast-100, fast-self, fast-1000 (one CV restrained by
 its own energy expression); ccv-1, ccv-100, ccv-self, ccv-1000 (our CV inside CustomCVForce, the BiasVariable
 path); peer-1, peer-100, peer-self, peer-1000 (CustomNonbondedForce inside CustomCVForce); peratom (the md
@@ -159,14 +165,40 @@ def main():
     parser.add_argument('--precision', default='mixed')
     parser.add_argument('--platform', default='CUDA', help='CUDA; another platform only to try the script (no counts)')
     parser.add_argument('--waters', type=int, default=8000)
+    parser.add_argument('--rounds', type=int, default=1,
+                        help='run the cases in turn this many times, each time in a new Context, and end with the '
+                             'median, least and most ms a step of each and its median difference from the first case '
+                             'of the same round (default 1: no summary)')
     parser.add_argument('--json')
     args = parser.parse_args()
+    if args.rounds < 1:
+        raise ValueError('profile_launches.py: --rounds must be at least 1, not %d' % args.rounds)
     platform = mm.Platform.getPlatformByName(args.platform)
     counter = CallCounter()
     system, positions, oxygens = water_box(args.waters)
     cases = builds(oxygens, system.getNumParticles())
     names = list(cases) + ['latency-plain', 'latency'] if args.cases == 'all' else args.cases.split(',')
+    unknown = [name for name in names if name.split('@')[0] not in cases and not name.startswith('latency')]
+    if unknown:
+        raise ValueError('profile_launches.py: unknown cases %s; known: %s, latency-plain, latency'
+                         % (', '.join(unknown), ', '.join(cases)))
     results = {}
+    rounds = []
+    for round_ in range(args.rounds):
+        if args.rounds > 1:
+            print('round %d of %d' % (round_ + 1, args.rounds), flush=True)
+        rounds.append(run_cases(names, cases, system, positions, platform, args, counter, results))
+    if args.rounds > 1:
+        results['rounds'] = summarize(names, rounds)
+    if args.json:
+        with open(args.json, 'w') as f:
+            json.dump(results, f, indent=1)
+
+
+def run_cases(names, cases, system, positions, platform, args, counter, results):
+    """One round: each case in a new Context, its counts and ms a step printed and put in results
+    (the last round's stay); returns [(name, ms a step)] of the round, in order."""
+    times = []
     for name in names:
         case, *switches = name.split('@')
         saved = dict(os.environ)
@@ -182,6 +214,7 @@ def main():
         counts, kernels, hostTimes, ms = measure(step, counter, args.steps, lambda: context.getState(getEnergy=True))
         results[name] = {'ms_per_step': ms, 'counts_per_step': counts, 'kernels_per_step': kernels,
                          'launch_host_us': hostTimes}
+        times.append((name, ms))
         print('%-14s %.4f ms/step' % (name, ms), flush=True)
         if counts:
             print('    ' + ', '.join('%s %.2f' % item for item in counts.items()), flush=True)
@@ -189,9 +222,22 @@ def main():
             for kernel, launches in sorted(kernels.items(), key=lambda item: -item[1]):
                 print('    %6.2f  %6.2f us  %s' % (launches, hostTimes[kernel], kernel), flush=True)
         del context
-    if args.json:
-        with open(args.json, 'w') as f:
-            json.dump(results, f, indent=1)
+    return times
+
+
+def summarize(names, rounds):
+    """Print and return, for each case over the rounds (every time it runs, where it is named more
+    than once): ms a step (median, least, most, each run's) and the median of its difference from
+    the round's first run (us)."""
+    summary = {}
+    print('over %d rounds: ms a step (median, least, most); median difference from %s, the first of the same round'
+          % (len(rounds), names[0]))
+    for name in dict.fromkeys(names):
+        ms = [value for times in rounds for label, value in times if label == name]
+        difference = float(np.median([1000 * (value - times[0][1]) for times in rounds for label, value in times if label == name]))
+        summary[name] = {'ms_per_step': ms, 'median_ms': float(np.median(ms)), 'difference_us': difference}
+        print('  %-40s %.4f (%.4f to %.4f)  %+7.2f us' % (name, np.median(ms), min(ms), max(ms), difference), flush=True)
+    return summary
 
 
 if __name__ == '__main__':
