@@ -137,8 +137,6 @@ public:
     bool takesTiles() const;
     /** Whether the configuration is a particle function on the neighbour lists in the Context's box (as launch() will ask). */
     bool takesParticleLists() const;
-    /** The number of tiles of the tile kernels (one a block where the chain rule runs in their launch). */
-    int getNumTiles() const;
     /**
      * Let the launch that also runs the chain rule take chunks of the short group wider than the
      * tile kernel's own (at most a tile), the narrowest that make its tiles at most maxTiles, where
@@ -148,7 +146,10 @@ public:
      * @param maxTiles  the most tiles a chained launch may have (0: the own chunks)
      */
     void setChainedTileLimit(int maxTiles);
-    /** The number of tiles of a launch that also runs the chain rule (the chunks setChainedTileLimit() chose). */
+    /**
+     * The number of tiles of a launch that also runs the chain rule, one a block (the chunks
+     * setChainedTileLimit() chose; before, the tile kernel's own).
+     */
     int getNumChainedTiles() const;
     /**
      * The number of tiles, where this evaluation takes the tile kernel (no pair list, neighbour

@@ -294,10 +294,6 @@ bool CudaCoordinationCV::takesParticleLists() const {
     return (expectedKernels() & CudaCoordinationProgram::ParticleListKernels) != 0;
 }
 
-int CudaCoordinationCV::getNumTiles() const {
-    return getNumTileBlocks(sChunk, numeric_limits<int>::max());
-}
-
 void CudaCoordinationCV::setChainedTileLimit(int maxTiles) {
     // Twice as wide at each try: the kernels' batches of S_BATCH (compiled for the own chunks) divide every width.
     chainedSChunk = sChunk;
@@ -560,9 +556,8 @@ void CudaCoordinationCV::launchParticleHomeFunction(int flags, CUdeviceptr sum, 
     CUdeviceptr partial = (flags & Accumulate ? sum : cvPartial.getDevicePointer());
     // The weights go into the w of the lists' positions (kernels/particlehomes.cu).
     vector<void*> termArgs = {&particleNumbers.getDevicePointer(), &neighborList->getListPositions().getDevicePointer(), &particleParams,
-            &numSlots,
-            &particleHomeCounter.getDevicePointer(), &flags, &cu.getEnergyBuffer().getDevicePointer(), &partial, &counter.getDevicePointer(),
-            &value, &record, (void*) &checks.alarm};
+            &numSlots, &particleHomeCounter.getDevicePointer(), &flags, &cu.getEnergyBuffer().getDevicePointer(), &partial,
+            &counter.getDevicePointer(), &value, &record, (void*) &checks.alarm};
     launcher.launch(particleTermsKernel, termArgs.data(), min((numSlots+tile-1)/tile, maxBlocks), tile);
     int gradientFlags = flags & (DirectForces | Gradient);
     if (gradientFlags != 0) {
