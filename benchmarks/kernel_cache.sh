@@ -82,15 +82,13 @@ pack() {
         keep=$(( limit*carriedModules/carried*95/100 ))
         [ "$keep" -lt 1 ] && keep=1
     fi
-    head -n "$keep" "$names" > "$names.kept"
-    bytes=$(write_parts "$cache" "$out" "$names.kept")
-    # Fewer modules in proportion until the parts fit (a module packs to about the same size as another).
-    for attempt in 1 2 3 4; do
-        [ "$bytes" -le "$limit" ] && break
-        keep=$(( keep*limit/bytes*95/100 ))
-        [ "$keep" -lt 1 ] && keep=1
+    # Then fewer modules in proportion until the parts fit (a module packs to about the same size as another), five tries.
+    for attempt in 1 2 3 4 5; do
         head -n "$keep" "$names" > "$names.kept"
         bytes=$(write_parts "$cache" "$out" "$names.kept")
+        [ "$bytes" -le "$limit" ] || [ "$attempt" -eq 5 ] && break
+        keep=$(( keep*limit/bytes*95/100 ))
+        [ "$keep" -lt 1 ] && keep=1
     done
     rm -f "$names" "$names.kept"
     echo "kernel cache: $keep of $all modules kept ($used read or compiled in this call), $bytes bytes packed (limit $limit)"
