@@ -144,13 +144,14 @@ void testParticleFunctionDistancePower() {
     for (double k : {1.0, 2.0, 1.5})
         for (int periodic = 0; periodic < 2; periodic++) {
             vector<int> groupA = {0, 1, 2, 3, 4}, groupB = {3, 4, 5, 6, 7, 8, 9};
-            vector<double> c(groupA.size(), 0.0);
+            vector<double> c(groupA.size(), 0.0), plain(groupA.size(), 0.0);
             for (int a = 0; a < groupA.size(); a++)
                 for (int j : groupB)
                     if (j != groupA[a]) {
                         Vec3 d = nearestImage(positions[j]-positions[groupA[a]], periodic ? box : NULL);
                         double r = sqrt(d.dot(d)), dsdr;
                         c[a] += s(r, dsdr)*pow(r, k);
+                        plain[a] += s(r, dsdr);
                     }
             System system;
             for (int i = 0; i < positions.size(); i++)
@@ -168,6 +169,15 @@ void testParticleFunctionDistancePower() {
                 ASSERT_EQUAL_TOL(c[a], found[a], tolerance);
             ASSERT_EQUAL_TOL(handParticleFunction(CoordinationForce::Moment, c), force->getCollectiveVariableValue(context), tolerance);
             assertFiniteDifferences(context, positions, "distance power");
+            // The power turned off and on again in the Context (on CUDA, each a program of its own: PARTICLE_DISTANCE_POWER).
+            for (double power : {0.0, k}) {
+                force->setDistancePower(power);
+                force->updateParametersInContext(context);
+                found = force->getCoordinationNumbers(context);
+                for (int a = 0; a < c.size(); a++)
+                    ASSERT_EQUAL_TOL(power == 0 ? plain[a] : c[a], found[a], tolerance);
+            }
+            assertFiniteDifferences(context, positions, "distance power, updated");
         }
 }
 

@@ -272,6 +272,10 @@ void CudaCoordinationProgram::defineConfiguration(const CoordinationForce& force
         defines["GROUPS_OVERLAP"] = "";
     if (force.getMode() == CoordinationForce::PairList && force.getUsesPairParameters())
         defines["PAIR_PARAMETERS"] = "";
+    // Per-atom terms s(r) r^k with k != 0 (particleTerm() in kernels/switching.cu); a new k of
+    // updateParametersInContext() that turns it on or off makes a new program.
+    if (force.usesParticleFunction() && force.getDistancePower() != 0.0)
+        defines["PARTICLE_DISTANCE_POWER"] = "";
     // The threshold of MoreThan and LessThan (kernels/particles.cu) is Rational whatever s(r) is.
     defines["PARTICLE_RATIONAL_WINDOW"] = cc.doubleToString(CoordinationSwitching::RationalWindow);
     defines["PARTICLE_FUNCTION_THREADS"] = cc.intToString(ParticleFunctionThreads);

@@ -9,6 +9,7 @@
  *   Custom             code generated from the expression replaces the placeholder below,
  *                      setting s and dsdxValue from x
  *   PAIR_PARAMETERS    the pairs of a pair list carry their own weights and r0s (PairValues)
+ *   PARTICLE_DISTANCE_POWER  per-atom terms s(r) r^k with k != 0 (particleTerm())
  * Values that do not change the code path are kernel arguments (PairParams), so that
  * updateParametersInContext() does not recompile. Q is evaluated with a length of 1 nm
  * (invR0 = 1, so x = r - d0) and ref = lambda r0 - d0: s = 1/(1 + exp(beta (x - ref))).
@@ -259,20 +260,24 @@ inline DEVICE real switchingFunction(real r2, const PairParams& p, real* g) {
 }
 
 /**
- * A pair's term of a per-atom coordination number (kernels/particles.cu, particlelists.cu):
- * t = s(r) r^k at squared distance r2, k the distance power (0 for none), and *dtdr = (dt/dr)/r
- * with gradientScale() included, so that *dtdr times the displacement from the centre to the
- * neighbour is the gradient of t with respect to the neighbour (minus it, to the centre).
+ * A pair's term of a per-atom coordination number (kernels/particles.cu, particlelists.cu,
+ * particlehomes.cu): t = s(r) r^k at squared distance r2, k the distance power (the define
+ * PARTICLE_DISTANCE_POWER where k != 0; without it k is 0 and the pair loops hold no power:
+ * a branch on k at run time was compiled into every pair as predicated instructions, three
+ * special-function operations a pair of the first pass and four of the gradient pass, against one
+ * without), and *dtdr = (dt/dr)/r with gradientScale() included, so that *dtdr times the
+ * displacement from the centre to the neighbour is the gradient of t with respect to the
+ * neighbour (minus it, to the centre).
  */
 inline DEVICE real particleTerm(real r2, const PairParams& params, real distancePower, real* dtdr) {
     real g;
     real t = switchingFunction(r2, params, &g);
     g *= gradientScale(params);
-    if (distancePower != 0) {
-        const real rk = POW(r2, distancePower/2);
-        g = g*rk+(t == 0 ? 0 : distancePower*t*rk/r2);
-        t *= rk;
-    }
+#ifdef PARTICLE_DISTANCE_POWER
+    const real rk = POW(r2, distancePower/2);
+    g = g*rk+(t == 0 ? 0 : distancePower*t*rk/r2);
+    t *= rk;
+#endif
     *dtdr = g;
     return t;
 }
