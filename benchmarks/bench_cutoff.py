@@ -209,9 +209,10 @@ def per_atom_row(platform, precision, quick):
     (MoreThan of every c_i, per_atom_cv) and the plain self-coordination sum of the same particles,
     each checked against NumPy (check_per_atom; the plain sum's pairs within dmax by pairs_within),
     then their frozen steps and the step without a force timed in turn over PER_ATOM_ROUNDS rounds (3
-    with --quick; the order reversed every other round). Per evaluation: a step less the empty step of the same
-    round; the ratio per-atom / plain: the median over the rounds. A check or a platform that fails
-    makes a row that says why (skipped)."""
+    with --quick; the order reversed every other round), and the same with steps that ask for the energy
+    alone (the c_i and F without the gradient pass, against the plain sum's value). Per evaluation: a
+    step less the empty step of the same round; the ratios per-atom / plain: the median over the rounds.
+    A check or a platform that fails makes a row that says why (skipped)."""
     n, dmax = 5000 if quick else 100000, CUTOFF
     name = 'per-atom c_i of %s atoms, MoreThan %g, periodic, dmax %g nm, against the plain sum' % (format(n, ','),
                                                                                                  PER_ATOM_THRESHOLD, dmax)
@@ -224,6 +225,7 @@ def per_atom_row(platform, precision, quick):
                    'empty': frozen_system(mm.CustomExternalForce('0'), positions, edge)}
         for label, system in systems.items():
             runs[label] = FrozenContext(system, positions, platform, precision)
+            runs[label, 'energy'] = FrozenContext(system, positions, platform, precision, energyOnly=True)
         rows = np.arange(n) if quick else np.random.default_rng(42).choice(n, PER_ATOM_CHECKED, replace=False)
         value, plainValue, numberError, forceError = check_per_atom(positions, edge, dmax, PER_ATOM_THRESHOLD, force,
                                                                     runs['per-atom'], runs['plain'], rows)
@@ -231,6 +233,7 @@ def per_atom_row(platform, precision, quick):
         getstate = {label: runs[label].getstate_seconds(5, forces=False) for label in ('per-atom', 'plain')}
         steps, rounds = step_count(max(getstate.values())), 3 if quick else PER_ATOM_ROUNDS
         order = ['plain', 'per-atom', 'empty']
+        order += [(label, 'energy') for label in order]
         times = {label: [] for label in order}
         for round_ in range(rounds):
             for label in (order if round_ % 2 == 0 else order[::-1]):
@@ -245,6 +248,9 @@ def per_atom_row(platform, precision, quick):
     empty = np.array(times['empty'])
     perAtom, plain = np.array(times['per-atom']) - empty, np.array(times['plain']) - empty
     perAtomMs, plainMs = 1000 * float(np.median(perAtom)), 1000 * float(np.median(plain))
+    emptyEnergy = np.array(times['empty', 'energy'])
+    perAtomEnergy = np.array(times['per-atom', 'energy']) - emptyEnergy
+    plainEnergy = np.array(times['plain', 'energy']) - emptyEnergy
     return {'section': 'cutoff', 'case': name, 'kind': 'per-atom', 'atoms': n, 'density_per_nm3': WATER_DENSITY,
             'dmax': dmax, 'threshold': PER_ATOM_THRESHOLD, 'pairs_within_dmax': pairs, 'cv': value, 'plain_cv': plainValue,
             'checked_atoms': len(rows), 'numbers_max_difference': numberError, 'force_relative_difference': forceError,
@@ -252,14 +258,19 @@ def per_atom_row(platform, precision, quick):
             'ms_per_evaluation': perAtomMs, 'plain_ms_per_evaluation': plainMs,
             'per_atom_over_plain': float(np.median(perAtom / plain)),
             'per_atom_over_plain_per_round': [float(x) for x in perAtom / plain],
+            'energy_only_ms_per_evaluation': 1000 * float(np.median(perAtomEnergy)),
+            'plain_energy_only_ms_per_evaluation': 1000 * float(np.median(plainEnergy)),
+            'energy_only_over_plain': float(np.median(perAtomEnergy / plainEnergy)),
             'numbers_per_s': n / (perAtomMs / 1000), 'empty_step_ms': 1000 * float(np.median(empty)),
             'steps': steps, 'repeats': rounds,
             'note': 'ms_per_evaluation: the per-atom force\'s frozen step (mass 0, forces every step, lists built once) '
                     'less the step without a force of the same round; plain_ms_per_evaluation: the same for the plain '
                     'self-coordination sum (PairSum) of the same particles; the three Contexts timed in turn, %d rounds '
                     'of step(%d), the order reversed every other round; per_atom_over_plain: the median over the rounds '
-                    'of the ratio; checked first: c_i of %d particles, the forces on them, the CV and the sum of the c_i '
-                    'against NumPy; ms: getState(Energy) for each' % (rounds, steps, len(rows))}
+                    'of the ratio; energy_only_*: the same with a CustomIntegrator step that asks for the energy alone '
+                    '(the per-atom force: the c_i and F, no gradient pass; the plain sum: its value), three Contexts '
+                    'more, timed in the same rounds; checked first: c_i of %d particles, the forces on them, the CV and the '
+                    'sum of the c_i against NumPy; ms: getState(Energy) for each' % (rounds, steps, len(rows))}
 
 
 

@@ -128,7 +128,8 @@ def print_table(rows):
                             'speedup_vs_peer', 'pairs_per_s_ratio_vs_peer', 'ms_in_step', 'peer_ms_in_step',
                             'speedup_in_step', 'ms_per_evaluation', 'peer_ms_per_evaluation', 'energy_only_ms_per_evaluation',
                             'peer_energy_only_ms_per_evaluation', 'rebuilt_ms_per_evaluation', 'ms_per_evaluation_rebuilt_every_10',
-                            'no_lists_ms_per_evaluation', 'plain_ms_per_evaluation', 'per_atom_over_plain', 'numbers_per_s',
+                            'no_lists_ms_per_evaluation', 'plain_ms_per_evaluation', 'per_atom_over_plain',
+                            'plain_energy_only_ms_per_evaluation', 'energy_only_over_plain', 'numbers_per_s',
                             'us_per_evaluation', 'plain_replica_spread_percent', 'pairs',
                             'added_cold_s', 'added_warm_s')
                 if row.get(k) is not None]

@@ -466,11 +466,15 @@ def per_atom_table(rows):
     for row in rows:
         atoms = format(row.get('atoms', 0), ',')
         if 'skipped' in row:
-            body.append(skipped_row(atoms, row, 8))
+            body.append(skipped_row(atoms, row, 10))
             continue
         over, target = row.get('per_atom_over_plain'), per_atom_target(row)
+        energyOver = row.get('energy_only_over_plain')
+        energy = ('%s / %s' % (num(row['plain_energy_only_ms_per_evaluation']), num(row['energy_only_ms_per_evaluation']))
+                  if energyOver is not None else '-')
         body.append([atoms, sci(row.get('pairs_within_dmax')), num(row.get('plain_ms_per_evaluation')), num(row.get('ms_per_evaluation')),
-                     '%.2f' % over if over is not None else '-', sci(row.get('numbers_per_s')), '<= %g' % target if target else '-',
+                     '%.2f' % over if over is not None else '-', energy, '%.2f' % energyOver if energyOver is not None else '-',
+                     sci(row.get('numbers_per_s')), '<= %g' % target if target else '-',
                      met(None if target is None or over is None else over <= target)])
     first = next((row for row in rows if 'skipped' not in row), rows[0])
     density, dmax, threshold, checked = (first.get(key) for key in ('density_per_nm3', 'dmax', 'threshold', 'checked_atoms'))
@@ -478,12 +482,15 @@ def per_atom_table(rows):
              'the same size, those of the random row above), dmax %s nm; the CV MoreThan (threshold %s) of the c_i of '
              'every particle, against the plain self-coordination sum (no particle function) of the same particles. '
              'The two frozen steps and the step without a force timed in turn, %s rounds; per evaluation: a step less '
-             'the empty step of its round; *per-atom / plain*: the median over the rounds of the ratio. Checked first '
+             'the empty step of its round; *per-atom / plain*: the median over the rounds of the ratio; *energy only*: '
+             'the same with steps that ask for the energy alone (the c_i and F without the gradient pass, against the '
+             'plain sum\'s value); the target is that of the evaluation with forces. Checked first '
              'against NumPy: the c_i of %s particles and the forces on them, the CV, and the sum of the c_i (twice the '
              'plain sum).' % tuple('?' if value is None else text.format(value) for text, value in (
                  ('{:g}', density), ('{:g}', dmax), ('{:g}', threshold), ('{}', first.get('repeats')), ('{:,}', checked))), '']
     lines += table(['particles', 'pairs within dmax', 'plain sum (ms/evaluation)', 'per-atom, MoreThan (ms/evaluation)',
-                    'per-atom / plain', 'c_i per second', 'target', 'met'], body)
+                    'per-atom / plain', 'energy only: plain / per-atom (ms)', 'per-atom / plain, energy only', 'c_i per second',
+                    'target', 'met'], body)
     return lines
 
 

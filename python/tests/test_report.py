@@ -61,7 +61,8 @@ METAD = dict(hill_frequency=500, bias_factor=10.0, hill_height=1.0)
 PER_ATOM = {'section': 'cutoff', 'case': 'per-atom c_i of 100,000 atoms, MoreThan 6, periodic, dmax 1 nm, against the plain sum',
             'kind': 'per-atom', 'atoms': 100000, 'density_per_nm3': 33.4, 'dmax': 1.0, 'threshold': 6.0,
             'pairs_within_dmax': 7000000, 'checked_atoms': 500, 'ms_per_evaluation': 0.098, 'plain_ms_per_evaluation': 0.07,
-            'per_atom_over_plain': 1.4, 'numbers_per_s': 1.02e9, 'repeats': 3, 'steps': 1000}
+            'per_atom_over_plain': 1.4, 'energy_only_ms_per_evaluation': 0.06, 'plain_energy_only_ms_per_evaluation': 0.048,
+            'energy_only_over_plain': 1.25, 'numbers_per_s': 1.02e9, 'repeats': 3, 'steps': 1000}
 
 
 def synthetic_rows():
@@ -199,7 +200,8 @@ def test_synthetic_run(tmp_path):
     # The per-atom row, in a table of its own after the cutoff rows: 0.098 ms against the plain sum's
     # 0.07 ms, 1.40 within the 1.5 of issue 42; 100,000 c_i in 0.098 ms: 1.02e9 per second.
     perAtom = cutoff[cutoff.index('*Per-atom coordination numbers*'):]
-    assert table_row(perAtom, '100,000') == ['100,000', '7.00e6', '0.0700', '0.0980', '1.40', '1.02e9', '<= 1.5', 'yes']
+    assert table_row(perAtom, '100,000') == ['100,000', '7.00e6', '0.0700', '0.0980', '1.40', '0.0480 / 0.0600', '1.25',
+                                              '1.02e9', '<= 1.5', 'yes']
     assert 'MoreThan (threshold 6)' in perAtom and 'dmax 1 nm' in perAtom and 'the c_i of 500 particles' in perAtom
     assert '3 rounds' in perAtom
     assert cutoff.index('| 1,000,000 |') < cutoff.index('*Per-atom coordination numbers*')
@@ -227,18 +229,20 @@ def test_per_atom_rows(tmp_path):
     1 nm (1.6: not met), none for the --quick size, a row that failed its check says why; with no
     other cutoff row the per-atom table stands alone, and no row of it reaches the scaling plot."""
     rows = [dict(PER_ATOM, per_atom_over_plain=1.6, ms_per_evaluation=0.112),
-            dict(PER_ATOM, atoms=5000, pairs_within_dmax=350501, checked_atoms=5000, ms_per_evaluation=29.7,
-                 plain_ms_per_evaluation=15.4, per_atom_over_plain=1.93, numbers_per_s=1.68e5),
+            dict({key: value for key, value in PER_ATOM.items() if 'energy_only' not in key}, atoms=5000,
+                 pairs_within_dmax=350501, checked_atoms=5000, ms_per_evaluation=29.7, plain_ms_per_evaluation=15.4,
+                 per_atom_over_plain=1.93, numbers_per_s=1.68e5),
             {'section': 'cutoff', 'case': PER_ATOM['case'], 'kind': 'per-atom', 'atoms': 100000, 'dmax': 1.0,
              'skipped': 'RuntimeError: per-atom check: the CV is 1, NumPy\'s MoreThan of the c_i 2'}]
     docs = tmp_path / 'docs'
     text = report.write_report(write_json(tmp_path / 'run.json', rows), str(docs))
     cutoff = section(text, 'Self-coordination with a cutoff')
     lines = [line for line in cutoff.splitlines() if line.startswith('| 100,000 |')]
-    assert [line.split(' | ')[-2:] for line in lines[:1]] == [['<= 1.5', '**no** |']]
+    assert [line.split(' | ')[-5:] for line in lines[:1]] == [['0.0480 / 0.0600', '1.25', '1.02e9', '<= 1.5', '**no** |']]
     assert lines[1] == ('| 100,000 | - | not measured: RuntimeError: per-atom check: the CV is 1, NumPy\'s MoreThan of the c_i 2 '
-                        '| - | - | - | - | - |')
-    assert table_row(cutoff, '5,000') == ['5,000', '3.51e5', '15.4', '29.7', '1.93', '1.68e5', '-', '-']
+                        '| - | - | - | - | - | - | - |')
+    # A row of a run before the energy-only timing: those two columns say '-'.
+    assert table_row(cutoff, '5,000') == ['5,000', '3.51e5', '15.4', '29.7', '1.93', '-', '-', '1.68e5', '-', '-']
     assert 'ours (ms/evaluation)' not in cutoff and cutoff.count('| particles |') == 1
     assert not (docs / report.SCALING_IMAGE).exists() and report.SCALING_IMAGE not in text
 
