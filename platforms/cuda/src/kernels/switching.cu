@@ -262,10 +262,9 @@ inline DEVICE real switchingFunction(real r2, const PairParams& p, real* g) {
 /**
  * A pair's term of a per-atom coordination number (kernels/particles.cu, particlelists.cu,
  * particlehomes.cu): t = s(r) r^k at squared distance r2, k the distance power (the define
- * PARTICLE_DISTANCE_POWER where k != 0; without it k is 0 and the pair loops hold no power:
- * a branch on k at run time was compiled into every pair as predicated instructions, three
- * special-function operations a pair of the first pass and four of the gradient pass, against one
- * without), and *dtdr = (dt/dr)/r with gradientScale() included, so that *dtdr times the
+ * PARTICLE_DISTANCE_POWER where k != 0; without it k is 0 and the pair loops hold no power: a
+ * test of k at run time would be compiled into every pair as predicated instructions), and
+ * *dtdr = (dt/dr)/r with gradientScale() included, so that *dtdr times the
  * displacement from the centre to the neighbour is the gradient of t with respect to the
  * neighbour (minus it, to the centre).
  */
