@@ -50,7 +50,7 @@ def loops(instructions, largest):
         target = int(branch.group(1), 16)
         if target > address or target not in index or i + 1 - index[target] > largest:
             continue
-        body = [body for _, body in instructions[index[target]:i + 1]]
+        body = [line for _, line in instructions[index[target]:i + 1]]
         loop = {'first': target, 'last': address, 'size': len(body)}
         for kind, pattern in KINDS:
             loop[kind] = sum(1 for line in body if re.search(pattern, line))
