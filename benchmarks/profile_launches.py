@@ -23,7 +23,8 @@ section's per-atom case: MoreThan of every O's coordination, restrained); bias-2
 CustomExternalForce on one oxygen, which OpenMM evaluates in the bonded kernel it launches anyway: no launch added,
 what a launch-free force costs the step); latency (1 x 1,000 pairs in a
 System of its own, as benchmark.py's latency section). A case may name tuning switches after an
-@, as ccv-self@COORDINATION_LIST_KIND=homes (set while its Context is created). Each case's
+@, as ccv-self@COORDINATION_LIST_KIND=homes (set while its Context is created; a value may hold
+commas: fast-self@COORDINATION_CELL_GRID=2,2,1,0,plain is two cases). Each case's
 counts are per step, less nothing: subtract plain's (or, for latency, latency-plain's) to get
 what the CV adds.
 """
@@ -32,6 +33,7 @@ import argparse
 import ctypes
 import json
 import os
+import re
 import time
 
 import numpy as np
@@ -177,7 +179,7 @@ def main():
     counter = CallCounter()
     system, positions, oxygens = water_box(args.waters)
     cases = builds(oxygens, system.getNumParticles())
-    names = list(cases) + ['latency-plain', 'latency'] if args.cases == 'all' else args.cases.split(',')
+    names = list(cases) + ['latency-plain', 'latency'] if args.cases == 'all' else split_cases(args.cases)
     unknown = [name for name in names if name.split('@')[0] not in cases and not name.startswith('latency')]
     if unknown:
         raise ValueError('profile_launches.py: unknown cases %s; known: %s, latency-plain, latency'
@@ -193,6 +195,20 @@ def main():
     if args.json:
         with open(args.json, 'w') as f:
             json.dump(results, f, indent=1)
+
+
+def split_cases(text):
+    """The cases of a --cases list: its comma-separated parts, where a part that is a number belongs
+    to the case before it, as the rest of a switch's value (fast-self@COORDINATION_CELL_GRID=2,2,1,0:
+    one case). No case's name is a number, so that a misspelt one stays a case of its own (main()
+    reports it)."""
+    names = []
+    for part in text.split(','):
+        if names and '@' in names[-1] and re.fullmatch(r'-?[0-9.]+', part):
+            names[-1] += ',' + part
+        else:
+            names.append(part)
+    return names
 
 
 def run_cases(names, cases, system, positions, platform, args, counter, results):
