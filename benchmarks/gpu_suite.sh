@@ -182,12 +182,17 @@ run_ctest() {
 }
 
 # The stress stage, under MPS before the main step (alone on the GPU, as walkers and throughput
-# users run): per launch mode, how many runs failed, and where (the tests print the case and frame
-# they are at).
+# users run): per round and per launch mode, how many runs failed, and where (the tests print the
+# case and frame they are at). Its 72 logs are written outside $OUT and packed into stress-logs.tgz
+# at the end of the stage, the failed ones also copied to $OUT: a call cut short during the stage
+# still brings back summary.txt, which a device call's limit on the number of files would otherwise
+# leave out among the logs.
 if [ -n "$runs_stress" ]; then
     TEST=build-gpu/platforms/cuda/tests/TestCudaCoordinationForce
     precisions=(single mixed double)
     stressRuns=0 stressFailed=0
+    stressLogs=/tmp/coordination-stress-logs
+    rm -rf $stressLogs && mkdir -p $stressLogs
     for mode in 1 0; do
         stressStart=$SECONDS
         cache=/tmp/coordination-stress-cache-$mode
@@ -196,24 +201,28 @@ if [ -n "$runs_stress" ]; then
         for round in $(seq ${STRESS_ROUNDS:-3}); do
             pids=()
             for p in $(seq ${STRESS_PROCS:-12}); do
-                log="$OUT/stress-launch$mode-round$round-$p-${precisions[$(( (p-1)%3 ))]}.log"
+                log="$stressLogs/stress-launch$mode-round$round-$p-${precisions[$(( (p-1)%3 ))]}.log"
                 OPENMM_CACHE_DIR=$cache COORDINATION_DEPENDENT_LAUNCH=$mode timeout ${STRESS_TIMEOUT:-240} \
                     $TEST ${precisions[$(( (p-1)%3 ))]} ${STRESS_FILTER:-ForcesOnly} > "$log" 2>&1 &
                 pids+=($!)
             done
+            roundFailed=0
             for p in "${!pids[@]}"; do
                 runs=$((runs+1))
                 if ! wait ${pids[$p]}; then
-                    failed=$((failed+1))
-                    log=$(ls "$OUT"/stress-launch$mode-round$round-$((p+1))-*.log)
+                    failed=$((failed+1)) roundFailed=$((roundFailed+1))
+                    log=$(ls $stressLogs/stress-launch$mode-round$round-$((p+1))-*.log)
+                    cp "$log" "$OUT"/
                     where="$where [round $round, $(basename "$log" .log | sed 's/.*-//'): $(grep -hE '(case [0-9]+|[0-9]+ CVs,) frame [0-9]+' "$log" | tail -1 | xargs): $(grep -hE 'Expected|exception' "$log" | head -1 | cut -c1-160)]"
                 fi
             done
+            echo "stress ($([ $mode = 1 ] && echo 'dependent' || echo 'plain') launches), round $round: $roundFailed of ${#pids[@]} runs failed ($((SECONDS-stressStart)) s into the mode)"
         done
         note "stress ($([ $mode = 1 ] && echo 'dependent launches' || echo 'plain launches'), ${STRESS_FILTER:-ForcesOnly}): $failed of $runs runs failed$where ($((SECONDS-stressStart)) s)"
         stressRuns=$((stressRuns+runs)) stressFailed=$((stressFailed+failed))
     done
     note "stress: $((stressRuns-stressFailed)) of $stressRuns stressed runs passed"
+    tar czf "$OUT/stress-logs.tgz" -C $stressLogs . && rm -rf $stressLogs
 fi
 
 mainTimeout=${STAGE_TIMEOUT:-$(( SUITE_BUDGET - SECONDS - LEAK_TIMEOUT - 60 ))}
