@@ -183,7 +183,7 @@ run_ctest() {
 
 # The stress stage, under MPS before the main step (alone on the GPU, as walkers and throughput
 # users run): per round and per launch mode, how many runs failed, and where (the tests print the
-# case and frame they are at). Its 72 logs are written outside $OUT and packed into stress-logs.tgz
+# case and frame they are at). Its logs (72 by default) go outside $OUT, packed into stress-logs.tgz
 # at the end of the stage, the failed ones also copied to $OUT: a call cut short during the stage
 # still brings back summary.txt, which a device call's limit on the number of files would otherwise
 # leave out among the logs.
