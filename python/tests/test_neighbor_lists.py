@@ -5,8 +5,7 @@ small moves (lists kept), moves beyond the skin (rebuilt), particles leaving the
 box vector (OpenMM's reordering makes them), a changed box, lists longer than their first
 capacity (clustered particles), and molecular dynamics past OpenMM's reordering of atoms. Every
 state is compared with the reference, on every platform; on CUDA also with the lists off (COORDINATION_NEIGHBOR_LIST=0), rebuilt at every evaluation
-(=always), with one lane a particle instead of several (COORDINATION_LIST_LANES=1), with the binning
-in its own launches instead of the check's last block (COORDINATION_BIN_IN_CHECK=0), and with the
+(=always), with one lane a particle instead of several (COORDINATION_LIST_LANES=1), and with the
 lists of homes that larger groups get (COORDINATION_LIST_KIND=homes: on home runs and on chunks,
 kept and rebuilt at every evaluation).
 """
@@ -27,8 +26,7 @@ def set_list_mode(monkeypatch, mode):
     """The lists as a mode asks, on cells of one cell a cutoff (so that these small systems take
     the cell lists, which the cost model would leave for all pairs)."""
     variables = {'default': {}, 'off': {'COORDINATION_NEIGHBOR_LIST': '0'}, 'always': {'COORDINATION_NEIGHBOR_LIST': 'always'},
-                 'one-lane': {'COORDINATION_LIST_LANES': '1'}, 'binning-kernels': {'COORDINATION_BIN_IN_CHECK': '0'},
-                 'homes': {'COORDINATION_LIST_KIND': 'homes'},
+                 'one-lane': {'COORDINATION_LIST_LANES': '1'}, 'homes': {'COORDINATION_LIST_KIND': 'homes'},
                  'homes-chunks': {'COORDINATION_LIST_KIND': 'homes', 'COORDINATION_CELL_GRID': '1,1,1,0'},
                  'homes-always': {'COORDINATION_LIST_KIND': 'homes', 'COORDINATION_NEIGHBOR_LIST': 'always'}}[mode]
     monkeypatch.setenv('COORDINATION_CELL_GRID', '1,1,1,1')
@@ -36,7 +34,7 @@ def set_list_mode(monkeypatch, mode):
         monkeypatch.setenv(name, value)
 
 
-@pytest.fixture(params=['default', 'off', 'always', 'one-lane', 'binning-kernels', 'homes', 'homes-chunks', 'homes-always'])
+@pytest.fixture(params=['default', 'off', 'always', 'one-lane', 'homes', 'homes-chunks', 'homes-always'])
 def list_mode(request, monkeypatch):
     set_list_mode(monkeypatch, request.param)
     return request.param

@@ -5,7 +5,6 @@
 #include "openmm/cuda/CudaArray.h"
 #include "openmm/cuda/CudaContext.h"
 #include <string>
-#include <vector>
 
 namespace CoordinationPlugin {
 
@@ -49,22 +48,6 @@ public:
      */
     void bin(CUfunction assignKernel, CUfunction scanKernel, CUfunction offsetKernel, CUfunction scatterKernel,
             OpenMM::CudaArray& groupAtoms, CUdeviceptr rebuildStamp = 0, int stamp = 0);
-    /** Allocate the arrays of the binning for the grid chosen last (bin() does). */
-    void prepareBins();
-    /** Whether one block can bin the particles for the grid chosen last: its bins fit one scan chunk. */
-    bool fitsOneBlock() const {
-        return getNumBins() <= ScanChunk;
-    }
-    /**
-     * Append to a launch's arguments those of binInOneBlock() (kernels/binning.cu) for the grid
-     * chosen last, from numBinned to blocksDone as checkNeighborList takes them; they stay valid
-     * while the grid does (call prepareBins() first).
-     */
-    void addOneBlockArguments(std::vector<void*>& args);
-    /** The bins of the grid chosen last: its cells, twice with two groups. */
-    int getNumBins() const {
-        return grid.numCells*(oneGroup ? 1 : 2);
-    }
     /** The particles binned: those of both groups. */
     int getNumBinned() const {
         return numBinned;
@@ -123,9 +106,6 @@ private:
     int forced[4];
     bool searchFound = false, searchAgainstTiles = true;
     OpenMM::CudaArray cellCount, cellStart, blockOffset, workCounter, cellOf, cellRank, wrapped, sortedPos, sortedSlot, sortedAtom;
-    // Kernel arguments: the bins of the last prepareBins(), and the counter of a binning's finished blocks (workCounter[1]).
-    int numBins = 0;
-    CUdeviceptr blocksDone = 0;
 };
 
 } // namespace CoordinationPlugin

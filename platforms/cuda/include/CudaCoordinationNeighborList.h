@@ -66,9 +66,7 @@ public:
     /**
      * Whether the lists serve this cutoff in the Context's current box (the cells have a grid for
      * dmax + skin, and the lists fit in memory). If so, launch checkNeighborList and the binning,
-     * which rebuild nothing unless the GPU finds the lists stale (for up to MaxBinnedInCheck
-     * particles whose cells fit one block, the check's last block bins and the binning launches
-     * nothing); then the caller launches
+     * which rebuild nothing unless the GPU finds the lists stale; then the caller launches
      * computeCoordinationList with getStamp() and the arrays below, and calls finishLaunch().
      * checkNeighborList also checks the positions as checks asks (in place of checkPositions).
      */
@@ -85,10 +83,6 @@ public:
     /** Whether the lists are rebuilt at every evaluation (a tuning switch). */
     bool rebuildsAlways() const {
         return alwaysRebuild;
-    }
-    /** Whether the last prepare() had the check's last block bin (else the binning's own launches). */
-    bool binsInCheck() const {
-        return binHere;
     }
     /** Whether the lists are lists of homes, evaluated by the cell kernel (else of particles). */
     bool hasHomeLists() const {
@@ -166,10 +160,6 @@ private:
     CudaCoordinationLauncher& launcher;
     CudaCoordinationCells& cells;
     int numParticles, numNeighbors, lanes, capacity = 0, stamp = 0, evaluations = 0, allocatedLists = 0;
-    /** CudaCoordinationTuning::binInCheck: -1 the default, 0 never, 1 wherever the cells fit one block. */
-    int binInCheck = -1;
-    /** Whether the last prepare() bins in the check (a kernel argument: 0 or 1). */
-    int binHere = 0;
     bool enabled = true, homes = false, alwaysRebuild = false, stale = true, unusable = false, reading = false;
     /** Lists for a particle function: taken wherever a grid serves (not weighed against the tiles). */
     bool particleFunction = false;

@@ -27,9 +27,6 @@ namespace CoordinationPlugin {
  * |                              |                   | homes none; a particle function has lists of particles regardless     |
  * | COORDINATION_LIST_LANES      | 1, 2, 4, ..., 32  | lanes sharing a particle in the list kernel [about 512 threads an SM]  |
  * | COORDINATION_NEIGHBOR_SKIN   | a distance >= 0   | the lists' skin in nm [dmax/10]                                        |
- * | COORDINATION_BIN_IN_CHECK    | 0, 1              | the lists' binning by the binning's own launches (0), or (1) by the    |
- * |                              |                   | last block of the lists' check wherever the cells fit one block       |
- * |                              |                   | [1 for up to 16,384 particles]                                         |
  * | COORDINATION_CELL_GRID       | rx,ry,rz,run      | a cell grid of that reach and run length (0: chunks) [cost model]      |
  * | COORDINATION_DEPENDENT_LAUNCH| 0, 1              | plain launches (0) or programmatic dependent ones (1) [1 where the    |
  * |                              |                   | GPU takes them: sm_90 and later]                                       |
@@ -51,8 +48,6 @@ struct OPENMM_EXPORT_COORDINATION CudaCoordinationTuning {
     int listLanes = 0;
     /** The neighbour lists' skin in nm; negative lets the lists choose (dmax/10). */
     double neighborSkin = -1;
-    /** -1 lets the lists choose; 0 bins in the binning's own launches, 1 in the lists' check wherever the cells fit one block. */
-    int binInCheck = -1;
     /** A forced cell grid {rx, ry, rz, runLength}; rx = 0 lets the cost model choose. */
     int cellGrid[4] = {0, 0, 0, -1};
     /** false forces plain kernel launches; true (the default) launches them as programmatic dependent launches where the GPU can. */

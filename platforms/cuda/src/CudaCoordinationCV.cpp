@@ -833,8 +833,7 @@ string CudaCoordinationCV::describeLastEvaluation() const {
         text << " grid=" << grid.rx << "," << grid.ry << "," << grid.rz << "," << grid.runLength;
     }
     if (neighborList && (listPath || lastHomeLists))
-        text << " skin=" << neighborList->getSkin() << " rebuilds=" << (neighborList->rebuildsAlways() ? "always" : "when stale")
-                << " binning=" << (neighborList->binsInCheck() ? "check" : "kernels");
+        text << " skin=" << neighborList->getSkin() << " rebuilds=" << (neighborList->rebuildsAlways() ? "always" : "when stale");
     text << " launches=" << (launcher.usesDependentLaunches() ? "dependent" : "plain");
     return text.str();
 }

@@ -200,14 +200,12 @@ void CudaCoordinationCells::initializeArrays() {
         cellRank.initialize<int>(cu, numBinned, "coordinationCellRank");
         workCounter.initialize<unsigned int>(cu, 3, "coordinationCellCounters");
         cu.clearBuffer(workCounter);
-        // workCounter holds the counter of work items and, after it, that of finished blocks.
-        blocksDone = workCounter.getDevicePointer()+sizeof(unsigned int);
     }
 }
 
-void CudaCoordinationCells::prepareBins() {
-    numBins = getNumBins();
-    int numScanBlocks = (numBins+ScanChunk-1)/ScanChunk;
+void CudaCoordinationCells::bin(CUfunction assignKernel, CUfunction scanKernel, CUfunction offsetKernel, CUfunction scatterKernel,
+        CudaArray& groupAtoms, CUdeviceptr rebuildStamp, int stamp) {
+    int numBins = grid.numCells*(oneGroup ? 1 : 2), numScanBlocks = (numBins+ScanChunk-1)/ScanChunk;
     initializeArrays();
     if (!cellCount.isInitialized() || cellCount.getSize() < numBins) {
         // The scan clears the counts it reads; fresh ones start cleared.
@@ -223,20 +221,9 @@ void CudaCoordinationCells::prepareBins() {
         }
         cu.clearBuffer(cellCount);
     }
-}
-
-void CudaCoordinationCells::addOneBlockArguments(vector<void*>& args) {
-    args.insert(args.end(), {&numBinned, &numA, &grid, cu.getInvPeriodicBoxSizePointer(), cu.getPeriodicBoxVecXPointer(),
-            cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &cellOf.getDevicePointer(), &cellRank.getDevicePointer(),
-            &wrapped.getDevicePointer(), &numBins, &cellStart.getDevicePointer(), &sortedPos.getDevicePointer(),
-            &sortedSlot.getDevicePointer(), &sortedAtom.getDevicePointer(), &blocksDone});
-}
-
-void CudaCoordinationCells::bin(CUfunction assignKernel, CUfunction scanKernel, CUfunction offsetKernel, CUfunction scatterKernel,
-        CudaArray& groupAtoms, CUdeviceptr rebuildStamp, int stamp) {
-    prepareBins();
-    int numScanBlocks = (numBins+ScanChunk-1)/ScanChunk;
     // One thread per particle or cell: these kernels wait on memory, and want every thread the GPU holds.
+    // workCounter holds the counter of work items and, after it, that of finished blocks.
+    CUdeviceptr blocksDone = workCounter.getDevicePointer()+sizeof(unsigned int);
     void* assignArgs[] = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &numBinned, &numA, &grid,
             cu.getInvPeriodicBoxSizePointer(), cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(),
             cu.getPeriodicBoxVecZPointer(), &cellCount.getDevicePointer(), &cellOf.getDevicePointer(),

@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <vector>
 
 using namespace CoordinationPlugin;
 using namespace OpenMM;
@@ -26,9 +25,6 @@ static const int MaxDefaultParticles = 50000;
 static const long long MinTwoGroupPairs = 4000000;
 // Evaluations between reads of the longest list (besides after every forced rebuild).
 static const int ReadInterval = 64;
-// By default the check's last block bins up to this many particles (where the cells fit one
-// scan): the evaluations that rebuild nothing then launch no binning kernel at all.
-static const int MaxBinnedInCheck = 16384;
 
 CudaCoordinationNeighborList::CudaCoordinationNeighborList(CudaContext& cu, CudaCoordinationLauncher& launcher,
         CudaCoordinationCells& cells, int numParticles, int numNeighbors, const CudaCoordinationTuning& tuning, bool particleFunction,
@@ -41,7 +37,6 @@ CudaCoordinationNeighborList::CudaCoordinationNeighborList(CudaContext& cu, Cuda
     enabled = (tuning.neighborList != CudaCoordinationTuning::ListsOff && numParticles > 1 && numParticles < MaxParticles);
     alwaysRebuild = (tuning.neighborList == CudaCoordinationTuning::ListsAlwaysRebuilt);
     lanes = chooseLanes(cu, numParticles, tuning);
-    binInCheck = tuning.binInCheck;
     memset(&grid, 0, sizeof(grid));
 }
 
@@ -179,21 +174,14 @@ bool CudaCoordinationNeighborList::prepare(double dmax, CUfunction checkKernel, 
     double halfSkin2 = pow(HalfSkinShare*skin, 2);
     float halfSkin2Float = (float) halfSkin2;
     void* halfSkinArg = (cu.getUseDoublePrecision() ? (void*) &halfSkin2 : (void*) &halfSkin2Float);
-    // The check's last block bins where one block can and the tuning does not forbid it.
-    cells.prepareBins();
-    binHere = (cells.fitsOneBlock() && (binInCheck == 1 || (binInCheck == -1 && cells.getNumBinned() <= MaxBinnedInCheck)) ? 1 : 0);
-    vector<void*> checkArgs = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &listSlot.getDevicePointer(),
+    void* checkArgs[] = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &listSlot.getDevicePointer(),
             &listShift.getDevicePointer(), &refPos.getDevicePointer(), &listPos.getDevicePointer(), &numParticles, halfSkinArg,
             &force, &stamp, &rebuildStamp.getDevicePointer(), &cells.getWorkCounter().getDevicePointer(), (void*) &checks.invalidSlot,
-            (void*) &checks.alarm, (void*) &checks.energyBuffer, &binHere};
-    cells.addOneBlockArguments(checkArgs);
-    // Blocks of 1024 threads where the last one bins (binInOneBlock's scan takes 1024).
-    int blockSize = (binHere ? 1024 : 256);
+            (void*) &checks.alarm, (void*) &checks.energyBuffer};
+    int blockSize = 256;
     bool oneBlock = (force && checks.invalidSlot == 0);
-    launcher.launch(checkKernel, checkArgs.data(), (oneBlock ? 1 : min((numParticles+blockSize-1)/blockSize, cu.getNumThreadBlocks())),
-            blockSize);
-    if (!binHere)
-        cells.bin(assignKernel, scanKernel, offsetKernel, scatterKernel, groupAtoms, rebuildStamp.getDevicePointer(), stamp);
+    launcher.launch(checkKernel, checkArgs, (oneBlock ? 1 : min((numParticles+blockSize-1)/blockSize, cu.getNumThreadBlocks())), blockSize);
+    cells.bin(assignKernel, scanKernel, offsetKernel, scatterKernel, groupAtoms, rebuildStamp.getDevicePointer(), stamp);
     listCutoff2 = cutoff*cutoff;
     listCutoff2Float = (float) listCutoff2;
     // A forced rebuild reads the longest list back at once.

@@ -58,11 +58,6 @@ CudaCoordinationTuning CudaCoordinationTuning::fromEnvironment() {
         if (*end != '\0' || !(tuning.neighborSkin >= 0 && tuning.neighborSkin < 1e3))
             invalid("COORDINATION_NEIGHBOR_SKIN", "a distance >= 0 in nm", value);
     }
-    value = variable("COORDINATION_BIN_IN_CHECK");
-    if (value == "0" || value == "1")
-        tuning.binInCheck = stoi(value);
-    else if (value != "")
-        invalid("COORDINATION_BIN_IN_CHECK", "0 or 1", value);
     value = variable("COORDINATION_CELL_GRID");
     if (value != "") {
         int* g = tuning.cellGrid;

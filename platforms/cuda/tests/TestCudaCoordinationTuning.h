@@ -121,8 +121,6 @@ void testTuningSwitchesChangeThePath() {
     assertSwitchChangesPath("COORDINATION_LIST_KIND", "homes", "homeLists=1", system, *lists, positions, true);
     assertSwitchChangesPath("COORDINATION_LIST_LANES", "1", "lanes=1", system, *lists, positions, true);
     assertSwitchChangesPath("COORDINATION_NEIGHBOR_SKIN", "0.2", "skin=0.2", system, *lists, positions, true);
-    assertPathHas(pathWith("COORDINATION_BIN_IN_CHECK", "", system, *lists, positions, true), "binning=check");
-    assertSwitchChangesPath("COORDINATION_BIN_IN_CHECK", "0", "binning=kernels", system, *lists, positions, true);
     // Plain launches; the default is programmatic dependent launches where the GPU takes them (sm_90
     // and later), else plain ones already.
     string launches = pathWith("COORDINATION_DEPENDENT_LAUNCH", "", system, *lists, positions, true);
@@ -206,7 +204,7 @@ void testTuningSwitchErrors() {
     vector<pair<string, string> > invalid = {{"COORDINATION_L_PER_THREAD", "4"}, {"COORDINATION_SORTED_GRADIENT", "yes"},
             {"COORDINATION_NEIGHBOR_LIST", "2"}, {"COORDINATION_LIST_KIND", "cells"}, {"COORDINATION_LIST_LANES", "3"},
             {"COORDINATION_NEIGHBOR_SKIN", "-1"}, {"COORDINATION_CELL_GRID", "1,1"}, {"COORDINATION_DEPENDENT_LAUNCH", "no"},
-            {"COORDINATION_CHAINED_TILES", "yes"}, {"COORDINATION_BIN_IN_CHECK", "2"}};
+            {"COORDINATION_CHAINED_TILES", "yes"}};
     for (auto& setting : invalid) {
         ScopedEnvironment environment(setting.first, setting.second);
         VerletIntegrator integrator(0.001);

@@ -32,14 +32,18 @@ inline DEVICE bool isBinningSkipped(const int* RESTRICT rebuildStamp, int stamp)
 #define SCAN_CHUNK 4096
 
 /**
- * Exclusive scan over a block of 1024 threads of 4 values a thread (thread t's are values
- * 4t to 4t+3): the start of each of the thread's values, from carry, in start[]; returns carry
- * plus the total in every thread.
+ * Exclusive scan of in[first, first+count) (count <= SCAN_CHUNK) into out[], by one block of
+ * 1024 threads, 4 values a thread, starting from carry; returns the total in every thread.
+ * in may be out: each thread reads its values before it writes them. With clear, in[] is zeroed.
  */
-inline DEVICE int scanBlockValues(const int* value, int* start, int carry) {
+inline DEVICE int scanChunk(int* in, int* out, int first, int count, int carry, bool clear) {
     __shared__ int warpTotals[32];
-    const int lane = threadIdx.x%32, warp = threadIdx.x/32;
-    const int sum = value[0]+value[1]+value[2]+value[3];
+    const int lane = threadIdx.x%32, warp = threadIdx.x/32, mine = first+4*threadIdx.x;
+    int value[4], sum = 0;
+    for (int i = 0; i < 4; i++) {
+        value[i] = (4*threadIdx.x+i < count ? __ldcg(&in[mine+i]) : 0);
+        sum += value[i];
+    }
     int inclusive = sum;
     for (int offset = 1; offset < 32; offset *= 2) {
         int other = __shfl_up_sync(0xffffffff, inclusive, offset);
@@ -59,61 +63,17 @@ inline DEVICE int scanBlockValues(const int* value, int* start, int carry) {
         warpTotals[lane] = scanned;
     }
     __syncthreads();
-    start[0] = carry+(warp > 0 ? warpTotals[warp-1] : 0)+inclusive-sum;
-    for (int i = 1; i < 4; i++)
-        start[i] = start[i-1]+value[i-1];
+    int start = carry+(warp > 0 ? warpTotals[warp-1] : 0)+inclusive-sum;
     const int total = warpTotals[31];
-    __syncthreads();
-    return carry+total;
-}
-
-/**
- * Exclusive scan of in[first, first+count) (count <= SCAN_CHUNK) into out[], by one block of
- * 1024 threads, 4 values a thread, starting from carry; returns the total in every thread.
- * in may be out: each thread reads its values before it writes them. With clear, in[] is zeroed.
- */
-inline DEVICE int scanChunk(int* in, int* out, int first, int count, int carry, bool clear) {
-    const int mine = first+4*threadIdx.x;
-    int value[4], start[4];
-    for (int i = 0; i < 4; i++)
-        value[i] = (4*threadIdx.x+i < count ? __ldcg(&in[mine+i]) : 0);
-    const int total = scanBlockValues(value, start, carry);
     for (int i = 0; i < 4; i++)
         if (4*threadIdx.x+i < count) {
-            out[mine+i] = start[i];
+            out[mine+i] = start;
             if (clear)
                 in[mine+i] = 0;
+            start += value[i];
         }
-    return total;
-}
-
-/**
- * Wrap group particle slot into the box, find its cell (group B's after group A's) and its rank
- * among the particles counted in that cell so far (count: global or shared memory); keep the cell,
- * the rank and the wrapped position for scatterCell().
- */
-inline DEVICE void assignCell(int slot, const real4* RESTRICT posq, const int* RESTRICT groupAtoms, int numA, const CellGrid& grid,
-        real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ, unsigned int* count,
-        int* RESTRICT cellOf, int* RESTRICT cellRank, real4* RESTRICT wrapped) {
-    real4 p = posq[groupAtoms[slot]];
-    int cell = findCell(&p, grid, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
-    if (slot >= numA)
-        cell += grid.numCells;
-    cellOf[slot] = cell;
-    cellRank[slot] = atomicAdd(&count[cell], 1u);
-    wrapped[slot] = p;
-}
-
-/** Write group particle slot's wrapped position (with its cell in w), slot and atom at its place in cell order (cellStart: global or shared memory). */
-inline DEVICE void scatterCell(int slot, const int* RESTRICT cellOf, const int* RESTRICT cellRank, const int* cellStart,
-        const real4* RESTRICT wrapped, const int* RESTRICT groupAtoms, real4* RESTRICT sortedPos, int* RESTRICT sortedSlot,
-        int* RESTRICT sortedAtom) {
-    const int cell = cellOf[slot], k = cellStart[cell]+cellRank[slot];
-    real4 p = wrapped[slot];
-    p.w = CELL_AS_REAL(cell);
-    sortedPos[k] = p;
-    sortedSlot[k] = slot;
-    sortedAtom[k] = groupAtoms[slot];
+    __syncthreads();
+    return carry+total;
 }
 
 /**
@@ -134,9 +94,15 @@ KERNEL void assignCells(const real4* RESTRICT posq, const int* RESTRICT groupAto
         return;
     if (blockIdx.x == 0 && threadIdx.x == 0)
         workCounter[2] = 0;
-    for (int slot = blockIdx.x*blockDim.x+threadIdx.x; slot < numBinned; slot += blockDim.x*gridDim.x)
-        assignCell(slot, posq, groupAtoms, numA, grid, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ,
-                cellCount, cellOf, cellRank, wrapped);
+    for (int slot = blockIdx.x*blockDim.x+threadIdx.x; slot < numBinned; slot += blockDim.x*gridDim.x) {
+        real4 p = posq[groupAtoms[slot]];
+        int cell = findCell(&p, grid, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
+        if (slot >= numA)
+            cell += grid.numCells;
+        cellOf[slot] = cell;
+        cellRank[slot] = atomicAdd(&cellCount[cell], 1u);
+        wrapped[slot] = p;
+    }
     if (numBins > SCAN_CHUNK || !isLastBlockToFinish(blocksDone))
         return;
     const int total = scanChunk((int*) cellCount, cellStart, 0, numBins, 0, true);
@@ -188,45 +154,12 @@ KERNEL void scatterCells(const int* RESTRICT cellOf, const int* RESTRICT cellRan
     DEPENDENT_KERNEL_START
     if (isBinningSkipped(rebuildStamp, stamp))
         return;
-    for (int slot = blockIdx.x*blockDim.x+threadIdx.x; slot < numBinned; slot += blockDim.x*gridDim.x)
-        scatterCell(slot, cellOf, cellRank, cellStart, wrapped, groupAtoms, sortedPos, sortedSlot, sortedAtom);
-}
-
-/**
- * The whole binning by one block of 1024 threads, with the counts and starts in shared memory
- * (numBins <= SCAN_CHUNK): what assignCells (with its scan) and scatterCells do, in one block of
- * the neighbour lists' check where it finds the lists stale (checkNeighborList), so that the
- * evaluations that rebuild nothing launch no binning at all. Also clears workCounter[2] as
- * assignCells does; the check cleared the counter of work items.
- */
-inline DEVICE void binInOneBlock(const real4* RESTRICT posq, const int* RESTRICT groupAtoms, int numBinned, int numA,
-        const CellGrid& grid, real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ,
-        int* RESTRICT cellOf, int* RESTRICT cellRank, real4* RESTRICT wrapped, int numBins, int* RESTRICT cellStart,
-        real4* RESTRICT sortedPos, int* RESTRICT sortedSlot, int* RESTRICT sortedAtom, unsigned int* RESTRICT workCounter) {
-    // The counts, then the starts.
-    __shared__ int bins[SCAN_CHUNK];
-    for (int cell = threadIdx.x; cell < numBins; cell += blockDim.x)
-        bins[cell] = 0;
-    __syncthreads();
-    for (int slot = threadIdx.x; slot < numBinned; slot += blockDim.x)
-        assignCell(slot, posq, groupAtoms, numA, grid, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ,
-                (unsigned int*) bins, cellOf, cellRank, wrapped);
-    __syncthreads();
-    int value[4], start[4];
-    for (int i = 0; i < 4; i++)
-        value[i] = (4*threadIdx.x+i < numBins ? bins[4*threadIdx.x+i] : 0);
-    const int total = scanBlockValues(value, start, 0);
-    for (int i = 0; i < 4; i++)
-        if (4*threadIdx.x+i < numBins) {
-            bins[4*threadIdx.x+i] = start[i];
-            cellStart[4*threadIdx.x+i] = start[i];
-        }
-    if (threadIdx.x == 0) {
-        cellStart[numBins] = total;
-        workCounter[2] = 0;
+    for (int slot = blockIdx.x*blockDim.x+threadIdx.x; slot < numBinned; slot += blockDim.x*gridDim.x) {
+        const int cell = cellOf[slot], k = cellStart[cell]+cellRank[slot];
+        real4 p = wrapped[slot];
+        p.w = CELL_AS_REAL(cell);
+        sortedPos[k] = p;
+        sortedSlot[k] = slot;
+        sortedAtom[k] = groupAtoms[slot];
     }
-    __syncthreads();
-    // Each thread scatters the slots it assigned (its own writes of cellOf, cellRank and wrapped).
-    for (int slot = threadIdx.x; slot < numBinned; slot += blockDim.x)
-        scatterCell(slot, cellOf, cellRank, bins, wrapped, groupAtoms, sortedPos, sortedSlot, sortedAtom);
 }

@@ -7,9 +7,7 @@
  * B's (binning.cu), so that here too each pair is in two lists. Each evaluation runs, in order:
  *   checkNeighborList   the current positions in list order (listPos) and, where a particle moved
  *                       too far (or the host asks), *rebuildStamp = stamp
- *   the cell binning    (binning.cu) only where *rebuildStamp == stamp, otherwise it returns at once;
- *                       for few cells and particles, the check's last block bins instead, and
- *                       the binning launches nothing (CudaCoordinationNeighborList::binsInCheck())
+ *   the cell binning    (binning.cu) only where *rebuildStamp == stamp, otherwise it returns at once
  *   computeCoordinationList  where *rebuildStamp == stamp, builds the lists from the cells and
  *                       evaluates the pairs on the way; otherwise evaluates the lists
  * so that the host never learns, nor waits for, whether the lists were rebuilt.
@@ -53,17 +51,11 @@ inline DEVICE real listLaneSum(real v, unsigned int mask) {
  * the last build (or its position is not finite), or the host asks (force). Clears the counter of
  * the cell kernel's work items (which the binning clears too, where it runs). Where firstInvalid
  * is not NULL, also checks every position (checkPosition(), energy.cu), in place of checkPositions.
- * With binHere (blocks of 1024 threads, numBins <= SCAN_CHUNK), the last block to finish bins
- * the particles where the lists are to be rebuilt (binInOneBlock(), binning.cu; the arguments
- * from numBinned on are the binning's), in place of the binning's launches.
  */
 KERNEL void checkNeighborList(const real4* RESTRICT posq, const int* RESTRICT groupAtoms, const int* RESTRICT listSlot,
         const real4* RESTRICT listShift, const real4* RESTRICT refPos, real4* RESTRICT listPos, int numParticles, real halfSkin2,
         int force, int stamp, int* RESTRICT rebuildStamp, unsigned int* RESTRICT workCounter, int* RESTRICT firstInvalid,
-        int* RESTRICT alarm, mixed* RESTRICT energyBuffer, int binHere, int numBinned, int numA, CellGrid grid,
-        real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ, int* RESTRICT cellOf,
-        int* RESTRICT cellRank, real4* RESTRICT wrapped, int numBins, int* RESTRICT cellStart, real4* RESTRICT sortedPos,
-        int* RESTRICT sortedSlot, int* RESTRICT sortedAtom, unsigned int* RESTRICT blocksDone) {
+        int* RESTRICT alarm, mixed* RESTRICT energyBuffer) {
     DEPENDENT_KERNEL_START
     if (blockIdx.x == 0 && threadIdx.x == 0)
         *workCounter = 0;
@@ -74,27 +66,22 @@ KERNEL void checkNeighborList(const real4* RESTRICT posq, const int* RESTRICT gr
         if (firstInvalid != NULL)
             for (int k = blockIdx.x*blockDim.x+threadIdx.x; k < numParticles; k += blockDim.x*gridDim.x)
                 checkPosition(posq[groupAtoms[k]], k, firstInvalid, alarm, energyBuffer);
+        return;
     }
-    else {
-        bool moved = false;
-        for (int k = blockIdx.x*blockDim.x+threadIdx.x; k < numParticles; k += blockDim.x*gridDim.x) {
-            const real4 shift = listShift[k], r = refPos[k];
-            const int slot = listSlot[k];
-            real4 p = posq[groupAtoms[slot]];
-            if (firstInvalid != NULL)
-                checkPosition(p, slot, firstInvalid, alarm, energyBuffer);
-            p = make_real4(p.x+shift.x, p.y+shift.y, p.z+shift.z, shift.w);
-            listPos[k] = p;
-            const real dx = p.x-r.x, dy = p.y-r.y, dz = p.z-r.z;
-            moved |= !(dx*dx+dy*dy+dz*dz <= halfSkin2);
-        }
-        if (__any_sync(0xffffffff, moved) && threadIdx.x%32 == 0)
-            *rebuildStamp = stamp;
+    bool moved = false;
+    for (int k = blockIdx.x*blockDim.x+threadIdx.x; k < numParticles; k += blockDim.x*gridDim.x) {
+        const real4 shift = listShift[k], r = refPos[k];
+        const int slot = listSlot[k];
+        real4 p = posq[groupAtoms[slot]];
+        if (firstInvalid != NULL)
+            checkPosition(p, slot, firstInvalid, alarm, energyBuffer);
+        p = make_real4(p.x+shift.x, p.y+shift.y, p.z+shift.z, shift.w);
+        listPos[k] = p;
+        const real dx = p.x-r.x, dy = p.y-r.y, dz = p.z-r.z;
+        moved |= !(dx*dx+dy*dy+dz*dz <= halfSkin2);
     }
-    // Every block's verdict is in memory before the last one reads it (isLastBlockToFinish fences).
-    if (binHere && isLastBlockToFinish(blocksDone) && __ldcg(rebuildStamp) == stamp)
-        binInOneBlock(posq, groupAtoms, numBinned, numA, grid, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ,
-                cellOf, cellRank, wrapped, numBins, cellStart, sortedPos, sortedSlot, sortedAtom, workCounter);
+    if (__any_sync(0xffffffff, moved) && threadIdx.x%32 == 0)
+        *rebuildStamp = stamp;
 }
 
 /**
