@@ -321,6 +321,11 @@ private:
     OpenMM::CudaArray particleListWeights;
     /** The counter of the work items of computeParticleHomeGradient (evaluateParticleTerms clears it). */
     OpenMM::CudaArray particleHomeCounter;
+    /**
+     * The lists of homes' entries within dmax that computeParticleHomeNumbers writes and
+     * computeParticleHomeGradient reads (as large as the lists of homes), and each item's count.
+     */
+    OpenMM::CudaArray homeNearEntries, homeNearCount;
     /** Cell lists for a finite cutoff in a periodic box (null where they cannot apply). */
     std::unique_ptr<CudaCoordinationCells> cells;
     /** Verlet lists built from the cells (null where they cannot apply). */

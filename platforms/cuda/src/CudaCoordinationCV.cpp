@@ -508,6 +508,14 @@ bool CudaCoordinationCV::hasParticleHomeLists() const {
             isElementwise((CoordinationForce::ParticleFunction) particleParams.function));
 }
 
+/** Make an array of 32-bit words hold at least size of them (initialized where it is not yet). */
+static void atLeast(CudaContext& cu, CudaArray& array, size_t size, const char* name) {
+    if (!array.isInitialized())
+        array.initialize<int>(cu, size, name);
+    else if (array.getSize() < size)
+        array.resize(size);
+}
+
 bool CudaCoordinationCV::launchParticleHomeNumbers(const CudaCoordinationChecks& checks) {
     typedef CudaCoordinationProgram P;
     setImageSearchDistance();
@@ -522,11 +530,14 @@ bool CudaCoordinationCV::launchParticleHomeNumbers(const CudaCoordinationChecks&
         particleHomeCounter.initialize<unsigned int>(cu, 1, "coordinationParticleHomeCounter");
         cu.clearBuffer(particleHomeCounter);
     }
+    // The lists of entries within dmax: as large as the lists of homes.
+    atLeast(cu, homeNearEntries, neighborList->getEntries().getSize(), "coordinationHomeNearEntries");
+    atLeast(cu, homeNearCount, neighborList->getCounts().getSize(), "coordinationHomeNearCounts");
     CellArguments<float, float4> cellFloat;
     CellArguments<double, double4> cellDouble;
     void* power = (cu.getUseDoublePrecision() ? (void*) &distancePowerDouble : (void*) &distancePowerFloat);
     vector<void*> args = {setHomeCellArguments(cellFloat, cellDouble, 0, cells->getWorkCounter().getDevicePointer(), checks.alarm), power,
-            &particleNumbers.getDevicePointer()};
+            &particleNumbers.getDevicePointer(), &homeNearEntries.getDevicePointer(), &homeNearCount.getDevicePointer()};
     launcher.launch(particleHomeNumbersKernel, args.data(), getCellBlocks(), CudaCoordinationProgram::TileSize);
     return true;
 }
@@ -566,7 +577,7 @@ void CudaCoordinationCV::launchParticleHomeFunction(int flags, CUdeviceptr sum, 
         CellArguments<double, double4> cellDouble;
         void* power = (cu.getUseDoublePrecision() ? (void*) &distancePowerDouble : (void*) &distancePowerFloat);
         vector<void*> args = {setHomeCellArguments(cellFloat, cellDouble, gradientFlags, particleHomeCounter.getDevicePointer(),
-                checks.alarm), power};
+                checks.alarm), power, &homeNearEntries.getDevicePointer(), &homeNearCount.getDevicePointer()};
         launcher.launch(particleHomeGradientKernel, args.data(), getCellBlocks(), tile);
     }
     neighborList->finishLaunch();

@@ -113,6 +113,10 @@ struct CellCoordination {
  * recorded while it is evaluated, with the list cutoff) or KEEP (each item is evaluated from its
  * list at the current positions pos; an item whose list outgrew the capacity is filtered from the
  * cells of the last build, at pos). entries: capacity places an item; count: the places each item used.
+ * near and nearCount (NULL: none) are the same for the lists of entries within dmax: where
+ * writeNear, a pass that reads an item's list in KEEP writes them (visitHomeList()) and sets their
+ * count (-1 for an item not read from its list: rebuilt, or outgrown); else a pass in KEEP reads
+ * them in place of the whole list, where an earlier pass at the same positions wrote them.
  */
 #define HOME_LISTS_NONE 0
 // Atoms whose indices differ by less than this are close in memory (CudaCoordinationNeighborList::getNearFraction).
@@ -126,6 +130,9 @@ typedef struct {
     real cutoff2;
     const real4* pos;
     const real4* shifts;
+    unsigned int* near;
+    int* nearCount;
+    bool writeNear;
 } HomeLists;
 
 #ifdef CELL_HALF_BATCHES
@@ -195,10 +202,22 @@ inline DEVICE void visitCellItems(Visitor& visitor, const CellKernelArguments& a
     for (int item = nextCellItem(args.workCounter); item < numItems; item = nextCellItem(args.workCounter)) {
         unsigned int* record = lists.entries+(size_t) item*lists.capacity;
         const int recorded = (lists.state == HOME_LISTS_KEEP ? lists.count[item] : 0);
+        unsigned int* near = (lists.near == NULL ? NULL : lists.near+(size_t) item*lists.capacity);
         if (lists.state == HOME_LISTS_KEEP && recorded <= lists.capacity) {
-            visitHomeList(record, recorded, lists.pos, lists.shifts, batch, visitor);
+            const int nearCount = (near == NULL || lists.writeNear ? -1 : lists.nearCount[item]);
+            batch.near = (lists.writeNear ? near : NULL);
+            batch.nearWritten = 0;
+            if (nearCount >= 0)
+                visitHomeList(near, nearCount, lists.pos, lists.shifts, batch, visitor);
+            else
+                visitHomeList(record, recorded, lists.pos, lists.shifts, batch, visitor);
+            if (batch.near != NULL && threadIdx.x%32 == 0)
+                lists.nearCount[item] = batch.nearWritten;
             continue;
         }
+        if (near != NULL && lists.writeNear && threadIdx.x%32 == 0)
+            lists.nearCount[item] = -1;
+        batch.near = NULL;
         batch.record = (lists.state == HOME_LISTS_REBUILD ? record : NULL);
         batch.recorded = 0;
         batch.recordCapacity = lists.capacity;
@@ -222,14 +241,17 @@ inline DEVICE void visitCellItems(Visitor& visitor, const CellKernelArguments& a
  * CudaCoordinationNeighborList) their state, REBUILD where *rebuildStamp == stamp and keep is
  * false (the arrays that checkNeighborList reads, listSlot, listShift, refPos and listPos, are
  * then recorded from this evaluation's binning), else KEEP (evaluated at listPos); then every work
- * item to the visitor (visitCellItems()).
+ * item to the visitor (visitCellItems()). near and nearCount: the lists of entries within dmax
+ * (HomeLists), written by a pass without keep and read by one with it.
  */
 template <class Visitor>
-inline DEVICE void visitCells(const CellKernelArguments& args, Visitor& visitor, bool keep) {
+inline DEVICE void visitCells(const CellKernelArguments& args, Visitor& visitor, bool keep, unsigned int* near = NULL,
+        int* nearCount = NULL) {
     CELL_BATCH_MEMORY
     __shared__ real4 shifts[HOME_CODE+1];
     const CellBatch batch = WARP_CELL_BATCH;
-    HomeLists lists = {HOME_LISTS_NONE, args.capacity, args.listEntries, args.listCount, args.listCutoff2, args.listPos, shifts};
+    HomeLists lists = {HOME_LISTS_NONE, args.capacity, args.listEntries, args.listCount, args.listCutoff2, args.listPos, shifts,
+            near, nearCount, !keep};
     if (args.invalidSlot != NULL)
         checkSlotPositions(args.posq, args.groupAtoms, args.numSlots, args.invalidSlot, args.alarm, args.positionEnergy);
     if (args.rebuildStamp != NULL) {

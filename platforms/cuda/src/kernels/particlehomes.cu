@@ -20,7 +20,10 @@
  *                                      sortedAtom, or the gradient by sorted index, which the
  *                                      chain rule maps through sortedSlot); always from the lists
  *                                      that the first pass used or built, each particle's weight
- *                                      read with its position
+ *                                      read with its position; of an item that the first pass read
+ *                                      from its list, only the entries that the first pass found
+ *                                      within dmax of one of their home's L particles (about a
+ *                                      sixth fewer: the lists hold those within dmax + skin)
  * The lanes hold the warp's L particles as the plain CV's do (spreadLParticles(): two a lane in
  * single and mixed precision, each half of the warp meeting one half of a batch, one in double)
  * and meet the S particles of their part of a batch in turn, each S particle's running sum (or
@@ -33,13 +36,14 @@
  * anyway), so that the positions far beyond it that stand for no particle (beginCellLane(),
  * flushCellBatch()) give 0 whatever the distance power does with them.
  */
-inline DEVICE real homePairTerm(real4 pi, real4 pj, const PairParams& params, real distancePower, real* dtdr, real3* delta) {
+inline DEVICE real homePairTerm(real4 pi, real4 pj, const PairParams& params, real distancePower, real* dtdr, real3* delta,
+        bool* within) {
     real r2;
     *delta = shiftedDelta(pi, pj, &r2);
     const real t = particleTerm(r2, params, distancePower, dtdr);
-    const bool within = (r2 < params.dmax2);
-    *dtdr = (within ? *dtdr : 0);
-    return (within ? t : 0);
+    *within = (r2 < params.dmax2);
+    *dtdr = (*within ? *dtdr : 0);
+    return (*within ? t : 0);
 }
 
 /**
@@ -73,7 +77,11 @@ inline DEVICE void homeBatchPairs(const real4* sPos, const int* sKey, bool diago
     }
 }
 
-/** The first pass (visitCells()' visitor): c[k] += t(r_kj) for both particles of each pair. */
+/**
+ * The first pass (visitCells()' visitor): c[k] += t(r_kj) for both particles of each pair; and
+ * whether each S particle is within dmax of one of the L particles, for the lists of entries within
+ * dmax that it writes for the gradient pass (sParticleNear()).
+ */
 struct ParticleHomeNumbers {
     PairParams params;
     real distancePower;
@@ -82,6 +90,7 @@ struct ParticleHomeNumbers {
     int key[CELL_L_PER_LANE];
     real own[CELL_L_PER_LANE];
     real sj;
+    int near;
 
     inline DEVICE void beginL(int index, int slot, bool valid, real4 position) {
         real4 p;
@@ -95,6 +104,7 @@ struct ParticleHomeNumbers {
     inline DEVICE void batch(real4* sPos, const int* sKey, const int* sIndex, int count, bool diagonal) {
         const int lane = threadIdx.x%32;
         sj = 0;
+        near = 0;
         if (isKeyedBatch(diagonal))
             homeBatchPairs<true>(sPos, sKey, diagonal, key, *this);
         else
@@ -107,13 +117,16 @@ struct ParticleHomeNumbers {
     inline DEVICE void pair(int i, real4 pj, bool wanted) {
         real dtdr;
         real3 delta;
-        const real t = homePairTerm(pos[i], pj, params, distancePower, &dtdr, &delta);
+        bool within;
+        const real t = homePairTerm(pos[i], pj, params, distancePower, &dtdr, &delta, &within);
         own[i] += (wanted ? t : 0);
         sj += (wanted ? t : 0);
+        near |= within;
     }
 
     inline DEVICE void rotate() {
         sj = __shfl_sync(0xffffffff, sj, threadIdx.x%32+1, CELL_WIDTH);
+        near = __shfl_sync(0xffffffff, near, threadIdx.x%32+1, CELL_WIDTH);
     }
 
     inline DEVICE void endL(int index, bool valid) {
@@ -122,6 +135,11 @@ struct ParticleHomeNumbers {
             atomicAdd(&c[index], (double) total);
     }
 };
+
+/** Whether the first pass found the lane's S particle of its last batch within dmax of an L particle (visitHomeList()). */
+inline DEVICE bool sParticleNear(const ParticleHomeNumbers& visitor) {
+    return visitor.near != 0;
+}
 
 /**
  * The second pass (visitCells()' visitor): (w_i + w_j) dt(r_ij)/dx to both particles of each pair,
@@ -166,7 +184,8 @@ struct ParticleHomeGradient {
     inline DEVICE void pair(int i, real4 pj, bool wanted) {
         real dtdr;
         real3 delta;
-        homePairTerm(pos[i], pj, params, distancePower, &dtdr, &delta);
+        bool within;
+        homePairTerm(pos[i], pj, params, distancePower, &dtdr, &delta, &within);
         // delta points from the L particle to the S one: dtdr*delta is the gradient of t with respect to the S particle.
         addPairGradient(wanted ? (wi[i]+pj.w)*dtdr : 0, delta, &gi[i], &gj);
     }
@@ -182,11 +201,15 @@ struct ParticleHomeGradient {
     }
 };
 
-/** The first pass: c[k] for every particle k in sorted order (c[] is zero before; evaluateParticleTerms() clears it). */
-KERNEL CELL_LAUNCH_BOUNDS void computeParticleHomeNumbers(CellKernelArguments args, real distancePower, double* RESTRICT c) {
+/**
+ * The first pass: c[k] for every particle k in sorted order (c[] is zero before; evaluateParticleTerms() clears it),
+ * and, of each item read from its home list, the list of the entries within dmax (near, nearCount; see HomeLists).
+ */
+KERNEL CELL_LAUNCH_BOUNDS void computeParticleHomeNumbers(CellKernelArguments args, real distancePower, double* RESTRICT c,
+        unsigned int* RESTRICT near, int* RESTRICT nearCount) {
     DEPENDENT_KERNEL_START
     ParticleHomeNumbers visitor = {args.params, distancePower, c};
-    visitCells(args, visitor, false);
+    visitCells(args, visitor, false, near, nearCount);
 }
 
 /**
@@ -213,11 +236,13 @@ KERNEL void evaluateParticleTerms(double* RESTRICT c, real4* RESTRICT listPos, P
 
 /**
  * The second pass: the gradient of F over the lists that the first pass used or built (args.workCounter:
- * the counter evaluateParticleTerms() cleared), with the weights in the w of args.listPos.
+ * the counter evaluateParticleTerms() cleared), with the weights in the w of args.listPos: of an item
+ * that the first pass read from its home list, only the entries it found within dmax (near, nearCount).
  */
-KERNEL CELL_LAUNCH_BOUNDS void computeParticleHomeGradient(CellKernelArguments args, real distancePower) {
+KERNEL CELL_LAUNCH_BOUNDS void computeParticleHomeGradient(CellKernelArguments args, real distancePower,
+        unsigned int* RESTRICT near, int* RESTRICT nearCount) {
     DEPENDENT_KERNEL_START
     ParticleHomeGradient visitor = {args.params, distancePower, args.sortedAtom, args.flags, args.numSlots, args.forceBuffer,
             args.gradient};
-    visitCells(args, visitor, true);
+    visitCells(args, visitor, true, near, nearCount);
 }

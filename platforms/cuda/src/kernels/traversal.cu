@@ -47,7 +47,9 @@ inline DEVICE void beginCellLane(LaneParticles<1>& l, int index, int slot, bool 
  * and the particles' sorted indices (place k); count of them filled, and whether any is from the
  * home run (a diagonal batch of one group). Where record is not NULL, a home list is being built:
  * every particle the filter keeps is also written there as a list entry (recorded places used of
- * recordCapacity; see visitCellHome).
+ * recordCapacity; see visitCellHome). Where near is not NULL, a home list is being read and
+ * the entries that the visitor found within dmax are written there as a shorter one (nearWritten
+ * places used; see visitHomeList).
  */
 typedef struct {
     real4* pos;
@@ -57,12 +59,14 @@ typedef struct {
     bool diagonal;
     unsigned int* record;
     int recorded, recordCapacity;
+    unsigned int* near;
+    int nearWritten;
 } CellBatch;
 
 /** The shared memory of the batches of a block's warps (blockDim.x == TILE), and this warp's batch in it. */
 #define CELL_BATCH_MEMORY __shared__ real4 cellBatchPos[2*TILE]; __shared__ int cellBatchKey[2*TILE], cellBatchIndex[TILE];
 #define WARP_CELL_BATCH {cellBatchPos+64*(threadIdx.x/32), cellBatchKey+64*(threadIdx.x/32), cellBatchIndex+32*(threadIdx.x/32), \
-        0, false, NULL, 0, 0}
+        0, false, NULL, 0, 0, NULL, 0}
 
 /**
  * The L particles a lane of the cell coordination kernel holds: two with CELL_HALF_BATCHES, where
@@ -429,13 +433,26 @@ inline DEVICE void visitCellItem(int item, const CellGrid& grid, real cutoff2, c
 }
 
 /**
+ * Whether the visitor found the lane's S particle of the batch it has just visited within dmax of
+ * one of the home's L particles: true, unless a visitor that keeps track says otherwise (the first
+ * pass of per-atom coordination numbers, kernels/particlehomes.cu, overloads this).
+ */
+template <class Visitor>
+inline DEVICE bool sParticleNear(const Visitor& visitor) {
+    return true;
+}
+
+/**
  * One work item from the home list that visitCellItem recorded for it (record, recorded places):
  * each home's L particles (sorted indices from its header's first on, the lanes its header names)
  * against the S particles of its entries, at their current positions pos (in the sorted order of
  * the build) shifted by shifts[code] (imageShift of every code), in batches of 32
  * (visitor.batch). No filter: the list holds every particle that was within the list cutoff
  * (dmax + skin) of the home's bounding box at the build, so while no particle has moved more than
- * half the skin, every pair within dmax is among them.
+ * half the skin, every pair within dmax is among them. Where batch.near is not NULL, the entries
+ * that the visitor found within dmax of one of their home's L particles (sParticleNear()) are
+ * written there as a home list of their own, homes without any left out (batch.nearWritten
+ * places): what a later pass at the same positions needs.
  */
 template <class Visitor>
 inline DEVICE void visitHomeList(const unsigned int* RESTRICT record, int recorded, const real4* RESTRICT pos, const real4* shifts,
@@ -443,8 +460,11 @@ inline DEVICE void visitHomeList(const unsigned int* RESTRICT record, int record
     const int lane = threadIdx.x%32;
     for (int c = 0; c < recorded; ) {
         const int first = record[c], end = c+HOME_HEADER+record[c+2];
-        const bool valid = (record[c+1] >> lane) & 1;
+        const unsigned int lanes = record[c+1];
+        const bool valid = (lanes >> lane) & 1;
         visitor.beginL(first+lane, -1, valid, pos[valid ? first+lane : first]);
+        const int header = batch.nearWritten;
+        batch.nearWritten += HOME_HEADER;
         // Two batches ahead the entries, one ahead their positions, so that the loads wait less.
         c += HOME_HEADER;
         unsigned int entry = (c+lane < end ? record[c+lane] : 0);
@@ -461,12 +481,29 @@ inline DEVICE void visitHomeList(const unsigned int* RESTRICT record, int record
             }
             batch.diagonal = __any_sync(0xffffffff, home);
             flushCellBatch(batch, min(32, end-c), visitor);
+            if (batch.near != NULL) {
+                const bool near = (c+lane < end && sParticleNear(visitor));
+                const unsigned int kept = __ballot_sync(0xffffffff, near);
+                if (near)
+                    batch.near[batch.nearWritten+__popc(kept & ((1u << lane)-1))] = entry;
+                batch.nearWritten += __popc(kept);
+            }
             entry = nextEntry;
             p = nextP;
             nextEntry = laterEntry;
         }
         c = end;
         visitor.endL(first+lane, valid);
+        if (batch.near != NULL) {
+            const int kept = batch.nearWritten-header-HOME_HEADER;
+            if (kept == 0)
+                batch.nearWritten = header;
+            else if (lane == 0) {
+                batch.near[header] = first;
+                batch.near[header+1] = lanes;
+                batch.near[header+2] = kept;
+            }
+        }
     }
 }
 
