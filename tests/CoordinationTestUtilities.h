@@ -360,7 +360,8 @@ static void assertFiniteDifferences(Context& context, const vector<Vec3>& positi
 }
 
 /**
- * Assert that a statement throws an OpenMMException whose message names CoordinationForce.
+ * Assert that a statement throws an OpenMMException whose message names CoordinationForce (or
+ * CoordinationBiasForce).
  * The statement runs inside a lambda that captures by reference.
  */
 #define ASSERT_COORDINATION_ERROR(statement) expectCoordinationError([&] () { statement; }, __FILE__, __LINE__, #statement, "")
@@ -379,8 +380,8 @@ static void expectCoordinationError(const function<void()>& f, const char* file,
     }
     if (!thrown)
         throwException(file, line, string("expected an OpenMMException from: ")+statement);
-    if (message.find("CoordinationForce") == string::npos)
-        throwException(file, line, "the message does not name CoordinationForce: "+message);
+    if (message.find("CoordinationForce") == string::npos && message.find("CoordinationBiasForce") == string::npos)
+        throwException(file, line, "the message does not name CoordinationForce or CoordinationBiasForce: "+message);
     if (message.find(text) == string::npos)
         throwException(file, line, "the message does not contain \""+text+"\": "+message);
 }

@@ -732,8 +732,8 @@ void testBiasErrors() {
 }
 
 /** setEnergyFunction and getEnergyFunction (OpenMM's names, as in CustomCVForce) on both forces, and the
- * earlier names, their aliases: each reads what the other wrote; an expression that does not parse is
- * refused. */
+ * earlier names, their aliases: each reads what the other wrote; an expression that does not parse, or
+ * that has a part without variables that is not a number, is refused. */
 void testEnergyFunctionNames() {
     CoordinationForce force(vector<int>{0, 1});
     ASSERT_EQUAL(string("cv"), force.getEnergyFunction());
@@ -747,6 +747,10 @@ void testEnergyFunctionNames() {
     bias.setEnergyFunction("2*c1");
     ASSERT_EQUAL(string("2*c1"), bias.getEnergyExpression());
     bias.setEnergyExpression("c1^2");
+    ASSERT_EQUAL(string("c1^2"), bias.getEnergyFunction());
+    // A part that is not a number (Lepton's optimize() would never end on it), in the constructor too.
+    ASSERT_COORDINATION_ERROR_NAMING(bias.setEnergyFunction("bias(c1, c2)+sqrt(-1)"), "CoordinationBiasForce");
+    ASSERT_COORDINATION_ERROR_NAMING(CoordinationBiasForce("c1*(-1)^c2"), "log");
     ASSERT_EQUAL(string("c1^2"), bias.getEnergyFunction());
 }
 

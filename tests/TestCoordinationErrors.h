@@ -42,6 +42,12 @@ void testSetterErrors() {
     ASSERT_COORDINATION_ERROR(force.setB(-2.0));
     ASSERT_COORDINATION_ERROR(force.setCustomExpression("exp(-x"));
     ASSERT_COORDINATION_ERROR_NAMING(force.setCustomExpression("x*y"), "y");
+    // A part without variables that is not a number, in the expression or its derivative, is refused
+    // (Lepton's optimize() would never end); one inside a part that is a number is not.
+    ASSERT_COORDINATION_ERROR_NAMING(force.setCustomExpression("cos(x)+sqrt(-1)"), "sqrt");
+    ASSERT_COORDINATION_ERROR_NAMING(force.setCustomExpression("(-1)^x"), "derivative by x");
+    force.setCustomExpression("1/(1+x^6)+step(sqrt(-1))");
+    ASSERT_EQUAL("1/(1+x^6)+step(sqrt(-1))", force.getCustomExpression());
     ASSERT_EQUAL(0.3, force.getR0());
     ASSERT_EQUAL(8, force.getM());
     ASSERT_EQUAL(6, force.getN());
@@ -58,6 +64,9 @@ void testSetterErrors() {
     ASSERT_COORDINATION_ERROR_NAMING(force.setEnergyExpression("cv*"), "cv*");
     ASSERT_COORDINATION_ERROR_NAMING(force.setEnergyExpression("0.5*(cv-1"), "parse");
     ASSERT_COORDINATION_ERROR(force.setEnergyExpression("bias(cv, 2)"));
+    ASSERT_COORDINATION_ERROR_NAMING(force.setEnergyExpression("cv+0/0"), "not a number");
+    ASSERT_COORDINATION_ERROR_NAMING(force.setEnergyExpression("k*log(-1)*cv"), "log");
+    ASSERT_COORDINATION_ERROR_NAMING(force.setEnergyExpression("(-2)^cv"), "derivative by cv");
     ASSERT_EQUAL("cv", force.getEnergyExpression());
     force.setEnergyExpression("bias(cv)+min(cv, 2)+k*later(cv)");
     ASSERT_EQUAL("bias(cv)+min(cv, 2)+k*later(cv)", force.getEnergyExpression());

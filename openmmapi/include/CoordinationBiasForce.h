@@ -142,8 +142,9 @@ public:
     const std::string& getEnergyFunction() const;
     /**
      * Set the energy expression (kJ/mol) (OpenMM's name, as in CustomCVForce). An expression that
-     * does not parse is refused at once; its variables and functions are checked against the CVs,
-     * global parameters and tables when a Context is created or updated.
+     * does not parse, or that has, or whose derivative by one of its variables has, a part without
+     * variables that is not a number (such as 0/0), is refused at once; its variables and functions
+     * are checked against the CVs, global parameters and tables when a Context is created or updated.
      */
     void setEnergyFunction(const std::string& energy);
     /** An alias of getEnergyFunction(), this class's earlier name. */

@@ -223,7 +223,9 @@ public:
     const std::string& getCustomExpression() const;
     /**
      * Set the expression of x used by the Custom switching function, in Lepton syntax,
-     * for example "exp(-x^2)". It may use no variable other than x.
+     * for example "exp(-x^2)". It may use no variable other than x, and neither it nor its
+     * derivative may have a part without variables that is not a number (such as sqrt(-1), or
+     * log(-1) in the derivative of (-1)^x): an OpenMMException says which.
      */
     void setCustomExpression(const std::string& expression);
 
@@ -356,9 +358,10 @@ public:
     const std::string& getEnergyFunction() const;
     /**
      * Set the expression of cv that gives the energy in kJ/mol, in Lepton syntax (OpenMM's name, as
-     * in CustomCVForce). An expression that does not parse is refused at once; its variables and
-     * tabulated functions are checked against the global parameters and tables when a Context is
-     * created.
+     * in CustomCVForce). An expression that does not parse, or that has, or whose derivative by one
+     * of its variables has, a part without variables that is not a number (such as 0/0), is refused
+     * at once; its variables and tabulated functions are checked against the global parameters and
+     * tables when a Context is created.
      */
     void setEnergyFunction(const std::string& energy);
     /** An alias of getEnergyFunction(), this class's earlier name. */

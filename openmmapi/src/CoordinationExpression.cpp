@@ -50,6 +50,36 @@ int countArguments(const string& expression, size_t open) {
     return commas+1;
 }
 
+/** Whether a part of an expression has a variable. */
+bool hasVariable(const Lepton::ExpressionTreeNode& node) {
+    if (node.getOperation().getId() == Lepton::Operation::VARIABLE)
+        return true;
+    for (const Lepton::ExpressionTreeNode& child : node.getChildren())
+        if (hasVariable(child))
+            return true;
+    return false;
+}
+
+/**
+ * The first of the largest parts of an expression without variables whose value is NaN, as text
+ * with its value ("" if none). Those parts are what Lepton's optimize() folds into constants.
+ */
+string findNaNConstant(const Lepton::ExpressionTreeNode& node) {
+    if (!hasVariable(node)) {
+        if (!isnan(Lepton::ParsedExpression(node).evaluate()))
+            return "";
+        stringstream text;
+        text << node;
+        return text.str();
+    }
+    for (const Lepton::ExpressionTreeNode& child : node.getChildren()) {
+        string found = findNaNConstant(child);
+        if (!found.empty())
+            return found;
+    }
+    return "";
+}
+
 /** Parse an expression, turning Lepton's error into one that names the force. */
 Lepton::ParsedExpression parse(const string& expression, const map<string, Lepton::CustomFunction*>& functions,
         const string& className) {
@@ -69,7 +99,8 @@ template <class F>
 Lepton::ParsedExpression parseWithVariables(const F& force, const map<string, Lepton::CustomFunction*>& functions,
         set<string> allowed, const string& className) {
     const string& expression = force.getEnergyExpression();
-    Lepton::ParsedExpression parsed = parse(expression, functions, className).optimize();
+    Lepton::ParsedExpression parsed = CoordinationExpression::optimize(parse(expression, functions, className),
+            className+": energy expression \""+expression+"\"");
     for (int i = 0; i < force.getNumGlobalParameters(); i++)
         allowed.insert(force.getGlobalParameterName(i));
     for (const string& variable : CoordinationSwitching::getVariables(parsed))
@@ -110,6 +141,19 @@ bool isLeptonFunction(const string& name) {
 }
 }
 
+Lepton::ParsedExpression CoordinationExpression::optimize(const Lepton::ParsedExpression& parsed, const string& description) {
+    string found = findNaNConstant(parsed.getRootNode());
+    if (!found.empty())
+        throw OpenMMException(description+" has a part without variables that is not a number: "+found);
+    return parsed.optimize();
+}
+
+void CoordinationExpression::checkConstants(const Lepton::ParsedExpression& parsed, const string& description) {
+    optimize(parsed, description);
+    for (const string& variable : CoordinationSwitching::getVariables(parsed))
+        optimize(parsed.differentiate(variable), description+": its derivative by "+variable);
+}
+
 Lepton::ParsedExpression CoordinationExpression::parseEnergyExpression(const CoordinationForce& force,
         const map<string, Lepton::CustomFunction*>& functions) {
     return parseWithVariables(force, functions, {"cv"}, "CoordinationForce");
@@ -143,7 +187,9 @@ Lepton::ParsedExpression CoordinationExpression::parseEnergyExpressionSyntax(con
             placeholders.emplace_back(new PlaceholderFunction(numArguments));
             functions[(*match)[1]] = placeholders.back().get();
         }
-    return parse(expression, functions, className);
+    Lepton::ParsedExpression parsed = parse(expression, functions, className);
+    checkConstants(parsed, className+": energy expression \""+expression+"\"");
+    return parsed;
 }
 
 bool CoordinationExpression::isEnergyTheCV(const CoordinationForce& force) {

@@ -262,6 +262,7 @@ void CoordinationForce::setCustomExpression(const string& expression) {
     }
     for (const string& variable : CoordinationSwitching::getVariables(parsed))
         require(variable == "x", "custom expression \""+expression+"\" may use only the variable x, not", variable);
+    CoordinationExpression::checkConstants(parsed, "CoordinationForce: custom expression \""+expression+"\"");
     customExpression = expression;
 }
 

@@ -1,4 +1,5 @@
 #include "internal/CoordinationSwitching.h"
+#include "internal/CoordinationExpression.h"
 #include "openmm/OpenMMException.h"
 #include "lepton/ParsedExpression.h"
 #include "lepton/Operation.h"
@@ -55,9 +56,10 @@ CoordinationSwitching::CoordinationSwitching(const CoordinationForce& force) : t
         throw OpenMMException(msg.str());
     }
     if (type == CoordinationForce::Custom) {
-        Lepton::ParsedExpression parsed = Lepton::Parser::parse(force.getCustomExpression()).optimize();
+        string description = "CoordinationForce: custom expression \""+force.getCustomExpression()+"\"";
+        Lepton::ParsedExpression parsed = CoordinationExpression::optimize(Lepton::Parser::parse(force.getCustomExpression()), description);
         custom = parsed.createProgram();
-        customDerivative = parsed.differentiate("x").optimize().createProgram();
+        customDerivative = CoordinationExpression::optimize(parsed.differentiate("x"), description+": its derivative by x").createProgram();
     }
     common = makePair(1.0, r0, -1);
     scale = common.scale;

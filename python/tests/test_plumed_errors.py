@@ -2,6 +2,8 @@
 PlumedInputError (a ValueError) naming the line, the action and the keyword, before anything is
 added to the System."""
 
+import math
+
 import openmm
 import pytest
 
@@ -12,6 +14,7 @@ from helpers import make_system
 C = 'c: COORDINATION GROUPA=1-4 GROUPB=5-8 R_0=0.3\n'
 C2 = C + 'c2: COORDINATION GROUPA=1 GROUPB=9 R_0=0.3\n'
 M = 'METAD ARG=c SIGMA=0.1 HEIGHT=1 PACE=10 BIASFACTOR=5 TEMP=300 GRID_MIN=0 GRID_MAX=4 GRID_BIN=40'
+O = 'OPES_METAD ARG=c PACE=10 BARRIER=10 TEMP=300 SIGMA=0.1'
 
 # input, (line, action, keyword), a fragment of the message
 ERRORS = [
@@ -118,6 +121,26 @@ ERRORS = [
     (C + 'PRINT ARG=c STRIDE=10 RESTART=YES\n', (2, 'PRINT', 'RESTART'), 'not supported'),
     (C + 'c2: COORDINATION GROUPA=1 GROUPB=9 R_0=0.3 NOPBC\nRESTRAINT ARG=c,c2 AT=1,1 KAPPA=1,1\n',
      (2, 'COORDINATION', 'NOPBC'), 'cannot join the other CVs in one CoordinationBiasForce'),
+    # Found by fuzzing the reader with mutated inputs: each was a crash, a hang or an error without the line.
+    ('COORDINATION LABEL GROUPA=1-4 R_0=0.3\n', (1, 'COORDINATION', 'LABEL'), 'needs a value'),
+    ('c: COORDINATION GROUPA=1-4 SWITCH={CUSTOM FUNC=cos(x)+sqrt(-1) R_0=0.3}\n', (1, 'COORDINATION', 'SWITCH'),
+     'has a part without variables that is not a number'),
+    ('c: COORDINATION GROUPA=1-4 SWITCH={CUSTOM FUNC=(-1)^x R_0=0.3}\n', (1, 'COORDINATION', 'SWITCH'), 'its derivative by x'),
+    (C + 'PRINT ARG=c FILE=\n', (2, 'PRINT', 'FILE'), "needs the name of a file, got ''"),
+    (C + 'PRINT ARG=c FILE=out/\n', (2, 'PRINT', 'FILE'), "needs the name of a file, got 'out/'"),
+    (C + 'DUMPDERIVATIVES ARG=c FILE=\n', (2, 'DUMPDERIVATIVES', 'FILE'), 'needs the name of a file'),
+    (C + M + ' FILE=\n', (2, 'METAD', 'FILE'), 'needs the name of a file'),
+    (C + M.replace('SIGMA=0.1', 'SIGMA=0') + '\n', (2, 'METAD', 'SIGMA'), 'must be positive, got 0'),
+    (C + M.replace('SIGMA=0.1', 'SIGMA=1e308') + '\n', (2, 'METAD', 'SIGMA'), '1e+308 with the grid from GRID_MIN 0 to GRID_MAX 4'),
+    (C + M.replace(' GRID_BIN=40', '').replace('SIGMA=0.1', 'SIGMA=1e-300') + '\n', (2, 'METAD', 'SIGMA'),
+     'gives a grid of more than 10000000 points'),
+    (C + M.replace('GRID_BIN=40', 'GRID_SPACING=1e-320') + '\n', (2, 'METAD', 'GRID_SPACING'), 'more than 10000000 points'),
+    (C2 + M.replace('ARG=c', 'ARG=c,c2').replace('SIGMA=0.1', 'SIGMA=0.1,0.1').replace('GRID_MIN=0', 'GRID_MIN=0,0')
+     .replace('GRID_MAX=4', 'GRID_MAX=4,4').replace('GRID_BIN=40', 'GRID_BIN=4000,4000') + '\n', (3, 'METAD', 'GRID_BIN'),
+     'a grid of 4001 x 4001 = 16008001 points, more than 10000000'),
+    (C + O.replace('SIGMA=0.1', 'SIGMA=-0') + '\n', (2, 'OPES_METAD', 'SIGMA'), 'must be positive'),
+    (C + O.replace('SIGMA=0.1', 'SIGMA=ADAPTIVE SIGMA_MIN=0') + '\n', (2, 'OPES_METAD', 'SIGMA_MIN'), 'must be positive'),
+    (C + O.replace('SIGMA=0.1', 'SIGMA=1e-320') + '\n', (2, 'OPES_METAD', 'SIGMA'), 'more than 2000000 grid points'),
 ]
 
 
@@ -152,3 +175,24 @@ def test_errors_without_a_system():
     assert plumed.load('c: COORDINATION GROUPA=1-4 GROUPB=5-8000 R_0=0.3\n')['c'].getNumPairs() == 4*7996
     with pytest.raises(plumed.PlumedInputError, match='no_such_plumed.dat: no such file'):
         plumed.load('no_such_plumed.dat')
+
+
+def test_file_that_cannot_be_opened(tmp_path):
+    """A PRINT whose FILE is in a folder that does not exist: attach() raises PlumedInputError naming
+    the line, the action and FILE."""
+    from openmm import app
+    system = make_system(20)
+    inp = plumed.load(C + 'PRINT ARG=c FILE=no/such/folder/colvar\n', system)
+    simulation = app.Simulation(app.Topology(), system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
+    simulation.context.setPositions([openmm.Vec3(0.3*i, 0, 0) for i in range(20)])
+    with pytest.raises(plumed.PlumedInputError, match="input line 2: PRINT: FILE: cannot be opened: .*No such file or directory"):
+        inp.attach(simulation, str(tmp_path))
+
+
+def test_expression_overflow_is_nan():
+    """A CUSTOM whose value or derivatives overflow gives NaN (as evaluate() does), not OverflowError."""
+    from openmmcoordination.plumed.expressions import Expression
+    expression = Expression('x*y+y^2^1000', ['x', 'y'])
+    assert all(math.isnan(d) for d in expression.gradient({'x': 1.0, 'y': 2.0}))
+    assert math.isnan(expression.evaluate({'x': 1.0, 'y': 2.0}))
+    assert Expression('x*y', ['x', 'y']).gradient({'x': 1.0, 'y': 2.0}) == [2.0, 1.0]

@@ -57,6 +57,26 @@ public:
      */
     static Lepton::ParsedExpression parseEnergyExpressionSyntax(const std::string& expression,
             const std::string& className = "CoordinationForce", bool tablesOfSeveralArguments = false);
+    /**
+     * Optimize an expression with Lepton, first refusing one that has a part without variables
+     * whose value is not a number (sqrt(-1), 0/0, log(-1), ...): Lepton's optimize() never ends on
+     * such a constant. Every expression a user wrote, and every derivative of one, is optimized here.
+     *
+     * @param parsed       the expression
+     * @param description  what it is, for the message: "<class name>: ... \"<expression>\""
+     * @throws OpenMMException  naming the description and the part
+     */
+    static Lepton::ParsedExpression optimize(const Lepton::ParsedExpression& parsed, const std::string& description);
+    /**
+     * Refuse, as optimize() does, an expression or a derivative of it by one of its variables that
+     * has a constant part that is not a number: what the forces' setters call, so that the error
+     * comes when the expression is set rather than when a Context is made.
+     *
+     * @param parsed       the expression
+     * @param description  what it is, for the message: "<class name>: ... \"<expression>\""
+     * @throws OpenMMException  naming the description, the derivative and the part
+     */
+    static void checkConstants(const Lepton::ParsedExpression& parsed, const std::string& description);
     /** Whether the energy expression of a force is just the CV (the default), so that no chain rule is needed. */
     static bool isEnergyTheCV(const CoordinationForce& force);
     /**

@@ -1,6 +1,7 @@
 #include "CudaCoordinationProgram.h"
 #include "CudaCoordinationKernelSources.h"
 #include "internal/CoordinationForceImpl.h"
+#include "internal/CoordinationExpression.h"
 #include "internal/CoordinationSwitching.h"
 #include "openmm/common/ExpressionUtilities.h"
 #include "lepton/Operation.h"
@@ -126,7 +127,8 @@ CudaCoordinationModulePart CudaCoordinationProgram::getChainRulePart(ComputeCont
     map<string, Lepton::ParsedExpression> terms = {{"E = ", energy}};
     for (int k = 0; k < cvNames.size(); k++) {
         variables[cvNames[k]] = "cv["+cc.intToString(k)+"]";
-        terms["dEdcv["+cc.intToString(k)+"] = "] = energy.differentiate(cvNames[k]).optimize();
+        terms["dEdcv["+cc.intToString(k)+"] = "] = CoordinationExpression::optimize(energy.differentiate(cvNames[k]),
+                "energy expression: its derivative by "+cvNames[k]);
     }
     for (int i = 0; i < globalNames.size(); i++)
         variables[globalNames[i]] = "globals["+cc.intToString(i)+"]";
@@ -286,8 +288,10 @@ void CudaCoordinationProgram::defineConfiguration(const CoordinationForce& force
 string CudaCoordinationProgram::customSwitchCode(const CoordinationForce& force, ComputeContext& cc) {
     if (force.getSwitchingFunction() != CoordinationForce::Custom)
         return "";
-    Lepton::ParsedExpression s = Lepton::Parser::parse(force.getCustomExpression()).optimize();
-    map<string, Lepton::ParsedExpression> code = {{"s = ", s}, {"dsdxValue = ", s.differentiate("x").optimize()}};
+    string description = "CoordinationForce: custom expression \""+force.getCustomExpression()+"\"";
+    Lepton::ParsedExpression s = CoordinationExpression::optimize(Lepton::Parser::parse(force.getCustomExpression()), description);
+    map<string, Lepton::ParsedExpression> code = {{"s = ", s},
+            {"dsdxValue = ", CoordinationExpression::optimize(s.differentiate("x"), description+": its derivative by x")}};
     map<string, string> variables = {{"x", "x"}};
     return cc.getExpressionUtilities().createExpressions(code, variables, vector<const TabulatedFunction*>(),
             vector<pair<string, string> >(), "custom");

@@ -1,4 +1,5 @@
 #include "ReferenceCoordinationEnergy.h"
+#include "internal/CoordinationExpression.h"
 #include "internal/CoordinationErrorMessages.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/reference/ReferencePlatform.h"
@@ -19,7 +20,7 @@ void ReferenceCoordinationEnergy::set(const Lepton::ParsedExpression& parsed, co
     energy.reset(new Lepton::ExpressionProgram(parsed.createProgram()));
     derivatives.clear();
     for (const string& name : cvNames)
-        derivatives.push_back(parsed.differentiate(name).optimize().createProgram());
+        derivatives.push_back(CoordinationExpression::optimize(parsed.differentiate(name), "energy expression: its derivative by "+name).createProgram());
 }
 
 double ReferenceCoordinationEnergy::apply(ContextImpl& context, const vector<double>& cvs, const vector<vector<Vec3> >& gradients,

@@ -147,7 +147,8 @@ void ReferenceCalcCoordinationBiasForceKernel::setEnergy() {
     for (int i = 0; i < tables.size(); i++)
         functions[tableNames[i]] = createReferenceTabulatedFunction(*tables[i]);
     try {
-        energy.set(Lepton::Parser::parse(energyExpression, functions).optimize(), cvNames, globalNames);
+        energy.set(CoordinationExpression::optimize(Lepton::Parser::parse(energyExpression, functions),
+                "CoordinationBiasForce: energy expression \""+energyExpression+"\""), cvNames, globalNames);
     }
     catch (...) {
         for (auto& function : functions)

@@ -22,6 +22,7 @@ CONTACTMAP, DISTANCE), biases (functions, biases, METAD, OPES, PRINT, DUMPDERIVA
 COLVAR, derivatives, HILLS and KERNELS files), command (`openmm-coordination plumed`).
 """
 
+import contextlib
 import copy
 import os
 import sys
@@ -507,18 +508,20 @@ class PlumedInput(object):
         for _, printed in self._ofKind('print'):
             distances = any(self._valueOf(arg).kind in ('distance', 'bias') or (self._valueOf(arg).kind == 'function'
                             and biases.distancesOf(self, self._valueOf(arg))) for arg in printed.args)
-            reporter = PlumedColvarReporter(sys.stdout if printed.file is None else path(printed.file), printed.stride,
-                                            lambda context, state, args=printed.args: self.getValues(context, args, state),
-                                            printed.args, printed.fmt, ['positions'] if distances else [],
-                                            timeUnit=self.units.time)
+            with _opening(printed):
+                reporter = PlumedColvarReporter(sys.stdout if printed.file is None else path(printed.file), printed.stride,
+                                                lambda context, state, args=printed.args: self.getValues(context, args, state),
+                                                printed.args, printed.fmt, ['positions'] if distances else [],
+                                                timeUnit=self.units.time)
             if simulation.currentStep % printed.stride == 0:
                 reporter.report(simulation, simulation.context.getState(getPositions=distances))
             simulation.reporters.append(reporter)
             self._reporters.append(reporter)
         for _, dumped in self._ofKind('derivatives'):
-            reporter = PlumedDerivativesReporter(path(dumped.file), dumped.stride,
-                                                 lambda context, state, args=dumped.args: self.getDerivatives(context, args, state),
-                                                 dumped.args, dumped.fmt, self.units.time)
+            with _opening(dumped):
+                reporter = PlumedDerivativesReporter(path(dumped.file), dumped.stride,
+                                                     lambda context, state, args=dumped.args: self.getDerivatives(context, args, state),
+                                                     dumped.args, dumped.fmt, self.units.time)
             if simulation.currentStep % dumped.stride == 0:
                 reporter.report(simulation, simulation.context.getState(getPositions=True))
             simulation.reporters.append(reporter)
@@ -527,11 +530,13 @@ class PlumedInput(object):
         metad = next((value for _, value in self._ofKind('metad')), None)
         if metad is not None:
             timestep = simulation.integrator.getStepSize().value_in_unit(unit.picosecond)/self.units.time
-            self._hills = HillsWriter(path(metad.hills), self.metadynamics, metad.labels, timestep, self.units.energy)
+            with _opening(metad):
+                self._hills = HillsWriter(path(metad.hills), self.metadynamics, metad.labels, timestep, self.units.energy)
         opes = next((value for _, value in self._ofKind('opes')), None)
         if opes is not None and opes.kernels is not None:
             timestep = simulation.integrator.getStepSize().value_in_unit(unit.picosecond)/self.units.time
-            self._kernels = KernelsWriter(path(opes.kernels), self.opes, opes.labels, timestep, opes.fmt)
+            with _opening(opes):
+                self._kernels = KernelsWriter(path(opes.kernels), self.opes, opes.labels, timestep, opes.fmt)
         return list(self._reporters)
 
     def checkBox(self, context):
@@ -596,6 +601,16 @@ class PlumedInput(object):
                     name, type(built.force).__name__, (built.force.getEnergyFunction() if isinstance(
                         built.force, openmm.CustomCVForce) else built.force.getEnergyExpression()), built.force.getForceGroup())]
         return '\n'.join(lines)
+
+
+@contextlib.contextmanager
+def _opening(value):
+    """Where the file of the action that made ``value`` cannot be opened (a folder that does not exist,
+    no permission): a PlumedInputError naming its line, the action and FILE."""
+    try:
+        yield
+    except OSError as e:
+        raise value.action.fail('FILE', 'cannot be opened: %s', e) from None
 
 
 def _hasPositions(state):

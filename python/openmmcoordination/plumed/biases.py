@@ -303,6 +303,10 @@ def readBias(plumed, action):
                  cvs=set().union(*[_cvsOf(l, v) for l, v in zip(labels, values) if v.kind != 'distance']))
 
 
+#: The most points the grid of a METAD's bias may have (all its dimensions together): 80 MB an array of it.
+MAX_METAD_GRID_POINTS = 10000000
+
+
 def _grid(action, count, sigmas):
     """(minima, maxima, grid widths) of GRID_MIN, GRID_MAX and GRID_BIN or GRID_SPACING, as PLUMED
     chooses the bins (the larger of the two; without either, a spacing of SIGMA/5)."""
@@ -314,17 +318,29 @@ def _grid(action, count, sigmas):
     if binsText is not None and len(binsText) != count:
         raise action.fail('GRID_BIN', 'needs %d values (one per argument), got %d', count, len(binsText))
     bins = [action.toInteger('GRID_BIN', b) for b in binsText] if binsText else [0]*count
+    spacingKey = 'GRID_SPACING'
     if binsText is None and spacing is None:
-        spacing = [s/5 for s in sigmas]
+        spacing, spacingKey = [s/5 for s in sigmas], 'SIGMA'
     for i in range(count):
         if not minima[i] < maxima[i]:
             raise action.fail('GRID_MAX', 'must be above GRID_MIN, got %s and %s', minima[i], maxima[i])
         if spacing is not None:
             if not spacing[i] > 0:
-                raise action.fail('GRID_SPACING', 'must be positive, got %s', spacing[i])
-            bins[i] = max(bins[i], int(math.ceil((maxima[i] - minima[i])/spacing[i])))
+                raise action.fail(spacingKey, 'must be positive, got %s', spacing[i]*(5 if spacingKey == 'SIGMA' else 1))
+            span = (maxima[i] - minima[i])/spacing[i]
+            if not span <= MAX_METAD_GRID_POINTS:
+                raise action.fail(spacingKey, 'gives a grid of more than %d points from GRID_MIN %s to GRID_MAX %s (a spacing '
+                                  'of %s%s); widen it', MAX_METAD_GRID_POINTS, minima[i], maxima[i], spacing[i],
+                                  ', SIGMA/5' if spacingKey == 'SIGMA' else '')
+            bins[i] = max(bins[i], int(math.ceil(span)))
         if bins[i] < 1:
             raise action.fail('GRID_BIN', 'must be a positive integer, got %d', bins[i])
+    points = 1
+    for b in bins:
+        points *= b + 1
+    if points > MAX_METAD_GRID_POINTS:
+        raise action.fail('GRID_BIN', 'gives a grid of %s = %d points, more than %d', ' x '.join('%d' % (b + 1) for b in bins),
+                          points, MAX_METAD_GRID_POINTS)
     return minima, maxima, [b + 1 for b in bins]
 
 
@@ -356,7 +372,7 @@ def readMetad(plumed, action):
     for key in ('WALKERS_N', 'WALKERS_ID'):
         if action.take(key) is not None:
             action.log.append('%s is not needed: walkers find each other by the files in WALKERS_DIR' % key)
-    hills = action.take('FILE', 'HILLS')
+    hills = action.fileName('FILE', 'HILLS')
     calcRct = action.flag('CALC_RCT')
     rctStride = action.integer('RCT_USTRIDE', 1)
     if action.has('RCT_USTRIDE') and not calcRct:
@@ -369,8 +385,15 @@ def readMetad(plumed, action):
                           % ((action.label or 'metad',)*4))
     action.finish()
     labels, values, names = _asCVs(plumed, labels, values)
-    variables = [BiasVariable(_variableForce(plumed, value), lo, hi, sigma, False, width)
-                 for value, lo, hi, sigma, width in zip(values, minima, maxima, sigmas, widths)]
+    for sigma in sigmas:
+        if not sigma > 0:
+            raise action.fail('SIGMA', 'must be positive, got %s', sigma)
+    try:
+        variables = [BiasVariable(_variableForce(plumed, value), lo, hi, sigma, False, width)
+                     for value, lo, hi, sigma, width in zip(values, minima, maxima, sigmas, widths)]
+    except (OverflowError, ZeroDivisionError) as e:
+        raise action.fail('SIGMA', '%s with the grid from GRID_MIN %s to GRID_MAX %s: %s', ','.join(
+            '%g' % sigma for sigma in sigmas), ','.join('%g' % v for v in minima), ','.join('%g' % v for v in maxima), e) from None
     _checkDistanceVariables(plumed, action, labels, values, variables)
     spec = dict(variables=variables, temperature=temperature*unit.kelvin, biasFactor=biasFactor,
                 height=height*unit.kilojoules_per_mole, frequency=frequency, saveFrequency=saveFrequency, biasDir=biasDir,
@@ -595,7 +618,9 @@ def readDumpDerivatives(plumed, action):
     component k -(r (x) e_k), r its image, src/colvar/Distance.cpp), one column per argument. A Value of
     kind 'derivatives' with ``args``, ``stride``, ``file``, ``fmt``."""
     labels, values = _arguments(plumed, action, ('coordination', 'function', 'distance'))
-    file = action.required('FILE')
+    file = action.fileName('FILE')
+    if file is None:
+        raise action.fail('FILE', 'is required')
     fmt = action.take('FMT', '%15.10f')
     try:
         fmt % 1.0
@@ -691,6 +716,9 @@ def readOpes(plumed, action):
     if adaptive and sigmaMin is None:
         raise action.fail('SIGMA_MIN', 'is required with SIGMA=ADAPTIVE here: the bias lives on a grid whose spacing '
                           '(SIGMA_MIN/5) must resolve the narrowest kernel')
+    for key, widths in (('SIGMA', sigma), ('SIGMA_MIN', sigmaMin)):
+        if widths is not None and not all(w > 0 for w in widths):
+            raise action.fail(key, 'must be positive, got %s', ','.join('%g' % w for w in widths))
     biasText = action.take('BIASFACTOR')
     biasFactor = None
     if biasText is not None:
@@ -707,7 +735,7 @@ def readOpes(plumed, action):
             if label not in plumed.values or plumed.values[label].kind != 'bias':
                 raise action.fail('EXTRA_BIAS', '%r is not the label of a bias (RESTRAINT, UPPER_WALLS, LOWER_WALLS, '
                                   'BIASVALUE) read before this line', label)
-    kernels = action.take('FILE', 'KERNELS')
+    kernels = action.fileName('FILE', 'KERNELS')
     fmt = action.take('FMT')
     if fmt is not None:
         try:
@@ -746,7 +774,12 @@ def readOpes(plumed, action):
                 _particleFunctionRange(action, label, name, force, weight)
         lowest, highest = ranges[cvLabel] if value.kind in ('coordination', 'distance') else \
             _functionRange(action, label, value, ranges)
-        bins = max(1, int(math.ceil((highest - lowest)/(width/5))))
+        span = (highest - lowest)/(width/5)
+        if not span <= MAX_OPES_GRID_POINTS:
+            raise action.fail('SIGMA_MIN' if adaptive else 'SIGMA', '%g: %s spans [%g, %g], more than %d grid points at a '
+                              'spacing of SIGMA%s/5; widen it', width, label, lowest, highest, MAX_OPES_GRID_POINTS,
+                              '_MIN' if adaptive else '')
+        bins = max(1, int(math.ceil(span)))
         variables.append(BiasVariable(_variableForce(plumed, value), lowest, highest, width, False, bins + 1))
     points = 1
     for variable in variables:
@@ -863,7 +896,7 @@ def readPrint(plumed, action):
         fmt % 1.0
     except (TypeError, ValueError):
         raise action.fail('FMT', '%r is not a format for one number', fmt) from None
-    file = action.take('FILE')
+    file = action.fileName('FILE')
     action.finish()
     action.python.append('PlumedColvarReporter(%r, %d, ...)  # columns time %s, by PlumedInput.attach' % (
         file, stride, ' '.join(args)))

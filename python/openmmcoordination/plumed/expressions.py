@@ -117,9 +117,13 @@ class Expression(object):
     def gradient(self, values):
         """The analytic derivatives of the expression with respect to each of its variables, at
         ``values`` ({variable: number}), in the order of ``variables`` (forward-mode differentiation
-        of the expression tree, with each function's derivative as Lepton takes it)."""
+        of the expression tree, with each function's derivative as Lepton takes it); NaN, as evaluate(),
+        where the value or a derivative would not be finite."""
         names = list(self.variables)
-        return [float(d) for d in self._dual(self._tree, values, names)[1]]
+        try:
+            return [float(d) for d in self._dual(self._tree, values, names)[1]]
+        except (ValueError, ZeroDivisionError, OverflowError):
+            return [math.nan]*len(names)
 
     def _dual(self, node, values, names):
         """(value, gradient over ``names``) of a node."""

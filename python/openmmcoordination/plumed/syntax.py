@@ -10,6 +10,7 @@ keyword: ``plumed.dat line 4: COORDINATION: R_0: not a number: 'abc'``.
 """
 
 import math
+import os
 import re
 
 __all__ = ['PlumedInputError', 'Action', 'Units', 'Value', 'parseInput', 'readIndexFile']
@@ -60,6 +61,14 @@ class Action(object):
         value = self.keywords.get(key, default)
         if value is True:
             raise self.fail(key, 'needs a value (%s=...)', key)
+        return value
+
+    def fileName(self, key, default=None):
+        """The keyword's file name, or default when absent; a PlumedInputError for an empty name or
+        one of a folder (ending in /)."""
+        value = self.take(key, default)
+        if value is not None and (not value.strip() or value.endswith(('/', os.sep))):
+            raise self.fail(key, 'needs the name of a file, got %r', value)
         return value
 
     def required(self, key):
@@ -212,6 +221,8 @@ def _action(source, line, tokens):
         if label is not None:
             raise PlumedInputError(source, line, name, 'LABEL', 'a label both before the action (%s:) and as LABEL=' % label)
         label = keywords['LABEL']
+        if label is True:
+            raise PlumedInputError(source, line, name, 'LABEL', 'needs a value (LABEL=...)')
     if label is not None and not _LABEL.match(label):
         raise PlumedInputError(source, line, name, 'LABEL', '%r: only labels made of letters, digits and _ '
                                '(not starting with a digit) are supported' % label)
