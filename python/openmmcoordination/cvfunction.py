@@ -73,6 +73,13 @@ class CVFunction(object):
             self._expression = Expression(expression, self.names)
         except ValueError as error:
             raise _fail('expression %r: %s', expression, error) from None
+        try:
+            # Lepton's own checks: a part without variables that is not a number (sqrt(-1)), on which
+            # OpenMM's CustomCVForce would never finish simplifying the expression.
+            from openmmcoordination import CoordinationBiasForce
+            CoordinationBiasForce(expression)
+        except openmm.OpenMMException as error:
+            raise _fail('expression %r: %s', expression, error) from None
 
     def evaluate(self, values):
         """The function's value at the CVs ``values`` (one number per force, in the order of ``names``)."""

@@ -297,6 +297,9 @@ ERRORS = [
     (lambda: CVFunction('cd', {'exp': donor()}), r"CVFunction: forces: the name 'exp' is not a Lepton variable name"),
     (lambda: CVFunction('cd', {'cd': 'a force'}), r"CVFunction: forces\['cd'\] must be an OpenMM Force, got str"),
     (lambda: CVFunction('', {'cd': donor()}), r"CVFunction: expression must be a non-empty string, got ''"),
+    (lambda: CVFunction('cd + sqrt(-1)', {'cd': donor()}), r"CVFunction: expression 'cd \+ sqrt\(-1\)': .* has a part without "
+     r"variables that is not a number"),
+    (lambda: CVFunction('cd*(-1)^cd', {'cd': donor()}), r"its derivative by cd has a part without variables that is not a number"),
     (lambda: Metadynamics(toy_system(PARTNERS)[0], [BiasVariable('c', 0, 1, 0.1)], 300*unit.kelvin, 5, 1.0, 10),
      r'Metadynamics: variables\[0\]\.force must be a CoordinationForce, a CVFunction of them or another OpenMM Force '
      r'that computes a CV, got str'),
