@@ -344,11 +344,20 @@ def _grid(action, count, sigmas):
     return minima, maxima, [b + 1 for b in bins]
 
 
+def _biasVariable(action, key, force, minimum, maximum, width, gridWidth):
+    """openmm.app's BiasVariable; a width so large against the range that its variance overflows is
+    refused, naming ``key``."""
+    from openmm.app.metadynamics import BiasVariable
+    try:
+        return BiasVariable(force, minimum, maximum, width, False, gridWidth)
+    except (OverflowError, ZeroDivisionError) as e:
+        raise action.fail(key, '%g with the grid from %g to %g: %s', width, minimum, maximum, e) from None
+
+
 def readMetad(plumed, action):
     """METAD on 1 to 3 coordination numbers (a COORDINATIONNUMBER's function as its CoordinationForce,
     _asCVs), functions of them or DISTANCEs (well tempered, on a grid): the arguments of
     Metadynamics, built once the whole input has been read (a Value of kind 'metad' with ``spec``)."""
-    from openmm.app.metadynamics import BiasVariable
     labels, values = _arguments(plumed, action, ('coordination', 'function', 'distance'))
     count = len(labels)
     if not 1 <= count <= 3:
@@ -388,12 +397,8 @@ def readMetad(plumed, action):
     for sigma in sigmas:
         if not sigma > 0:
             raise action.fail('SIGMA', 'must be positive, got %s', sigma)
-    try:
-        variables = [BiasVariable(_variableForce(plumed, value), lo, hi, sigma, False, width)
-                     for value, lo, hi, sigma, width in zip(values, minima, maxima, sigmas, widths)]
-    except (OverflowError, ZeroDivisionError) as e:
-        raise action.fail('SIGMA', '%s with the grid from GRID_MIN %s to GRID_MAX %s: %s', ','.join(
-            '%g' % sigma for sigma in sigmas), ','.join('%g' % v for v in minima), ','.join('%g' % v for v in maxima), e) from None
+    variables = [_biasVariable(action, 'SIGMA', _variableForce(plumed, value), lo, hi, sigma, width)
+                 for value, lo, hi, sigma, width in zip(values, minima, maxima, sigmas, widths)]
     _checkDistanceVariables(plumed, action, labels, values, variables)
     spec = dict(variables=variables, temperature=temperature*unit.kelvin, biasFactor=biasFactor,
                 height=height*unit.kilojoules_per_mole, frequency=frequency, saveFrequency=saveFrequency, biasDir=biasDir,
@@ -690,7 +695,6 @@ def readOpes(plumed, action):
     the System's periodic box, _distanceRange; of a linear function, the corners of its arguments'
     ranges), with a spacing of SIGMA/5 (SIGMA_MIN/5 for SIGMA=ADAPTIVE, where SIGMA_MIN is then
     required: the kernels narrow without bound otherwise), MAX_OPES_GRID_POINTS points at most."""
-    from openmm.app.metadynamics import BiasVariable
     for key in action.keywords:
         if key in _OPES_REFUSED:
             raise action.fail(key, 'not supported: %s', _OPES_REFUSED[key])
@@ -780,7 +784,8 @@ def readOpes(plumed, action):
                               'spacing of SIGMA%s/5; widen it', width, label, lowest, highest, MAX_OPES_GRID_POINTS,
                               '_MIN' if adaptive else '')
         bins = max(1, int(math.ceil(span)))
-        variables.append(BiasVariable(_variableForce(plumed, value), lowest, highest, width, False, bins + 1))
+        variables.append(_biasVariable(action, 'SIGMA_MIN' if adaptive else 'SIGMA', _variableForce(plumed, value), lowest,
+                                       highest, width, bins + 1))
     points = 1
     for variable in variables:
         points *= variable.gridWidth
