@@ -1,6 +1,7 @@
 """One case of each fuzzer of CoordinationForce, drawn from (seed, index) alone so that any case
 can be re-run by itself: `xml` mutates a serialized System holding the force, `api` calls
-constructors, setters and histogram calls with random types and values. run_case() runs one in
+constructors, setters and histogram calls with random types and values, `plumed` mutates a PLUMED
+input (fuzz_plumed_cases.py). run_case() runs one in
 this process and says how it ended; fuzz_coordination.py runs cases in subprocesses.
 
 Outcomes: 'ok' (every result finite and sane), 'refused' (a clear exception: OpenMMException,
@@ -21,6 +22,8 @@ import openmm
 from openmmcoordination import CoordinationForce
 from openmmcoordination.coordination import _castForce
 
+import fuzz_plumed_cases
+
 CLEAR_ERRORS = (openmm.OpenMMException, TypeError, ValueError, OverflowError)
 MAX_BINS = CoordinationForce.MaxHistogramBins
 
@@ -35,7 +38,8 @@ NUMBERS = ['-1', '0', '-0', 'nan', 'inf', '-inf', '1e300', '-1e300', '1e-300', '
            '9223372036854775808', '99999999999999999999999', '0.5', '3', 'abc', '', '1e', '0x10']
 EXPRESSIONS = ['cv', 'x', 'k', '', 'cv*', '1/x', 'log(x)', 'log(x-2)', 'bias(cv)', 'k*cv', '0.5*k*(cv-2)^2',
                'exp(1000*cv)', 'sqrt(cv-100)', 'x^-400', '((((', 'select(x,1,0)', 'min(cv, k)', 'bias(cv)+k',
-               '1/(1+x^6)', 'exp(-x)', 'cv/0', 'k^2*cv', 'nan', 'acos(cv)', 'delta(cv)', 'step(x-1)', '1e308*cv*cv']
+               '1/(1+x^6)', 'exp(-x)', 'cv/0', 'k^2*cv', 'nan', 'acos(cv)', 'delta(cv)', 'step(x-1)', '1e308*cv*cv',
+               'cos(x)+sqrt(-1)', 'cv+0/0', '(-1)^cv', '(-1)^x', 'k*log(-1)']
 FLOATS = [0.0, -0.0, 0.1, 0.3, 1.5, -1.0, 1e-300, 1e300, 1e308, math.inf, -math.inf, math.nan, np.float32(0.5),
           np.float64(0.25), 0.3 * openmm.unit.nanometer, 3 * openmm.unit.angstrom]
 INTS = [-1, 0, 1, 2, 3, 6, 12, 2**31 - 1, 2**31, 2**63, -2**31 - 1, np.int64(4), np.uint8(200), np.int32(-5)]
@@ -320,7 +324,7 @@ def evaluate(rng, system, force, platform):
 
 # ----- one case -----
 
-CASES = {'xml': xml_case, 'api': api_case}
+CASES = {'xml': xml_case, 'api': api_case, 'plumed': fuzz_plumed_cases.plumed_case}
 # Cases that crash or hang on purpose, for the test of fuzz_coordination's handling of them.
 SELF_TESTS = {'abort': lambda rng, platform: os.abort(), 'sleep': lambda rng, platform: time.sleep(3600)}
 
@@ -336,6 +340,8 @@ def run_case(kind, seed, index, platformName='Reference'):
         {**CASES, **SELF_TESTS}[kind](rng, openmm.Platform.getPlatformByName(platformName))
     except Silent as error:
         return 'silent', str(error)
+    except fuzz_plumed_cases.Unclear as error:
+        return 'unexpected', str(error)
     except CLEAR_ERRORS as error:
         return 'refused', '%s: %s' % (type(error).__name__, str(error).splitlines()[0] if str(error) else '')
     except Exception as error:
@@ -348,4 +354,6 @@ def describe_case(kind, seed, index):
     if kind == 'xml':
         rng = case_rng(kind, seed, index)
         return mutate(rng, base_system(rng))
+    if kind == 'plumed':
+        return fuzz_plumed_cases.describe(case_rng(kind, seed, index))
     return 'api case %d of seed %d (run it with --case api:%d:%d)' % (index, seed, seed, index)

@@ -103,7 +103,7 @@ def run_cases(cases, report, caseTimeout=20.0, platform='Reference'):
         pending = pending[pending.index(running) + 1:]
 
 
-def fuzz(kinds=('xml', 'api'), seconds=30.0, seed=0, batch=100, caseTimeout=20.0, platform='Reference', log=None):
+def fuzz(kinds=('xml', 'api', 'plumed'), seconds=30.0, seed=0, batch=100, caseTimeout=20.0, platform='Reference', log=None):
     """Run batches of cases of each kind in turn until the time is up; return the Report."""
     report = Report(seed)
     start = time.time()
@@ -135,7 +135,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--seconds', type=float, default=60.0, help='how long to run (default 60)')
     parser.add_argument('--seed', type=int, default=0, help='the seed every case is drawn from (default 0)')
-    parser.add_argument('--kinds', default='xml,api', help='which fuzzers, comma separated (default xml,api)')
+    parser.add_argument('--kinds', default='xml,api,plumed', help='which fuzzers, comma separated (default xml,api,plumed)')
     parser.add_argument('--batch', type=int, default=100, help='cases per worker process (default 100)')
     parser.add_argument('--timeout', type=float, default=20.0, help='seconds one case may take (default 20)')
     parser.add_argument('--platform', default='Reference')
