@@ -62,7 +62,7 @@ bool hasVariable(const Lepton::ExpressionTreeNode& node) {
 
 /**
  * The first of the largest parts of an expression without variables whose value is NaN, as text
- * with its value ("" if none). Those parts are what Lepton's optimize() folds into constants.
+ * ("" if none). Those parts are what Lepton's optimize() folds into constants.
  */
 string findNaNConstant(const Lepton::ExpressionTreeNode& node) {
     if (!hasVariable(node)) {

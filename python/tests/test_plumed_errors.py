@@ -139,6 +139,9 @@ ERRORS = [
     (C2 + M.replace('ARG=c', 'ARG=c,c2').replace('SIGMA=0.1', 'SIGMA=0.1,0.1').replace('GRID_MIN=0', 'GRID_MIN=0,0')
      .replace('GRID_MAX=4', 'GRID_MAX=4,4').replace('GRID_BIN=40', 'GRID_BIN=4000,4000') + '\n', (3, 'METAD', 'GRID_BIN'),
      'a grid of 4001 x 4001 = 16008001 points, more than 10000000'),
+    (C2 + M.replace('ARG=c', 'ARG=c,c2').replace('SIGMA=0.1', 'SIGMA=0.001,0.001').replace('GRID_MIN=0', 'GRID_MIN=0,0')
+     .replace('GRID_MAX=4', 'GRID_MAX=4,4').replace(' GRID_BIN=40', '') + '\n', (3, 'METAD', 'SIGMA'),
+     'a grid of 20001 x 20001 = 400040001 points, more than 10000000'),
     (C + O.replace('SIGMA=0.1', 'SIGMA=-0') + '\n', (2, 'OPES_METAD', 'SIGMA'), 'must be positive'),
     (C + O.replace('SIGMA=0.1', 'SIGMA=ADAPTIVE SIGMA_MIN=0') + '\n', (2, 'OPES_METAD', 'SIGMA_MIN'), 'must be positive'),
     (C + O.replace('SIGMA=0.1', 'SIGMA=1e-320') + '\n', (2, 'OPES_METAD', 'SIGMA'), 'more than 2000000 grid points'),

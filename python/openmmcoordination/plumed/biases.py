@@ -339,8 +339,8 @@ def _grid(action, count, sigmas):
     for b in bins:
         points *= b + 1
     if points > MAX_METAD_GRID_POINTS:
-        raise action.fail('GRID_BIN', 'gives a grid of %s = %d points, more than %d', ' x '.join('%d' % (b + 1) for b in bins),
-                          points, MAX_METAD_GRID_POINTS)
+        raise action.fail('GRID_BIN' if binsText else spacingKey, 'gives a grid of %s = %d points, more than %d',
+                          ' x '.join('%d' % (b + 1) for b in bins), points, MAX_METAD_GRID_POINTS)
     return minima, maxima, [b + 1 for b in bins]
 
 
