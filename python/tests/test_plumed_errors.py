@@ -123,6 +123,13 @@ ERRORS = [
      (2, 'COORDINATION', 'NOPBC'), 'cannot join the other CVs in one CoordinationBiasForce'),
     # Found by fuzzing the reader with mutated inputs: each was a crash, a hang or an error without the line.
     ('COORDINATION LABEL GROUPA=1-4 R_0=0.3\n', (1, 'COORDINATION', 'LABEL'), 'needs a value'),
+    ('UNITS ENERGY=kcal/mol\n' + C + 'RESTRAINT ARG=c AT=1 KAPPA=1e308\n', (3, 'RESTRAINT', 'KAPPA'),
+     '1e+308 is not finite in this package\'s units (times 4.184)'),
+    ('UNITS ENERGY=kcal/mol\n' + C + 'UPPER_WALLS ARG=c AT=1 KAPPA=1e308\n', (3, 'UPPER_WALLS', 'KAPPA'),
+     'is not finite in this package\'s units'),
+    (C + 'UPPER_WALLS ARG=c AT=1e308 KAPPA=1 OFFSET=-1e308\n', (2, 'UPPER_WALLS', 'OFFSET'), 'gives a wall at inf'),
+    ('UNITS ENERGY=kcal/mol\n' + C + 'METAD ARG=c SIGMA=0.1 HEIGHT=1e308 PACE=10 BIASFACTOR=5 TEMP=300 GRID_MIN=0 GRID_MAX=4 '
+     'GRID_BIN=40\n', (3, 'METAD', 'HEIGHT'), 'is not finite in this package\'s units (times 4.184)'),
     ('c: COORDINATION GROUPA=1-4 SWITCH={CUSTOM FUNC=cos(x)+sqrt(-1) R_0=0.3}\n', (1, 'COORDINATION', 'SWITCH'),
      'has a part without variables that is not a number'),
     ('c: COORDINATION GROUPA=1-4 SWITCH={CUSTOM FUNC=(-1)^x R_0=0.3}\n', (1, 'COORDINATION', 'SWITCH'), 'its derivative by x'),

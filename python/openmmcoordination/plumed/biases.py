@@ -248,27 +248,33 @@ def _biasTerm(action, numbers, index, x, length, energy):
     input unit of the argument (1 for a coordination number)."""
     name = action.name
 
-    def get(key, default):
-        return numbers[key][index] if numbers[key] is not None else default
+    def get(key, default, scale=1.0):
+        """The keyword's number for this argument times scale (a unit conversion), which must stay finite."""
+        value = numbers[key][index] if numbers[key] is not None else default
+        if value is not None and not math.isfinite(value*scale):
+            raise action.fail(key, '%s is not finite in this package\'s units (times %g)', value, scale)
+        return value if value is None else value*scale
     if name == 'BIASVALUE':
         return '%s*%s' % (number(energy/length), x)
-    at = get('AT', None)*length
+    at = get('AT', None, length)
     if name == 'RESTRAINT':
-        kappa = get('KAPPA', 0.0)*energy/length**2
-        slope = get('SLOPE', 0.0)*energy/length
+        kappa = get('KAPPA', 0.0, energy/length**2)
+        slope = get('SLOPE', 0.0, energy/length)
         parts = (['0.5*%s*(%s - %s)^2' % (number(kappa), x, number(at))] if kappa else []) + \
                 (['%s*(%s - %s)' % (number(slope), x, number(at))] if slope else [])
         return ' + '.join(parts) or '0'
-    kappa = get('KAPPA', None)*energy
+    kappa = get('KAPPA', None, energy)
     exponent = get('EXP', 2.0)
-    epsilon = get('EPS', 1.0)*length
-    offset = get('OFFSET', 0.0)*length
+    epsilon = get('EPS', 1.0, length)
+    offset = get('OFFSET', 0.0, length)
     if not exponent > 0 or (name == 'LOWER_WALLS' and not exponent.is_integer()):
         raise action.fail('EXP', 'must be positive%s, got %s', ' and an integer (PLUMED\'s lower wall is NaN '
                           'otherwise)' if name == 'LOWER_WALLS' else '', exponent)
     if not epsilon > 0:
         raise action.fail('EPS', 'must be positive, got %s', epsilon/length)
     shift = at - offset if name == 'UPPER_WALLS' else at + offset
+    if not math.isfinite(shift):
+        raise action.fail('OFFSET', '%s with AT %s gives a wall at %s', offset/length, at/length, shift)
     wall = '%s(0, %s - %s)' % ('max' if name == 'UPPER_WALLS' else 'min', x, number(shift))
     if epsilon != 1:
         wall = '%s/%s' % (wall, number(epsilon))

@@ -99,7 +99,7 @@ class Action(object):
     def number(self, key, default=None, scale=1.0):
         """The keyword's number times scale (a unit conversion), or default when absent."""
         value = self.take(key)
-        return default if value is None else _scaled(self.toNumber(key, value), scale)
+        return default if value is None else self._scaled(key, self.toNumber(key, value), scale)
 
     def numbers(self, key, count, default=None, scale=1.0):
         """``count`` comma-separated numbers times scale; default (a number repeated ``count`` times,
@@ -109,7 +109,14 @@ class Action(object):
             return None if default is None else [default]*count
         if len(items) != count:
             raise self.fail(key, 'needs %d values (one per argument), got %d: %s', count, len(items), ','.join(items))
-        return [_scaled(self.toNumber(key, item), scale) for item in items]
+        return [self._scaled(key, self.toNumber(key, item), scale) for item in items]
+
+    def _scaled(self, key, value, scale):
+        """value*scale (a unit conversion), which must stay finite."""
+        scaled = _scaled(value, scale)
+        if not math.isfinite(scaled):
+            raise self.fail(key, '%s is not finite in this package\'s units (times %g)', value, scale)
+        return scaled
 
     def integer(self, key, default=None):
         """The keyword's integer, or default when absent."""
