@@ -332,7 +332,7 @@ def _grid(action, count, sigmas):
             raise action.fail('GRID_MAX', 'must be above GRID_MIN, got %s and %s', minima[i], maxima[i])
         if spacing is not None:
             if not spacing[i] > 0:
-                raise action.fail(spacingKey, 'must be positive, got %s', spacing[i]*(5 if spacingKey == 'SIGMA' else 1))
+                raise action.fail('GRID_SPACING', 'must be positive, got %s', spacing[i])
             span = (maxima[i] - minima[i])/spacing[i]
             if not span <= MAX_METAD_GRID_POINTS:
                 raise action.fail(spacingKey, 'gives a grid of more than %d points from GRID_MIN %s to GRID_MAX %s (a spacing '
@@ -379,6 +379,9 @@ def readMetad(plumed, action):
         raise action.fail('BIASFACTOR', 'must be given and above 1: this package runs well-tempered metadynamics, got %s',
                           biasFactor)
     temperature = _temperature(plumed, action)
+    for sigma in sigmas:
+        if not sigma > 0:
+            raise action.fail('SIGMA', 'must be positive, got %s', sigma)
     minima, maxima, widths = _grid(action, count, sigmas)
     saveFrequency, biasDir = action.integer('WALKERS_RSTRIDE'), action.take('WALKERS_DIR')
     if (saveFrequency is None) != (biasDir is None):
@@ -400,9 +403,6 @@ def readMetad(plumed, action):
                           % ((action.label or 'metad',)*4))
     action.finish()
     labels, values, names = _asCVs(plumed, labels, values)
-    for sigma in sigmas:
-        if not sigma > 0:
-            raise action.fail('SIGMA', 'must be positive, got %s', sigma)
     variables = [_biasVariable(action, 'SIGMA', _variableForce(plumed, value), lo, hi, sigma, width)
                  for value, lo, hi, sigma, width in zip(values, minima, maxima, sigmas, widths)]
     _checkDistanceVariables(plumed, action, labels, values, variables)
