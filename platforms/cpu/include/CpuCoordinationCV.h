@@ -54,6 +54,11 @@ private:
      */
     template <class F>
     void forThreadPairs(int thread, int numThreads, const std::vector<OpenMM::Vec3>& pos, bool useCells, F f) const;
+    /**
+     * Add the shares' gradients (threadGradients, per slot) to gradient (per particle), each
+     * particle's terms in share order, so that the sum does not depend on the threads' timing.
+     */
+    void addThreadGradients(int shares, std::vector<OpenMM::Vec3>& gradient) const;
     /** The particle of entry b of the second group. */
     int second(int b) const {
         return mode == CoordinationForce::OneGroup ? groupA[b] : groupB[b];

@@ -180,19 +180,22 @@ double CpuCoordinationCV::compute(const vector<Vec3>& pos, vector<Vec3>* gradien
     double cv = 0.0;
     for (double sum : threadSums)
         cv += sum;
-    if (gradient != NULL) {
-        // Each particle's terms added in share order, the particles shared out among the threads.
-        int numSlots = particles.size();
-        runShares(shares, [&] (int share) {
-            for (int s = (int) ((long long) numSlots*share/shares); s < (long long) numSlots*(share+1)/shares; s++) {
-                Vec3 total;
-                for (int t = 0; t < shares; t++)
-                    total += threadGradients[t][s];
-                (*gradient)[particles[s]] += total;
-            }
-        });
-    }
+    if (gradient != NULL)
+        addThreadGradients(shares, *gradient);
     return cv;
+}
+
+void CpuCoordinationCV::addThreadGradients(int shares, vector<Vec3>& gradient) const {
+    // Each particle's terms added in share order, the particles shared out among the threads.
+    int numSlots = particles.size();
+    runShares(shares, [&] (int share) {
+        for (int s = (int) ((long long) numSlots*share/shares); s < (long long) numSlots*(share+1)/shares; s++) {
+            Vec3 total;
+            for (int t = 0; t < shares; t++)
+                total += threadGradients[t][s];
+            gradient[particles[s]] += total;
+        }
+    });
 }
 
 vector<double> CpuCoordinationCV::computeCoordinationNumbers(const vector<Vec3>& pos) const {
@@ -247,15 +250,7 @@ double CpuCoordinationCV::computeParticleFunction(const vector<Vec3>& pos, vecto
             }
         });
     });
-    int numSlots = particles.size();
-    runShares(shares, [&] (int share) {
-        for (int s = (int) ((long long) numSlots*share/shares); s < (long long) numSlots*(share+1)/shares; s++) {
-            Vec3 total;
-            for (int t = 0; t < shares; t++)
-                total += threadGradients[t][s];
-            (*gradient)[particles[s]] += total;
-        }
-    });
+    addThreadGradients(shares, *gradient);
     return value;
 }
 
