@@ -207,11 +207,13 @@ def analyzeTrajectory(topology, trajectory=None, groupA=None, groupB=None, pairL
     context = openmm.Context(system, openmm.VerletIntegrator(0.001), platform)
     maxDistance = float(_value(maxDistance))
     histogram = (int(numBins), maxDistance) if computeGr else None
-    indices, times, values, boxSum = _evaluateFrames(context, force, frames, atoms, periodic, histogram, computeCV,
-                                                     len(frames) >= 100 if progress is None else progress)
+    indices, times, values, boxSum, volumeSum = _evaluateFrames(context, force, frames, atoms, periodic, histogram,
+                                                                computeCV, len(frames) >= 100 if progress is None else progress)
     gr = None
     if computeGr:
         counts = force.getAccumulatedPairHistogram(context)
+        if volume is None and periodic:
+            volume = volumeSum/len(indices)  # the mean volume, as InterRDF's (not that of the mean box, under NPT)
         gr = pairDistributionFromCounts(force, counts, len(indices), maxDistance,
                                         volume=volume, boxVectors=boxSum/len(indices) if periodic else None,
                                         correct=correct)
@@ -222,18 +224,22 @@ def analyzeTrajectory(topology, trajectory=None, groupA=None, groupB=None, pairL
 def _evaluateFrames(context, force, frames, atoms, periodic, histogram, computeCV, progress):
     """Set each frame's box and positions (of the trajectory atoms ``atoms``) in the Context, add its
     pair histogram (``histogram`` is (numBins, maxDistance), or None for none) and read its CV.
-    Returns (frame indices, times in ps, CV values, the sum of the box vectors in nm)."""
+    Returns (frame indices, times in ps, CV values, the sum of the box vectors in nm, the sum of the
+    box volumes in nm^3)."""
     iterator = frames
     if progress:
         from tqdm.auto import tqdm
         iterator = tqdm(frames, total=len(frames), desc='frames', unit='frame')
     indices, times, values = [], [], []
     boxSum = np.zeros((3, 3))
+    volumeSum = 0.0
     for ts in iterator:
         if periodic:
             box = _boxVectors(ts.dimensions)
             context.setPeriodicBoxVectors(*box)
-            boxSum += np.array([[v[0], v[1], v[2]] for v in box])
+            box = np.array([[v[0], v[1], v[2]] for v in box])
+            boxSum += box
+            volumeSum += abs(np.linalg.det(box))
         context.setPositions(ts.positions[atoms].astype(np.float64)/10.0)
         if histogram is not None:
             force.accumulatePairHistogram(context, *histogram)
@@ -243,4 +249,4 @@ def _evaluateFrames(context, force, frames, atoms, periodic, histogram, computeC
         times.append(ts.time)
     if not indices:
         raise ValueError('analyzeTrajectory: no frame in the range given')
-    return indices, times, values, boxSum
+    return indices, times, values, boxSum, volumeSum

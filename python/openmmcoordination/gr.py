@@ -151,8 +151,8 @@ class PairDistribution(object):
     - ``counts`` the pair counts summed over frames (int64); ``numFrames`` the number of frames
     - ``mode`` 'one group', 'two groups' or 'pair list'; ``numPairs`` P, the pairs per frame;
       ``numA``, ``numB`` the group sizes
-    - ``volume`` the mean box volume in nm^3 (None for a pair list or without a box; getVolume() as a
-      Quantity), ``density`` the partners' number density in 1/nm^3 (getDensity())
+    - ``volume`` the mean box volume in nm^3, the mean of the frames' volumes (None for a pair list
+      or without a box; getVolume() as a Quantity), ``density`` the partners' number density in 1/nm^3 (getDensity())
     - ``shellVolume`` V_k in nm^3 (the part inside the periodic cell beyond ``validMax`` when
       corrected)
     - ``g``: one group, g_k = counts_k / (frames N(N-1)/2) V / V_k; two groups, counts_k / (frames P)
@@ -374,7 +374,8 @@ def computePairDistribution(force, context, numBins, maxDistance, volume=None, c
 
 class PairDistributionAccumulator(object):
     """Accumulates the pair histogram of a CoordinationForce over frames on the Context's platform
-    (on the GPU for CUDA: nothing is read back until getResult()), and keeps the mean box.
+    (on the GPU for CUDA: nothing is read back until getResult()), and keeps the mean box and the mean
+    volume of the boxes.
 
     Parameters
     ----------
@@ -385,7 +386,7 @@ class PairDistributionAccumulator(object):
     maxDistance: float or Quantity
         the upper edge of the last bin, in nm
     volume: float or Quantity (optional)
-        the volume in nm^3 for a non-periodic force (periodic forces use the mean box)
+        the volume in nm^3 for a non-periodic force (periodic forces use the mean volume of the boxes)
     correct: bool
         correct the shells beyond the minimum image range (see shellVolumes())
     """
@@ -397,6 +398,7 @@ class PairDistributionAccumulator(object):
         self.volume = volume
         self.correct = correct
         self._boxSum = np.zeros((3, 3))
+        self._volumeSum = 0.0
         self._frames = 0
 
     def add(self, context, boxVectors=None):
@@ -406,10 +408,12 @@ class PairDistributionAccumulator(object):
         if self.force.getNumAccumulatedFrames(context) == 1 and self._frames > 0:
             # the Context's histogram started again (reinitialize(), resetPairHistogram()): so do we
             self._boxSum[:] = 0
+            self._volumeSum = 0.0
             self._frames = 0
         if self.force.usesPeriodicBoundaryConditions():
             box = _boxArray(boxVectors) if boxVectors is not None else _contextBox(context, self.force)
             self._boxSum += box
+            self._volumeSum += abs(np.linalg.det(box))
         self._frames += 1
 
     @property
@@ -421,6 +425,7 @@ class PairDistributionAccumulator(object):
         """Start again from zero frames."""
         self.force.resetPairHistogram(context)
         self._boxSum[:] = 0
+        self._volumeSum = 0.0
         self._frames = 0
 
     def getResult(self, context):
@@ -429,8 +434,11 @@ class PairDistributionAccumulator(object):
         if frames == 0:
             raise ValueError('PairDistributionAccumulator: no frames have been added')
         counts = self.force.getAccumulatedPairHistogram(context)
-        box = self._boxSum/self._frames if self.force.usesPeriodicBoundaryConditions() else None
-        return pairDistributionFromCounts(self.force, counts, frames, self.maxDistance, self.volume, box, self.correct)
+        periodic = self.force.usesPeriodicBoundaryConditions()
+        box = self._boxSum/self._frames if periodic else None
+        # the mean volume (as InterRDF's), not that of the mean box, which differs when the box changes (NPT)
+        volume = self._volumeSum/self._frames if periodic and self.volume is None else self.volume
+        return pairDistributionFromCounts(self.force, counts, frames, self.maxDistance, volume, box, self.correct)
 
 
 def addHistogramForce(system, groupA, groupB=None, pairList=False, integrator=None, periodic=None):

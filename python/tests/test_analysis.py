@@ -42,14 +42,16 @@ def _far_from_bin_edges(coordinates, dimensions):
 
 
 def make_universe(seed, dimensions):
-    """A Universe of random frames (Angstrom) in the given box, with no pair near a bin edge."""
+    """A Universe of random frames (Angstrom) in the given box (or one box per frame: a box that
+    changes, as under NPT), with no pair near a bin edge."""
     rng = np.random.default_rng(seed)
-    dimensions = np.array(dimensions, dtype=np.float32)
+    perFrame = np.broadcast_to(np.array(dimensions, dtype=np.float32).reshape(-1, 6), (NUM_FRAMES, 6))
     from openmm.app.internal.unitcell import computePeriodicBoxVectors
     from openmm import unit
-    box = np.array(computePeriodicBoxVectors(*(dimensions[:3]/10), *(dimensions[3:]*unit.degree)).value_in_unit(unit.nanometer))*10
     frames = []
     while len(frames) < NUM_FRAMES:
+        dimensions = perFrame[len(frames)]
+        box = np.array(computePeriodicBoxVectors(*(dimensions[:3]/10), *(dimensions[3:]*unit.degree)).value_in_unit(unit.nanometer))*10
         coordinates = (rng.random((NUM_ATOMS, 3)) @ box).astype(np.float32)
         if _far_from_bin_edges(coordinates, dimensions):
             frames.append(coordinates)
@@ -57,7 +59,7 @@ def make_universe(seed, dimensions):
     universe.add_TopologyAttr('name', ['O' if i % 3 == 0 else 'H' for i in range(NUM_ATOMS)])
     universe.add_TopologyAttr('resname', ['WAT']*NUM_ATOMS)
     universe.add_TopologyAttr('resid', np.arange(1, NUM_ATOMS + 1))
-    universe.load_new(np.array(frames), format=MemoryReader, dimensions=dimensions, dt=2.0)
+    universe.load_new(np.array(frames), format=MemoryReader, dimensions=np.array(perFrame), dt=2.0)
     return universe
 
 
@@ -95,6 +97,21 @@ def test_one_group_against_interrdf(universe):
     np.testing.assert_array_equal(2*result.gr.counts, reference.results.count)
     np.testing.assert_allclose(result.gr.g[inside], reference.results.rdf[inside], rtol=1e-6, atol=1e-12)
     assert result.cv is None
+
+
+def test_changing_box_against_interrdf():
+    """A box that changes from frame to frame (NPT): g(r) is normalized by the mean volume, as InterRDF's,
+    not by the volume of the mean box."""
+    boxes = [[20.0*f, 21.0*f, 19.0*f, 75, 80, 100] for f in np.linspace(0.9, 1.15, NUM_FRAMES)]
+    universe = make_universe(11, boxes)
+    result = analyzeTrajectory(universe, None, 'name O', 'name H', numBins=NUM_BINS, maxDistance=MAX_DISTANCE,
+                               platform='Reference', computeCV=False, correct=False)
+    reference = InterRDF(universe.select_atoms('name O'), universe.select_atoms('name H'), nbins=NUM_BINS,
+                         range=(0.0, 10*MAX_DISTANCE)).run()
+    np.testing.assert_array_equal(result.gr.counts, reference.results.count)
+    assert result.gr.volume == pytest.approx(np.mean([ts.volume for ts in universe.trajectory])/1000, rel=1e-6)
+    # full shells (correct=False) in both codes: the same g in every bin
+    np.testing.assert_allclose(result.gr.g, reference.results.rdf, rtol=1e-6, atol=1e-12)
 
 
 def test_pair_list_and_cv_against_mdanalysis_distances(universe):
