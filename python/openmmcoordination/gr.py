@@ -26,6 +26,8 @@ import numpy as np
 
 from openmm import unit
 
+from openmmcoordination._checks import _positiveQuantity
+
 __all__ = ['PairDistribution', 'PairDistributionAccumulator', 'computePairDistribution',
            'pairDistributionFromCounts', 'shellVolumes', 'addHistogramForce']
 
@@ -177,6 +179,11 @@ class PairDistribution(object):
             raise ValueError('PairDistribution: %d edges for %d bins' % (len(edges), len(counts)))
         if numFrames <= 0:
             raise ValueError('PairDistribution: no frames were accumulated')
+        if numPairs <= 0:
+            raise ValueError('PairDistribution: numPairs must be positive, got %r (a group of one particle, or empty '
+                             'groups, has no pairs)' % numPairs)
+        if volume is not None:
+            volume = _positiveQuantity(volume, unit.nanometer**3, 'PairDistribution', 'volume', 'a volume in nm^3')
         if isinstance(mode, int):
             mode = _MODE_NAMES[mode]
         self.edges = edges
@@ -257,20 +264,21 @@ class PairDistribution(object):
         """The bin centre of the first minimum of g(r) after its highest peak (a Quantity in nm): where
         g, smoothed over ``smooth`` bins, stops falling and then rises by more than ``rise`` times the
         peak height (so noise does not stop the search early); the middle of the bottom if it is flat.
-        Choose r0 of a coordination number here: ``force.setR0(gr.getFirstMinimum())``.
+        Choose r0 of a coordination number here: ``force.setR0(gr.getFirstMinimum())``. A histogram
+        without pairs (maxDistance below the closest pair) has none: ValueError.
         firstMinimum() returns the same distance as a plain number in nm."""
         return unit.Quantity(self.firstMinimum(smooth, rise), unit.nanometer)
 
     def firstPeak(self, smooth=3):
         """getFirstPeak() as a plain number in nm (the name before issue 44, kept for scripts that
         format or compare it)."""
-        g = self._smoothed(smooth)
+        g = self._smoothed(smooth, 'firstPeak')
         return float(self.r[int(np.nanargmax(g))])
 
     def firstMinimum(self, smooth=3, rise=0.05):
         """getFirstMinimum() as a plain number in nm (the name before issue 44, kept for scripts that
         format or compare it)."""
-        g = self._smoothed(smooth)
+        g = self._smoothed(smooth, 'firstMinimum')
         peak = int(np.nanargmax(g))
         best = peak
         tolerance = rise*g[peak]
@@ -292,12 +300,23 @@ class PairDistribution(object):
 
     def coordinationAt(self, r):
         """n(r) interpolated at a distance r (a Quantity of length, such as getFirstMinimum(), or a
-        number in nm): a plain number, as coordination numbers have no unit."""
+        number in nm) from 0 to the last bin edge: a plain number, as coordination numbers have no
+        unit. A distance beyond the histogram raises ValueError."""
+        given = r
         r = _distance(r, 'PairDistribution.coordinationAt', 'r')
+        # n(r) is known up to the last edge only (beyond it, interpolation would repeat the last value);
+        # the tolerance admits the last edge given in another unit (7 A: 0.7000000000000001 nm)
+        if not -1e-12*self.edges[-1] <= r <= self.edges[-1]*(1 + 1e-12):
+            raise ValueError('PairDistribution.coordinationAt: r must be within the histogram, 0 to %g nm, got %s'
+                             % (self.edges[-1], given if unit.is_quantity(given) else repr(given)))
         return float(np.interp(r, self.edges, np.concatenate([[0.0], self.n])))
 
-    def _smoothed(self, smooth):
+    def _smoothed(self, smooth, caller):
         g = np.where(self.r < self.cellMax, self.g, np.nan)
+        if not np.any(g > 0):
+            raise ValueError('PairDistribution.%s: g(r) has no pair below %g nm (the histogram\'s range within the '
+                             'periodic cell): it has no peak or minimum; give a larger maxDistance'
+                             % (caller, min(self.edges[-1], self.cellMax)))
         if smooth > 1:
             kernel = np.ones(smooth)/smooth
             filled = np.nan_to_num(g)
@@ -331,7 +350,15 @@ class PairDistribution(object):
             lines = f.read().splitlines()
         meta = dict(line[2:].split('=', 1) for line in lines if line.startswith('# ') and '=' in line)
         rows = [line.split(',') for line in lines if line and not line.startswith('#') and not line.startswith('r_nm')]
-        data = np.array(rows, dtype=float)
+        try:
+            data = np.array(rows, dtype=float).reshape(len(rows), 7)
+            if not rows or 'r_nm,r_low_nm,width_nm,g,n,pairs_within,counts' not in lines or \
+                    any(key not in meta for key in ('numFrames', 'mode', 'numPairs', 'numA', 'numB')):
+                raise ValueError
+        except ValueError:
+            raise ValueError('PairDistribution.readCSV: %r is not a table of g(r) written by writeCSV() (a header of '
+                             '# lines and the columns r_nm,r_low_nm,width_nm,g,n,pairs_within,counts, one row a bin)'
+                             % (file,)) from None
         edges = np.concatenate([data[:, 1], [data[-1, 1] + data[-1, 2]]])
         box = None
         if meta.get('box_nm'):

@@ -68,8 +68,8 @@ def plotPairDistribution(gr, force=None, firstMinimum=True, path=None, title=Non
     force: CoordinationForce (optional)
         draws its s(r) and marks r0
     firstMinimum: bool, Quantity or float
-        mark gr.getFirstMinimum() (True), a given distance (a Quantity, or a number in nm), or
-        nothing (False)
+        mark gr.getFirstMinimum() (True; nothing where g(r) has no pair), a given distance (a
+        Quantity, or a number in nm), or nothing (False)
     path: str (optional)
         the file to write
     title: str (optional)
@@ -98,7 +98,7 @@ def plotPairDistribution(gr, force=None, firstMinimum=True, path=None, title=Non
             ax.axvspan(gr.validMax, upper, color='0.85', alpha=0.6, lw=0,
                        label='beyond half the shortest box vector' + (' (shells corrected)' if gr.corrected else ''))
     handles = [] if force is None else [_drawSwitchingFunction(top, force, upper)]
-    if firstMinimum is True and not pairList:
+    if firstMinimum is True and not pairList and np.any(np.where(r < gr.cellMax, gr.g, np.nan) > 0):
         _markFirstMinimum(top, bottom, gr, gr.firstMinimum())
     elif not (firstMinimum is None or isinstance(firstMinimum, bool)):
         _markFirstMinimum(top, bottom, gr, _distance(firstMinimum, 'plotPairDistribution', 'firstMinimum'))

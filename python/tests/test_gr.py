@@ -281,6 +281,37 @@ def test_errors():
         PairDistribution(np.linspace(0, 1, 6), np.zeros(5), 0, 'one group', 1, 2, 2, volume=1.0)
 
 
+def test_no_number_outside_the_data(tmp_path):
+    """What the histogram does not hold is refused, naming the method, the parameter and the value: n(r)
+    beyond the last edge (interpolation would repeat n at the last edge), the first minimum and peak of a
+    histogram without pairs (it would be the middle of the range), a volume that is not positive, a
+    force without pairs, a file that is not a g(r) table."""
+    counts = np.array([0, 3, 5, 2], dtype=np.int64)
+    gr = PairDistribution(np.linspace(0, 0.8, 5), counts, 2, 'two groups', 20, 4, 5, volume=8.0)
+    np.testing.assert_allclose([gr.coordinationAt(x) for x in (0.0, 0.3, 0.8)],
+                               [0.0, (0 + 3*0.5)/(2*4), 10/(2*4)], rtol=1e-12)
+    assert gr.coordinationAt(8*unit.angstrom) == pytest.approx(10/(2*4), rel=1e-12)
+    for bad, shown in ((0.81, '0.81'), (1.2*unit.nanometer, '1.2 nm'), (-0.1, '-0.1')):
+        with pytest.raises(ValueError, match=r'PairDistribution.coordinationAt: r must be within the histogram, 0 to 0.8 '
+                           r'nm, got %s' % shown):
+            gr.coordinationAt(bad)
+    empty = PairDistribution(np.linspace(0, 0.8, 5), np.zeros(4, dtype=np.int64), 2, 'two groups', 20, 4, 5, volume=8.0)
+    for method in ('firstMinimum', 'firstPeak'):
+        with pytest.raises(ValueError, match='PairDistribution.%s: g.r. has no pair below 0.8 nm' % method):
+            getattr(empty, method)()
+    with pytest.raises(ValueError, match='PairDistribution.firstMinimum: g.r. has no pair'):
+        empty.getFirstMinimum()
+    for volume, shown in ((0, '0'), (-8.0, '-8.0'), (-1*unit.nanometer**3, '-1 nm')):
+        with pytest.raises(ValueError, match='PairDistribution: volume must be positive and finite, got %s' % shown):
+            PairDistribution(np.linspace(0, 0.8, 5), counts, 2, 'two groups', 20, 4, 5, volume=volume)
+    with pytest.raises(ValueError, match='PairDistribution: numPairs must be positive, got 0'):
+        PairDistribution(np.linspace(0, 0.8, 5), counts, 2, 'one group', 0, 1, 1, volume=8.0)
+    other = tmp_path/'cv.csv'
+    other.write_text('step,time_ps,cv\n10,0.02,4.5\n')
+    with pytest.raises(ValueError, match="PairDistribution.readCSV: '.*cv.csv' is not a table of g.r. written by writeCSV"):
+        PairDistribution.readCSV(str(other))
+
+
 def test_accumulator_follows_a_reinitialized_context(reference_config, rng):
     system = gas_system(20, CUBE)
     force = addHistogramForce(system, list(range(20)), periodic=True)

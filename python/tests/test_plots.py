@@ -65,6 +65,11 @@ def test_pair_distribution_plot_without_force_and_pair_list(tmp_path):
     assert 'first minimum of g(r): 0.450 nm' in texts(figure) and figure.axes[0].get_xlim() == pytest.approx((0.0, 0.8))
     with pytest.raises(ValueError, match='plotPairDistribution: firstMinimum must be a distance .*, got 1 kJ/mol'):
         plotPairDistribution(liquid_like(), firstMinimum=1*unit.kilojoule_per_mole)
+    # a histogram without pairs (maxDistance below the closest pair): drawn, with no first minimum to mark
+    empty = PairDistribution(np.linspace(0, 0.2, 11), np.zeros(10, dtype=np.int64), 5, 'two groups', 300, 1, 300,
+                             boxVectors=np.eye(3)*1.6)
+    figure = plotPairDistribution(empty, path=str(tmp_path/'empty.png'))
+    assert png_size(tmp_path/'empty.png')[0] > 600 and 'first minimum' not in texts(figure)
 
 
 def test_collective_variable_plot(tmp_path):
