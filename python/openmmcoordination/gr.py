@@ -26,7 +26,7 @@ import numpy as np
 
 from openmm import unit
 
-from openmmcoordination._checks import _positiveQuantity
+from openmmcoordination._checks import _isInteger, _positiveQuantity
 
 __all__ = ['PairDistribution', 'PairDistributionAccumulator', 'computePairDistribution',
            'pairDistributionFromCounts', 'shellVolumes', 'addHistogramForce']
@@ -52,6 +52,23 @@ def _distance(x, owner, name):
     if not math.isfinite(value):
         raise ValueError('%s: %s must be finite, got %r' % (owner, name, x))
     return value
+
+
+def _histogramArguments(owner, numBins, maxDistance, volume=None):
+    """numBins as an int (1 to CoordinationForce.MaxHistogramBins), maxDistance in nm (positive) and volume
+    in nm^3 (positive, or None), checked before any frame is computed (a reporter's, before the run);
+    ValueError naming ``owner``, the parameter and the value."""
+    from openmmcoordination import CoordinationForce
+    if not _isInteger(numBins) or not 0 < numBins <= CoordinationForce.MaxHistogramBins:
+        raise ValueError('%s: numBins must be an integer from 1 to MaxHistogramBins = %d, got %r'
+                         % (owner, CoordinationForce.MaxHistogramBins, numBins))
+    distance = _distance(maxDistance, owner, 'maxDistance')
+    if distance <= 0:
+        raise ValueError('%s: maxDistance must be positive, got %s'
+                         % (owner, maxDistance if unit.is_quantity(maxDistance) else repr(maxDistance)))
+    if volume is not None:
+        volume = _positiveQuantity(volume, unit.nanometer**3, owner, 'volume', 'a volume in nm^3')
+    return int(numBins), distance, volume
 
 
 def _boxArray(boxVectors):
@@ -394,8 +411,8 @@ def _contextBox(context, force):
 
 def computePairDistribution(force, context, numBins, maxDistance, volume=None, correct=True):
     """g(r) and n(r) of a single frame: the Context's current positions."""
-    maxDistance = _value(maxDistance)
-    counts = force.getPairHistogram(context, int(numBins), maxDistance)
+    numBins, maxDistance, volume = _histogramArguments('computePairDistribution', numBins, maxDistance, volume)
+    counts = force.getPairHistogram(context, numBins, maxDistance)
     return pairDistributionFromCounts(force, counts, 1, maxDistance, volume, _contextBox(context, force), correct)
 
 
@@ -420,9 +437,8 @@ class PairDistributionAccumulator(object):
 
     def __init__(self, force, numBins, maxDistance, volume=None, correct=True):
         self.force = force
-        self.numBins = int(numBins)
-        self.maxDistance = float(_value(maxDistance))
-        self.volume = volume
+        self.numBins, self.maxDistance, self.volume = _histogramArguments('PairDistributionAccumulator', numBins,
+                                                                          maxDistance, volume)
         self.correct = correct
         self._boxSum = np.zeros((3, 3))
         self._volumeSum = 0.0

@@ -114,6 +114,37 @@ def test_changing_box_against_interrdf():
     np.testing.assert_allclose(result.gr.g, reference.results.rdf, rtol=1e-6, atol=1e-12)
 
 
+def test_arguments_are_checked_before_the_frames():
+    """Bad bins, range, volume, groups or frame range: a ValueError naming analyzeTrajectory, the parameter
+    and the value (not an OverflowError, a NumPy IndexError, a truncated 2.5 or a negative index taken from
+    the end), and a maxDistance in Angstrom is the same histogram as in nm."""
+    from openmm import unit
+    universe = make_universe(3, BOXES['cube'])
+    run = lambda **options: analyzeTrajectory(universe, None, **dict(dict(groupA='name O', numBins=NUM_BINS,
+                                                                           maxDistance=MAX_DISTANCE, platform='Reference'),
+                                                                      **options))
+    cases = [(dict(numBins=0), 'numBins must be an integer from 1 to MaxHistogramBins = 10000000, got 0'),
+             (dict(numBins=2.5), 'numBins .*got 2.5'), (dict(numBins=10**10), 'numBins .*got 10000000000'),
+             (dict(maxDistance=-1.0), 'maxDistance must be positive, got -1.0'),
+             (dict(maxDistance=1*unit.kilojoule_per_mole), 'maxDistance must be a distance .*got 1 kJ/mol'),
+             (dict(maxDistance=float('inf')), 'maxDistance must be finite, got inf'),
+             (dict(periodic=False, volume=-8.0), 'volume must be positive and finite, got -8.0'),
+             (dict(groupA=[]), 'groupA selects no atom, got \\[\\]'),
+             (dict(groupA=[0, NUM_ATOMS]), "groupA has atom index 90, outside the topology's 90 atoms"),
+             (dict(groupA=[0, -1]), "groupA has atom index -1, outside the topology's 90 atoms"),
+             (dict(groupB='name XX'), "groupB 'name XX': .*matches no atom"),
+             (dict(groupA='name O and'), "groupA 'name O and': "),
+             (dict(start=NUM_FRAMES), 'no frame in the range given: start=6, stop=None, step=None of a trajectory of 6 frames'),
+             (dict(step=0), 'start=None, stop=None, step=0: ')]
+    for options, message in cases:
+        with pytest.raises(ValueError, match='analyzeTrajectory: ' + message):
+            run(**options)
+    inNm = run(computeCV=False)
+    inAngstrom = run(computeCV=False, maxDistance=10*MAX_DISTANCE*unit.angstrom)
+    np.testing.assert_array_equal(inAngstrom.gr.counts, inNm.gr.counts)
+    np.testing.assert_allclose(inAngstrom.gr.edges, inNm.gr.edges, rtol=1e-12)
+
+
 def test_pair_list_and_cv_against_mdanalysis_distances(universe):
     a, b = [0, 3, 6, 9, 12], [1, 5, 30, 40, 89]
     template = CoordinationForce()

@@ -281,6 +281,29 @@ def test_errors():
         PairDistribution(np.linspace(0, 1, 6), np.zeros(5), 0, 'one group', 1, 2, 2, volume=1.0)
 
 
+def test_histogram_arguments(reference_config, rng):
+    """numBins, maxDistance and volume are checked when the accumulator is made (a reporter's before the
+    run), naming the class or function, the parameter and the value; maxDistance in Angstrom is nm/10."""
+    force = CoordinationForce([0, 1])
+    for numBins, maxDistance, volume, message in ((0, 1.0, None, 'numBins must be an integer from 1 to MaxHistogramBins'),
+                                                  (2.5, 1.0, None, 'numBins .*got 2.5'),
+                                                  (10, 0.0, None, 'maxDistance must be positive, got 0.0'),
+                                                  (10, 1*unit.kilojoule_per_mole, None, 'maxDistance .*got 1 kJ/mol'),
+                                                  (10, 1.0, -2.0, 'volume must be positive and finite, got -2.0')):
+        with pytest.raises(ValueError, match='PairDistributionAccumulator: ' + message):
+            PairDistributionAccumulator(force, numBins, maxDistance, volume)
+    system = gas_system(10, CUBE)
+    force = addHistogramForce(system, list(range(10)), periodic=True)
+    context = reference_config.context(system)
+    context.setPositions(uniform_positions(rng, 10, CUBE))
+    with pytest.raises(ValueError, match='computePairDistribution: numBins .*got -3'):
+        computePairDistribution(force, context, -3, 1.0)
+    accumulator = PairDistributionAccumulator(force, 10, 9*unit.angstrom)
+    assert accumulator.maxDistance == pytest.approx(0.9, rel=1e-12)
+    np.testing.assert_array_equal(computePairDistribution(force, context, 10, 9*unit.angstrom).counts,
+                                  computePairDistribution(force, context, 10, 0.9).counts)
+
+
 def test_no_number_outside_the_data(tmp_path):
     """What the histogram does not hold is refused, naming the method, the parameter and the value: n(r)
     beyond the last edge (interpolation would repeat n at the last edge), the first minimum and peak of a
