@@ -364,7 +364,10 @@ class PairDistribution(object):
     def readCSV(cls, file):
         """Read a table written by writeCSV()."""
         with open(file) as f:
-            lines = f.read().splitlines()
+            try:
+                lines = f.read().splitlines()
+            except UnicodeDecodeError:
+                lines = []     # a binary file: refused below
         meta = dict(line[2:].split('=', 1) for line in lines if line.startswith('# ') and '=' in line)
         rows = [line.split(',') for line in lines if line and not line.startswith('#') and not line.startswith('r_nm')]
         try:

@@ -2,6 +2,7 @@
 from files (PDB + DCD, XTC) and from a Universe; the progress bar; the command line."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -225,6 +226,43 @@ def test_command_line(tmp_path, capsys):
     assert cli(['plot', 'gr', str(out/'w_gr.csv'), '-o', str(tmp_path/'again.png'), '--r0', '0.3']) == 0
     assert cli(['plot', 'cv', str(out/'w_cv.csv'), '-o', str(tmp_path/'cv.png')]) == 0
     assert png_size(tmp_path/'again.png')[0] > 500 and png_size(tmp_path/'cv.png')[0] > 500
+
+
+def test_command_line_errors(tmp_path, capsys):
+    """A bad value is an argparse error (exit status 2, the option named); an input that cannot be used
+    (a missing file, a selection of no atom, a picture format matplotlib does not write, a CSV of other
+    columns) is one line "openmm-coordination <command>: error: ..." and status 1, not a traceback, and
+    nothing is written."""
+    universe = make_universe(4, BOXES['cube'])
+    pdb, dcd = str(tmp_path/'t.pdb'), str(tmp_path/'t.dcd')
+    universe.atoms.write(pdb)
+    with mda.Writer(dcd, NUM_ATOMS) as writer:
+        for _ in universe.trajectory:
+            writer.write(universe.atoms)
+    out = str(tmp_path/'out')
+    analyze = ['analyze', pdb, dcd, '--group-a', 'name O', '-o', out, '--no-progress', '--platform', 'Reference']
+    for options, message in ((['--bins', '0'], "argument --bins: must be a positive integer, got '0'"),
+                             (['--bins', '2.5'], "argument --bins: must be a positive integer, got '2.5'"),
+                             (['--rmax', '-1'], "argument --rmax: must be a positive number, got '-1'"),
+                             (['--r0', 'abc'], "argument --r0: must be a positive number, got 'abc'")):
+        with pytest.raises(SystemExit) as exit:
+            cli(analyze + options)
+        assert exit.value.code == 2 and message in capsys.readouterr().err
+    csv = tmp_path/'cv.csv'
+    csv.write_text('step,time_ps,cv\n10,0.02,4.5\n')
+    for arguments, message in (
+            (analyze + ['--format', 'xyz'], 'analyze: error: --format xyz is not a picture format matplotlib writes'),
+            (['analyze', pdb, dcd, '--group-a', 'name XX', '-o', out], "analyze: error: analyzeTrajectory: groupA 'name XX'"),
+            (analyze + ['--start', '100'], 'analyze: error: analyzeTrajectory: no frame in the range given: start=100'),
+            (['analyze', str(tmp_path/'missing.pdb'), '--group-a', 'name O', '-o', out], 'analyze: error: .*missing.pdb'),
+            (['plot', 'gr', str(csv)], "plot: error: PairDistribution.readCSV: '.*cv.csv' is not a table of g.r."),
+            (['plot', 'gr', dcd], "plot: error: PairDistribution.readCSV: '.*t.dcd' is not a table of g.r."),
+            (['plot', 'cv', pdb], 'plot: error: .*t.pdb is not a CSV table of numbers under a header line with the '
+                                  'columns time_ps')):
+        assert cli(arguments) == 1, arguments
+        err = capsys.readouterr().err
+        assert re.search('^openmm-coordination ' + message, err) and 'Traceback' not in err, (arguments, err)
+    assert (not os.path.exists(out) or os.listdir(out) == []) and not os.path.exists(str(tmp_path/'cv.png'))
 
 
 def test_module_entry_point_runs():
