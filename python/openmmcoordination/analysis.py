@@ -17,7 +17,7 @@ import numpy as np
 import openmm
 from openmm import unit
 
-from openmmcoordination.gr import _value, pairDistributionFromCounts
+from openmmcoordination.gr import _histogramArguments, pairDistributionFromCounts
 
 __all__ = ['TrajectoryAnalysis', 'analyzeTrajectory', 'bestPlatform', 'makeForce', 'selectAtoms', 'loadUniverse']
 
@@ -140,6 +140,25 @@ def _boxVectors(dimensions):
     return [openmm.Vec3(*v) for v in vectors.value_in_unit(unit.nanometer)]
 
 
+def _selectGroup(universe, selection, name):
+    """selectAtoms() for analyzeTrajectory: a selection that matches no atom, is not valid, or gives an
+    index outside the topology (a negative one too) is a ValueError naming the group and the value."""
+    from MDAnalysis.exceptions import SelectionError
+    try:
+        indices = selectAtoms(universe, selection)
+    except (ValueError, SelectionError) as error:
+        raise ValueError('analyzeTrajectory: %s %r: %s' % (name, selection, error)) from None
+    if indices is None:
+        return None
+    if len(indices) == 0:
+        raise ValueError('analyzeTrajectory: %s selects no atom, got %r' % (name, selection))
+    outside = [i for i in indices if not 0 <= i < len(universe.atoms)]
+    if outside:
+        raise ValueError('analyzeTrajectory: %s has atom index %d, outside the topology\'s %d atoms (0-based indices)'
+                         % (name, outside[0], len(universe.atoms)))
+    return indices
+
+
 def analyzeTrajectory(topology, trajectory=None, groupA=None, groupB=None, pairList=False, numBins=200, maxDistance=1.0,
                       r0=None, nn=None, mm=None, d0=None, dmax=None, force=None, start=None, stop=None, step=None,
                       platform=None, progress=None, computeGr=True, computeCV=True, periodic=None, correct=True,
@@ -178,16 +197,23 @@ def analyzeTrajectory(topology, trajectory=None, groupA=None, groupB=None, pairL
     -------
     TrajectoryAnalysis
     """
+    numBins, maxDistance, volume = _histogramArguments('analyzeTrajectory', numBins, maxDistance, volume)
     universe = loadUniverse(topology, trajectory)
-    a = selectAtoms(universe, groupA)
-    b = selectAtoms(universe, groupB)
+    a = _selectGroup(universe, groupA, 'groupA')
+    b = _selectGroup(universe, groupB, 'groupB')
     if a is None:
         raise ValueError('analyzeTrajectory: groupA is required')
     atoms = sorted(set(a) | set(b or []))
     local = {atom: i for i, atom in enumerate(atoms)}
     force = makeForce([local[i] for i in a], None if b is None else [local[i] for i in b], pairList,
                       r0, nn, mm, d0, dmax, template=force)
-    frames = universe.trajectory[start:stop:step]
+    try:
+        frames = universe.trajectory[start:stop:step]
+    except (TypeError, ValueError) as error:
+        raise ValueError('analyzeTrajectory: start=%r, stop=%r, step=%r: %s' % (start, stop, step, error)) from None
+    if len(frames) == 0:
+        raise ValueError('analyzeTrajectory: no frame in the range given: start=%r, stop=%r, step=%r of a trajectory '
+                         'of %d frames' % (start, stop, step, len(universe.trajectory)))
     if periodic is None:
         dimensions = universe.trajectory.ts.dimensions
         periodic = dimensions is not None and np.all(np.asarray(dimensions[:3]) > 0)
@@ -205,13 +231,14 @@ def analyzeTrajectory(topology, trajectory=None, groupA=None, groupB=None, pairL
     elif isinstance(platform, str):
         platform = openmm.Platform.getPlatformByName(platform)
     context = openmm.Context(system, openmm.VerletIntegrator(0.001), platform)
-    maxDistance = float(_value(maxDistance))
-    histogram = (int(numBins), maxDistance) if computeGr else None
-    indices, times, values, boxSum = _evaluateFrames(context, force, frames, atoms, periodic, histogram, computeCV,
-                                                     len(frames) >= 100 if progress is None else progress)
+    histogram = (numBins, maxDistance) if computeGr else None
+    indices, times, values, boxSum, volumeSum = _evaluateFrames(context, force, frames, atoms, periodic, histogram,
+                                                                computeCV, len(frames) >= 100 if progress is None else progress)
     gr = None
     if computeGr:
         counts = force.getAccumulatedPairHistogram(context)
+        if volume is None and periodic:
+            volume = volumeSum/len(indices)  # the mean volume, as InterRDF's (not that of the mean box, under NPT)
         gr = pairDistributionFromCounts(force, counts, len(indices), maxDistance,
                                         volume=volume, boxVectors=boxSum/len(indices) if periodic else None,
                                         correct=correct)
@@ -222,18 +249,22 @@ def analyzeTrajectory(topology, trajectory=None, groupA=None, groupB=None, pairL
 def _evaluateFrames(context, force, frames, atoms, periodic, histogram, computeCV, progress):
     """Set each frame's box and positions (of the trajectory atoms ``atoms``) in the Context, add its
     pair histogram (``histogram`` is (numBins, maxDistance), or None for none) and read its CV.
-    Returns (frame indices, times in ps, CV values, the sum of the box vectors in nm)."""
+    Returns (frame indices, times in ps, CV values, the sum of the box vectors in nm, the sum of the
+    box volumes in nm^3)."""
     iterator = frames
     if progress:
         from tqdm.auto import tqdm
         iterator = tqdm(frames, total=len(frames), desc='frames', unit='frame')
     indices, times, values = [], [], []
     boxSum = np.zeros((3, 3))
+    volumeSum = 0.0
     for ts in iterator:
         if periodic:
             box = _boxVectors(ts.dimensions)
             context.setPeriodicBoxVectors(*box)
-            boxSum += np.array([[v[0], v[1], v[2]] for v in box])
+            box = np.array([[v[0], v[1], v[2]] for v in box])
+            boxSum += box
+            volumeSum += abs(np.linalg.det(box))
         context.setPositions(ts.positions[atoms].astype(np.float64)/10.0)
         if histogram is not None:
             force.accumulatePairHistogram(context, *histogram)
@@ -243,4 +274,4 @@ def _evaluateFrames(context, force, frames, atoms, periodic, histogram, computeC
         times.append(ts.time)
     if not indices:
         raise ValueError('analyzeTrajectory: no frame in the range given')
-    return indices, times, values, boxSum
+    return indices, times, values, boxSum, volumeSum

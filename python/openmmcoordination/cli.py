@@ -17,9 +17,27 @@ import sys
 import numpy as np
 
 
+def _positive(kind):
+    """An argparse type: a positive number of the given kind (int or float)."""
+    def convert(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError('must be a positive %s, got %r' % ('integer' if kind is int else 'number', text))
+        if not 0 < value < float('inf'):
+            raise argparse.ArgumentTypeError('must be a positive %s, got %r' % ('integer' if kind is int else 'number', text))
+        return value
+    return convert
+
+
+def _r0(text):
+    """--r0: 'auto' or a positive distance in nm."""
+    return text if text == 'auto' else _positive(float)(text)
+
+
 def _switchingArguments(parser):
     group = parser.add_argument_group('switching function (PLUMED keywords; nm)')
-    group.add_argument('--r0', help="R_0 in nm, or 'auto' for the first minimum of g(r) (analyze)")
+    group.add_argument('--r0', type=_r0, help="R_0 in nm, or 'auto' for the first minimum of g(r) (analyze)")
     group.add_argument('--nn', type=int, help='NN, the exponent n (default 6)')
     group.add_argument('--mm', type=int, help='MM, the exponent m (default 2n)')
     group.add_argument('--d0', type=float, help='D_0 in nm (default 0)')
@@ -40,8 +58,8 @@ def _parser():
     analyze.add_argument('--group-a', required=True, help='MDAnalysis selection of group A (GROUPA)')
     analyze.add_argument('--group-b', help='MDAnalysis selection of group B (GROUPB); omit for one group')
     analyze.add_argument('--pair-list', action='store_true', help='pair group A[k] with group B[k] (PAIR)')
-    analyze.add_argument('--bins', type=int, default=200, help='histogram bins (default 200)')
-    analyze.add_argument('--rmax', type=float, default=1.0, help='histogram range in nm (default 1.0)')
+    analyze.add_argument('--bins', type=_positive(int), default=200, help='histogram bins (default 200)')
+    analyze.add_argument('--rmax', type=_positive(float), default=1.0, help='histogram range in nm (default 1.0)')
     analyze.add_argument('--start', type=int, help='first frame')
     analyze.add_argument('--stop', type=int, help='frame to stop before')
     analyze.add_argument('--step', type=int, help='use every step-th frame')
@@ -79,9 +97,13 @@ def _switchingForce(args):
 
 
 def _analyze(args):
+    from matplotlib.figure import Figure
     from openmm import unit
     from openmmcoordination.analysis import analyzeTrajectory
     from openmmcoordination.plots import plotCollectiveVariable, plotPairDistribution
+    formats = Figure().canvas.get_supported_filetypes()
+    if args.format not in formats:
+        raise ValueError('--format %s is not a picture format matplotlib writes (%s)' % (args.format, ', '.join(sorted(formats))))
     os.makedirs(args.output, exist_ok=True)
     path = lambda name: os.path.join(args.output, args.prefix + name)
     options = dict(groupA=args.group_a, groupB=args.group_b, pairList=args.pair_list, numBins=args.bins,
@@ -94,7 +116,7 @@ def _analyze(args):
         r0 = first.gr.getFirstMinimum()
         print('first minimum of g(r): %.4f nm; r0 set there' % r0.value_in_unit(unit.nanometer))
     else:
-        r0 = None if args.r0 is None else float(args.r0)
+        r0 = args.r0
     result = analyzeTrajectory(args.topology, args.trajectory, r0=r0, computeGr=not auto, **options)
     gr = first.gr if auto else result.gr
     gr.writeCSV(path('gr.csv'))
@@ -107,11 +129,17 @@ def _analyze(args):
     print('wrote ' + ', '.join(path(n) for n in ['gr.csv', 'cv.csv', 'gr.' + args.format, 'cv.' + args.format]))
 
 
-def _readColumns(csv):
+def _readColumns(csv, required=()):
     with open(csv) as f:
         lines = [line for line in f.read().splitlines() if line and not line.startswith('#')]
-    header = lines[0].split(',')
-    data = np.array([line.split(',') for line in lines[1:]], dtype=float).reshape(len(lines) - 1, len(header))
+    try:
+        header = lines[0].split(',')
+        data = np.array([line.split(',') for line in lines[1:]], dtype=float).reshape(len(lines) - 1, len(header))
+        if len(data) == 0 or any(name not in header for name in required):
+            raise ValueError
+    except (IndexError, ValueError):
+        raise ValueError('%s is not a CSV table of numbers under a header line%s' % (
+            csv, ' with the columns ' + ', '.join(required) if required else '')) from None
     return header, data
 
 
@@ -126,13 +154,16 @@ def _plot(args):
             force.setR0(gr.getFirstMinimum())
         plots.plotPairDistribution(gr, force, path=output, title=args.title)
     elif args.kind == 'cv':
-        header, data = _readColumns(args.csv)
+        header, data = _readColumns(args.csv, ('time_ps',))
         timeColumn = header.index('time_ps')
         columns = [i for i, name in enumerate(header) if name not in ('step', 'frame', 'time_ps')]
         plots.plotCollectiveVariable(data[:, timeColumn], data[:, columns], path=output,
                                      names=[header[i] for i in columns], title=args.title)
     else:
         header, data = _readColumns(args.csv)
+        if data.shape[1] < 2:
+            raise ValueError('%s has %d column; plot fes needs two: the variable and the free energy'
+                             % (args.csv, data.shape[1]))
         plots.plotFreeEnergy(data[:, 0], data[:, 1], path=output, title=args.title)
     print('wrote ' + output)
 
@@ -159,11 +190,18 @@ def _info():
 
 
 def main(argv=None):
-    args = _parser().parse_args(argv)
-    if args.command == 'analyze':
-        _analyze(args)
-    elif args.command == 'plot':
-        _plot(args)
+    """Run the command line; an error of the input (a file that cannot be read, a selection that matches
+    no atom, a value out of range) is printed as "openmm-coordination <command>: error: ..." and
+    returns 1, without a traceback."""
+    import openmm
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command in ('analyze', 'plot'):
+        try:
+            (_analyze if args.command == 'analyze' else _plot)(args)
+        except (ValueError, OSError, RuntimeError, openmm.OpenMMException) as error:
+            print('%s %s: error: %s' % (parser.prog, args.command, error), file=sys.stderr)
+            return 1
     elif args.command == 'plumed':
         from openmmcoordination.plumed.command import runCommand
         return runCommand(args)

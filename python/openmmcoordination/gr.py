@@ -26,6 +26,8 @@ import numpy as np
 
 from openmm import unit
 
+from openmmcoordination._checks import _isInteger, _positiveQuantity
+
 __all__ = ['PairDistribution', 'PairDistributionAccumulator', 'computePairDistribution',
            'pairDistributionFromCounts', 'shellVolumes', 'addHistogramForce']
 
@@ -50,6 +52,23 @@ def _distance(x, owner, name):
     if not math.isfinite(value):
         raise ValueError('%s: %s must be finite, got %r' % (owner, name, x))
     return value
+
+
+def _histogramArguments(owner, numBins, maxDistance, volume=None):
+    """numBins as an int (1 to CoordinationForce.MaxHistogramBins), maxDistance in nm (positive) and volume
+    in nm^3 (positive, or None), checked before any frame is computed (a reporter's, before the run);
+    ValueError naming ``owner``, the parameter and the value."""
+    from openmmcoordination import CoordinationForce
+    if not _isInteger(numBins) or not 0 < numBins <= CoordinationForce.MaxHistogramBins:
+        raise ValueError('%s: numBins must be an integer from 1 to MaxHistogramBins = %d, got %r'
+                         % (owner, CoordinationForce.MaxHistogramBins, numBins))
+    distance = _distance(maxDistance, owner, 'maxDistance')
+    if distance <= 0:
+        raise ValueError('%s: maxDistance must be positive, got %s'
+                         % (owner, maxDistance if unit.is_quantity(maxDistance) else repr(maxDistance)))
+    if volume is not None:
+        volume = _positiveQuantity(volume, unit.nanometer**3, owner, 'volume', 'a volume in nm^3')
+    return int(numBins), distance, volume
 
 
 def _boxArray(boxVectors):
@@ -151,8 +170,8 @@ class PairDistribution(object):
     - ``counts`` the pair counts summed over frames (int64); ``numFrames`` the number of frames
     - ``mode`` 'one group', 'two groups' or 'pair list'; ``numPairs`` P, the pairs per frame;
       ``numA``, ``numB`` the group sizes
-    - ``volume`` the mean box volume in nm^3 (None for a pair list or without a box; getVolume() as a
-      Quantity), ``density`` the partners' number density in 1/nm^3 (getDensity())
+    - ``volume`` the mean box volume in nm^3, the mean of the frames' volumes (None for a pair list
+      or without a box; getVolume() as a Quantity), ``density`` the partners' number density in 1/nm^3 (getDensity())
     - ``shellVolume`` V_k in nm^3 (the part inside the periodic cell beyond ``validMax`` when
       corrected)
     - ``g``: one group, g_k = counts_k / (frames N(N-1)/2) V / V_k; two groups, counts_k / (frames P)
@@ -177,6 +196,11 @@ class PairDistribution(object):
             raise ValueError('PairDistribution: %d edges for %d bins' % (len(edges), len(counts)))
         if numFrames <= 0:
             raise ValueError('PairDistribution: no frames were accumulated')
+        if numPairs <= 0:
+            raise ValueError('PairDistribution: numPairs must be positive, got %r (a group of one particle, or empty '
+                             'groups, has no pairs)' % numPairs)
+        if volume is not None:
+            volume = _positiveQuantity(volume, unit.nanometer**3, 'PairDistribution', 'volume', 'a volume in nm^3')
         if isinstance(mode, int):
             mode = _MODE_NAMES[mode]
         self.edges = edges
@@ -257,20 +281,21 @@ class PairDistribution(object):
         """The bin centre of the first minimum of g(r) after its highest peak (a Quantity in nm): where
         g, smoothed over ``smooth`` bins, stops falling and then rises by more than ``rise`` times the
         peak height (so noise does not stop the search early); the middle of the bottom if it is flat.
-        Choose r0 of a coordination number here: ``force.setR0(gr.getFirstMinimum())``.
+        Choose r0 of a coordination number here: ``force.setR0(gr.getFirstMinimum())``. A histogram
+        without pairs (maxDistance below the closest pair) has none: ValueError.
         firstMinimum() returns the same distance as a plain number in nm."""
         return unit.Quantity(self.firstMinimum(smooth, rise), unit.nanometer)
 
     def firstPeak(self, smooth=3):
         """getFirstPeak() as a plain number in nm (the name before issue 44, kept for scripts that
         format or compare it)."""
-        g = self._smoothed(smooth)
+        g = self._smoothed(smooth, 'firstPeak')
         return float(self.r[int(np.nanargmax(g))])
 
     def firstMinimum(self, smooth=3, rise=0.05):
         """getFirstMinimum() as a plain number in nm (the name before issue 44, kept for scripts that
         format or compare it)."""
-        g = self._smoothed(smooth)
+        g = self._smoothed(smooth, 'firstMinimum')
         peak = int(np.nanargmax(g))
         best = peak
         tolerance = rise*g[peak]
@@ -292,12 +317,23 @@ class PairDistribution(object):
 
     def coordinationAt(self, r):
         """n(r) interpolated at a distance r (a Quantity of length, such as getFirstMinimum(), or a
-        number in nm): a plain number, as coordination numbers have no unit."""
+        number in nm) from 0 to the last bin edge: a plain number, as coordination numbers have no
+        unit. A distance beyond the histogram raises ValueError."""
+        given = r
         r = _distance(r, 'PairDistribution.coordinationAt', 'r')
+        # n(r) is known up to the last edge only (beyond it, interpolation would repeat the last value);
+        # the tolerance admits the last edge given in another unit (7 A: 0.7000000000000001 nm)
+        if not -1e-12*self.edges[-1] <= r <= self.edges[-1]*(1 + 1e-12):
+            raise ValueError('PairDistribution.coordinationAt: r must be within the histogram, 0 to %g nm, got %s'
+                             % (self.edges[-1], given if unit.is_quantity(given) else repr(given)))
         return float(np.interp(r, self.edges, np.concatenate([[0.0], self.n])))
 
-    def _smoothed(self, smooth):
+    def _smoothed(self, smooth, caller):
         g = np.where(self.r < self.cellMax, self.g, np.nan)
+        if not np.any(g > 0):
+            raise ValueError('PairDistribution.%s: g(r) has no pair below %g nm (the histogram\'s range within the '
+                             'periodic cell): it has no peak or minimum; give a larger maxDistance'
+                             % (caller, min(self.edges[-1], self.cellMax)))
         if smooth > 1:
             kernel = np.ones(smooth)/smooth
             filled = np.nan_to_num(g)
@@ -328,10 +364,21 @@ class PairDistribution(object):
     def readCSV(cls, file):
         """Read a table written by writeCSV()."""
         with open(file) as f:
-            lines = f.read().splitlines()
+            try:
+                lines = f.read().splitlines()
+            except UnicodeDecodeError:
+                lines = []     # a binary file: refused below
         meta = dict(line[2:].split('=', 1) for line in lines if line.startswith('# ') and '=' in line)
         rows = [line.split(',') for line in lines if line and not line.startswith('#') and not line.startswith('r_nm')]
-        data = np.array(rows, dtype=float)
+        try:
+            data = np.array(rows, dtype=float).reshape(len(rows), 7)
+            if not rows or 'r_nm,r_low_nm,width_nm,g,n,pairs_within,counts' not in lines or \
+                    any(key not in meta for key in ('numFrames', 'mode', 'numPairs', 'numA', 'numB')):
+                raise ValueError
+        except ValueError:
+            raise ValueError('PairDistribution.readCSV: %r is not a table of g(r) written by writeCSV() (a header of '
+                             '# lines and the columns r_nm,r_low_nm,width_nm,g,n,pairs_within,counts, one row a bin)'
+                             % (file,)) from None
         edges = np.concatenate([data[:, 1], [data[-1, 1] + data[-1, 2]]])
         box = None
         if meta.get('box_nm'):
@@ -367,14 +414,15 @@ def _contextBox(context, force):
 
 def computePairDistribution(force, context, numBins, maxDistance, volume=None, correct=True):
     """g(r) and n(r) of a single frame: the Context's current positions."""
-    maxDistance = _value(maxDistance)
-    counts = force.getPairHistogram(context, int(numBins), maxDistance)
+    numBins, maxDistance, volume = _histogramArguments('computePairDistribution', numBins, maxDistance, volume)
+    counts = force.getPairHistogram(context, numBins, maxDistance)
     return pairDistributionFromCounts(force, counts, 1, maxDistance, volume, _contextBox(context, force), correct)
 
 
 class PairDistributionAccumulator(object):
     """Accumulates the pair histogram of a CoordinationForce over frames on the Context's platform
-    (on the GPU for CUDA: nothing is read back until getResult()), and keeps the mean box.
+    (on the GPU for CUDA: nothing is read back until getResult()), and keeps the mean box and the mean
+    volume of the boxes.
 
     Parameters
     ----------
@@ -385,18 +433,18 @@ class PairDistributionAccumulator(object):
     maxDistance: float or Quantity
         the upper edge of the last bin, in nm
     volume: float or Quantity (optional)
-        the volume in nm^3 for a non-periodic force (periodic forces use the mean box)
+        the volume in nm^3 for a non-periodic force (periodic forces use the mean volume of the boxes)
     correct: bool
         correct the shells beyond the minimum image range (see shellVolumes())
     """
 
     def __init__(self, force, numBins, maxDistance, volume=None, correct=True):
         self.force = force
-        self.numBins = int(numBins)
-        self.maxDistance = float(_value(maxDistance))
-        self.volume = volume
+        self.numBins, self.maxDistance, self.volume = _histogramArguments('PairDistributionAccumulator', numBins,
+                                                                          maxDistance, volume)
         self.correct = correct
         self._boxSum = np.zeros((3, 3))
+        self._volumeSum = 0.0
         self._frames = 0
 
     def add(self, context, boxVectors=None):
@@ -406,10 +454,12 @@ class PairDistributionAccumulator(object):
         if self.force.getNumAccumulatedFrames(context) == 1 and self._frames > 0:
             # the Context's histogram started again (reinitialize(), resetPairHistogram()): so do we
             self._boxSum[:] = 0
+            self._volumeSum = 0.0
             self._frames = 0
         if self.force.usesPeriodicBoundaryConditions():
             box = _boxArray(boxVectors) if boxVectors is not None else _contextBox(context, self.force)
             self._boxSum += box
+            self._volumeSum += abs(np.linalg.det(box))
         self._frames += 1
 
     @property
@@ -421,6 +471,7 @@ class PairDistributionAccumulator(object):
         """Start again from zero frames."""
         self.force.resetPairHistogram(context)
         self._boxSum[:] = 0
+        self._volumeSum = 0.0
         self._frames = 0
 
     def getResult(self, context):
@@ -429,8 +480,11 @@ class PairDistributionAccumulator(object):
         if frames == 0:
             raise ValueError('PairDistributionAccumulator: no frames have been added')
         counts = self.force.getAccumulatedPairHistogram(context)
-        box = self._boxSum/self._frames if self.force.usesPeriodicBoundaryConditions() else None
-        return pairDistributionFromCounts(self.force, counts, frames, self.maxDistance, self.volume, box, self.correct)
+        periodic = self.force.usesPeriodicBoundaryConditions()
+        box = self._boxSum/self._frames if periodic else None
+        # the mean volume (as InterRDF's), not that of the mean box, which differs when the box changes (NPT)
+        volume = self._volumeSum/self._frames if periodic and self.volume is None else self.volume
+        return pairDistributionFromCounts(self.force, counts, frames, self.maxDistance, volume, box, self.correct)
 
 
 def addHistogramForce(system, groupA, groupB=None, pairList=False, integrator=None, periodic=None):

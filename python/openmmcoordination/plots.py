@@ -11,6 +11,18 @@ import numpy as np
 __all__ = ['plotPairDistribution', 'plotCollectiveVariable', 'plotFreeEnergy', 'plotConvergence']
 
 
+def _series(owner, times, values):
+    """times (ps) and values (one column per curve) as arrays, checked: at least one time, one row of
+    values per time; ValueError naming the function and the sizes otherwise."""
+    times = np.asarray(times, dtype=float).ravel()
+    values = np.asarray(values, dtype=float)
+    if len(times) == 0:
+        raise ValueError('%s: times is empty: nothing to plot' % owner)
+    if values.size == 0 or values.size % len(times) != 0 or (values.ndim > 0 and values.shape[0] != len(times)):
+        raise ValueError('%s: values must have one row per time (%d), got shape %s' % (owner, len(times), values.shape))
+    return times, values.reshape(len(times), -1)
+
+
 def _figure(width, height, rows=1, heightRatios=None):
     from matplotlib.figure import Figure
     figure = Figure(figsize=(width, height), dpi=120, layout='constrained')
@@ -68,8 +80,8 @@ def plotPairDistribution(gr, force=None, firstMinimum=True, path=None, title=Non
     force: CoordinationForce (optional)
         draws its s(r) and marks r0
     firstMinimum: bool, Quantity or float
-        mark gr.getFirstMinimum() (True), a given distance (a Quantity, or a number in nm), or
-        nothing (False)
+        mark gr.getFirstMinimum() (True; nothing where g(r) has no pair), a given distance (a
+        Quantity, or a number in nm), or nothing (False)
     path: str (optional)
         the file to write
     title: str (optional)
@@ -98,7 +110,7 @@ def plotPairDistribution(gr, force=None, firstMinimum=True, path=None, title=Non
             ax.axvspan(gr.validMax, upper, color='0.85', alpha=0.6, lw=0,
                        label='beyond half the shortest box vector' + (' (shells corrected)' if gr.corrected else ''))
     handles = [] if force is None else [_drawSwitchingFunction(top, force, upper)]
-    if firstMinimum is True and not pairList:
+    if firstMinimum is True and not pairList and np.any(np.where(r < gr.cellMax, gr.g, np.nan) > 0):
         _markFirstMinimum(top, bottom, gr, gr.firstMinimum())
     elif not (firstMinimum is None or isinstance(firstMinimum, bool)):
         _markFirstMinimum(top, bottom, gr, _distance(firstMinimum, 'plotPairDistribution', 'firstMinimum'))
@@ -114,8 +126,7 @@ def plotPairDistribution(gr, force=None, firstMinimum=True, path=None, title=Non
 def plotCollectiveVariable(times, values, path=None, names=None, title=None, ylabel='coordination number',
                            runningAverage=True):
     """Plot coordination numbers over time. ``times`` in ps; ``values`` one column per CV."""
-    times = np.asarray(times, dtype=float)
-    values = np.asarray(values, dtype=float).reshape(len(times), -1)
+    times, values = _series('plotCollectiveVariable', times, values)
     figure, ax = _figure(6.4, 3.6)
     if names is None:
         names = ['cv'] if values.shape[1] == 1 else ['cv%d' % i for i in range(values.shape[1])]
@@ -237,9 +248,12 @@ def _plotProfile(grid, f, path, sampled, references, title, label, xlabel, ax):
         keep = np.isfinite(values)
         if sampled is not None:
             keep &= (x >= sampled[0]) & (x <= sampled[1])
-        return x[keep], values[keep] - values[keep].min()
+        return x[keep], values[keep] - (values[keep].min() if keep.any() else 0.0)
 
     x, f = prepare(grid, f)
+    if len(x) == 0:
+        raise ValueError('plotFreeEnergy: the free energy has no finite value%s: nothing to plot'
+                         % ('' if sampled is None else ' in the sampled range %s' % (tuple(sampled),)))
     ax.plot(x, f, color='C0', lw=1.8, label=label)
     for k, (rg, rf, rl) in enumerate(references):
         rx, ry = prepare(rg[0] if isinstance(rg, list) else rg, rf)
@@ -259,8 +273,7 @@ def _plotProfile(grid, f, path, sampled, references, title, label, xlabel, ax):
 def plotConvergence(times, values, path=None, names=None, title=None, ylabel='free-energy difference (kJ/mol)'):
     """Plot how an estimate settles with time: a free-energy difference between two regions, c(t), or
     any quantity (a column per curve; energy Quantities accepted), times in ps, the last value marked."""
-    times = np.asarray(times, dtype=float)
-    values = _kJ(values).reshape(len(times), -1)
+    times, values = _series('plotConvergence', times, _kJ(values))
     figure, ax = _figure(6.4, 3.6)
     names = names or (['estimate'] if values.shape[1] == 1 else ['estimate %d' % (k + 1) for k in range(values.shape[1])])
     for k in range(values.shape[1]):

@@ -11,13 +11,22 @@ over time, and progress lines for a long run (runWithProgress).
 CollectiveVariableReporter(file, interval, meta.force) reports every CV of a bias force.
 """
 
+import os
 import time
 
 import numpy as np
 
 from openmm import unit
 
-from openmmcoordination.gr import PairDistributionAccumulator
+from openmmcoordination._checks import _isInteger
+from openmmcoordination.gr import PairDistributionAccumulator, _histogramArguments
+
+
+def _checkInterval(owner, name, value):
+    """A report or write interval: a positive integer number of steps; ValueError naming it otherwise."""
+    if not _isInteger(value) or value <= 0:
+        raise ValueError('%s: %s must be a positive integer (steps), got %r' % (owner, name, value))
+    return int(value)
 
 __all__ = ['PairDistributionReporter', 'CollectiveVariableReporter', 'runWithProgress']
 
@@ -33,7 +42,7 @@ class PairDistributionReporter(object):
     Parameters
     ----------
     file: str
-        the CSV file to write (rewritten with the running average each time)
+        the CSV file to write (rewritten with the running average each time); its folder must exist
     reportInterval: int
         the interval in steps between frames added to the histogram
     force: CoordinationForce
@@ -52,12 +61,18 @@ class PairDistributionReporter(object):
 
     def __init__(self, file, reportInterval, force, numBins=200, maxDistance=1.0, writeInterval=None,
                  correct=True, volume=None):
-        if reportInterval <= 0:
-            raise ValueError('PairDistributionReporter: reportInterval must be positive')
-        if writeInterval is not None and writeInterval % reportInterval != 0:
-            raise ValueError('PairDistributionReporter: writeInterval must be a multiple of reportInterval')
+        reportInterval = _checkInterval('PairDistributionReporter', 'reportInterval', reportInterval)
+        if writeInterval is not None and _checkInterval('PairDistributionReporter', 'writeInterval', writeInterval) \
+                % reportInterval != 0:
+            raise ValueError('PairDistributionReporter: writeInterval must be a multiple of reportInterval (%d), got %r'
+                             % (reportInterval, writeInterval))
+        # the file is written at the end of the run: a folder that does not exist is refused now, not then
+        folder = os.path.dirname(os.path.abspath(file)) if isinstance(file, (str, os.PathLike)) else None
+        if folder is not None and not os.path.isdir(folder):
+            raise ValueError('PairDistributionReporter: file %r is in a folder that does not exist (%s)' % (file, folder))
+        _histogramArguments('PairDistributionReporter', numBins, maxDistance, volume)
         self._file = file
-        self._reportInterval = int(reportInterval)
+        self._reportInterval = reportInterval
         self._writeInterval = writeInterval
         self._accumulator = PairDistributionAccumulator(force, numBins, maxDistance, volume, correct)
         self._context = None
@@ -124,7 +139,8 @@ class CollectiveVariableReporter(object):
         the column names, one per CV (default: the CV names of a CoordinationBiasForce given alone,
         else cv for one column, cv0, cv1, ... for several)
     append: bool
-        append to an existing file instead of overwriting it (no header is written)
+        append to an existing file instead of overwriting it (under its header, which must be this
+        reporter's); a file that does not exist yet is created with the header
 
     A sibling writes another format by overriding _header, _line and _evaluate (the COLVAR files of
     openmmcoordination.plumed.PlumedColvarReporter).
@@ -155,21 +171,33 @@ class CollectiveVariableReporter(object):
     def _start(self, file, reportInterval, names, append):
         """What the reporters of values share: the interval, the column names, the values kept, and
         the file with its header (unless appending)."""
-        if reportInterval <= 0:
-            raise ValueError('%s: reportInterval must be positive' % type(self).__name__)
-        self._reportInterval = int(reportInterval)
+        self._reportInterval = _checkInterval(type(self).__name__, 'reportInterval', reportInterval)
         self.names = list(names)
         self._columns = len(self.names)
         self._steps, self._times, self._values = [], [], []
         self._openedFile = False
+        header = not append
         if isinstance(file, str):
+            if append and os.path.exists(file) and os.path.getsize(file) > 0:
+                self._checkAppended(file)
+            else:
+                header = True      # appending to a new or empty file: it gets its header
             self._out = open(file, 'a' if append else 'w')
             self._openedFile = True
         else:
             self._out = file
-        if self._out is not None and not append:
+        if self._out is not None and header:
             print(self._header(), file=self._out)
             self._out.flush()
+
+    def _checkAppended(self, file):
+        """Appending to a file of other columns would mix them: the file's first line, its header, must be
+        this reporter's."""
+        with open(file) as f:
+            first = f.readline().rstrip('\n')
+        if first != self._header():
+            raise ValueError('%s: cannot append to %r: its columns are %r, this reporter writes %r'
+                             % (type(self).__name__, file, first, self._header()))
 
     def _header(self):
         """The first line of the file."""

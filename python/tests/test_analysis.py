@@ -2,6 +2,7 @@
 from files (PDB + DCD, XTC) and from a Universe; the progress bar; the command line."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -42,14 +43,16 @@ def _far_from_bin_edges(coordinates, dimensions):
 
 
 def make_universe(seed, dimensions):
-    """A Universe of random frames (Angstrom) in the given box, with no pair near a bin edge."""
+    """A Universe of random frames (Angstrom) in the given box (or one box per frame: a box that
+    changes, as under NPT), with no pair near a bin edge."""
     rng = np.random.default_rng(seed)
-    dimensions = np.array(dimensions, dtype=np.float32)
+    perFrame = np.broadcast_to(np.array(dimensions, dtype=np.float32).reshape(-1, 6), (NUM_FRAMES, 6))
     from openmm.app.internal.unitcell import computePeriodicBoxVectors
     from openmm import unit
-    box = np.array(computePeriodicBoxVectors(*(dimensions[:3]/10), *(dimensions[3:]*unit.degree)).value_in_unit(unit.nanometer))*10
     frames = []
     while len(frames) < NUM_FRAMES:
+        dimensions = perFrame[len(frames)]
+        box = np.array(computePeriodicBoxVectors(*(dimensions[:3]/10), *(dimensions[3:]*unit.degree)).value_in_unit(unit.nanometer))*10
         coordinates = (rng.random((NUM_ATOMS, 3)) @ box).astype(np.float32)
         if _far_from_bin_edges(coordinates, dimensions):
             frames.append(coordinates)
@@ -57,7 +60,7 @@ def make_universe(seed, dimensions):
     universe.add_TopologyAttr('name', ['O' if i % 3 == 0 else 'H' for i in range(NUM_ATOMS)])
     universe.add_TopologyAttr('resname', ['WAT']*NUM_ATOMS)
     universe.add_TopologyAttr('resid', np.arange(1, NUM_ATOMS + 1))
-    universe.load_new(np.array(frames), format=MemoryReader, dimensions=dimensions, dt=2.0)
+    universe.load_new(np.array(frames), format=MemoryReader, dimensions=np.array(perFrame), dt=2.0)
     return universe
 
 
@@ -95,6 +98,52 @@ def test_one_group_against_interrdf(universe):
     np.testing.assert_array_equal(2*result.gr.counts, reference.results.count)
     np.testing.assert_allclose(result.gr.g[inside], reference.results.rdf[inside], rtol=1e-6, atol=1e-12)
     assert result.cv is None
+
+
+def test_changing_box_against_interrdf():
+    """A box that changes from frame to frame (NPT): g(r) is normalized by the mean volume, as InterRDF's,
+    not by the volume of the mean box."""
+    boxes = [[20.0*f, 21.0*f, 19.0*f, 75, 80, 100] for f in np.linspace(0.9, 1.15, NUM_FRAMES)]
+    universe = make_universe(11, boxes)
+    result = analyzeTrajectory(universe, None, 'name O', 'name H', numBins=NUM_BINS, maxDistance=MAX_DISTANCE,
+                               platform='Reference', computeCV=False, correct=False)
+    reference = InterRDF(universe.select_atoms('name O'), universe.select_atoms('name H'), nbins=NUM_BINS,
+                         range=(0.0, 10*MAX_DISTANCE)).run()
+    np.testing.assert_array_equal(result.gr.counts, reference.results.count)
+    assert result.gr.volume == pytest.approx(np.mean([ts.volume for ts in universe.trajectory])/1000, rel=1e-6)
+    # full shells (correct=False) in both codes: the same g in every bin
+    np.testing.assert_allclose(result.gr.g, reference.results.rdf, rtol=1e-6, atol=1e-12)
+
+
+def test_arguments_are_checked_before_the_frames():
+    """Bad bins, range, volume, groups or frame range: a ValueError naming analyzeTrajectory, the parameter
+    and the value (not an OverflowError, a NumPy IndexError, a truncated 2.5 or a negative index taken from
+    the end), and a maxDistance in Angstrom is the same histogram as in nm."""
+    from openmm import unit
+    universe = make_universe(3, BOXES['cube'])
+    run = lambda **options: analyzeTrajectory(universe, None, **dict(dict(groupA='name O', numBins=NUM_BINS,
+                                                                           maxDistance=MAX_DISTANCE, platform='Reference'),
+                                                                      **options))
+    cases = [(dict(numBins=0), 'numBins must be an integer from 1 to MaxHistogramBins = 10000000, got 0'),
+             (dict(numBins=2.5), 'numBins .*got 2.5'), (dict(numBins=10**10), 'numBins .*got 10000000000'),
+             (dict(maxDistance=-1.0), 'maxDistance must be positive, got -1.0'),
+             (dict(maxDistance=1*unit.kilojoule_per_mole), 'maxDistance must be a distance .*got 1 kJ/mol'),
+             (dict(maxDistance=float('inf')), 'maxDistance must be finite, got inf'),
+             (dict(periodic=False, volume=-8.0), 'volume must be positive and finite, got -8.0'),
+             (dict(groupA=[]), 'groupA selects no atom, got \\[\\]'),
+             (dict(groupA=[0, NUM_ATOMS]), "groupA has atom index 90, outside the topology's 90 atoms"),
+             (dict(groupA=[0, -1]), "groupA has atom index -1, outside the topology's 90 atoms"),
+             (dict(groupB='name XX'), "groupB 'name XX': .*matches no atom"),
+             (dict(groupA='name O and'), "groupA 'name O and': "),
+             (dict(start=NUM_FRAMES), 'no frame in the range given: start=6, stop=None, step=None of a trajectory of 6 frames'),
+             (dict(step=0), 'start=None, stop=None, step=0: ')]
+    for options, message in cases:
+        with pytest.raises(ValueError, match='analyzeTrajectory: ' + message):
+            run(**options)
+    inNm = run(computeCV=False)
+    inAngstrom = run(computeCV=False, maxDistance=10*MAX_DISTANCE*unit.angstrom)
+    np.testing.assert_array_equal(inAngstrom.gr.counts, inNm.gr.counts)
+    np.testing.assert_allclose(inAngstrom.gr.edges, inNm.gr.edges, rtol=1e-12)
 
 
 def test_pair_list_and_cv_against_mdanalysis_distances(universe):
@@ -177,6 +226,43 @@ def test_command_line(tmp_path, capsys):
     assert cli(['plot', 'gr', str(out/'w_gr.csv'), '-o', str(tmp_path/'again.png'), '--r0', '0.3']) == 0
     assert cli(['plot', 'cv', str(out/'w_cv.csv'), '-o', str(tmp_path/'cv.png')]) == 0
     assert png_size(tmp_path/'again.png')[0] > 500 and png_size(tmp_path/'cv.png')[0] > 500
+
+
+def test_command_line_errors(tmp_path, capsys):
+    """A bad value is an argparse error (exit status 2, the option named); an input that cannot be used
+    (a missing file, a selection of no atom, a picture format matplotlib does not write, a CSV of other
+    columns) is one line "openmm-coordination <command>: error: ..." and status 1, not a traceback, and
+    nothing is written."""
+    universe = make_universe(4, BOXES['cube'])
+    pdb, dcd = str(tmp_path/'t.pdb'), str(tmp_path/'t.dcd')
+    universe.atoms.write(pdb)
+    with mda.Writer(dcd, NUM_ATOMS) as writer:
+        for _ in universe.trajectory:
+            writer.write(universe.atoms)
+    out = str(tmp_path/'out')
+    analyze = ['analyze', pdb, dcd, '--group-a', 'name O', '-o', out, '--no-progress', '--platform', 'Reference']
+    for options, message in ((['--bins', '0'], "argument --bins: must be a positive integer, got '0'"),
+                             (['--bins', '2.5'], "argument --bins: must be a positive integer, got '2.5'"),
+                             (['--rmax', '-1'], "argument --rmax: must be a positive number, got '-1'"),
+                             (['--r0', 'abc'], "argument --r0: must be a positive number, got 'abc'")):
+        with pytest.raises(SystemExit) as exit:
+            cli(analyze + options)
+        assert exit.value.code == 2 and message in capsys.readouterr().err
+    csv = tmp_path/'cv.csv'
+    csv.write_text('step,time_ps,cv\n10,0.02,4.5\n')
+    for arguments, message in (
+            (analyze + ['--format', 'xyz'], 'analyze: error: --format xyz is not a picture format matplotlib writes'),
+            (['analyze', pdb, dcd, '--group-a', 'name XX', '-o', out], "analyze: error: analyzeTrajectory: groupA 'name XX'"),
+            (analyze + ['--start', '100'], 'analyze: error: analyzeTrajectory: no frame in the range given: start=100'),
+            (['analyze', str(tmp_path/'missing.pdb'), '--group-a', 'name O', '-o', out], 'analyze: error: .*missing.pdb'),
+            (['plot', 'gr', str(csv)], "plot: error: PairDistribution.readCSV: '.*cv.csv' is not a table of g.r."),
+            (['plot', 'gr', dcd], "plot: error: PairDistribution.readCSV: '.*t.dcd' is not a table of g.r."),
+            (['plot', 'cv', pdb], 'plot: error: .*t.pdb is not a CSV table of numbers under a header line with the '
+                                  'columns time_ps')):
+        assert cli(arguments) == 1, arguments
+        err = capsys.readouterr().err
+        assert re.search('^openmm-coordination ' + message, err) and 'Traceback' not in err, (arguments, err)
+    assert (not os.path.exists(out) or os.listdir(out) == []) and not os.path.exists(str(tmp_path/'cv.png'))
 
 
 def test_module_entry_point_runs():

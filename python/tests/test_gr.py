@@ -158,7 +158,8 @@ def test_volume_is_the_mean_box(reference_config, rng):
         context.setPositions(uniform_positions(rng, 20, np.eye(3)*edge))
         accumulator.add(context)
     gr = accumulator.getResult(context)
-    assert gr.volume == pytest.approx(2.1**3)
+    # the mean of the volumes (as MDAnalysis's InterRDF), not the volume of the mean box, 2.1**3
+    assert gr.volume == pytest.approx((2.0**3 + 2.2**3)/2)
 
 
 def test_non_periodic_needs_a_volume(reference_config, rng):
@@ -278,6 +279,60 @@ def test_errors():
         PairDistribution(np.linspace(0, 1, 5), np.zeros(5), 1, 'one group', 1, 2, 2, volume=1.0)
     with pytest.raises(ValueError, match='frames'):
         PairDistribution(np.linspace(0, 1, 6), np.zeros(5), 0, 'one group', 1, 2, 2, volume=1.0)
+
+
+def test_histogram_arguments(reference_config, rng):
+    """numBins, maxDistance and volume are checked when the accumulator is made (a reporter's before the
+    run), naming the class or function, the parameter and the value; maxDistance in Angstrom is nm/10."""
+    force = CoordinationForce([0, 1])
+    for numBins, maxDistance, volume, message in ((0, 1.0, None, 'numBins must be an integer from 1 to MaxHistogramBins'),
+                                                  (2.5, 1.0, None, 'numBins .*got 2.5'),
+                                                  (10, 0.0, None, 'maxDistance must be positive, got 0.0'),
+                                                  (10, 1*unit.kilojoule_per_mole, None, 'maxDistance .*got 1 kJ/mol'),
+                                                  (10, 1.0, -2.0, 'volume must be positive and finite, got -2.0')):
+        with pytest.raises(ValueError, match='PairDistributionAccumulator: ' + message):
+            PairDistributionAccumulator(force, numBins, maxDistance, volume)
+    system = gas_system(10, CUBE)
+    force = addHistogramForce(system, list(range(10)), periodic=True)
+    context = reference_config.context(system)
+    context.setPositions(uniform_positions(rng, 10, CUBE))
+    with pytest.raises(ValueError, match='computePairDistribution: numBins .*got -3'):
+        computePairDistribution(force, context, -3, 1.0)
+    accumulator = PairDistributionAccumulator(force, 10, 9*unit.angstrom)
+    assert accumulator.maxDistance == pytest.approx(0.9, rel=1e-12)
+    np.testing.assert_array_equal(computePairDistribution(force, context, 10, 9*unit.angstrom).counts,
+                                  computePairDistribution(force, context, 10, 0.9).counts)
+
+
+def test_no_number_outside_the_data(tmp_path):
+    """What the histogram does not hold is refused, naming the method, the parameter and the value: n(r)
+    beyond the last edge (interpolation would repeat n at the last edge), the first minimum and peak of a
+    histogram without pairs (it would be the middle of the range), a volume that is not positive, a
+    force without pairs, a file that is not a g(r) table."""
+    counts = np.array([0, 3, 5, 2], dtype=np.int64)
+    gr = PairDistribution(np.linspace(0, 0.8, 5), counts, 2, 'two groups', 20, 4, 5, volume=8.0)
+    np.testing.assert_allclose([gr.coordinationAt(x) for x in (0.0, 0.3, 0.8)],
+                               [0.0, (0 + 3*0.5)/(2*4), 10/(2*4)], rtol=1e-12)
+    assert gr.coordinationAt(8*unit.angstrom) == pytest.approx(10/(2*4), rel=1e-12)
+    for bad, shown in ((0.81, '0.81'), (1.2*unit.nanometer, '1.2 nm'), (-0.1, '-0.1')):
+        with pytest.raises(ValueError, match=r'PairDistribution.coordinationAt: r must be within the histogram, 0 to 0.8 '
+                           r'nm, got %s' % shown):
+            gr.coordinationAt(bad)
+    empty = PairDistribution(np.linspace(0, 0.8, 5), np.zeros(4, dtype=np.int64), 2, 'two groups', 20, 4, 5, volume=8.0)
+    for method in ('firstMinimum', 'firstPeak'):
+        with pytest.raises(ValueError, match='PairDistribution.%s: g.r. has no pair below 0.8 nm' % method):
+            getattr(empty, method)()
+    with pytest.raises(ValueError, match='PairDistribution.firstMinimum: g.r. has no pair'):
+        empty.getFirstMinimum()
+    for volume, shown in ((0, '0'), (-8.0, '-8.0'), (-1*unit.nanometer**3, '-1 nm')):
+        with pytest.raises(ValueError, match='PairDistribution: volume must be positive and finite, got %s' % shown):
+            PairDistribution(np.linspace(0, 0.8, 5), counts, 2, 'two groups', 20, 4, 5, volume=volume)
+    with pytest.raises(ValueError, match='PairDistribution: numPairs must be positive, got 0'):
+        PairDistribution(np.linspace(0, 0.8, 5), counts, 2, 'one group', 0, 1, 1, volume=8.0)
+    other = tmp_path/'cv.csv'
+    other.write_text('step,time_ps,cv\n10,0.02,4.5\n')
+    with pytest.raises(ValueError, match="PairDistribution.readCSV: '.*cv.csv' is not a table of g.r. written by writeCSV"):
+        PairDistribution.readCSV(str(other))
 
 
 def test_accumulator_follows_a_reinitialized_context(reference_config, rng):

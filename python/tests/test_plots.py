@@ -65,6 +65,11 @@ def test_pair_distribution_plot_without_force_and_pair_list(tmp_path):
     assert 'first minimum of g(r): 0.450 nm' in texts(figure) and figure.axes[0].get_xlim() == pytest.approx((0.0, 0.8))
     with pytest.raises(ValueError, match='plotPairDistribution: firstMinimum must be a distance .*, got 1 kJ/mol'):
         plotPairDistribution(liquid_like(), firstMinimum=1*unit.kilojoule_per_mole)
+    # a histogram without pairs (maxDistance below the closest pair): drawn, with no first minimum to mark
+    empty = PairDistribution(np.linspace(0, 0.2, 11), np.zeros(10, dtype=np.int64), 5, 'two groups', 300, 1, 300,
+                             boxVectors=np.eye(3)*1.6)
+    figure = plotPairDistribution(empty, path=str(tmp_path/'empty.png'))
+    assert png_size(tmp_path/'empty.png')[0] > 600 and 'first minimum' not in texts(figure)
 
 
 def test_collective_variable_plot(tmp_path):
@@ -135,3 +140,26 @@ def test_convergence_plot(tmp_path):
     assert 'F(SSIP) - F(CIP)' in words and 'time (ps)' in words and '3.20' in words and 'free-energy difference (kJ/mol)' in words
     line = figure.axes[0].get_lines()[0]
     np.testing.assert_allclose(line.get_ydata(), 3.0 + 2.0/np.arange(1, 11))
+
+
+def test_nothing_to_plot(tmp_path):
+    """No data, or values that do not match the times (a transposed table was reshaped into other curves),
+    or a free energy without a finite value in the range: a ValueError naming the function and the
+    parameter, and no file."""
+    cases = [(lambda path: plotCollectiveVariable([], [], path=path), 'plotCollectiveVariable: times is empty'),
+             (lambda path: plotCollectiveVariable([0.0, 1.0, 2.0], [4.0, 5.0], path=path),
+              r'plotCollectiveVariable: values must have one row per time \(3\), got shape \(2,\)'),
+             (lambda path: plotCollectiveVariable(np.arange(3.0), np.ones((2, 3)), path=path),
+              r'plotCollectiveVariable: values must have one row per time \(3\), got shape \(2, 3\)'),
+             (lambda path: plotConvergence([], [], path=path), 'plotConvergence: times is empty'),
+             (lambda path: plotFreeEnergy(np.arange(3.0), np.full(3, np.nan), path=path),
+              'plotFreeEnergy: the free energy has no finite value: nothing to plot'),
+             (lambda path: plotFreeEnergy(np.arange(3.0), np.arange(3.0), sampled=(10, 20), path=path),
+              r'plotFreeEnergy: the free energy has no finite value in the sampled range \(10, 20\)')]
+    for k, (plot, message) in enumerate(cases):
+        with pytest.raises(ValueError, match=message):
+            plot(str(tmp_path/('%d.png' % k)))
+    assert list(tmp_path.iterdir()) == []
+    # one row per time: a column per curve
+    figure = plotCollectiveVariable(np.arange(3.0), np.ones((3, 2)), path=str(tmp_path/'two.png'))
+    assert len([line for line in figure.axes[0].get_lines()]) == 2

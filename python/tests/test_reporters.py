@@ -78,6 +78,49 @@ def test_reporter_requires_multiple_write_interval():
         PairDistributionReporter('x.csv', 0, CoordinationForce([0, 1]))
 
 
+def test_reporter_arguments_are_checked_before_the_run(tmp_path):
+    """What would fail at the first report or at the end of the run (after the simulation: bins, range,
+    the folder of the file) is refused when the reporter is created, naming the parameter and the value;
+    an interval is a positive integer, not truncated."""
+    force = CoordinationForce([0, 1])
+    cases = [(dict(file=str(tmp_path/'missing'/'gr.csv')), "file '.*gr.csv' is in a folder that does not exist"),
+             (dict(numBins=0), 'numBins must be an integer from 1 to MaxHistogramBins = 10000000, got 0'),
+             (dict(numBins=10**9), 'numBins .*got 1000000000'),
+             (dict(maxDistance=-1.0), 'maxDistance must be positive, got -1.0'),
+             (dict(maxDistance=2*unit.kilojoule_per_mole), 'maxDistance must be a distance .*got 2 kJ/mol'),
+             (dict(volume=0.0), 'volume must be positive and finite, got 0.0'),
+             (dict(reportInterval=0), r'reportInterval must be a positive integer \(steps\), got 0'),
+             (dict(reportInterval=2.5), 'reportInterval must be .*got 2.5'),
+             (dict(reportInterval='10'), "reportInterval must be .*got '10'"),
+             (dict(writeInterval=15), r'writeInterval must be a multiple of reportInterval \(10\), got 15')]
+    for options, message in cases:
+        arguments = dict(dict(file=str(tmp_path/'gr.csv'), reportInterval=10, force=force), **options)
+        with pytest.raises(ValueError, match='PairDistributionReporter: ' + message):
+            PairDistributionReporter(**arguments)
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(ValueError, match="CollectiveVariableReporter: reportInterval must be .*got 0"):
+        CollectiveVariableReporter(str(tmp_path/'cv.csv'), 0, force)
+
+
+def test_collective_variable_reporter_appends_under_its_header(tmp_path):
+    """append=True to a file that does not exist yet (the first run of a restartable script) writes the
+    header; appending to a file of other columns is refused, the file left as it was."""
+    simulation, force = simulation_with(lambda s, i: addHistogramForce(s, list(range(10)), integrator=i))
+    path = tmp_path/'cv.csv'
+    for run in range(2):
+        reporter = CollectiveVariableReporter(str(path), 10, force, append=True)
+        simulation.reporters = [reporter]
+        simulation.step(20)
+        reporter.close()
+    lines = path.read_text().splitlines()
+    assert lines[0] == 'step,time_ps,cv' and len(lines) == 5
+    np.testing.assert_array_equal(np.loadtxt(str(path), delimiter=',', skiprows=1)[:, 0], [10, 20, 30, 40])
+    with pytest.raises(ValueError, match=r"CollectiveVariableReporter: cannot append to '.*cv.csv': its columns are "
+                       r"'step,time_ps,cv', this reporter writes 'step,time_ps,coordination'"):
+        CollectiveVariableReporter(str(path), 10, force, names=['coordination'], append=True)
+    assert path.read_text().splitlines() == lines
+
+
 def test_collective_variable_reporter(tmp_path):
     def factory(system, integrator):
         a = CoordinationForce([0, 1, 2], list(range(3, 64)))

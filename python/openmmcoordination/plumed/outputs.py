@@ -50,7 +50,7 @@ class PlumedColvarReporter(CollectiveVariableReporter):
     include: list of str
         what the State must hold for evaluate (['positions'] for a DISTANCE)
     append: bool
-        append to an existing file (no header is written)
+        append to an existing file of the same header (a new file gets the header)
     """
 
     def __init__(self, file, reportInterval, evaluate, names, fmt='%f', include=(), append=False, timeUnit=1.0):
