@@ -310,7 +310,9 @@ def readCoordination(plumed, action):
                           'none' if groupB is None else len(groupB))
     switch = readSwitch(action, plumed.units)
     arguments = (groupA,) if groupB is None else (groupA, groupB, True) if pair else (groupA, groupB)
-    repeated = len(set(groupA)) != len(groupA) or (groupB is not None and not pair and len(set(groupB)) != len(groupB))
+    # With PAIR the force pairs the places of the lists already (the i-th of GROUPA with the i-th of GROUPB),
+    # repeated atoms included, as PLUMED does.
+    repeated = not pair and (len(set(groupA)) != len(groupA) or (groupB is not None and len(set(groupB)) != len(groupB)))
     if repeated:
         # PLUMED pairs the places of its lists, skipping a pair of one atom with itself: a group that names
         # an atom twice counts that atom's pairs twice. Those pairs, listed, are the same sum.
