@@ -201,6 +201,19 @@ def test_units_angstrom_and_kcal():
     assert_same(evaluate(system), evaluate(system2))
 
 
+def test_units_angstrom_default_beta_of_q():
+    """Q's default BETA is 50 per length unit of the input, as PLUMED reads it (50/A = 500/nm under
+    UNITS LENGTH=A; the reader once took 50/nm); the value against NumPy."""
+    inp, system = load('UNITS LENGTH=A\nc: COORDINATION GROUPA=1-10 GROUPB=11-40:2 SWITCH={Q R_0=1 REF=3.0} NOPBC\n'
+                       'BIASVALUE ARG=c')
+    assert inp['c'].getBeta().value_in_unit(unit.nanometer**-1) == 500
+    x = positions()
+    r = np.linalg.norm(x[np.arange(10)][:, None] - x[np.arange(10, 40, 2)][None], axis=-1)
+    expected = np.sum(1/(1 + np.exp(np.minimum(500*(r - 1.8*0.3), 700))))     # nm: BETA 500/nm, REF 0.3 nm
+    assert expected > 0.5
+    assert evaluate(system)[0] == pytest.approx(expected, rel=1e-12)
+
+
 def test_nlist_is_logged():
     inp, _ = load('c: COORDINATION GROUPA=1-10 GROUPB=11-40:2 R_0=0.3 NLIST NL_CUTOFF=0.8 NL_STRIDE=10')
     assert inp.actions[0].log == ["NLIST (NL_CUTOFF=0.8, NL_STRIDE=10) replaced by the force's own cutoff, dmax = "

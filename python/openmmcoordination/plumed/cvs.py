@@ -195,7 +195,8 @@ def readSwitch(action, units, key='SWITCH', short=True):
     elif type == 'CUSTOM':
         values['func'] = _customFunction(action, inner, key, values['d0'])
     elif type == 'Q':
-        values.update(beta=inner.number('BETA', 50.0, 1.0/length), lam=inner.number('LAMBDA', 1.8),
+        beta = inner.number('BETA', scale=1.0/length)   # PLUMED's default is 50 per length unit of the input
+        values.update(beta=50.0/length if beta is None else beta, lam=inner.number('LAMBDA', 1.8),
                       ref=inner.number('REF', scale=length))
         if values['ref'] is None:
             raise inner.fail('REF', 'is required for Q (the native distance)')
