@@ -76,7 +76,7 @@ CVS = {
     'one group, NOPBC': ('GROUPA=1-20 R_0=0.25 NOPBC', lambda: cv((list(range(20)),), False, setR0=0.25)),
     'PAIR, D_MAX': ('GROUPA=1-10 GROUPB=11-20 PAIR R_0=0.3 D_MAX=0.9',
                     lambda: cv((A, list(range(10, 20)), True), setR0=0.3, setDMax=0.9)),
-    'NLIST': ('GROUPA=1-10 GROUPB=11-40:2 R_0=0.3 NLIST NL_CUTOFF=0.8 NL_STRIDE=10', lambda: cv((A, B), setR0=0.3)),
+    'NLIST': ('GROUPA=1-10 GROUPB=11-40:2 R_0=0.3 NLIST NL_CUTOFF=2.1 NL_STRIDE=10', lambda: cv((A, B), setR0=0.3)),
     'RATIONAL': ('GROUPA=1-10 GROUPB=11-40:2 SWITCH={RATIONAL R_0=0.3 NN=5 MM=9}',
                  lambda: cv((A, B), setR0=0.3, setN=5, setM=9, setDMax=math.inf)),
     'RATIONAL NOSTRETCH': ('GROUPA=1-10 GROUPB=11-40:2 SWITCH={RATIONAL R_0=0.3 D_0=0.05 D_MAX=1.0 NOSTRETCH}',
@@ -215,11 +215,19 @@ def test_units_angstrom_default_beta_of_q():
 
 
 def test_nlist_is_logged():
-    inp, _ = load('c: COORDINATION GROUPA=1-10 GROUPB=11-40:2 R_0=0.3 NLIST NL_CUTOFF=0.8 NL_STRIDE=10')
-    assert inp.actions[0].log == ["NLIST (NL_CUTOFF=0.8, NL_STRIDE=10) replaced by the force's own cutoff, dmax = "
+    inp, _ = load('c: COORDINATION GROUPA=1-10 GROUPB=11-40:2 R_0=0.3 NLIST NL_CUTOFF=2.1 NL_STRIDE=10')
+    assert inp.actions[0].log == ["NLIST (NL_CUTOFF=2.1, NL_STRIDE=10) replaced by the force's own cutoff, dmax = "
                                   "2.04388 nm: the pairs within it are found every step (on CUDA by lists rebuilt when "
                                   "a particle has moved)"]
     assert 'note: NLIST' in inp.describe()
+
+
+def test_nlist_within_the_zero_of_cosinus():
+    """An NL_CUTOFF that reaches where the switching function is 0 (D_MAX, or d0 + r0 of COSINUS) leaves
+    PLUMED's sum whole: accepted, the same force as without NLIST (a shorter one: test_plumed_errors)."""
+    text = 'c: COORDINATION GROUPA=1-10 GROUPB=11-40:2 SWITCH={COSINUS R_0=0.3 D_0=0.1}'
+    inp, system = load(text + ' NLIST NL_CUTOFF=0.4 NL_STRIDE=10\nBIASVALUE ARG=c')
+    assert_same(evaluate(system), evaluate(load(text + '\nBIASVALUE ARG=c')[1]))
 
 
 METAD = ('c1: COORDINATION GROUPA=1 GROUPB=2-4 R_0=0.3\nc2: COORDINATION GROUPA=1 GROUPB=11-40:2 R_0=0.35 NN=12\n'
