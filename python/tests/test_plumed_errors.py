@@ -50,6 +50,8 @@ ERRORS = [
     ('c: COORDINATION GROUPA=1-4 R_0=0.3 SWITCH={EXP R_0=0.3}\n', (1, 'COORDINATION', 'R_0'), 'one way'),
     ('c: COORDINATION GROUPA=1-4 SWITCH={MATRIX R_0=0.3}\n', (1, 'COORDINATION', 'SWITCH'), "'MATRIX' is not one of"),
     ('c: COORDINATION GROUPA=1-4 SWITCH={SMAP R_0=0.3 A=2}\n', (1, 'COORDINATION: SWITCH={SMAP}', 'B'), 'required for SMAP'),
+    ('c: COORDINATION GROUPA=1-4 SWITCH={SMAP R_0=0.3 A=2.5 B=2}\n', (1, 'COORDINATION: SWITCH={SMAP}', 'A'),
+     'PLUMED reads A and B of SMAP as integers, got 2.5'),
     ('c: COORDINATION GROUPA=1-4 SWITCH={CUSTOM R_0=0.3}\n', (1, 'COORDINATION: SWITCH={CUSTOM}', 'FUNC'), 'required'),
     ('c: COORDINATION GROUPA=1-4 SWITCH={CUBIC D_0=0.1}\n', (1, 'COORDINATION: SWITCH={CUBIC}', 'D_MAX'), 'required'),
     ('c: COORDINATION GROUPA=1-4 SWITCH={Q R_0=0.3}\n', (1, 'COORDINATION: SWITCH={Q}', 'REF'), 'required for Q'),

@@ -192,6 +192,10 @@ def readSwitch(action, units, key='SWITCH', short=True):
         values.update(a=inner.number('A'), b=inner.number('B'))
         if values['a'] is None or values['b'] is None:
             raise inner.fail('A' if values['a'] is None else 'B', 'is required for SMAP')
+        for name in ('A', 'B'):
+            if not values[name.lower()].is_integer():
+                raise inner.fail(name, 'must be an integer: PLUMED reads A and B of SMAP as integers, got %s',
+                                 inner.keywords[name])
     elif type == 'CUSTOM':
         values['func'] = _customFunction(action, inner, key, values['d0'])
     elif type == 'Q':
