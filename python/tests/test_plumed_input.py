@@ -250,8 +250,18 @@ def test_metad_arguments():
     assert meta.variables[0].force is inp['c1'] and inp['c1'].getR0() == 0.3*unit.nanometer
     inp, _ = load(METAD.replace('TEMP=300 ', '').replace('GRID_BIN=60,%s ', '') % ('HILLS', 'COLVAR'),
                   integrator=integrator)
-    assert [v.gridWidth for v in inp.metadynamics.variables] == [301, 126]      # SIGMA/5: ceil(3/0.01), ceil(5/0.04)
+    assert [v.gridWidth for v in inp.metadynamics.variables] == [301, 126]      # 0.2*SIGMA: ceil(3/0.01), ceil(5/0.04)
     assert inp.metadynamics.temperature == 300*unit.kelvin                      # the integrator's
+
+
+def test_metad_grid_from_sigma_as_plumed_rounds_it():
+    """Without GRID_BIN or GRID_SPACING, PLUMED's spacing is 0.2*SIGMA and its bins ceil((max - min)/spacing):
+    SIGMA=0.05 from 1 to 2.2 is 1.2000000000000002/0.010000000000000002 = 119.99999999999999, 120 bins (121
+    points); SIGMA/5 = 0.01 would give 120.00000000000001, 121 bins, a different grid (the reader's, once)."""
+    inp, _ = load('c: COORDINATION GROUPA=1 GROUPB=2-4 R_0=0.3\nMETAD ARG=c SIGMA=0.05 HEIGHT=1 PACE=20 BIASFACTOR=8 '
+                  'TEMP=300 GRID_MIN=1 GRID_MAX=2.2')
+    assert math.ceil((2.2 - 1)/(0.2*0.05)) == 120
+    assert [v.gridWidth for v in inp.metadynamics.variables] == [121]
 
 
 def test_colvar_and_hills_files(tmp_path):
