@@ -50,6 +50,9 @@ ERRORS = [
     ('c: COORDINATION GROUPA=1-4 R_0=0.3 SWITCH={EXP R_0=0.3}\n', (1, 'COORDINATION', 'R_0'), 'one way'),
     ('c: COORDINATION GROUPA=1-4 SWITCH={MATRIX R_0=0.3}\n', (1, 'COORDINATION', 'SWITCH'), "'MATRIX' is not one of"),
     ('c: COORDINATION GROUPA=1-4 SWITCH={SMAP R_0=0.3 A=2}\n', (1, 'COORDINATION: SWITCH={SMAP}', 'B'), 'required for SMAP'),
+    # PLUMED's r^R_POWER is in the input's length unit (Angstrom^2 here: 100 times the force's nm^2)
+    ('UNITS LENGTH=A\nc: COORDINATION_MOMENTS SPECIES=1-8 SWITCH={RATIONAL R_0=3} R_POWER=2 SUM\n',
+     (2, 'COORDINATION_MOMENTS', 'R_POWER'), 'with UNITS LENGTH=A: PLUMED takes r^2 in A, the force in nm'),
     ('c: COORDINATION GROUPA=1-4 SWITCH={SMAP R_0=0.3 A=2.5 B=2}\n', (1, 'COORDINATION: SWITCH={SMAP}', 'A'),
      'PLUMED reads A and B of SMAP as integers, got 2.5'),
     ('c: COORDINATION GROUPA=1-4 SWITCH={CUSTOM R_0=0.3}\n', (1, 'COORDINATION: SWITCH={CUSTOM}', 'FUNC'), 'required'),
