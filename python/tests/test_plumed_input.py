@@ -76,7 +76,7 @@ CVS = {
     'one group, NOPBC': ('GROUPA=1-20 R_0=0.25 NOPBC', lambda: cv((list(range(20)),), False, setR0=0.25)),
     'PAIR, D_MAX': ('GROUPA=1-10 GROUPB=11-20 PAIR R_0=0.3 D_MAX=0.9',
                     lambda: cv((A, list(range(10, 20)), True), setR0=0.3, setDMax=0.9)),
-    'NLIST': ('GROUPA=1-10 GROUPB=11-40:2 R_0=0.3 NLIST NL_CUTOFF=0.8 NL_STRIDE=10', lambda: cv((A, B), setR0=0.3)),
+    'NLIST': ('GROUPA=1-10 GROUPB=11-40:2 R_0=0.3 NLIST NL_CUTOFF=2.1 NL_STRIDE=10', lambda: cv((A, B), setR0=0.3)),
     'RATIONAL': ('GROUPA=1-10 GROUPB=11-40:2 SWITCH={RATIONAL R_0=0.3 NN=5 MM=9}',
                  lambda: cv((A, B), setR0=0.3, setN=5, setM=9, setDMax=math.inf)),
     'RATIONAL NOSTRETCH': ('GROUPA=1-10 GROUPB=11-40:2 SWITCH={RATIONAL R_0=0.3 D_0=0.05 D_MAX=1.0 NOSTRETCH}',
@@ -201,12 +201,33 @@ def test_units_angstrom_and_kcal():
     assert_same(evaluate(system), evaluate(system2))
 
 
+def test_units_angstrom_default_beta_of_q():
+    """Q's default BETA is 50 per length unit of the input, as PLUMED reads it (50/A = 500/nm under
+    UNITS LENGTH=A; the reader once took 50/nm); the value against NumPy."""
+    inp, system = load('UNITS LENGTH=A\nc: COORDINATION GROUPA=1-10 GROUPB=11-40:2 SWITCH={Q R_0=1 REF=3.0} NOPBC\n'
+                       'BIASVALUE ARG=c')
+    assert inp['c'].getBeta().value_in_unit(unit.nanometer**-1) == 500
+    x = positions()
+    r = np.linalg.norm(x[np.arange(10)][:, None] - x[np.arange(10, 40, 2)][None], axis=-1)
+    expected = np.sum(1/(1 + np.exp(np.minimum(500*(r - 1.8*0.3), 700))))     # nm: BETA 500/nm, REF 0.3 nm
+    assert expected > 0.5
+    assert evaluate(system)[0] == pytest.approx(expected, rel=1e-12)
+
+
 def test_nlist_is_logged():
-    inp, _ = load('c: COORDINATION GROUPA=1-10 GROUPB=11-40:2 R_0=0.3 NLIST NL_CUTOFF=0.8 NL_STRIDE=10')
-    assert inp.actions[0].log == ["NLIST (NL_CUTOFF=0.8, NL_STRIDE=10) replaced by the force's own cutoff, dmax = "
+    inp, _ = load('c: COORDINATION GROUPA=1-10 GROUPB=11-40:2 R_0=0.3 NLIST NL_CUTOFF=2.1 NL_STRIDE=10')
+    assert inp.actions[0].log == ["NLIST (NL_CUTOFF=2.1, NL_STRIDE=10) replaced by the force's own cutoff, dmax = "
                                   "2.04388 nm: the pairs within it are found every step (on CUDA by lists rebuilt when "
                                   "a particle has moved)"]
     assert 'note: NLIST' in inp.describe()
+
+
+def test_nlist_within_the_zero_of_cosinus():
+    """An NL_CUTOFF that reaches where the switching function is 0 (D_MAX, or d0 + r0 of COSINUS) leaves
+    PLUMED's sum whole: accepted, the same force as without NLIST (a shorter one: test_plumed_errors)."""
+    text = 'c: COORDINATION GROUPA=1-10 GROUPB=11-40:2 SWITCH={COSINUS R_0=0.3 D_0=0.1}'
+    inp, system = load(text + ' NLIST NL_CUTOFF=0.4 NL_STRIDE=10\nBIASVALUE ARG=c')
+    assert_same(evaluate(system), evaluate(load(text + '\nBIASVALUE ARG=c')[1]))
 
 
 METAD = ('c1: COORDINATION GROUPA=1 GROUPB=2-4 R_0=0.3\nc2: COORDINATION GROUPA=1 GROUPB=11-40:2 R_0=0.35 NN=12\n'
@@ -229,8 +250,18 @@ def test_metad_arguments():
     assert meta.variables[0].force is inp['c1'] and inp['c1'].getR0() == 0.3*unit.nanometer
     inp, _ = load(METAD.replace('TEMP=300 ', '').replace('GRID_BIN=60,%s ', '') % ('HILLS', 'COLVAR'),
                   integrator=integrator)
-    assert [v.gridWidth for v in inp.metadynamics.variables] == [301, 126]      # SIGMA/5: ceil(3/0.01), ceil(5/0.04)
+    assert [v.gridWidth for v in inp.metadynamics.variables] == [301, 126]      # 0.2*SIGMA: ceil(3/0.01), ceil(5/0.04)
     assert inp.metadynamics.temperature == 300*unit.kelvin                      # the integrator's
+
+
+def test_metad_grid_from_sigma_as_plumed_rounds_it():
+    """Without GRID_BIN or GRID_SPACING, PLUMED's spacing is 0.2*SIGMA and its bins ceil((max - min)/spacing):
+    SIGMA=0.05 from 1 to 2.2 is 1.2000000000000002/0.010000000000000002 = 119.99999999999999, 120 bins (121
+    points); SIGMA/5 = 0.01 would give 120.00000000000001, 121 bins, a different grid (the reader's, once)."""
+    inp, _ = load('c: COORDINATION GROUPA=1 GROUPB=2-4 R_0=0.3\nMETAD ARG=c SIGMA=0.05 HEIGHT=1 PACE=20 BIASFACTOR=8 '
+                  'TEMP=300 GRID_MIN=1 GRID_MAX=2.2')
+    assert math.ceil((2.2 - 1)/(0.2*0.05)) == 120
+    assert [v.gridWidth for v in inp.metadynamics.variables] == [121]
 
 
 def test_colvar_and_hills_files(tmp_path):

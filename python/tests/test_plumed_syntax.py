@@ -146,6 +146,15 @@ def test_repeated_atoms_counted_as_plumed():
     assert value(inp, 'c', POSITIONS) == pytest.approx(value(inp, 'd', POSITIONS) + value(inp, 'e', POSITIONS), rel=1e-14)
 
 
+def test_repeated_atoms_with_pair_pair_the_places():
+    """GROUPA=1,1,3 GROUPB=2,2,4 PAIR: PLUMED pairs the i-th place of GROUPA with the i-th of GROUPB, so
+    the pair 1-2 counts twice and 3-4 once (this reader once paired every place of GROUPA with every
+    place of GROUPB, 9 pairs, when a group with PAIR named an atom twice)."""
+    inp = plumed.load('c: COORDINATION GROUPA=1,1,3 GROUPB=2,2,4 PAIR SWITCH={RATIONAL R_0=0.3}\n', system())
+    s = lambda i, j: 1/(1 + (np.linalg.norm(POSITIONS[j] - POSITIONS[i])/0.3)**6)   # RATIONAL, MM = 2 NN
+    assert value(inp, 'c', POSITIONS) == pytest.approx(2*s(0, 1) + s(2, 3), rel=1e-13)
+
+
 def test_calc_rct_components():
     text = ('c: COORDINATION GROUPA=1-4 R_0=0.3\n'
             'm: METAD ARG=c SIGMA=0.1 HEIGHT=1 PACE=10 BIASFACTOR=5 TEMP=300 GRID_MIN=0 GRID_MAX=4 GRID_BIN=40 CALC_RCT\n'

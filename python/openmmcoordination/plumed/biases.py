@@ -326,7 +326,7 @@ def _grid(action, count, sigmas):
     bins = [action.toInteger('GRID_BIN', b) for b in binsText] if binsText else [0]*count
     spacingKey = 'GRID_SPACING'
     if binsText is None and spacing is None:
-        spacing, spacingKey = [s/5 for s in sigmas], 'SIGMA'
+        spacing, spacingKey = [0.2*s for s in sigmas], 'SIGMA'     # PLUMED's 0.2*SIGMA (not SIGMA/5: it rounds otherwise)
     for i in range(count):
         if not minima[i] < maxima[i]:
             raise action.fail('GRID_MAX', 'must be above GRID_MIN, got %s and %s', minima[i], maxima[i])

@@ -133,7 +133,13 @@ def readCoordinationNumber(plumed, action):
     applySwitch(calls, switch, 'SWITCH' if action.has('SWITCH') else 'R_0')
     calls('NOPBC' if nopbc else None, 'setUsesPeriodicBoundaryConditions', not nopbc)
     if action.name == 'COORDINATION_MOMENTS':
-        calls('R_POWER', 'setDistancePower', action.toNumber('R_POWER', action.required('R_POWER')))
+        power = action.toNumber('R_POWER', action.required('R_POWER'))
+        if power != 0 and plumed.units.length != 1.0:
+            # PLUMED raises r to R_POWER in the input's length unit; the force's r is in nm, and a factor of
+            # the unit^R_POWER on each c_i would not carry through MORE_THAN, MIN, ... of them
+            raise action.fail('R_POWER', 'with UNITS LENGTH=%s: PLUMED takes r^%s in %s, the force in nm; only read in nm',
+                              plumed.units.lengthName, action.keywords['R_POWER'], plumed.units.lengthName)
+        calls('R_POWER', 'setDistancePower', power)
     values = {}
     for key, name, function in _FUNCTIONS:
         if action.flag(key):

@@ -192,10 +192,15 @@ def readSwitch(action, units, key='SWITCH', short=True):
         values.update(a=inner.number('A'), b=inner.number('B'))
         if values['a'] is None or values['b'] is None:
             raise inner.fail('A' if values['a'] is None else 'B', 'is required for SMAP')
+        for name in ('A', 'B'):
+            if not values[name.lower()].is_integer():
+                raise inner.fail(name, 'must be an integer: PLUMED reads A and B of SMAP as integers, got %s',
+                                 inner.keywords[name])
     elif type == 'CUSTOM':
         values['func'] = _customFunction(action, inner, key, values['d0'])
     elif type == 'Q':
-        values.update(beta=inner.number('BETA', 50.0, 1.0/length), lam=inner.number('LAMBDA', 1.8),
+        beta = inner.number('BETA', scale=1.0/length)   # PLUMED's default is 50 per length unit of the input
+        values.update(beta=50.0/length if beta is None else beta, lam=inner.number('LAMBDA', 1.8),
                       ref=inner.number('REF', scale=length))
         if values['ref'] is None:
             raise inner.fail('REF', 'is required for Q (the native distance)')
@@ -273,11 +278,20 @@ def applySwitch(calls, switch, key, perPair=False):
         calls(key, 'setStretch', False)
 
 
-def _neighbourList(action, force):
-    """NLIST, NL_CUTOFF and NL_STRIDE: accepted, replaced by the force's own cutoff (logged)."""
+def _neighbourList(action, force, units):
+    """NLIST, NL_CUTOFF and NL_STRIDE: accepted, replaced by the force's own cutoff (logged), where
+    NL_CUTOFF reaches the distance beyond which the switching function is 0. PLUMED counts only the
+    pairs of its list, those within NL_CUTOFF: a shorter NL_CUTOFF drops the pairs between it and that
+    distance (a different number), and is refused."""
     if action.flag('NLIST'):
-        cutoff, stride = action.number('NL_CUTOFF'), action.integer('NL_STRIDE')
+        for key in ('NL_CUTOFF', 'NL_STRIDE'):
+            if action.take(key) is None:
+                raise action.fail(key, 'is required with NLIST (PLUMED refuses NLIST without it)')
+        cutoff, stride = action.keywords['NL_CUTOFF'], action.integer('NL_STRIDE')
+        if stride < 1:
+            raise action.fail('NL_STRIDE', 'must be a positive integer, got %d', stride)
         dmax = force.getDMax().value_in_unit(openmm.unit.nanometer)
+        _checkNeighbourListCutoff(action, force, action.number('NL_CUTOFF', scale=units.length), dmax, units)
         action.log.append('NLIST (NL_CUTOFF=%s, NL_STRIDE=%s) replaced by the force\'s own cutoff, dmax = %s nm: the '
                           'pairs within it are found every step (on CUDA by lists rebuilt when a particle has moved)'
                           % (cutoff, stride, '%.6g' % dmax if math.isfinite(dmax) else 'none (inf)'))
@@ -285,6 +299,25 @@ def _neighbourList(action, force):
         for key in ('NL_CUTOFF', 'NL_STRIDE'):
             if action.has(key):
                 raise action.fail(key, 'given without NLIST')
+
+
+def _checkNeighbourListCutoff(action, force, cutoff, dmax, units):
+    """Refuse an NL_CUTOFF (nm) short of where the switching function reaches 0: dmax, or d0 + r0 for
+    COSINUS, which is 0 beyond it."""
+    nanometer = openmm.unit.nanometer
+    zero = dmax
+    if force.getSwitchingFunction() == CoordinationForce.Cosinus:
+        zero = min(dmax, force.getD0().value_in_unit(nanometer) + force.getR0().value_in_unit(nanometer))
+    if cutoff >= zero:
+        return
+    if not math.isfinite(zero):
+        raise action.fail('NL_CUTOFF', '%s with a switching function that has no cutoff (no D_MAX): PLUMED counts only '
+                          'the pairs within NL_CUTOFF, not those beyond it; give the switching function a D_MAX within '
+                          'NL_CUTOFF', action.keywords['NL_CUTOFF'])
+    raise action.fail('NL_CUTOFF', '%s is shorter than the distance where the switching function reaches 0, %.10g %s: '
+                      'PLUMED counts only the pairs within NL_CUTOFF, not those beyond it that the switching function '
+                      'still counts; give an NL_CUTOFF of at least that, or a D_MAX within NL_CUTOFF',
+                      action.keywords['NL_CUTOFF'], zero/units.length, units.lengthName)
 
 
 def _numericalDerivatives(action):
@@ -310,7 +343,9 @@ def readCoordination(plumed, action):
                           'none' if groupB is None else len(groupB))
     switch = readSwitch(action, plumed.units)
     arguments = (groupA,) if groupB is None else (groupA, groupB, True) if pair else (groupA, groupB)
-    repeated = len(set(groupA)) != len(groupA) or (groupB is not None and not pair and len(set(groupB)) != len(groupB))
+    # With PAIR the force pairs the places of the lists already (the i-th of GROUPA with the i-th of GROUPB),
+    # repeated atoms included, as PLUMED does.
+    repeated = not pair and (len(set(groupA)) != len(groupA) or (groupB is not None and len(set(groupB)) != len(groupB)))
     if repeated:
         # PLUMED pairs the places of its lists, skipping a pair of one atom with itself: a group that names
         # an atom twice counts that atom's pairs twice. Those pairs, listed, are the same sum.
@@ -331,7 +366,7 @@ def readCoordination(plumed, action):
     calls = Calls(action, _name(action), force, 'CoordinationForce(%s)' % ', '.join(_shown(a) for a in arguments))
     applySwitch(calls, switch, 'SWITCH' if action.has('SWITCH') else 'R_0')
     calls('NOPBC' if nopbc else None, 'setUsesPeriodicBoundaryConditions', not nopbc)
-    _neighbourList(action, force)
+    _neighbourList(action, force, plumed.units)
     _numericalDerivatives(action)
     action.finish()
     return force
