@@ -92,7 +92,9 @@ void testAccumulatedHistogram() {
     ASSERT_EQUAL_CONTAINERS(sum, force->getAccumulatedPairHistogram(*context));
     // Other bins need a reset first.
     ASSERT_COORDINATION_ERROR(force->accumulatePairHistogram(*context, 5, 1.0));
-    ASSERT_COORDINATION_ERROR(force->accumulatePairHistogram(*context, 10, 0.9));
+    ASSERT_COORDINATION_ERROR_NAMING(force->accumulatePairHistogram(*context, 10, 0.9), "maxDistance 0.9, but the running histogram has 10 and 1;");
+    // Distances that differ beyond six digits are written with all of theirs.
+    ASSERT_COORDINATION_ERROR_NAMING(force->accumulatePairHistogram(*context, 10, 1.0+1e-12), "maxDistance 1.0000000000010001, but the running histogram has 10 and 1;");
     ASSERT_EQUAL(3, force->getNumAccumulatedFrames(*context));
     force->resetPairHistogram(*context);
     ASSERT_EQUAL(0, force->getNumAccumulatedFrames(*context));

@@ -8,6 +8,7 @@
 #include "openmm/OpenMMException.h"
 #include "openmm/internal/ContextImpl.h"
 #include <cmath>
+#include <iomanip>
 #include <sstream>
 
 using namespace CoordinationPlugin;
@@ -124,9 +125,20 @@ vector<long long> CoordinationForceImpl::computePairHistogram(ContextImpl& conte
 void CoordinationForceImpl::accumulatePairHistogram(ContextImpl& context, int numBins, double maxDistance) {
     checkHistogramArguments(numBins, maxDistance);
     if (frames > 0 && (numBins != histogramBins || maxDistance != histogramMaxDistance)) {
+        // Two distances that differ only beyond the default 6 digits (7 A is 0.7000000000000001 nm) are
+        // written with all 17.
+        stringstream given, running;
+        given << maxDistance;
+        running << histogramMaxDistance;
+        if (given.str() == running.str()) {
+            given.str("");
+            running.str("");
+            given << setprecision(17) << maxDistance;
+            running << setprecision(17) << histogramMaxDistance;
+        }
         stringstream msg;
         msg << "CoordinationForce: accumulatePairHistogram called with numBins " << numBins << " and maxDistance "
-            << maxDistance << ", but the running histogram has " << histogramBins << " and " << histogramMaxDistance
+            << given.str() << ", but the running histogram has " << histogramBins << " and " << running.str()
             << "; call resetPairHistogram() first";
         throw OpenMMException(msg.str());
     }
