@@ -17,6 +17,7 @@ import numpy as np
 import openmm
 from openmm import unit
 
+from openmmcoordination._checks import _isInteger
 from openmmcoordination.gr import _histogramArguments, pairDistributionFromCounts
 
 __all__ = ['TrajectoryAnalysis', 'analyzeTrajectory', 'bestPlatform', 'makeForce', 'selectAtoms', 'loadUniverse']
@@ -74,6 +75,9 @@ def selectAtoms(universe, selection):
         return [int(i) for i in indices]
     if hasattr(selection, 'indices'):
         return [int(i) for i in selection.indices]
+    for i in selection:
+        if not _isInteger(i):
+            raise ValueError('selectAtoms: an atom index must be an integer, got %r' % (i,))
     return [int(i) for i in selection]
 
 
@@ -207,6 +211,9 @@ def analyzeTrajectory(topology, trajectory=None, groupA=None, groupB=None, pairL
     local = {atom: i for i, atom in enumerate(atoms)}
     force = makeForce([local[i] for i in a], None if b is None else [local[i] for i in b], pairList,
                       r0, nn, mm, d0, dmax, template=force)
+    if computeGr and force.getNumPairs() == 0:
+        raise ValueError('analyzeTrajectory: the groups have no pair for g(r) (groupA %r, groupB %r): a group of one '
+                         'atom alone, or two groups of the same single atom' % (groupA, groupB))
     try:
         frames = universe.trajectory[start:stop:step]
     except (TypeError, ValueError) as error:

@@ -136,7 +136,10 @@ def test_arguments_are_checked_before_the_frames():
              (dict(groupB='name XX'), "groupB 'name XX': .*matches no atom"),
              (dict(groupA='name O and'), "groupA 'name O and': "),
              (dict(start=NUM_FRAMES), 'no frame in the range given: start=6, stop=None, step=None of a trajectory of 6 frames'),
-             (dict(step=0), 'start=None, stop=None, step=0: ')]
+             (dict(step=0), 'start=None, stop=None, step=0: '),
+             (dict(groupA=[0.5, 3]), 'groupA \\[0.5, 3\\]: selectAtoms: an atom index must be an integer, got 0.5'),
+             (dict(groupA=[0]), 'the groups have no pair for g\\(r\\) \\(groupA \\[0\\], groupB None\\)'),
+             (dict(groupA=[4], groupB=[4]), 'the groups have no pair for g\\(r\\)')]
     for options, message in cases:
         with pytest.raises(ValueError, match='analyzeTrajectory: ' + message):
             run(**options)
