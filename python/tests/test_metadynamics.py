@@ -15,6 +15,7 @@ CV is the centre's coordination with two partners; in 2-D and 3-D, CV k is s(r) 
 """
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -557,3 +558,32 @@ def test_reading_a_copied_cv_says_what_to_call(cls):
     assert value == pytest.approx(meta.force.getCollectiveVariableValues(simulation.context)[0]) and value > 0.1
     with pytest.raises(openmm.OpenMMException, match='force.getCollectiveVariable\\(0\\) of the %s' % cls):
         force.updateParametersInContext(simulation.context)
+
+
+@pytest.mark.parametrize('cls', ['Metadynamics', 'OPES'])
+def test_step_takes_a_simulation_and_whole_steps(cls):
+    """step(simulation, steps) refuses what is not a whole number of steps >= 0 (2.5 was 2 steps, -5 none,
+    silently) and a Context in place of the Simulation (an AttributeError from inside), naming the class,
+    the parameter and the value; step(0) does nothing."""
+    from openmmcoordination import OPES
+    system, topology = toy_system()
+    variables = [BiasVariable(toy_cv(), 0.0, 2.0, 0.1, gridWidth=41)]
+    meta = (Metadynamics(system, variables, 300, 5.0, 1.0, 10) if cls == 'Metadynamics' else
+            OPES(system, variables, 300, 20.0, 10, sigma=0.1))
+    simulation = openmm.app.Simulation(topology, system, openmm.VerletIntegrator(0.001),
+                                       openmm.Platform.getPlatformByName('Reference'))
+    simulation.context.setPositions(toy_positions())
+    for steps in (2.5, -5, '5', None, True):
+        with pytest.raises(ValueError, match=r'^%s: step: steps must be an integer >= 0, got %s$' % (cls, re.escape(repr(steps)))):
+            meta.step(simulation, steps)
+    assert simulation.currentStep == 0
+    for method, call in (('step', lambda: meta.step(simulation.context, 10)),
+                         ('getCollectiveVariables', lambda: meta.getCollectiveVariables(simulation.context)),
+                         ('saveCheckpoint', lambda: meta.saveCheckpoint(simulation.context, 'unused.chk'))):
+        with pytest.raises(ValueError, match=r'^%s: %s: simulation must be an openmm.app.Simulation, got Context \(give '
+                                             r'the Simulation, not its Context\)$' % (cls, method)):
+            call()
+    assert not os.path.exists('unused.chk')
+    meta.step(simulation, 0)
+    meta.step(simulation, np.int64(10))
+    assert simulation.currentStep == 10
