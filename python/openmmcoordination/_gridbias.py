@@ -115,6 +115,8 @@ def checkRunOptions(owner, intervalName, interval, saveFrequency, biasDir, recor
         if not _isInteger(saveFrequency) or saveFrequency <= 0 or saveFrequency % interval != 0:
             raise _error(owner, 'saveFrequency must be a positive multiple of %s (%d), got %r', intervalName, interval,
                          saveFrequency)
+        if not isinstance(biasDir, (str, os.PathLike)) or not isinstance(os.fspath(biasDir), str):
+            raise _error(owner, 'biasDir must be a path (a str or os.PathLike), got %r', biasDir)
         if not os.path.isdir(biasDir):
             raise _error(owner, 'biasDir must be an existing directory, got %r', biasDir)
     if recordFrequency is not None and (not _isInteger(recordFrequency) or recordFrequency <= 0):
@@ -324,12 +326,30 @@ def newWalkerId(directory, pattern):
 
 
 def replaceFile(directory, prefix, walkerId, index, array):
-    """Write array as <prefix>_<id>_<index>.npy through a temporary file and a rename (a reader never
-    sees half a file), then remove <prefix>_<id>_<index - 1>.npy."""
+    """Write array as <prefix>_<id>_<index>.npy through a temporary file and a link (a reader never
+    sees half a file), then remove <prefix>_<id>_<index - 1>.npy. The file is new: where it exists,
+    another walker writes under this id (two walkers restored from one state), and the ValueError
+    says so instead of writing over that walker's file."""
     previous = os.path.join(directory, '%s_%d_%d.npy' % (prefix, walkerId, index - 1))
+    target = os.path.join(directory, '%s_%d_%d.npy' % (prefix, walkerId, index))
     temporary = os.path.join(directory, 'temp_%d_%d.npy' % (walkerId, index))
     np.save(temporary, array)
-    os.replace(temporary, os.path.join(directory, '%s_%d_%d.npy' % (prefix, walkerId, index)))
+    taken = _error('OPES' if prefix == 'opes' else 'Metadynamics', 'biasDir %s already holds %s: another walker writes '
+                   'under this walker\'s id %d (two walkers restored from one state or checkpoint?), and its file is '
+                   'not written over; give each walker a checkpoint of its own', directory, os.path.basename(target),
+                   walkerId)
+    try:
+        try:
+            os.link(temporary, target)                 # fails where the file exists
+        except FileExistsError:
+            raise taken from None
+        except OSError:                                # a file system without hard links
+            if os.path.exists(target):
+                raise taken from None
+            os.replace(temporary, target)
+    finally:
+        if os.path.exists(temporary):
+            os.remove(temporary)
     if os.path.exists(previous):
         os.remove(previous)
 

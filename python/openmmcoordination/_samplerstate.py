@@ -242,6 +242,9 @@ def checkDirectory(owner, biasDir, settings):
     except (OSError, ValueError) as error:
         raise _error(owner, 'biasDir holds %s, which cannot be read (%s: %s); it records the settings of the walkers '
                      'that share the directory', path, type(error).__name__, error) from None
+    if not isinstance(recorded, dict):
+        raise _error(owner, 'biasDir holds %s, which cannot be read (a JSON %s, not the object of settings that it '
+                     'records for the walkers that share the directory)', path, type(recorded).__name__)
     ours = json.loads(json.dumps(settings))
     if recorded != ours:
         raise _error(owner, 'biasDir %s was written by walkers with other settings (%s), whose biases cannot be added '
@@ -301,17 +304,27 @@ class WalkerFiles(object):
         except FileNotFoundError:
             return None           # replaced by a newer file of its writer: read that one next time
         except (OSError, ValueError, EOFError) as error:
-            why = _whyUnreadable(path, error)
-            if strict:
-                raise _error(self.owner, 'biasDir holds %s, which cannot be read as a NumPy array (%s); remove it or '
-                             'use another biasDir', path, why) from None
-            if path in self.previous and path not in self.warned:
-                self.warned.add(path)
-                warnings.warn('%s: the walker file %s could not be read at two exchanges in a row (%s); its biases '
-                              'are left out until it can be read' % (self.owner, path, why), RuntimeWarning)
-            self.failed[path] = why
-            return None
+            return self._failed(path, 'which cannot be read as a NumPy array', _whyUnreadable(path, error), strict)
+        # a walker whose run blew up, or a damaged file: its values would make the table (and this run) NaN
+        if data.dtype.kind not in 'iuf':
+            return self._failed(path, 'which is not an array of numbers', 'dtype %s' % data.dtype, strict)
+        if not np.all(np.isfinite(data)):
+            return self._failed(path, 'which holds values that are not finite',
+                                '%d of %d' % (np.count_nonzero(~np.isfinite(data)), data.size), strict)
         return data
+
+    def _failed(self, path, what, why, strict):
+        """A file that cannot be used: ValueError when strict, else None (and a warning at the second
+        exchange in a row)."""
+        if strict:
+            raise _error(self.owner, 'biasDir holds %s, %s (%s); remove it or use another biasDir', path, what, why)
+        if path in self.previous and path not in self.warned:
+            self.warned.add(path)
+            warnings.warn('%s: the walker file %s could not be read at two exchanges in a row (%s, %s); its biases '
+                          'are left out until it can be read' % (self.owner, path, what[len('which '):], why),
+                          RuntimeWarning)
+        self.failed[path] = why
+        return None
 
     def startExchange(self):
         """Call before each exchange's loads."""

@@ -703,9 +703,15 @@ class OPES(object):
             rows = self._files.load(path, strict)
             if rows is None:
                 continue     # removed or replaced by its writer meanwhile, or unreadable: retried at the next exchange
+            dimensions = len(self.variables)
+            message = None
             if rows.ndim != 2 or rows.shape[1] != columns:
                 message = ('biasDir holds %s, kernels of shape %s, but %d variables need %d columns; use another '
                            'biasDir' % (path, rows.shape, len(self.variables), columns))
+            elif not np.all(rows[:, dimensions:2*dimensions] > 0):
+                message = ('biasDir holds %s, kernels whose widths (columns %d to %d) are not all positive; use another '
+                           'biasDir' % (path, dimensions, 2*dimensions - 1))
+            if message is not None:
                 if strict:
                     raise _error(message)
                 if ('file', other) not in self._warned:
@@ -713,7 +719,6 @@ class OPES(object):
                     warnings.warn('OPES: ' + message + '; it is ignored', RuntimeWarning)
                 continue
             self._seenFiles[other] = index
-            dimensions = len(self.variables)
             for row in rows[self._readRows.get(other, 0):]:
                 weight = math.exp(row[-1])
                 self._counter += 1

@@ -495,6 +495,7 @@ ERRORS = [
     ('saveFrequency multiple', dict(saveFrequency=150, biasDir='.'), r'saveFrequency must be a positive multiple of frequency \(100\), got 150'),
     ('saveFrequency smaller', dict(saveFrequency=50, biasDir='.'), r'saveFrequency must be .* got 50'),
     ('biasDir missing', dict(saveFrequency=100, biasDir='/nonexistent/metad'), r"biasDir must be an existing directory, got '/nonexistent/metad'"),
+    ('biasDir bytes', dict(saveFrequency=100, biasDir=b'.'), r"biasDir must be a path \(a str or os.PathLike\), got b'\.'"),
 ]
 
 
