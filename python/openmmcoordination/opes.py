@@ -214,6 +214,8 @@ class OPES(object):
             raise _error('%s must be a positive integer, got %r', frequencyName, pace)
         if not isinstance(explore, bool):
             raise _error('%s must be True or False, got %r', exploreName, explore)
+        if fixedSigma not in (True, False):
+            raise _error('fixedSigma must be True or False, got %r', fixedSigma)
         if biasFactor is None:
             biasFactor = barrierKJ/kT
             if biasFactor <= 1.0:
@@ -506,8 +508,14 @@ class OPES(object):
 
     def getBiasAt(self, collectiveVariables):
         """PLUMED's bias at the given CV values (one per variable), from every kernel (kJ/mol, a
-        Quantity): what getBias() gives at the grid points, anywhere."""
-        values = np.array(collectiveVariables, dtype=float).reshape(len(self.variables))
+        Quantity): what getBias() gives at the grid points, anywhere; NaN where a value is not finite."""
+        try:
+            values = np.array(collectiveVariables, dtype=float).reshape(len(self.variables))
+        except (TypeError, ValueError):
+            raise _error('getBiasAt: collectiveVariables must be %d numbers (one per variable), got %r',
+                         len(self.variables), collectiveVariables) from None
+        if not np.all(np.isfinite(values)):
+            return math.nan*unit.kilojoules_per_mole       # not the bias where no kernel reaches
         return self._biasAt(values)*unit.kilojoules_per_mole
 
     def getFreeEnergy(self):
