@@ -11,6 +11,7 @@ import numbers
 import os
 import random
 import warnings
+import weakref
 
 import numpy as np
 
@@ -141,6 +142,8 @@ class GridBias(object):
         from openmmcoordination import CoordinationBiasForce
         from openmmcoordination.cvfunction import CVFunction
         from openmmcoordination.distancecv import DistanceCV
+        self.owner = owner
+        self._checkedContext = None
         self.variables = variables
         self.axes = [np.linspace(v.minValue, v.maxValue, v.gridWidth) for v in variables]
         self.shape = tuple(v.gridWidth for v in reversed(variables))
@@ -263,7 +266,33 @@ class GridBias(object):
 
     def collectiveVariables(self, context):
         """The variables' values in the Context, a list of floats (one per variable)."""
-        return self.values(self.force.getCollectiveVariableValues(context))
+        try:
+            raw = self.force.getCollectiveVariableValues(context)
+        except openmm.OpenMMException as error:
+            if 'not present in the Context' not in str(error):
+                raise
+            raise openmm.OpenMMException(
+                '%s: the Simulation\'s Context has no bias force: it was created before the %s, which added the force '
+                'to the System; create the Simulation after it, or call simulation.context.reinitialize(preserveState=True) '
+                '(%s)' % (self.owner, self.owner, error)) from None
+        return self.values(raw)
+
+    def checkContext(self, context):
+        """Before step() runs a step: the bias force is in the Context (OpenMMException saying what to do
+        otherwise, where the steps would run unbiased first). Once per Context."""
+        if self._checkedContext is None or self._checkedContext() is not context:
+            self.collectiveVariables(context)
+            self._checkedContext = weakref.ref(context)
+
+    def checkFinite(self, values, step):
+        """OpenMMException (as OpenMM's for a coordinate that is NaN) where a variable's value is not finite
+        (a CVFunction such as log(c) at c = 0): a hill or kernel there would make the whole bias NaN."""
+        for k, value in enumerate(values):
+            if not math.isfinite(value):
+                raise openmm.OpenMMException(
+                    '%s: variables[%d] is %r at step %d (%r), which no hill or kernel can be centred on: nothing was '
+                    'added; give a function or force that is finite where the run goes'
+                    % (self.owner, k, float(value), step, self.variables[k].force))
 
     def sample(self, context):
         """(CVs, bias): the CVs and the energy of the bias force's group there (kJ/mol), what the

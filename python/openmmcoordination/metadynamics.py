@@ -186,6 +186,7 @@ class Metadynamics(object):
         for 2.5)."""
         _simulation('Metadynamics', 'step', simulation)
         remaining = _steps('Metadynamics', steps)
+        self._grid.checkContext(simulation.context)
         if self._pendingUpload:
             self._uploadBias(simulation.context)
         self._settleFactor()
@@ -200,9 +201,13 @@ class Metadynamics(object):
             step, sample = simulation.currentStep, None
             if self.recordFrequency is not None and step % self.recordFrequency == 0:
                 sample = self._sample(simulation.context)
+                self._grid.checkFinite(sample[0], step)
                 self._frames.append((step, sample[0], sample[1], self._factor))
             if step % self.frequency != 0:
                 continue
+            if sample is None:
+                sample = self._sample(simulation.context)
+                self._grid.checkFinite(sample[0], step)
             self._addHill(simulation.context, sample)
             if self.saveFrequency is not None and step % self.saveFrequency == 0:
                 self._writeBias()

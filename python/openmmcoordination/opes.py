@@ -341,6 +341,7 @@ class OPES(object):
         here at every step. ``steps`` is an integer >= 0, as for Metadynamics.step()."""
         _simulation('OPES', 'step', simulation)
         remaining = _steps('OPES', steps)
+        self._grid.checkContext(simulation.context)
         self._context = weakref.ref(simulation.context)
         if self._pendingUpload:
             self._upload(simulation.context)
@@ -363,6 +364,7 @@ class OPES(object):
             if not (measuring or record or deposit):
                 continue
             cvs = np.array(self._grid.collectiveVariables(simulation.context))
+            self._grid.checkFinite(cvs, step)
             bias = self._biasAt(cvs)
             extra = self._extraEnergy(simulation.context)
             if record:

@@ -588,3 +588,28 @@ def test_step_takes_a_simulation_and_whole_steps(cls):
     meta.step(simulation, 0)
     meta.step(simulation, np.int64(10))
     assert simulation.currentStep == 10
+
+
+@pytest.mark.parametrize('cls', ['Metadynamics', 'OPES'])
+def test_simulation_created_before_the_sampler(cls):
+    """A Simulation created before the sampler has no bias force in its Context: step() says so and what
+    to do before it runs a step (it ran the first steps unbiased, then raised OpenMM's bare 'This Force
+    is not present in the Context'); after reinitialize(preserveState=True) it runs."""
+    from openmmcoordination import OPES
+    system, topology = toy_system()
+    simulation = openmm.app.Simulation(topology, system, openmm.VerletIntegrator(0.001),
+                                       openmm.Platform.getPlatformByName('Reference'))
+    simulation.context.setPositions(toy_positions())
+    variables = [BiasVariable(toy_cv(), 0.0, 2.0, 0.1, gridWidth=41)]
+    meta = (Metadynamics(system, variables, 300, 5.0, 1.0, 10) if cls == 'Metadynamics' else
+            OPES(system, variables, 300, 20.0, 10, sigma=0.1))
+    message = (r"^%s: the Simulation's Context has no bias force: it was created before the %s, which added the force "
+               r"to the System; create the Simulation after it, or call simulation.context.reinitialize\(preserveState=True\)"
+               % (cls, cls))
+    for call in (lambda: meta.step(simulation, 20), lambda: meta.getCollectiveVariables(simulation)):
+        with pytest.raises(openmm.OpenMMException, match=message):
+            call()
+    assert simulation.currentStep == 0
+    simulation.context.reinitialize(preserveState=True)
+    meta.step(simulation, 20)
+    assert simulation.currentStep == 20
