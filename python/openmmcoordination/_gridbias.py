@@ -120,6 +120,9 @@ def checkRunOptions(owner, intervalName, interval, saveFrequency, biasDir, recor
             raise _error(owner, 'biasDir must be a path (a str or os.PathLike), got %r', biasDir)
         if not os.path.isdir(biasDir):
             raise _error(owner, 'biasDir must be an existing directory, got %r', biasDir)
+        if not os.access(biasDir, os.W_OK | os.X_OK):
+            raise _error(owner, 'biasDir must be a directory this process can write to (its walker files go there), '
+                         'got %r', biasDir)
     if recordFrequency is not None and (not _isInteger(recordFrequency) or recordFrequency <= 0):
         raise _error(owner, 'recordFrequency must be None or a positive integer, got %r', recordFrequency)
 

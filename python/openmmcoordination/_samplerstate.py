@@ -2,6 +2,7 @@
 settings that define a run (compared by setState() and by walkers sharing a biasDir), and the
 checkpoint file that holds a Simulation's checkpoint and a sampler's getState() together."""
 
+import io
 import json
 import operator
 import os
@@ -185,10 +186,17 @@ def saveCheckpoint(sampler, simulation, file):
     """Write the Simulation's checkpoint (Context.createCheckpoint) and sampler.getState() to ``file``,
     a path (written to a temporary file and renamed, so an earlier checkpoint survives a failure) or
     an open binary file."""
-    _simulation(type(sampler).__name__, 'saveCheckpoint', simulation)
+    owner = type(sampler).__name__
+    _simulation(owner, 'saveCheckpoint', simulation)
+    path = isinstance(file, (str, os.PathLike))
+    if path and (os.path.isdir(file) or not os.path.isdir(os.path.dirname(os.path.abspath(file)))):
+        raise _error(owner, 'saveCheckpoint: file must be a path in an existing directory, got %r (%s)', os.fspath(file),
+                     'a directory' if os.path.isdir(file) else '%s does not exist' % os.path.dirname(os.path.abspath(file)))
+    if not path and (not hasattr(file, 'write') or isinstance(file, io.TextIOBase)):
+        raise _error(owner, 'saveCheckpoint: file must be a path or a file open for binary writing, got %r', file)
     data = {'format': _CHECKPOINT_FORMAT, 'version': STATE_VERSION, 'context': simulation.context.createCheckpoint(),
             'state': sampler.getState()}
-    if isinstance(file, (str, os.PathLike)):
+    if path:
         temporary = '%s.temp%d' % (os.fspath(file), os.getpid())
         try:
             with open(temporary, 'wb') as output:
@@ -207,6 +215,8 @@ def loadCheckpoint(owner, sampler, simulation, file):
     state is checked first: a file whose state the sampler refuses leaves the Context as it was."""
     _simulation(owner, 'loadCheckpoint', simulation)
     name = os.fspath(file) if isinstance(file, (str, os.PathLike)) else getattr(file, 'name', repr(file))
+    if not isinstance(file, (str, os.PathLike)) and (not hasattr(file, 'read') or isinstance(file, io.TextIOBase)):
+        raise _error(owner, 'loadCheckpoint: file must be a path or a file open for binary reading, got %r', file)
     try:
         if isinstance(file, (str, os.PathLike)):
             with open(file, 'rb') as stream:

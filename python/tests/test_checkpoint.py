@@ -275,5 +275,38 @@ def test_failed_save_keeps_the_earlier_checkpoint(tmp_path, monkeypatch):
     assert path.read_bytes() == good and os.listdir(tmp_path) == ['run.chk']
 
 
+
+@pytest.mark.parametrize('cls', [Metadynamics, OPES])
+def test_checkpoint_files_that_cannot_be_used(cls, tmp_path):
+    """saveCheckpoint() to a path in a directory that does not exist, to a directory, to a text file or a
+    bytes path is a ValueError naming the file (it was a FileNotFoundError or IsADirectoryError naming
+    the temporary file, or a TypeError from pickle), before anything is written; loadCheckpoint() of a
+    text file or a bytes path the same."""
+    sampler, simulation = build('metadynamics-1d' if cls is Metadynamics else 'opes-1d-adaptive', 'Reference')
+    name = cls.__name__
+    missing = str(tmp_path/'missing'/'run.chk')
+    with pytest.raises(ValueError, match=r"^%s: saveCheckpoint: file must be a path in an existing directory, got '%s' "
+                       r"\(%s does not exist\)$" % (name, missing, tmp_path/'missing')):
+        sampler.saveCheckpoint(simulation, missing)
+    with pytest.raises(ValueError, match=r"^%s: saveCheckpoint: file must be a path in an existing directory, got '%s' "
+                       r"\(a directory\)$" % (name, tmp_path)):
+        sampler.saveCheckpoint(simulation, str(tmp_path))
+    with open(tmp_path/'text.chk', 'w') as text:
+        with pytest.raises(ValueError, match=r"^%s: saveCheckpoint: file must be a path or a file open for binary "
+                           r"writing, got <_io.TextIOWrapper" % name):
+            sampler.saveCheckpoint(simulation, text)
+    with pytest.raises(ValueError, match=r"^%s: saveCheckpoint: file must be a path or a file open for binary writing, "
+                       r"got b'run.chk'$" % name):
+        sampler.saveCheckpoint(simulation, b'run.chk')
+    assert os.listdir(tmp_path) == ['text.chk'] and (tmp_path/'text.chk').read_bytes() == b''
+    sampler.saveCheckpoint(simulation, str(tmp_path/'run.chk'))
+    with open(tmp_path/'run.chk') as text:
+        with pytest.raises(ValueError, match=r"^%s: loadCheckpoint: file must be a path or a file open for binary "
+                           r"reading, got <_io.TextIOWrapper" % name):
+            sampler.loadCheckpoint(simulation, text)
+    with open(tmp_path/'run.chk', 'rb') as binary:
+        sampler.loadCheckpoint(simulation, binary)
+
+
 if __name__ == '__main__':
     phase(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])

@@ -191,3 +191,16 @@ def test_two_walkers_restored_from_one_checkpoint(cls, tmp_path):
                                                                                         first._id)):
         second.step(secondSimulation, EXCHANGE)
     assert (tmp_path/name).read_bytes() == written and not [f for f in os.listdir(tmp_path) if f.startswith('temp_')]
+
+
+@pytest.mark.parametrize('cls', [Metadynamics, OPES])
+def test_directory_that_cannot_be_written(cls, tmp_path, monkeypatch):
+    """A biasDir this process cannot write to is a ValueError naming it when the object is created (it was
+    a PermissionError from inside, after the directory's files were read). os.access is replaced: the
+    tests may run as root, who can write anywhere."""
+    import openmmcoordination._gridbias as gridbias
+    monkeypatch.setattr(gridbias.os, 'access', lambda path, mode: False)
+    with pytest.raises(ValueError, match=r"^%s: biasDir must be a directory this process can write to \(its walker files "
+                       r"go there\), got '%s'$" % (cls.__name__, tmp_path)):
+        build(KIND[cls], 'Reference', biasDir=str(tmp_path))
+    assert os.listdir(tmp_path) == []
