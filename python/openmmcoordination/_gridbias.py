@@ -25,6 +25,10 @@ CV_NAMES = ('c1', 'c2', 'c3')
 
 _MAX_ID = 0x7FFFFFFF
 
+#: The most points a grid may have (all its dimensions together), as the PLUMED reader's METAD: 80 MB an
+#: array of it, of which the classes keep several, and the table's spline coefficients 4 to 64 times that.
+MAX_GRID_POINTS = 10000000
+
 
 def _checkForce(owner, where, force, coordinationOnly=False):
     """Check one force of a variable (``where`` names it in messages): a CoordinationForce with the
@@ -95,6 +99,11 @@ def checkVariables(owner, variables):
             raise _error(owner, 'variables[%d].biasWidth must be positive, got %r', i, v.biasWidth)
         if not _isInteger(v.gridWidth) or v.gridWidth < 2:
             raise _error(owner, 'variables[%d].gridWidth must be an integer >= 2, got %r', i, v.gridWidth)
+    points = math.prod(int(v.gridWidth) for v in variables)
+    if points > MAX_GRID_POINTS:
+        raise _error(owner, 'the grid of the variables has %s = %d points, more than %d (its arrays would not fit in '
+                     'memory); give smaller gridWidths', ' x '.join(str(v.gridWidth) for v in variables), points,
+                     MAX_GRID_POINTS)
     from openmmcoordination import CoordinationForce
     # The coordination numbers' periodicity (a DistanceCV has its own, as in C++).
     forces = [(i, force) for i, v in enumerate(variables) for force in variableForces(v) if isinstance(force, CoordinationForce)]

@@ -481,6 +481,11 @@ ERRORS = [
     ('gridWidth float', dict(variables=[_variable(gridWidth=20.5)]), r'variables\[0\]\.gridWidth .*got 20\.5'),
     ('range', dict(variables=[_variable(minValue=2.0, maxValue=1.0)]),
      r'variables\[0\]\.minValue \(2\.0\) must be less than maxValue \(1\.0\)'),
+    ('grid too large', dict(variables=[_variable(gridWidth=10**9)]),
+     r'the grid of the variables has 1000000000 = 1000000000 points, more than 10000000 \(its arrays would not fit in '
+     r'memory\); give smaller gridWidths'),
+    ('grid too large 3-D', dict(variables=[_variable(gridWidth=300) for _ in range(3)]),
+     r'the grid of the variables has 300 x 300 x 300 = 27000000 points, more than 10000000'),
     ('biasWidth', dict(variables=[_variable(biasWidth=0.0)]), r'variables\[0\]\.biasWidth must be positive, got 0\.0'),
     ('biasWidth nan', dict(variables=[_variable(biasWidth=float('nan'))]), r'variables\[0\]\.biasWidth must be a finite number, got nan'),
     ('biasFactor', dict(biasFactor=1.0), r'biasFactor must be a number > 1, got 1\.0'),
