@@ -30,3 +30,19 @@ def _positiveQuantity(value, defaultUnit, owner, name, kind):
     if not math.isfinite(number) or number <= 0:
         raise _error(owner, '%s must be positive and finite, got %s', name, _shown(value))
     return number
+
+
+def _simulation(owner, method, simulation):
+    """Check that ``simulation`` is what ``method`` takes, an openmm.app.Simulation (not its Context): what
+    has a ``context`` (and for step() a ``currentStep``)."""
+    if not hasattr(simulation, 'context') or (method == 'step' and not hasattr(simulation, 'currentStep')):
+        raise _error(owner, '%s: simulation must be an openmm.app.Simulation, got %s%s', method, type(simulation).__name__,
+                     ' (give the Simulation, not its Context)' if hasattr(simulation, 'getIntegrator') else '')
+    return simulation
+
+
+def _steps(owner, steps):
+    """The number of steps of step(), checked: an integer >= 0 (2.5 is not silently 2)."""
+    if not _isInteger(steps) or steps < 0:
+        raise _error(owner, 'step: steps must be an integer >= 0, got %r', steps)
+    return int(steps)

@@ -11,6 +11,7 @@ import numbers
 import os
 import random
 import warnings
+import weakref
 
 import numpy as np
 
@@ -23,6 +24,10 @@ from openmmcoordination._checks import _error, _isInteger
 CV_NAMES = ('c1', 'c2', 'c3')
 
 _MAX_ID = 0x7FFFFFFF
+
+#: The most points a grid may have (all its dimensions together), as the PLUMED reader's METAD: 80 MB an
+#: array of it, of which the classes keep several, and the table's spline coefficients 4 to 64 times that.
+MAX_GRID_POINTS = 10000000
 
 
 def _checkForce(owner, where, force, coordinationOnly=False):
@@ -94,6 +99,11 @@ def checkVariables(owner, variables):
             raise _error(owner, 'variables[%d].biasWidth must be positive, got %r', i, v.biasWidth)
         if not _isInteger(v.gridWidth) or v.gridWidth < 2:
             raise _error(owner, 'variables[%d].gridWidth must be an integer >= 2, got %r', i, v.gridWidth)
+    points = math.prod(int(v.gridWidth) for v in variables)
+    if points > MAX_GRID_POINTS:
+        raise _error(owner, 'the grid of the variables has %s = %d points, more than %d (its arrays would not fit in '
+                     'memory); give smaller gridWidths', ' x '.join(str(v.gridWidth) for v in variables), points,
+                     MAX_GRID_POINTS)
     from openmmcoordination import CoordinationForce
     # The coordination numbers' periodicity (a DistanceCV has its own, as in C++).
     forces = [(i, force) for i, v in enumerate(variables) for force in variableForces(v) if isinstance(force, CoordinationForce)]
@@ -115,8 +125,13 @@ def checkRunOptions(owner, intervalName, interval, saveFrequency, biasDir, recor
         if not _isInteger(saveFrequency) or saveFrequency <= 0 or saveFrequency % interval != 0:
             raise _error(owner, 'saveFrequency must be a positive multiple of %s (%d), got %r', intervalName, interval,
                          saveFrequency)
+        if not isinstance(biasDir, (str, os.PathLike)) or not isinstance(os.fspath(biasDir), str):
+            raise _error(owner, 'biasDir must be a path (a str or os.PathLike), got %r', biasDir)
         if not os.path.isdir(biasDir):
             raise _error(owner, 'biasDir must be an existing directory, got %r', biasDir)
+        if not os.access(biasDir, os.W_OK | os.X_OK):
+            raise _error(owner, 'biasDir must be a directory this process can write to (its walker files go there), '
+                         'got %r', biasDir)
     if recordFrequency is not None and (not _isInteger(recordFrequency) or recordFrequency <= 0):
         raise _error(owner, 'recordFrequency must be None or a positive integer, got %r', recordFrequency)
 
@@ -139,6 +154,8 @@ class GridBias(object):
         from openmmcoordination import CoordinationBiasForce
         from openmmcoordination.cvfunction import CVFunction
         from openmmcoordination.distancecv import DistanceCV
+        self.owner = owner
+        self._checkedContext = None
         self.variables = variables
         self.axes = [np.linspace(v.minValue, v.maxValue, v.gridWidth) for v in variables]
         self.shape = tuple(v.gridWidth for v in reversed(variables))
@@ -261,7 +278,33 @@ class GridBias(object):
 
     def collectiveVariables(self, context):
         """The variables' values in the Context, a list of floats (one per variable)."""
-        return self.values(self.force.getCollectiveVariableValues(context))
+        try:
+            raw = self.force.getCollectiveVariableValues(context)
+        except openmm.OpenMMException as error:
+            if 'not present in the Context' not in str(error):
+                raise
+            raise openmm.OpenMMException(
+                '%s: the Simulation\'s Context has no bias force: it was created before the %s, which added the force '
+                'to the System; create the Simulation after it, or call simulation.context.reinitialize(preserveState=True) '
+                '(%s)' % (self.owner, self.owner, error)) from None
+        return self.values(raw)
+
+    def checkContext(self, context):
+        """Before step() runs a step: the bias force is in the Context (OpenMMException saying what to do
+        otherwise, where the steps would run unbiased first). Once per Context."""
+        if self._checkedContext is None or self._checkedContext() is not context:
+            self.collectiveVariables(context)
+            self._checkedContext = weakref.ref(context)
+
+    def checkFinite(self, values, step):
+        """OpenMMException (as OpenMM's for a coordinate that is NaN) where a variable's value is not finite
+        (a CVFunction such as log(c) at c = 0): a hill or kernel there would make the whole bias NaN."""
+        for k, value in enumerate(values):
+            if not math.isfinite(value):
+                raise openmm.OpenMMException(
+                    '%s: variables[%d] is %r at step %d (%r), which no hill or kernel can be centred on: nothing was '
+                    'added; give a function or force that is finite where the run goes'
+                    % (self.owner, k, float(value), step, self.variables[k].force))
 
     def sample(self, context):
         """(CVs, bias): the CVs and the energy of the bias force's group there (kJ/mol), what the
@@ -324,12 +367,30 @@ def newWalkerId(directory, pattern):
 
 
 def replaceFile(directory, prefix, walkerId, index, array):
-    """Write array as <prefix>_<id>_<index>.npy through a temporary file and a rename (a reader never
-    sees half a file), then remove <prefix>_<id>_<index - 1>.npy."""
+    """Write array as <prefix>_<id>_<index>.npy through a temporary file and a link (a reader never
+    sees half a file), then remove <prefix>_<id>_<index - 1>.npy. The file is new: where it exists,
+    another walker writes under this id (two walkers restored from one state), and the ValueError
+    says so instead of writing over that walker's file."""
     previous = os.path.join(directory, '%s_%d_%d.npy' % (prefix, walkerId, index - 1))
+    target = os.path.join(directory, '%s_%d_%d.npy' % (prefix, walkerId, index))
     temporary = os.path.join(directory, 'temp_%d_%d.npy' % (walkerId, index))
     np.save(temporary, array)
-    os.replace(temporary, os.path.join(directory, '%s_%d_%d.npy' % (prefix, walkerId, index)))
+    taken = _error('OPES' if prefix == 'opes' else 'Metadynamics', 'biasDir %s already holds %s: another walker writes '
+                   'under this walker\'s id %d (two walkers restored from one state or checkpoint?), and its file is '
+                   'not written over; give each walker a checkpoint of its own', directory, os.path.basename(target),
+                   walkerId)
+    try:
+        try:
+            os.link(temporary, target)                 # fails where the file exists
+        except FileExistsError:
+            raise taken from None
+        except OSError:                                # a file system without hard links
+            if os.path.exists(target):
+                raise taken from None
+            os.replace(temporary, target)
+    finally:
+        if os.path.exists(temporary):
+            os.remove(temporary)
     if os.path.exists(previous):
         os.remove(previous)
 

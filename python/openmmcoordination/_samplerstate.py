@@ -2,7 +2,9 @@
 settings that define a run (compared by setState() and by walkers sharing a biasDir), and the
 checkpoint file that holds a Simulation's checkpoint and a sampler's getState() together."""
 
+import io
 import json
+import operator
 import os
 import pickle
 import warnings
@@ -11,7 +13,7 @@ import numpy as np
 
 import openmm
 
-from openmmcoordination._checks import _error
+from openmmcoordination._checks import _error, _simulation
 
 #: The version of the dictionaries that getState() returns (setState() refuses others).
 STATE_VERSION = 1
@@ -103,25 +105,118 @@ def checkState(owner, state, settings):
                      describeDifferences(state['settings'], settings, 'the state', 'this object'))
 
 
+def stateValues(owner, state, converters):
+    """The values of a getState() dictionary converted for setState(), before anything is changed:
+    {key: converter(state[key])} for each key of ``converters``. A key that is missing, or a value that
+    its converter refuses (another type or shape, a number that is not finite), is a ValueError naming
+    the key and why, so that a damaged state changes nothing."""
+    values = {}
+    for key, converter in converters.items():
+        if key not in state:
+            raise _error(owner, 'setState: the state has no %r (a damaged dictionary of %s.getState()); nothing was '
+                         'restored', key, owner)
+        try:
+            values[key] = converter(state[key])
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError, OverflowError) as error:
+            raise _error(owner, 'setState: the state\'s %r cannot be restored (%s); nothing was restored', key,
+                         error) from None
+    return values
+
+
+def number(value):
+    """A finite float of a state (ValueError otherwise)."""
+    result = float(value)
+    if not np.isfinite(result):
+        raise ValueError('%r is not finite' % (value,))
+    return result
+
+
+def integer(value):
+    """An int of a state: an integer (not a float or a bool)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError('%r is not an integer' % (value,))
+    return operator.index(value)
+
+
+def boolean(value):
+    """A bool of a state: True or False (a NumPy bool too)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError('%r is not True or False' % (value,))
+    return bool(value)
+
+
+def tuples(width):
+    """A converter of rows of ``width`` finite numbers, kept as they are (tuples)."""
+    def convert(value):
+        array((None, width))(value)
+        return [tuple(row) for row in value]
+    return convert
+
+
+def array(shape, positive=False):
+    """A converter to a float array of ``shape`` (None: any length; an empty list of rows is taken as
+    shape (0, ...)), every value finite (and > 0 where ``positive``)."""
+    def convert(value):
+        result = np.array(value, dtype=float)
+        if result.size == 0 and len(shape) > 1 and shape[0] is None:
+            result = result.reshape((0,) + tuple(shape[1:]))
+        if result.ndim != len(shape) or any(n is not None and n != m for n, m in zip(shape, result.shape)):
+            raise ValueError('shape %s, where this object needs (%s)' % (
+                result.shape, ', '.join('n' if n is None else str(n) for n in shape) + (',' if len(shape) == 1 else '')))
+        if not np.all(np.isfinite(result)) or (positive and not np.all(result > 0)):
+            raise ValueError('values that are not %s' % ('positive and finite' if positive else 'finite'))
+        return result
+    return convert
+
+
+def frames(dimensions):
+    """A converter of recorded frames: (step, the CVs, two numbers) each."""
+    def convert(value):
+        result = []
+        for step, cvs, first, second in value:
+            cvs = [number(x) for x in cvs]
+            if len(cvs) != dimensions:
+                raise ValueError('a frame of %d CVs, where this object has %d variables' % (len(cvs), dimensions))
+            result.append((integer(step), cvs, number(first), number(second)))
+        return result
+    return convert
+
+
 def saveCheckpoint(sampler, simulation, file):
     """Write the Simulation's checkpoint (Context.createCheckpoint) and sampler.getState() to ``file``,
     a path (written to a temporary file and renamed, so an earlier checkpoint survives a failure) or
     an open binary file."""
+    owner = type(sampler).__name__
+    _simulation(owner, 'saveCheckpoint', simulation)
+    path = isinstance(file, (str, os.PathLike))
+    if path and (os.path.isdir(file) or not os.path.isdir(os.path.dirname(os.path.abspath(file)))):
+        raise _error(owner, 'saveCheckpoint: file must be a path in an existing directory, got %r (%s)', os.fspath(file),
+                     'a directory' if os.path.isdir(file) else '%s does not exist' % os.path.dirname(os.path.abspath(file)))
+    if not path and (not hasattr(file, 'write') or isinstance(file, io.TextIOBase)):
+        raise _error(owner, 'saveCheckpoint: file must be a path or a file open for binary writing, got %r', file)
     data = {'format': _CHECKPOINT_FORMAT, 'version': STATE_VERSION, 'context': simulation.context.createCheckpoint(),
             'state': sampler.getState()}
-    if isinstance(file, (str, os.PathLike)):
+    if path:
         temporary = '%s.temp%d' % (os.fspath(file), os.getpid())
-        with open(temporary, 'wb') as output:
-            pickle.dump(data, output, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(temporary, file)
+        try:
+            with open(temporary, 'wb') as output:
+                pickle.dump(data, output, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(temporary, file)
+        finally:
+            if os.path.exists(temporary):       # a failed write or rename leaves no temporary file behind
+                os.remove(temporary)
     else:
         pickle.dump(data, file, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def loadCheckpoint(owner, sampler, simulation, file):
     """Read a file of saveCheckpoint(): the Context's checkpoint into the Simulation (step count
-    included) and the state into the sampler (setState, which uploads the bias to the Context)."""
+    included) and the state into the sampler (setState, which uploads the bias to the Context). The
+    state is checked first: a file whose state the sampler refuses leaves the Context as it was."""
+    _simulation(owner, 'loadCheckpoint', simulation)
     name = os.fspath(file) if isinstance(file, (str, os.PathLike)) else getattr(file, 'name', repr(file))
+    if not isinstance(file, (str, os.PathLike)) and (not hasattr(file, 'read') or isinstance(file, io.TextIOBase)):
+        raise _error(owner, 'loadCheckpoint: file must be a path or a file open for binary reading, got %r', file)
     try:
         if isinstance(file, (str, os.PathLike)):
             with open(file, 'rb') as stream:
@@ -134,7 +229,13 @@ def loadCheckpoint(owner, sampler, simulation, file):
     if not isinstance(data, dict) or data.get('format') != _CHECKPOINT_FORMAT:
         raise _error(owner, 'loadCheckpoint: %s is not a checkpoint of %s.saveCheckpoint (a Simulation.saveCheckpoint '
                      'file holds the Context alone)', name, owner)
-    simulation.context.loadCheckpoint(data['context'])
+    sampler._stateValues(data.get('state'))     # a state that setState() refuses: the Context is left as it was
+    try:
+        simulation.context.loadCheckpoint(data['context'])
+    except (openmm.OpenMMException, KeyError, TypeError) as error:
+        raise _error(owner, 'loadCheckpoint: the Context checkpoint in %s cannot be loaded into this Simulation\'s '
+                     'Context (%s: %s); create the System and Simulation as the run that saved it did', name,
+                     type(error).__name__, error) from None
     simulation.currentStep = simulation.context.getStepCount()    # an attribute before OpenMM 8.1 made it a property
     sampler.setState(data['state'], simulation.context)
 
@@ -151,6 +252,9 @@ def checkDirectory(owner, biasDir, settings):
     except (OSError, ValueError) as error:
         raise _error(owner, 'biasDir holds %s, which cannot be read (%s: %s); it records the settings of the walkers '
                      'that share the directory', path, type(error).__name__, error) from None
+    if not isinstance(recorded, dict):
+        raise _error(owner, 'biasDir holds %s, which cannot be read (a JSON %s, not the object of settings that it '
+                     'records for the walkers that share the directory)', path, type(recorded).__name__)
     ours = json.loads(json.dumps(settings))
     if recorded != ours:
         raise _error(owner, 'biasDir %s was written by walkers with other settings (%s), whose biases cannot be added '
@@ -210,17 +314,27 @@ class WalkerFiles(object):
         except FileNotFoundError:
             return None           # replaced by a newer file of its writer: read that one next time
         except (OSError, ValueError, EOFError) as error:
-            why = _whyUnreadable(path, error)
-            if strict:
-                raise _error(self.owner, 'biasDir holds %s, which cannot be read as a NumPy array (%s); remove it or '
-                             'use another biasDir', path, why) from None
-            if path in self.previous and path not in self.warned:
-                self.warned.add(path)
-                warnings.warn('%s: the walker file %s could not be read at two exchanges in a row (%s); its biases '
-                              'are left out until it can be read' % (self.owner, path, why), RuntimeWarning)
-            self.failed[path] = why
-            return None
+            return self._failed(path, 'which cannot be read as a NumPy array', _whyUnreadable(path, error), strict)
+        # a walker whose run blew up, or a damaged file: its values would make the table (and this run) NaN
+        if data.dtype.kind not in 'iuf':
+            return self._failed(path, 'which is not an array of numbers', 'dtype %s' % data.dtype, strict)
+        if not np.all(np.isfinite(data)):
+            return self._failed(path, 'which holds values that are not finite',
+                                '%d of %d' % (np.count_nonzero(~np.isfinite(data)), data.size), strict)
         return data
+
+    def _failed(self, path, what, why, strict):
+        """A file that cannot be used: ValueError when strict, else None (and a warning at the second
+        exchange in a row)."""
+        if strict:
+            raise _error(self.owner, 'biasDir holds %s, %s (%s); remove it or use another biasDir', path, what, why)
+        if path in self.previous and path not in self.warned:
+            self.warned.add(path)
+            warnings.warn('%s: the walker file %s could not be read at two exchanges in a row (%s, %s); its biases '
+                          'are left out until it can be read' % (self.owner, path, what[len('which '):], why),
+                          RuntimeWarning)
+        self.failed[path] = why
+        return None
 
     def startExchange(self):
         """Call before each exchange's loads."""

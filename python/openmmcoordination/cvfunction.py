@@ -83,11 +83,23 @@ class CVFunction(object):
 
     def evaluate(self, values):
         """The function's value at the CVs ``values`` (one number per force, in the order of ``names``)."""
-        return self._expression.evaluate(dict(zip(self.names, values)))
+        return self._expression.evaluate(self._variables('evaluate', values))
 
     def gradient(self, values):
         """d f/d CV for each force (in the order of ``names``) at ``values``."""
-        return self._expression.gradient(dict(zip(self.names, values)))
+        return self._expression.gradient(self._variables('gradient', values))
+
+    def _variables(self, method, values):
+        """{name: value} of one number per force, checked (a value short was a KeyError, one too many was
+        ignored, a string was NaN)."""
+        try:
+            numbers = [float(value) for value in values]
+        except (TypeError, ValueError):
+            numbers = None
+        if numbers is None or len(numbers) != len(self.names):
+            raise _fail('%s: values must be %d numbers, one per force (%s), got %r', method, len(self.names),
+                        ', '.join(self.names), values)
+        return dict(zip(self.names, numbers))
 
     def renamed(self, prefix):
         """The expression with each name replaced by prefix + name (for the bias force, whose CVs have

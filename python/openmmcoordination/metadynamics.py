@@ -38,7 +38,7 @@ import numpy as np
 from openmm import unit
 from openmm.app.metadynamics import BiasVariable
 
-from openmmcoordination._checks import _isInteger, _positiveQuantity
+from openmmcoordination._checks import _isInteger, _positiveQuantity, _simulation, _steps
 from openmmcoordination.cvfunction import CVFunction  # noqa: F401 (a variable's force may be one)
 from openmmcoordination._gridbias import CV_NAMES  # noqa: F401 (defined here before)
 from openmmcoordination._gridbias import (GridBias, checkRunOptions, checkVariables, newestFiles, newWalkerId,
@@ -181,14 +181,18 @@ class Metadynamics(object):
         """Advance the simulation by ``steps`` time steps, adding a Gaussian whenever
         simulation.currentStep reaches a multiple of ``frequency`` and, with a biasDir, writing
         and reading biases at multiples of ``saveFrequency``; with recordFrequency, recording a frame
-        at each multiple of it (before the hill of that step)."""
+        at each multiple of it (before the hill of that step). ``steps`` is an integer >= 0 (a float,
+        or a negative number, is a ValueError: openmm.app's runs no step for -5 and raises TypeError
+        for 2.5)."""
+        _simulation('Metadynamics', 'step', simulation)
+        remaining = _steps('Metadynamics', steps)
+        self._grid.checkContext(simulation.context)
         if self._pendingUpload:
             self._uploadBias(simulation.context)
         self._settleFactor()
         if not self._factors:
             self._factors.append((simulation.currentStep, self._factor))
         intervals = [n for n in (self.frequency, self.recordFrequency) if n is not None]
-        remaining = int(steps)
         while remaining > 0:
             chunk = min([remaining] + [n - simulation.currentStep % n for n in intervals])
             simulation.step(chunk)
@@ -197,9 +201,13 @@ class Metadynamics(object):
             step, sample = simulation.currentStep, None
             if self.recordFrequency is not None and step % self.recordFrequency == 0:
                 sample = self._sample(simulation.context)
+                self._grid.checkFinite(sample[0], step)
                 self._frames.append((step, sample[0], sample[1], self._factor))
             if step % self.frequency != 0:
                 continue
+            if sample is None:
+                sample = self._sample(simulation.context)
+                self._grid.checkFinite(sample[0], step)
             self._addHill(simulation.context, sample)
             if self.saveFrequency is not None and step % self.saveFrequency == 0:
                 self._writeBias()
@@ -227,6 +235,7 @@ class Metadynamics(object):
 
     def getCollectiveVariables(self, simulation):
         """The current values of the collective variables, a tuple with one float per variable."""
+        _simulation('Metadynamics', 'getCollectiveVariables', simulation)
         return tuple(self._grid.collectiveVariables(simulation.context))
 
     def getCollectiveVariableGrid(self):
@@ -318,25 +327,46 @@ class Metadynamics(object):
         state's settings and this object's where they differ. With a biasDir, this walker takes the
         state's id and file index back (the file this object wrote under a new id on creation is
         removed). The bias goes to the force's table; to the Context now if ``context`` is given, else
-        at the next step(). loadCheckpoint() does all of it from a saveCheckpoint() file."""
-        _samplerstate.checkState('Metadynamics', state, self._settings())
+        at the next step(). A damaged state (a key missing, another shape or type, a number that is not
+        finite) is a ValueError naming the key, and changes nothing. loadCheckpoint() does all of it
+        from a saveCheckpoint() file."""
+        values = self._stateValues(state)
         self._pendingFactor = None
-        self._selfBias = np.array(state['selfBias'], dtype=float).reshape(self._shape)
-        self._totalBias = np.array(state['totalBias'], dtype=float).reshape(self._shape)
-        self._hillCenters = [list(center) for center in state['hillCenters']]
-        self._hillHeights = list(state['hillHeights'])
-        self._factor = float(state['factor'])
-        self._factors = list(state['factors'])
-        self._frames = [(step, list(cvs), bias, factor) for step, cvs, bias, factor in state['frames']]
-        self._loadedBiases = {other: (index, np.array(bias, dtype=float))
-                              for other, (index, bias) in state['loadedBiases'].items()}
+        self._selfBias = values['selfBias']
+        self._totalBias = values['totalBias']
+        self._hillCenters = [list(center) for center in values['hillCenters']]
+        self._hillHeights = list(values['hillHeights'])
+        self._factor = values['factor']
+        self._factors = values['factors']
+        self._frames = values['frames']
+        self._loadedBiases = values['loadedBiases']
         if self.biasDir is not None:
             self._id, self._saveIndex = _restoreWalker(self.biasDir, _BIAS_FILE, 'bias', self._id, self._saveIndex,
-                                                       state)
+                                                       values)
         self._grid.setValues(self._totalBias)
         self._pendingUpload = True
         if context is not None:
             self._uploadBias(context)
+
+    def _stateValues(self, state):
+        """The values of a getState() dictionary for setState(), checked before anything is changed (by
+        setState(), and by loadCheckpoint() before the Context): the settings, every key, the shapes
+        and types, numbers finite; ValueError naming what does not fit."""
+        _samplerstate.checkState('Metadynamics', state, self._settings())
+        restore, dimensions, grid = _samplerstate, len(self.variables), _samplerstate.array(self._shape)
+        values = restore.stateValues('Metadynamics', state, {
+            'selfBias': grid, 'totalBias': grid, 'hillCenters': restore.array((None, dimensions)),
+            'hillHeights': restore.array((None,)), 'factor': restore.number,
+            'factors': lambda factors: [(restore.integer(step), restore.number(c)) for step, c in factors],
+            'frames': restore.frames(dimensions),
+            'loadedBiases': lambda biases: {restore.integer(other): (restore.integer(index), grid(bias))
+                                            for other, (index, bias) in biases.items()},
+            'walkerId': lambda walkerId: None if walkerId is None else restore.integer(walkerId),
+            'saveIndex': restore.integer})
+        if len(values['hillCenters']) != len(values['hillHeights']):
+            raise _error('setState: the state has %d hill centres and %d hill heights; nothing was restored',
+                         len(values['hillCenters']), len(values['hillHeights']))
+        return values
 
     def saveCheckpoint(self, simulation, file):
         """Write the Simulation's checkpoint (Context.createCheckpoint(): positions, velocities, step,
@@ -348,8 +378,9 @@ class Metadynamics(object):
     def loadCheckpoint(self, simulation, file):
         """Read a saveCheckpoint() file: the Context's checkpoint into the Simulation (its currentStep
         included) and the state into this object, whose bias goes to the Context (setState()). Create
-        this object with the settings of the run that wrote the file, and the Simulation after it. The file
-        is a Python pickle: load only checkpoints you trust."""
+        this object with the settings of the run that wrote the file, and the Simulation after it. A file
+        whose state setState() refuses leaves the Context as it was. The file is a Python pickle: load
+        only checkpoints you trust."""
         _samplerstate.loadCheckpoint('Metadynamics', self, simulation, file)
 
     def _sample(self, context):

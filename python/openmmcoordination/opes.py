@@ -32,7 +32,7 @@ import numpy as np
 
 from openmm import unit
 
-from openmmcoordination._checks import _error as _ownerError, _isInteger, _positiveQuantity
+from openmmcoordination._checks import _error as _ownerError, _isInteger, _positiveQuantity, _simulation, _steps
 from openmmcoordination._gridbias import (GridBias, checkRunOptions, checkVariables, freeForceGroup, newestFiles,
                                           newWalkerId, replaceFile)
 from openmmcoordination import _samplerstate
@@ -214,6 +214,8 @@ class OPES(object):
             raise _error('%s must be a positive integer, got %r', frequencyName, pace)
         if not isinstance(explore, bool):
             raise _error('%s must be True or False, got %r', exploreName, explore)
+        if fixedSigma not in (True, False):
+            raise _error('fixedSigma must be True or False, got %r', fixedSigma)
         if biasFactor is None:
             biasFactor = barrierKJ/kT
             if biasFactor <= 1.0:
@@ -336,7 +338,10 @@ class OPES(object):
         files of walkers at multiples of ``saveFrequency``, a frame at multiples of ``recordFrequency``.
         An adaptive sigma's running statistics count every step, as PLUMED's: on the device (nothing
         read back between updates) where each variable is a CoordinationForce, else from the CVs read
-        here at every step."""
+        here at every step. ``steps`` is an integer >= 0, as for Metadynamics.step()."""
+        _simulation('OPES', 'step', simulation)
+        remaining = _steps('OPES', steps)
+        self._grid.checkContext(simulation.context)
         self._context = weakref.ref(simulation.context)
         if self._pendingUpload:
             self._upload(simulation.context)
@@ -344,7 +349,6 @@ class OPES(object):
             self._writeStatistics(simulation.context)
         if not self._history:
             self._history.append((simulation.currentStep,) + self._statistics())
-        remaining = int(steps)
         while remaining > 0:
             if self._hostStatistics():
                 chunk = 1
@@ -360,6 +364,7 @@ class OPES(object):
             if not (measuring or record or deposit):
                 continue
             cvs = np.array(self._grid.collectiveVariables(simulation.context))
+            self._grid.checkFinite(cvs, step)
             bias = self._biasAt(cvs)
             extra = self._extraEnergy(simulation.context)
             if record:
@@ -505,8 +510,14 @@ class OPES(object):
 
     def getBiasAt(self, collectiveVariables):
         """PLUMED's bias at the given CV values (one per variable), from every kernel (kJ/mol, a
-        Quantity): what getBias() gives at the grid points, anywhere."""
-        values = np.array(collectiveVariables, dtype=float).reshape(len(self.variables))
+        Quantity): what getBias() gives at the grid points, anywhere; NaN where a value is not finite."""
+        try:
+            values = np.array(collectiveVariables, dtype=float).reshape(len(self.variables))
+        except (TypeError, ValueError):
+            raise _error('getBiasAt: collectiveVariables must be %d numbers (one per variable), got %r',
+                         len(self.variables), collectiveVariables) from None
+        if not np.all(np.isfinite(values)):
+            return math.nan*unit.kilojoules_per_mole       # not the bias where no kernel reaches
         return self._biasAt(values)*unit.kilojoules_per_mole
 
     def getFreeEnergy(self):
@@ -518,6 +529,7 @@ class OPES(object):
 
     def getCollectiveVariables(self, simulation):
         """The current values of the collective variables, a tuple with one float per variable."""
+        _simulation('OPES', 'getCollectiveVariables', simulation)
         return tuple(self._grid.collectiveVariables(simulation.context))
 
     def getCollectiveVariableGrid(self):
@@ -618,30 +630,29 @@ class OPES(object):
         wrote under a new id on creation is removed). The bias goes to the force's table; to the
         Context now if ``context`` is given, else at the next step(), and so do an adaptive sigma's
         statistics kept on the device (they then hold the Context's current step: give the Context at
-        the state's step). loadCheckpoint() does all of it from a saveCheckpoint() file."""
-        _samplerstate.checkState('OPES', state, self._settings())
-        dimensions = len(self.variables)
+        the state's step). A damaged state (a key missing, another shape or type, a number that is not
+        finite) is a ValueError naming the key, and changes nothing. loadCheckpoint() does all of it from
+        a saveCheckpoint() file."""
+        values = self._stateValues(state)
         kernels = self._kernels
-        kernels.centers = np.array(state['centers'], dtype=float).reshape(-1, dimensions)
-        kernels.sigmas = np.array(state['sigmas'], dtype=float).reshape(-1, dimensions)
-        kernels.heights = np.array(state['heights'], dtype=float).reshape(-1)
+        kernels.centers, kernels.sigmas, kernels.heights = values['centers'], values['sigmas'], values['heights']
         kernels.clearDeltas()
-        self._deposited = [np.array(row, dtype=float) for row in state['deposited']]
-        self._sumWeights, self._sumWeights2 = float(state['sumWeights']), float(state['sumWeights2'])
-        self._counter, self._zed, self._norm = int(state['counter']), float(state['zed']), float(state['norm'])
-        self._adaptiveCounter = int(state['adaptiveCounter'])
-        self._averageCV = np.array(state['averageCV'], dtype=float)
-        self._m2 = np.array(state['m2'], dtype=float)
-        self._firstDeposit = bool(state['firstDeposit'])
-        self._gridSum.values = np.array(state['gridSum'], dtype=float).reshape(self._gridSum.shape)
-        self._gridSum.updates = int(state['gridSumUpdates'])
-        self._history = [tuple(h) for h in state['history']]
-        self._frames = [(step, np.array(cvs, dtype=float), bias, extra) for step, cvs, bias, extra in state['frames']]
-        self._readRows, self._seenFiles = dict(state['readRows']), dict(state['seenFiles'])
-        self._warned = set(tuple(w) if isinstance(w, list) else w for w in state['warned'])
+        self._deposited = list(values['deposited'])
+        self._sumWeights, self._sumWeights2 = values['sumWeights'], values['sumWeights2']
+        self._counter, self._zed, self._norm = values['counter'], values['zed'], values['norm']
+        self._adaptiveCounter = values['adaptiveCounter']
+        self._averageCV = values['averageCV']
+        self._m2 = values['m2']
+        self._firstDeposit = values['firstDeposit']
+        self._gridSum.values = values['gridSum']
+        self._gridSum.updates = values['gridSumUpdates']
+        self._history = values['history']
+        self._frames = [(step, np.array(cvs, dtype=float), bias, extra) for step, cvs, bias, extra in values['frames']]
+        self._readRows, self._seenFiles = values['readRows'], values['seenFiles']
+        self._warned = values['warned']
         if self.biasDir is not None:
             self._id, self._saveIndex = _restoreWalker(self.biasDir, _KERNEL_FILE, 'opes', self._id, self._saveIndex,
-                                                       state)
+                                                       values)
         self._grid.setValues(self._tableValues())
         self._pendingUpload = True
         self._pendingStatistics = self._deviceStatistics
@@ -649,6 +660,31 @@ class OPES(object):
             self._upload(context)
             if self._pendingStatistics:
                 self._writeStatistics(context)
+
+    def _stateValues(self, state):
+        """The values of a getState() dictionary for setState(), checked before anything is changed (by
+        setState(), and by loadCheckpoint() before the Context): the settings, every key, the shapes
+        and types, numbers finite; ValueError naming what does not fit."""
+        _samplerstate.checkState('OPES', state, self._settings())
+        restore, dimensions = _samplerstate, len(self.variables)
+        counts = lambda files: {restore.integer(other): restore.integer(n) for other, n in files.items()}  # noqa: E731
+        values = restore.stateValues('OPES', state, {
+            'centers': restore.array((None, dimensions)), 'sigmas': restore.array((None, dimensions), positive=True),
+            'heights': restore.array((None,)), 'deposited': restore.array((None, 2*dimensions + 2)),
+            'sumWeights': restore.number, 'sumWeights2': restore.number, 'counter': restore.integer,
+            'zed': restore.number, 'norm': restore.number, 'adaptiveCounter': restore.integer,
+            'averageCV': restore.array((dimensions,)), 'm2': restore.array((dimensions,)),
+            'firstDeposit': restore.boolean, 'gridSum': restore.array(self._gridSum.shape),
+            'gridSumUpdates': restore.integer,
+            'history': restore.tuples(5),
+            'frames': restore.frames(dimensions), 'readRows': counts, 'seenFiles': counts,
+            'warned': lambda warned: set(tuple(w) if isinstance(w, list) else w for w in warned),
+            'walkerId': lambda walkerId: None if walkerId is None else restore.integer(walkerId),
+            'saveIndex': restore.integer})
+        if not len(values['centers']) == len(values['sigmas']) == len(values['heights']):
+            raise _error('setState: the state has %d kernel centres, %d widths and %d heights; nothing was restored',
+                         len(values['centers']), len(values['sigmas']), len(values['heights']))
+        return values
 
     def saveCheckpoint(self, simulation, file):
         """Write the Simulation's checkpoint and getState() to ``file``, as Metadynamics.saveCheckpoint()."""
@@ -677,9 +713,15 @@ class OPES(object):
             rows = self._files.load(path, strict)
             if rows is None:
                 continue     # removed or replaced by its writer meanwhile, or unreadable: retried at the next exchange
+            dimensions = len(self.variables)
+            message = None
             if rows.ndim != 2 or rows.shape[1] != columns:
                 message = ('biasDir holds %s, kernels of shape %s, but %d variables need %d columns; use another '
                            'biasDir' % (path, rows.shape, len(self.variables), columns))
+            elif not np.all(rows[:, dimensions:2*dimensions] > 0):
+                message = ('biasDir holds %s, kernels whose widths (columns %d to %d) are not all positive; use another '
+                           'biasDir' % (path, dimensions, 2*dimensions - 1))
+            if message is not None:
                 if strict:
                     raise _error(message)
                 if ('file', other) not in self._warned:
@@ -687,7 +729,6 @@ class OPES(object):
                     warnings.warn('OPES: ' + message + '; it is ignored', RuntimeWarning)
                 continue
             self._seenFiles[other] = index
-            dimensions = len(self.variables)
             for row in rows[self._readRows.get(other, 0):]:
                 weight = math.exp(row[-1])
                 self._counter += 1

@@ -28,6 +28,9 @@ from openmmcoordination._checks import _error, _isInteger, _positiveQuantity, _s
 
 __all__ = ['reweightingFactor', 'reweightingWeights', 'reweightedHistogram', 'reweightedFreeEnergy']
 
+#: The most bins a histogram may have, all variables together (800 MB an array of them).
+MAX_BINS = 100000000
+
 
 def _kT(temperature, owner):
     """k_B T in kJ/mol of a temperature (a Quantity, or a number in kelvin), checked."""
@@ -132,6 +135,11 @@ def _bins(bins, dimensions, owner):
     if len(checked) != dimensions:
         raise _error(owner, 'bins must be a positive integer, increasing edges, or one of these per variable (%d), '
                      'got %r', dimensions, bins)
+    total = math.prod(axis if _isInteger(axis) else len(axis) - 1 for axis in checked)
+    if total > MAX_BINS:
+        raise _error(owner, 'bins must make at most %d bins in all (the histogram is an array of them), got %d for %d '
+                     'variables (%s)', MAX_BINS, total, dimensions, _shown(bins) if dimensions == 1 or _isInteger(bins)
+                     else 'one per variable')
     return checked
 
 

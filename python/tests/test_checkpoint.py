@@ -198,5 +198,115 @@ def test_load_a_plain_simulation_checkpoint(tmp_path):
         meta.loadCheckpoint(simulation, str(tmp_path / 'plain.chk'))
 
 
+
+def _damaged(kind):
+    """(key, value, message) of damaged states: a key missing, another shape, a value that is not finite,
+    another type, counts that disagree."""
+    if kind.startswith('metadynamics'):
+        return [('selfBias', None, r"the state has no 'selfBias' \(a damaged dictionary of Metadynamics.getState\(\)\)"),
+                ('totalBias', np.zeros(7), r"the state's 'totalBias' cannot be restored \(shape \(7,\), where this object "
+                                           r"needs \(101,\)\)"),
+                ('totalBias', np.full(101, np.nan), r"'totalBias' cannot be restored \(values that are not finite\)"),
+                ('factor', float('nan'), r"'factor' cannot be restored \(nan is not finite\)"),
+                ('frames', [(1, 2)], r"'frames' cannot be restored \(not enough values to unpack"),
+                ('loadedBiases', [], r"'loadedBiases' cannot be restored"),
+                ('hillHeights', [1.0], r'the state has \d+ hill centres and 1 hill heights')]
+    return [('gridSum', None, r"the state has no 'gridSum'"),
+            ('centers', np.zeros((3, 2)), r"'centers' cannot be restored \(shape \(3, 2\), where this object needs \(n, 1\)\)"),
+            ('sigmas', 'narrow', r"'sigmas' cannot be restored"),
+            ('zed', float('inf'), r"'zed' cannot be restored \(inf is not finite\)"),
+            ('firstDeposit', 'yes', r"'firstDeposit' cannot be restored \('yes' is not True or False\)"),
+            ('heights', np.ones(99), r'the state has \d+ kernel centres, \d+ widths and 99 heights')]
+
+
+@pytest.mark.parametrize('kind', ['metadynamics-1d', 'opes-1d-adaptive'])
+def test_damaged_state_changes_nothing(kind, tmp_path):
+    """A damaged state (a key missing, another shape or type, NaN) is a ValueError naming the key, before
+    anything is restored: it was a KeyError, a NumPy error or a silent NaN, with the object half
+    restored. loadCheckpoint() of a file whose state is refused leaves the Context as it was (it loaded
+    the Context first), and a Context checkpoint that cannot be loaded is a ValueError naming the file."""
+    sampler, simulation = build(kind, 'Reference')
+    sampler.step(simulation, STEPS)
+    state = sampler.getState()
+    other, otherSimulation = build(kind, 'Reference')
+    other.step(otherSimulation, STEPS//2)
+    before = pickle.dumps(other.getState())
+    owner = type(sampler).__name__
+    for key, value, message in _damaged(kind):
+        damaged = dict(state)
+        if value is None:
+            del damaged[key]
+        else:
+            damaged[key] = value
+        with pytest.raises(ValueError, match=r'^%s: setState: .*%s.*; nothing was restored$' % (owner, message)):
+            other.setState(damaged, otherSimulation.context)
+        assert pickle.dumps(other.getState()) == before, key
+        with open(tmp_path/'damaged.chk', 'wb') as stream:
+            pickle.dump({'format': 'openmmcoordination checkpoint', 'version': 1, 'context': b'', 'state': damaged}, stream)
+        with pytest.raises(ValueError, match=message):
+            other.loadCheckpoint(otherSimulation, str(tmp_path/'damaged.chk'))
+        assert otherSimulation.currentStep == STEPS//2 and pickle.dumps(other.getState()) == before
+    sampler.saveCheckpoint(simulation, str(tmp_path/'run.chk'))
+    with open(tmp_path/'run.chk', 'rb') as stream:
+        data = pickle.load(stream)
+    data['context'] = b'not a checkpoint'
+    with open(tmp_path/'context.chk', 'wb') as stream:
+        pickle.dump(data, stream)
+    with pytest.raises(ValueError, match=r"^%s: loadCheckpoint: the Context checkpoint in .*context.chk cannot be loaded "
+                                         r"into this Simulation's Context \(OpenMMException: " % owner):
+        other.loadCheckpoint(otherSimulation, str(tmp_path/'context.chk'))
+    assert otherSimulation.currentStep == STEPS//2 and pickle.dumps(other.getState()) == before
+    other.loadCheckpoint(otherSimulation, str(tmp_path/'run.chk'))             # the whole file: restored
+    assert otherSimulation.currentStep == STEPS
+
+
+def test_failed_save_keeps_the_earlier_checkpoint(tmp_path, monkeypatch):
+    """A save that fails while it writes leaves the earlier checkpoint as it was and no temporary file
+    (one was left beside it)."""
+    sampler, simulation = build('metadynamics-1d', 'Reference')
+    sampler.step(simulation, STEPS)
+    path = tmp_path/'run.chk'
+    sampler.saveCheckpoint(simulation, str(path))
+    good = path.read_bytes()
+    sampler.step(simulation, FREQUENCY)
+    monkeypatch.setattr(sampler, 'getState', lambda: {'unpicklable': lambda: None})
+    with pytest.raises((AttributeError, pickle.PicklingError)):
+        sampler.saveCheckpoint(simulation, str(path))
+    assert path.read_bytes() == good and os.listdir(tmp_path) == ['run.chk']
+
+
+
+@pytest.mark.parametrize('cls', [Metadynamics, OPES])
+def test_checkpoint_files_that_cannot_be_used(cls, tmp_path):
+    """saveCheckpoint() to a path in a directory that does not exist, to a directory, to a text file or a
+    bytes path is a ValueError naming the file (it was a FileNotFoundError or IsADirectoryError naming
+    the temporary file, or a TypeError from pickle), before anything is written; loadCheckpoint() of a
+    text file or a bytes path the same."""
+    sampler, simulation = build('metadynamics-1d' if cls is Metadynamics else 'opes-1d-adaptive', 'Reference')
+    name = cls.__name__
+    missing = str(tmp_path/'missing'/'run.chk')
+    with pytest.raises(ValueError, match=r"^%s: saveCheckpoint: file must be a path in an existing directory, got '%s' "
+                       r"\(%s does not exist\)$" % (name, missing, tmp_path/'missing')):
+        sampler.saveCheckpoint(simulation, missing)
+    with pytest.raises(ValueError, match=r"^%s: saveCheckpoint: file must be a path in an existing directory, got '%s' "
+                       r"\(a directory\)$" % (name, tmp_path)):
+        sampler.saveCheckpoint(simulation, str(tmp_path))
+    with open(tmp_path/'text.chk', 'w') as text:
+        with pytest.raises(ValueError, match=r"^%s: saveCheckpoint: file must be a path or a file open for binary "
+                           r"writing, got <_io.TextIOWrapper" % name):
+            sampler.saveCheckpoint(simulation, text)
+    with pytest.raises(ValueError, match=r"^%s: saveCheckpoint: file must be a path or a file open for binary writing, "
+                       r"got b'run.chk'$" % name):
+        sampler.saveCheckpoint(simulation, b'run.chk')
+    assert os.listdir(tmp_path) == ['text.chk'] and (tmp_path/'text.chk').read_bytes() == b''
+    sampler.saveCheckpoint(simulation, str(tmp_path/'run.chk'))
+    with open(tmp_path/'run.chk') as text:
+        with pytest.raises(ValueError, match=r"^%s: loadCheckpoint: file must be a path or a file open for binary "
+                           r"reading, got <_io.TextIOWrapper" % name):
+            sampler.loadCheckpoint(simulation, text)
+    with open(tmp_path/'run.chk', 'rb') as binary:
+        sampler.loadCheckpoint(simulation, binary)
+
+
 if __name__ == '__main__':
     phase(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])

@@ -300,6 +300,11 @@ ERRORS = [
     (lambda: CVFunction('cd + sqrt(-1)', {'cd': donor()}), r"CVFunction: expression 'cd \+ sqrt\(-1\)': .* has a part without "
      r"variables that is not a number"),
     (lambda: CVFunction('cd*(-1)^cd', {'cd': donor()}), r"its derivative by cd has a part without variables that is not a number"),
+    (lambda: CVFunction('cd - ca', {'cd': donor(), 'ca': acceptor()}).evaluate([1.0]),
+     r"^CVFunction: evaluate: values must be 2 numbers, one per force \(cd, ca\), got \[1\.0\]$"),      # was KeyError
+    (lambda: CVFunction('cd - ca', {'cd': donor(), 'ca': acceptor()}).evaluate([1.0, 2.0, 3.0]),
+     r'values must be 2 numbers, .*got \[1\.0, 2\.0, 3\.0\]'),                                          # was -1.0
+    (lambda: CVFunction('cd', {'cd': donor()}).gradient({'cd': 1.0}), r"^CVFunction: gradient: values must be 1 numbers"),
     (lambda: Metadynamics(toy_system(PARTNERS)[0], [BiasVariable('c', 0, 1, 0.1)], 300*unit.kelvin, 5, 1.0, 10),
      r'Metadynamics: variables\[0\]\.force must be a CoordinationForce, a CVFunction of them or another OpenMM Force '
      r'that computes a CV, got str'),
@@ -315,6 +320,26 @@ def test_errors(make, message):
         return
     with pytest.raises(ValueError, match=message):
         make()
+
+
+@pytest.mark.parametrize('cls', [Metadynamics, OPES])
+def test_function_that_is_not_finite_in_the_run(cls):
+    """A CVFunction that is not finite where the run goes (log(cd - cd)) is an OpenMMException naming the
+    variable, the value and the step (as OpenMM's for a NaN coordinate), and adds nothing: the NaN hill
+    or kernel made the whole bias NaN and every later step an OpenMMException of the table that named
+    no variable."""
+    system, topology = toy_system(PARTNERS)
+    variable = BiasVariable(CVFunction('log(cd - cd)', {'cd': donor()}), -2.0, 2.0, 0.1, gridWidth=41)
+    sampler = (Metadynamics(system, [variable], TOY_TEMPERATURE*unit.kelvin, 5.0, 1.0, 10) if cls is Metadynamics else
+               OPES(system, [variable], TOY_TEMPERATURE*unit.kelvin, 20.0, 10, sigma=0.1))
+    simulation = app.Simulation(topology, system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
+    simulation.context.setPositions(positions())
+    with pytest.raises(openmm.OpenMMException, match=r"^%s: variables\[0\] is (nan|-inf) at step \d+ \(CVFunction\('log\(cd - cd\)', "
+                       r"\{'cd': CoordinationForce\}\)\), which no hill or kernel can be centred on: nothing was added"
+                       % cls.__name__):
+        sampler.step(simulation, 20)
+    assert np.all(np.isfinite(sampler.getBias()._value))
+    assert len(sampler.getHillHeights() if cls is Metadynamics else sampler.getKernels()[2]) == 0
 
 
 def test_function_of_a_distance_and_a_coordination_number(platform_config):

@@ -15,6 +15,7 @@ CV is the centre's coordination with two partners; in 2-D and 3-D, CV k is s(r) 
 """
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -480,6 +481,11 @@ ERRORS = [
     ('gridWidth float', dict(variables=[_variable(gridWidth=20.5)]), r'variables\[0\]\.gridWidth .*got 20\.5'),
     ('range', dict(variables=[_variable(minValue=2.0, maxValue=1.0)]),
      r'variables\[0\]\.minValue \(2\.0\) must be less than maxValue \(1\.0\)'),
+    ('grid too large', dict(variables=[_variable(gridWidth=10**9)]),
+     r'the grid of the variables has 1000000000 = 1000000000 points, more than 10000000 \(its arrays would not fit in '
+     r'memory\); give smaller gridWidths'),
+    ('grid too large 3-D', dict(variables=[_variable(gridWidth=300) for _ in range(3)]),
+     r'the grid of the variables has 300 x 300 x 300 = 27000000 points, more than 10000000'),
     ('biasWidth', dict(variables=[_variable(biasWidth=0.0)]), r'variables\[0\]\.biasWidth must be positive, got 0\.0'),
     ('biasWidth nan', dict(variables=[_variable(biasWidth=float('nan'))]), r'variables\[0\]\.biasWidth must be a finite number, got nan'),
     ('biasFactor', dict(biasFactor=1.0), r'biasFactor must be a number > 1, got 1\.0'),
@@ -494,6 +500,7 @@ ERRORS = [
     ('saveFrequency multiple', dict(saveFrequency=150, biasDir='.'), r'saveFrequency must be a positive multiple of frequency \(100\), got 150'),
     ('saveFrequency smaller', dict(saveFrequency=50, biasDir='.'), r'saveFrequency must be .* got 50'),
     ('biasDir missing', dict(saveFrequency=100, biasDir='/nonexistent/metad'), r"biasDir must be an existing directory, got '/nonexistent/metad'"),
+    ('biasDir bytes', dict(saveFrequency=100, biasDir=b'.'), r"biasDir must be a path \(a str or os.PathLike\), got b'\.'"),
 ]
 
 
@@ -557,3 +564,57 @@ def test_reading_a_copied_cv_says_what_to_call(cls):
     assert value == pytest.approx(meta.force.getCollectiveVariableValues(simulation.context)[0]) and value > 0.1
     with pytest.raises(openmm.OpenMMException, match='force.getCollectiveVariable\\(0\\) of the %s' % cls):
         force.updateParametersInContext(simulation.context)
+
+
+@pytest.mark.parametrize('cls', ['Metadynamics', 'OPES'])
+def test_step_takes_a_simulation_and_whole_steps(cls):
+    """step(simulation, steps) refuses what is not a whole number of steps >= 0 (2.5 was 2 steps, -5 none,
+    silently) and a Context in place of the Simulation (an AttributeError from inside), naming the class,
+    the parameter and the value; step(0) does nothing."""
+    from openmmcoordination import OPES
+    system, topology = toy_system()
+    variables = [BiasVariable(toy_cv(), 0.0, 2.0, 0.1, gridWidth=41)]
+    meta = (Metadynamics(system, variables, 300, 5.0, 1.0, 10) if cls == 'Metadynamics' else
+            OPES(system, variables, 300, 20.0, 10, sigma=0.1))
+    simulation = openmm.app.Simulation(topology, system, openmm.VerletIntegrator(0.001),
+                                       openmm.Platform.getPlatformByName('Reference'))
+    simulation.context.setPositions(toy_positions())
+    for steps in (2.5, -5, '5', None, True):
+        with pytest.raises(ValueError, match=r'^%s: step: steps must be an integer >= 0, got %s$' % (cls, re.escape(repr(steps)))):
+            meta.step(simulation, steps)
+    assert simulation.currentStep == 0
+    for method, call in (('step', lambda: meta.step(simulation.context, 10)),
+                         ('getCollectiveVariables', lambda: meta.getCollectiveVariables(simulation.context)),
+                         ('saveCheckpoint', lambda: meta.saveCheckpoint(simulation.context, 'unused.chk'))):
+        with pytest.raises(ValueError, match=r'^%s: %s: simulation must be an openmm.app.Simulation, got Context \(give '
+                                             r'the Simulation, not its Context\)$' % (cls, method)):
+            call()
+    assert not os.path.exists('unused.chk')
+    meta.step(simulation, 0)
+    meta.step(simulation, np.int64(10))
+    assert simulation.currentStep == 10
+
+
+@pytest.mark.parametrize('cls', ['Metadynamics', 'OPES'])
+def test_simulation_created_before_the_sampler(cls):
+    """A Simulation created before the sampler has no bias force in its Context: step() says so and what
+    to do before it runs a step (it ran the first steps unbiased, then raised OpenMM's bare 'This Force
+    is not present in the Context'); after reinitialize(preserveState=True) it runs."""
+    from openmmcoordination import OPES
+    system, topology = toy_system()
+    simulation = openmm.app.Simulation(topology, system, openmm.VerletIntegrator(0.001),
+                                       openmm.Platform.getPlatformByName('Reference'))
+    simulation.context.setPositions(toy_positions())
+    variables = [BiasVariable(toy_cv(), 0.0, 2.0, 0.1, gridWidth=41)]
+    meta = (Metadynamics(system, variables, 300, 5.0, 1.0, 10) if cls == 'Metadynamics' else
+            OPES(system, variables, 300, 20.0, 10, sigma=0.1))
+    message = (r"^%s: the Simulation's Context has no bias force: it was created before the %s, which added the force "
+               r"to the System; create the Simulation after it, or call simulation.context.reinitialize\(preserveState=True\)"
+               % (cls, cls))
+    for call in (lambda: meta.step(simulation, 20), lambda: meta.getCollectiveVariables(simulation)):
+        with pytest.raises(openmm.OpenMMException, match=message):
+            call()
+    assert simulation.currentStep == 0
+    simulation.context.reinitialize(preserveState=True)
+    meta.step(simulation, 20)
+    assert simulation.currentStep == 20

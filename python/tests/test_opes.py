@@ -7,6 +7,7 @@ against metadynamics (examples/opes_double_well.py)."""
 
 import math
 import os
+import re
 import warnings
 
 import numpy as np
@@ -214,6 +215,7 @@ ERRORS = [
     (dict(compressionThreshold=-1), r'OPES: compressionThreshold must be a number >= 0 and below kernelCutoff'),
     (dict(compressionThreshold=5.0, kernelCutoff=4.0), r'below kernelCutoff \(4\), got 5.0'),
     (dict(explore='yes'), r'OPES: explore must be True or False, got \'yes\''),
+    (dict(fixedSigma='no'), r'OPES: fixedSigma must be True or False, got \'no\''),
     (dict(saveFrequency=100), r'OPES: give both saveFrequency and biasDir, or neither'),
     (dict(saveFrequency=150, biasDir='.'), r'OPES: saveFrequency must be a positive multiple of pace \(100\), got 150'),
     (dict(saveFrequency=100, biasDir='/no/such/dir'), r'OPES: biasDir must be an existing directory, got \'/no/such/dir\''),
@@ -228,6 +230,18 @@ ERRORS = [
 def test_errors(options, message):
     with pytest.raises(ValueError, match=message):
         _opes(**options)
+
+
+def test_bias_at_refuses_what_is_not_one_number_per_variable():
+    """getBiasAt() names the values it cannot take (another count was NumPy's reshape error), and is NaN
+    at a value that is not finite (it was the bias where no kernel reaches, -20 kJ/mol here)."""
+    opes = _opes(sigma=0.1)
+    assert opes.getBiasAt([0.5]).value_in_unit(unit.kilojoules_per_mole) == pytest.approx(-20.0)
+    assert math.isnan(opes.getBiasAt([float('nan')]).value_in_unit(unit.kilojoules_per_mole))
+    for values in ([0.1, 0.2], ['a']):
+        with pytest.raises(ValueError, match=r'^OPES: getBiasAt: collectiveVariables must be 1 numbers \(one per '
+                                             r'variable\), got %s$' % re.escape(repr(values))):
+            opes.getBiasAt(values)
 
 
 def test_errors_leave_the_system_alone():

@@ -300,6 +300,11 @@ ERRORS = [
     ('bins text', lambda: reweightedHistogram(X, RB, 300, bins='auto'), r"reweightedHistogram: bins .*got 'auto'"),
     ('bins per variable', lambda: reweightedHistogram(np.zeros((5, 2)), RB, 300, bins=[4, 4, 4]),
      r'reweightedHistogram: bins .* per variable \(2\), got \[4, 4, 4\]'),
+    ('bins too many', lambda: reweightedHistogram(X, RB, 300, bins=10**12),
+     r'reweightedHistogram: bins must make at most 100000000 bins in all \(the histogram is an array of them\), got '
+     r'1000000000000 for 1 variables \(1000000000000\)'),                                       # was a MemoryError
+    ('bins too many variables', lambda: reweightedHistogram(np.zeros((5, 40)), RB, 300, bins=2),
+     r'reweightedHistogram: bins must make at most .* got 1099511627776 for 40 variables \(2\)'),   # NumPy's "invalid dims"
     ('range reversed', lambda: reweightedHistogram(X, RB, 300, range=(1.0, 0.0)),
      r'reweightedHistogram: range must be None or \(low, high\), finite with low < high, one per'
      r' variable \(1\), got \(1\.0, 0\.0\)'),

@@ -122,3 +122,85 @@ def test_file_unreadable_once_is_read_at_the_next_exchange(cls, tmp_path):
         assert before.max() < (own + 1.0).max()
     else:
         assert sampler._readRows[17] == 1
+
+
+@pytest.mark.parametrize('cls', [Metadynamics, OPES])
+def test_file_of_values_that_are_not_finite(cls, tmp_path):
+    """A walker file of NaN (a walker whose run blew up) or of text is named at creation (it was an
+    OpenMMException of the table that named no file); during the run it is left out (the bias stays
+    finite: the NaN went into the bias and the step failed), as a file that cannot be read."""
+    path = tmp_path/('%s_17_1.npy' % PREFIX[cls])
+    clean = tmp_path/'clean'
+    clean.mkdir()
+    sampler, simulation = build(KIND[cls], 'Reference', biasDir=str(clean))
+    valid = _valid_file(cls, sampler)
+    np.save(path, np.full(valid.shape, np.nan))
+    with pytest.raises(ValueError, match=r'^%s: biasDir holds %s, which holds values that are not finite \(%d of %d\); '
+                       r'remove it or use another biasDir$' % (cls.__name__, path, valid.size, valid.size)):
+        build(KIND[cls], 'Reference', biasDir=str(tmp_path))
+    np.save(path, np.array(['a']*valid.size).reshape(valid.shape))
+    with pytest.raises(ValueError, match=r'which is not an array of numbers \(dtype <U1\)'):
+        build(KIND[cls], 'Reference', biasDir=str(tmp_path))
+    assert sorted(os.listdir(tmp_path)) == sorted(['%s_17_1.npy' % PREFIX[cls], 'clean'])       # nothing written
+    nan = clean/('%s_17_1.npy' % PREFIX[cls])
+    np.save(nan, np.full(valid.shape, np.nan))
+    sampler.step(simulation, EXCHANGE)
+    with pytest.warns(RuntimeWarning, match='could not be read at two exchanges in a row \\(holds values that are not finite'):
+        sampler.step(simulation, EXCHANGE)
+    assert np.all(np.isfinite(sampler.getBias()._value)) and np.abs(sampler.getBias()._value).max() > 0
+
+
+def test_kernels_of_widths_that_are_not_positive(tmp_path):
+    """OPES: a kernel file of widths <= 0 is named (it divided by zero and made the bias NaN)."""
+    sampler, _ = build('opes-2d-explore', 'Reference')
+    rows = _valid_file(OPES, sampler)
+    rows[0, 3] = 0.0
+    np.save(tmp_path/'opes_17_1.npy', rows)
+    with pytest.raises(ValueError, match=r'^OPES: biasDir holds .*opes_17_1.npy, kernels whose widths \(columns 2 to 3\) '
+                       r'are not all positive; use another biasDir$'):
+        build('opes-2d-explore', 'Reference', biasDir=str(tmp_path))
+
+
+@pytest.mark.parametrize('cls', [Metadynamics, OPES])
+def test_settings_file_that_is_not_an_object(cls, tmp_path):
+    (tmp_path/('settings_%s.json' % cls.__name__)).write_text('[1, 2]')
+    with pytest.raises(ValueError, match=r'^%s: biasDir holds .*settings_%s.json, which cannot be read \(a JSON list, not '
+                       r'the object of settings' % (cls.__name__, cls.__name__)):
+        build(KIND[cls], 'Reference', biasDir=str(tmp_path))
+    assert os.listdir(tmp_path) == ['settings_%s.json' % cls.__name__]
+
+
+@pytest.mark.parametrize('cls', [Metadynamics, OPES])
+def test_two_walkers_restored_from_one_checkpoint(cls, tmp_path):
+    """Two walkers restored from one checkpoint share its id: the second to write finds the first's file
+    and says so, instead of writing over it (the first's hills were lost from biasDir)."""
+    sampler, simulation = build(KIND[cls], 'Reference', biasDir=str(tmp_path))
+    sampler.step(simulation, EXCHANGE)
+    sampler.saveCheckpoint(simulation, str(tmp_path/'run.chk'))
+    walkers = []
+    for _ in range(2):
+        walker, walkerSimulation = build(KIND[cls], 'Reference', biasDir=str(tmp_path))
+        walker.loadCheckpoint(walkerSimulation, str(tmp_path/'run.chk'))
+        walkers.append((walker, walkerSimulation))
+    (first, firstSimulation), (second, secondSimulation) = walkers
+    first.step(firstSimulation, EXCHANGE)
+    name = '%s_%d_%d.npy' % (PREFIX[cls], first._id, first._saveIndex)
+    written = (tmp_path/name).read_bytes()
+    with pytest.raises(ValueError, match=r"^%s: biasDir %s already holds %s: another walker writes under this walker's "
+                       r"id %d \(two walkers restored from one state or checkpoint\?\)" % (cls.__name__, tmp_path, name,
+                                                                                        first._id)):
+        second.step(secondSimulation, EXCHANGE)
+    assert (tmp_path/name).read_bytes() == written and not [f for f in os.listdir(tmp_path) if f.startswith('temp_')]
+
+
+@pytest.mark.parametrize('cls', [Metadynamics, OPES])
+def test_directory_that_cannot_be_written(cls, tmp_path, monkeypatch):
+    """A biasDir this process cannot write to is a ValueError naming it when the object is created (it was
+    a PermissionError from inside, after the directory's files were read). os.access is replaced: the
+    tests may run as root, who can write anywhere."""
+    import openmmcoordination._gridbias as gridbias
+    monkeypatch.setattr(gridbias.os, 'access', lambda path, mode: False)
+    with pytest.raises(ValueError, match=r"^%s: biasDir must be a directory this process can write to \(its walker files "
+                       r"go there\), got '%s'$" % (cls.__name__, tmp_path)):
+        build(KIND[cls], 'Reference', biasDir=str(tmp_path))
+    assert os.listdir(tmp_path) == []
