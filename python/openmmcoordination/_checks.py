@@ -42,7 +42,8 @@ def _simulation(owner, method, simulation):
 
 
 def _steps(owner, steps):
-    """The number of steps of step(), checked: an integer >= 0 (2.5 is not silently 2)."""
-    if not _isInteger(steps) or steps < 0:
-        raise _error(owner, 'step: steps must be an integer >= 0, got %r', steps)
-    return int(steps)
+    """The number of steps of step(), checked: an integer (2.5 is not silently 2); one below 0 runs no
+    step, as Simulation.step() and openmm.app's Metadynamics.step()."""
+    if not _isInteger(steps):
+        raise _error(owner, 'step: steps must be an integer, got %r', steps)
+    return max(int(steps), 0)

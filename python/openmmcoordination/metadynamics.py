@@ -181,9 +181,8 @@ class Metadynamics(object):
         """Advance the simulation by ``steps`` time steps, adding a Gaussian whenever
         simulation.currentStep reaches a multiple of ``frequency`` and, with a biasDir, writing
         and reading biases at multiples of ``saveFrequency``; with recordFrequency, recording a frame
-        at each multiple of it (before the hill of that step). ``steps`` is an integer >= 0 (a float,
-        or a negative number, is a ValueError: openmm.app's runs no step for -5 and raises TypeError
-        for 2.5)."""
+        at each multiple of it (before the hill of that step). ``steps`` is an integer (a float is a
+        ValueError, where openmm.app's raises TypeError); one below 0 runs no step, as there."""
         _simulation('Metadynamics', 'step', simulation)
         remaining = _steps('Metadynamics', steps)
         self._grid.checkContext(simulation.context)

@@ -338,7 +338,7 @@ class OPES(object):
         files of walkers at multiples of ``saveFrequency``, a frame at multiples of ``recordFrequency``.
         An adaptive sigma's running statistics count every step, as PLUMED's: on the device (nothing
         read back between updates) where each variable is a CoordinationForce, else from the CVs read
-        here at every step. ``steps`` is an integer >= 0, as for Metadynamics.step()."""
+        here at every step. ``steps`` is an integer (one below 0 runs no step), as for Metadynamics.step()."""
         _simulation('OPES', 'step', simulation)
         remaining = _steps('OPES', steps)
         self._grid.checkContext(simulation.context)

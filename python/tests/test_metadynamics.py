@@ -568,9 +568,9 @@ def test_reading_a_copied_cv_says_what_to_call(cls):
 
 @pytest.mark.parametrize('cls', ['Metadynamics', 'OPES'])
 def test_step_takes_a_simulation_and_whole_steps(cls):
-    """step(simulation, steps) refuses what is not a whole number of steps >= 0 (2.5 was 2 steps, -5 none,
-    silently) and a Context in place of the Simulation (an AttributeError from inside), naming the class,
-    the parameter and the value; step(0) does nothing."""
+    """step(simulation, steps) refuses what is not a whole number of steps (2.5 was 2 steps, silently) and a
+    Context in place of the Simulation (an AttributeError from inside), naming the class, the parameter and
+    the value; step(0) and step(-5) do nothing, as Simulation.step() and openmm.app's."""
     from openmmcoordination import OPES
     system, topology = toy_system()
     variables = [BiasVariable(toy_cv(), 0.0, 2.0, 0.1, gridWidth=41)]
@@ -579,8 +579,8 @@ def test_step_takes_a_simulation_and_whole_steps(cls):
     simulation = openmm.app.Simulation(topology, system, openmm.VerletIntegrator(0.001),
                                        openmm.Platform.getPlatformByName('Reference'))
     simulation.context.setPositions(toy_positions())
-    for steps in (2.5, -5, '5', None, True):
-        with pytest.raises(ValueError, match=r'^%s: step: steps must be an integer >= 0, got %s$' % (cls, re.escape(repr(steps)))):
+    for steps in (2.5, '5', None, True):
+        with pytest.raises(ValueError, match=r'^%s: step: steps must be an integer, got %s$' % (cls, re.escape(repr(steps)))):
             meta.step(simulation, steps)
     assert simulation.currentStep == 0
     for method, call in (('step', lambda: meta.step(simulation.context, 10)),
@@ -591,6 +591,8 @@ def test_step_takes_a_simulation_and_whole_steps(cls):
             call()
     assert not os.path.exists('unused.chk')
     meta.step(simulation, 0)
+    meta.step(simulation, -5)
+    assert simulation.currentStep == 0
     meta.step(simulation, np.int64(10))
     assert simulation.currentStep == 10
 
