@@ -122,7 +122,10 @@ class Metadynamics(object):
         temperatureK = _positiveQuantity(temperature, unit.kelvin, 'Metadynamics', 'temperature', 'a temperature')
         heightKJ = _positiveQuantity(height, unit.kilojoules_per_mole, 'Metadynamics', 'height', 'an energy')
         if not isinstance(biasFactor, numbers.Real) or not math.isfinite(biasFactor) or biasFactor <= 1.0:
-            raise _error('biasFactor must be a number > 1, got %r', biasFactor)
+            raise _error('biasFactor must be a finite number > 1, got %r%s', biasFactor,
+                         ' (plain metadynamics, openmm.app\'s biasFactor inf, is not offered: its bias grows without '
+                         'bound and it has no c(t); give a finite bias factor, or use OPES, whose biasFactor may be inf)'
+                         if isinstance(biasFactor, numbers.Real) and biasFactor == math.inf else '')
         if not _isInteger(frequency) or frequency <= 0:
             raise _error('frequency must be a positive integer, got %r', frequency)
         checkRunOptions('Metadynamics', 'frequency', frequency, saveFrequency, biasDir, recordFrequency)

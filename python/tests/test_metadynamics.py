@@ -488,8 +488,10 @@ ERRORS = [
      r'the grid of the variables has 300 x 300 x 300 = 27000000 points, more than 10000000'),
     ('biasWidth', dict(variables=[_variable(biasWidth=0.0)]), r'variables\[0\]\.biasWidth must be positive, got 0\.0'),
     ('biasWidth nan', dict(variables=[_variable(biasWidth=float('nan'))]), r'variables\[0\]\.biasWidth must be a finite number, got nan'),
-    ('biasFactor', dict(biasFactor=1.0), r'biasFactor must be a number > 1, got 1\.0'),
-    ('biasFactor below', dict(biasFactor=0.5), r'biasFactor must be a number > 1, got 0\.5'),
+    ('biasFactor', dict(biasFactor=1.0), r'biasFactor must be a finite number > 1, got 1\.0'),
+    ('biasFactor below', dict(biasFactor=0.5), r'biasFactor must be a finite number > 1, got 0\.5$'),
+    ('biasFactor inf', dict(biasFactor=float('inf')), r'biasFactor must be a finite number > 1, got inf \(plain '
+     r'metadynamics, openmm.app\'s biasFactor inf, is not offered'),
     ('height', dict(height=-1.0), r'height must be positive and finite, got -1\.0'),
     ('height unit', dict(height=1.0*unit.nanometer), r'height must be an energy, got 1\.0 nm'),
     ('temperature', dict(temperature=0*unit.kelvin), r'temperature must be positive and finite, got 0 K'),
