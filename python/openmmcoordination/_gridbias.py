@@ -156,6 +156,7 @@ class GridBias(object):
         from openmmcoordination.distancecv import DistanceCV
         self.owner = owner
         self._checkedContext = None
+        self._warnedOutside = False
         self.variables = variables
         self.axes = [np.linspace(v.minValue, v.maxValue, v.gridWidth) for v in variables]
         self.shape = tuple(v.gridWidth for v in reversed(variables))
@@ -296,15 +297,27 @@ class GridBias(object):
             self.collectiveVariables(context)
             self._checkedContext = weakref.ref(context)
 
-    def checkFinite(self, values, step):
-        """OpenMMException (as OpenMM's for a coordinate that is NaN) where a variable's value is not finite
-        (a CVFunction such as log(c) at c = 0): a hill or kernel there would make the whole bias NaN."""
+    def checkSample(self, values, step):
+        """The variables' values read at a step: OpenMMException (as OpenMM's for a coordinate that is NaN)
+        where one is not finite (a CVFunction such as log(c) at c = 0: a hill or kernel there would make the
+        whole bias NaN); a RuntimeWarning, once for this object, where one is outside its grid (the table
+        ends there, and beyond it the variable feels no bias force, as in openmm.app)."""
         for k, value in enumerate(values):
             if not math.isfinite(value):
                 raise openmm.OpenMMException(
                     '%s: variables[%d] is %r at step %d (%r), which no hill or kernel can be centred on: nothing was '
                     'added; give a function or force that is finite where the run goes'
                     % (self.owner, k, float(value), step, self.variables[k].force))
+        if self._warnedOutside:
+            return
+        for k, (value, v) in enumerate(zip(values, self.variables)):
+            if not v.minValue <= value <= v.maxValue:
+                self._warnedOutside = True
+                warnings.warn('%s: variables[%d] is %.6g at step %d, outside its grid [%g, %g]: beyond the grid the '
+                              'variable feels no bias force (the table ends there, as in openmm.app), and the free '
+                              'energy has no value there; give a wider minValue and maxValue (said once)'
+                              % (self.owner, k, float(value), step, v.minValue, v.maxValue), RuntimeWarning, stacklevel=3)
+                return
 
     def sample(self, context):
         """(CVs, bias): the CVs and the energy of the bias force's group there (kJ/mol), what the

@@ -203,13 +203,13 @@ class Metadynamics(object):
             step, sample = simulation.currentStep, None
             if self.recordFrequency is not None and step % self.recordFrequency == 0:
                 sample = self._sample(simulation.context)
-                self._grid.checkFinite(sample[0], step)
+                self._grid.checkSample(sample[0], step)
                 self._frames.append((step, sample[0], sample[1], self._factor))
             if step % self.frequency != 0:
                 continue
             if sample is None:
                 sample = self._sample(simulation.context)
-                self._grid.checkFinite(sample[0], step)
+                self._grid.checkSample(sample[0], step)
             self._addHill(simulation.context, sample)
             if self.saveFrequency is not None and step % self.saveFrequency == 0:
                 self._writeBias()

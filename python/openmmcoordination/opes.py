@@ -364,7 +364,7 @@ class OPES(object):
             if not (measuring or record or deposit):
                 continue
             cvs = np.array(self._grid.collectiveVariables(simulation.context))
-            self._grid.checkFinite(cvs, step)
+            self._grid.checkSample(cvs, step)
             bias = self._biasAt(cvs)
             extra = self._extraEnergy(simulation.context)
             if record:

@@ -569,6 +569,36 @@ def test_reading_a_copied_cv_says_what_to_call(cls):
 
 
 @pytest.mark.parametrize('cls', ['Metadynamics', 'OPES'])
+def test_variable_outside_its_grid_is_said_once(cls):
+    """A variable read outside its grid (the toy CV, above 1, on a grid of [0, 0.5]) feels no bias force there:
+    a RuntimeWarning says so once, naming the class, the variable, its value, the step and the grid; none
+    inside the grid."""
+    import warnings
+    from openmmcoordination import OPES
+
+    def run(maxValue):
+        system, topology = toy_system()
+        variables = [BiasVariable(toy_cv(), 0.0, maxValue, 0.1, gridWidth=41)]
+        meta = (Metadynamics(system, variables, 300, 5.0, 1.0, 10) if cls == 'Metadynamics' else
+                OPES(system, variables, 300, 20.0, 10, sigma=0.1))
+        simulation = openmm.app.Simulation(topology, system, openmm.VerletIntegrator(0.001),
+                                           openmm.Platform.getPlatformByName('Reference'))
+        simulation.context.setPositions(toy_positions())
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            meta.step(simulation, 30)
+        cv = meta.getCollectiveVariables(simulation)[0]
+        return [str(w.message) for w in caught if 'outside its grid' in str(w.message)], cv
+
+    said, cv = run(0.5)
+    assert cv > 1.0
+    assert len(said) == 1
+    assert re.match(r'^%s: variables\[0\] is [0-9.]+ at step 10, outside its grid \[0, 0.5\]: beyond the grid the '
+                    r'variable feels no bias force' % cls, said[0]), said[0]
+    assert run(2.0)[0] == []
+
+
+@pytest.mark.parametrize('cls', ['Metadynamics', 'OPES'])
 def test_step_takes_a_simulation_and_whole_steps(cls):
     """step(simulation, steps) refuses what is not a whole number of steps (2.5 was 2 steps, silently) and a
     Context in place of the Simulation (an AttributeError from inside), naming the class, the parameter and
