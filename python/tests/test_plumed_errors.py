@@ -153,6 +153,11 @@ ERRORS = [
     (C + 'PRINT ARG=c FILE=out/\n', (2, 'PRINT', 'FILE'), "needs the name of a file, got 'out/'"),
     (C + 'DUMPDERIVATIVES ARG=c FILE=\n', (2, 'DUMPDERIVATIVES', 'FILE'), 'needs the name of a file'),
     (C + M + ' FILE=\n', (2, 'METAD', 'FILE'), 'needs the name of a file'),
+    # PLUMED's OFile writes a name ending in .gz compressed (gzip): refused, not written as plain text
+    (C + 'PRINT ARG=c FILE=COLVAR.gz\n', (2, 'PRINT', 'FILE'), 'ends in .gz compressed (gzip)'),
+    (C + 'DUMPDERIVATIVES ARG=c FILE=der.gz\n', (2, 'DUMPDERIVATIVES', 'FILE'), 'ends in .gz compressed'),
+    (C + M + ' FILE=HILLS.gz\n', (2, 'METAD', 'FILE'), 'ends in .gz compressed'),
+    (C + O + ' FILE=KERNELS.gz\n', (2, 'OPES_METAD', 'FILE'), 'ends in .gz compressed'),
     (C + M.replace('SIGMA=0.1', 'SIGMA=0') + '\n', (2, 'METAD', 'SIGMA'), 'must be positive, got 0'),
     (C + M.replace('SIGMA=0.1', 'SIGMA=1e308') + '\n', (2, 'METAD', 'SIGMA'), '1e+308 with the grid from 0 to 4'),
     (C + O.replace('SIGMA=0.1', 'SIGMA=1e308') + '\n', (2, 'OPES_METAD', 'SIGMA'), '1e+308 with the grid from 0 to'),

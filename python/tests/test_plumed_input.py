@@ -290,7 +290,7 @@ def test_colvar_and_hills_files(tmp_path):
     np.testing.assert_allclose(values[:, 0], np.arange(0, 201, 20)*0.002, atol=5e-7)
     hills = (tmp_path/'out.hills').read_text().splitlines()
     assert hills[:3] == ['#! FIELDS time c1 c2 sigma_c1 sigma_c2 height biasf', '#! SET multivariate false',
-                         '#! SET kerneltype gaussian']
+                         '#! SET kerneltype stretched-gaussian']
     data = np.loadtxt(str(tmp_path/'out.hills'))
     assert data.shape == (10, 7)
     meta = inp.metadynamics
@@ -323,3 +323,92 @@ def test_colvar_and_hills_files(tmp_path):
     assert inp.getValues(simulation.context, ['metad.bias'])[0] == state.getPotentialEnergy().value_in_unit(
         unit.kilojoules_per_mole)
     assert values[0, 3] == 0 and values[-1, 3] > 0.1
+
+
+def _simulation(system, integrator):
+    """A Reference Simulation of the N particles of ``system`` at positions(), velocities at 300 K (seed 3)."""
+    from openmm import app
+    topology = app.Topology()
+    chain = topology.addChain()
+    for _ in range(N):
+        topology.addAtom('X', None, topology.addResidue('X', chain))
+    simulation = app.Simulation(topology, system, integrator, openmm.Platform.getPlatformByName('Reference'))
+    simulation.context.setPositions(positions())
+    simulation.context.setVelocitiesToTemperature(300, 3)
+    return simulation
+
+
+def test_existing_files_are_backed_up_as_plumed_does(tmp_path, monkeypatch):
+    """PLUMED's OFile::open without RESTART renames an existing file bck.N.FILE (N the first free number
+    from 0) before writing it anew: COLVAR and HILLS here; bck.0.COLVAR existed, so the old COLVAR is
+    bck.1.COLVAR, unchanged. PLUMED_MAXBACKUP=0 (PLUMED's variable) overwrites instead. Two actions writing
+    one file are refused at attach(), naming the second's line, action and FILE."""
+    (tmp_path/'COLVAR').write_text('the user\'s COLVAR\n')
+    (tmp_path/'bck.0.COLVAR').write_text('an older one\n')
+    (tmp_path/'HILLS').write_text('old hills\n')
+    text = ('c: COORDINATION GROUPA=1 GROUPB=2-4 R_0=0.3\nMETAD ARG=c SIGMA=0.05 HEIGHT=1 PACE=20 BIASFACTOR=8 TEMP=300 '
+            'GRID_MIN=0 GRID_MAX=3 GRID_BIN=60\nPRINT ARG=c STRIDE=10 FILE=COLVAR\n')
+    system = make_system(N, BOX)
+    integrator = openmm.LangevinMiddleIntegrator(300, 5, 0.002)
+    inp = plumed.load(text, system, integrator=integrator)
+    simulation = _simulation(system, integrator)
+    inp.attach(simulation, str(tmp_path))
+    inp.step(simulation, 20)
+    inp.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['COLVAR', 'HILLS', 'bck.0.COLVAR', 'bck.0.HILLS', 'bck.1.COLVAR']
+    assert (tmp_path/'bck.1.COLVAR').read_text() == 'the user\'s COLVAR\n'
+    assert (tmp_path/'bck.0.COLVAR').read_text() == 'an older one\n'
+    assert (tmp_path/'bck.0.HILLS').read_text() == 'old hills\n'
+    assert (tmp_path/'COLVAR').read_text().startswith('#! FIELDS time c\n')
+    assert 'backed up as' in inp.describe()
+
+    monkeypatch.setenv('PLUMED_MAXBACKUP', '0')
+    system = make_system(N, BOX)
+    integrator = openmm.LangevinMiddleIntegrator(300, 5, 0.002)
+    inp = plumed.load(text, system, integrator=integrator)
+    inp.attach(_simulation(system, integrator), str(tmp_path))
+    inp.close()
+    assert len(list(tmp_path.iterdir())) == 5 and (tmp_path/'COLVAR').read_text().count('#! FIELDS') == 1
+    monkeypatch.delenv('PLUMED_MAXBACKUP')
+
+    system = make_system(N, BOX)
+    inp = plumed.load('c: COORDINATION GROUPA=1 GROUPB=2-4 R_0=0.3\nPRINT ARG=c FILE=out\nPRINT ARG=c STRIDE=2 FILE=./out\n',
+                      system)
+    with pytest.raises(plumed.PlumedInputError, match=r'input line 3: PRINT: FILE: ./out is also written by line 2 '
+                                                      r'\(PRINT\)'):
+        inp.attach(_simulation(system, openmm.VerletIntegrator(0.002)), str(tmp_path))
+    assert not (tmp_path/'out').exists()
+
+
+def test_metad_rct_printed_after_the_hill(tmp_path):
+    """CALC_RCT: PLUMED sets .rct in METAD's update, after the hill of that step (computeReweightingFactor),
+    and .rbias = .bias - c(t) in its calculation, before it; PRINT, in the update phase after METAD, writes
+    both so. c(t) from the HILLS file in NumPy, PLUMED's formula on its grid (61 points, the hills
+    truncated and stretched): kT ln(sum exp(gamma/(gamma-1) V/kT) / sum exp(V/((gamma-1) kT)))."""
+    text = ('c: COORDINATION GROUPA=1 GROUPB=2-4 R_0=0.3\nmetad: METAD ARG=c SIGMA=0.05 HEIGHT=1.5 PACE=20 BIASFACTOR=8 '
+            'TEMP=300 GRID_MIN=0 GRID_MAX=3 GRID_BIN=60 CALC_RCT\n'
+            'PRINT ARG=c,metad.bias,metad.rct,metad.rbias STRIDE=10 FILE=COLVAR FMT=%.15g\n')
+    system = make_system(N, BOX)
+    integrator = openmm.LangevinMiddleIntegrator(300, 5, 0.002)
+    integrator.setRandomNumberSeed(3)
+    inp = plumed.load(text, system, integrator=integrator)
+    simulation = _simulation(system, integrator)
+    inp.attach(simulation, str(tmp_path))
+    inp.step(simulation, 100)
+    inp.close()
+    colvar = np.loadtxt(str(tmp_path/'COLVAR'))
+    hills = np.loadtxt(str(tmp_path/'HILLS'))
+    assert colvar.shape == (11, 5) and hills.shape == (5, 5)
+    kT = (unit.MOLAR_GAS_CONSTANT_R*300*unit.kelvin).value_in_unit(unit.kilojoules_per_mole)
+    grid = np.linspace(0, 3, 61)
+    def rct(count):
+        d2 = 0.5*((grid[:, None] - hills[:count, 1])/0.05)**2
+        kernel = np.where(d2 < 6.25, (np.exp(-np.minimum(d2, 6.25)) - np.exp(-6.25))/(1 - np.exp(-6.25)), 0.0)
+        bias = kernel @ (hills[:count, 3]*7/8)
+        return kT*np.log(np.sum(np.exp(8/7*bias/kT))/np.sum(np.exp(bias/7/kT)))
+    steps = np.arange(0, 101, 10)
+    after = np.array([rct(step//20) for step in steps])            # the hills of steps <= this one
+    before = np.array([rct((step - 1)//20) if step else 0.0 for step in steps])
+    assert np.all(np.diff(after[::2]) > 0)                          # c(t) changes at every hill
+    np.testing.assert_allclose(colvar[:, 3], after, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(colvar[:, 4], colvar[:, 2] - before, rtol=1e-10, atol=1e-12)

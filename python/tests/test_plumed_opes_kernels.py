@@ -168,3 +168,35 @@ def test_kernels_refused_keywords():
     assert inp.outputFiles() == []
     assert any('KERNELS file PLUMED writes is not written with EXTRA_BIAS' in line
                for action in inp.actions for line in action.log)
+
+
+def test_components_printed_as_plumed_sets_them(tmp_path):
+    """PRINT of o.bias, o.rct, o.zed, o.neff, o.nker at every step (Reference): PLUMED's OPESmetad sets the
+    bias in calculate() (before the step's kernel) and rct, zed, neff, nker in update(), after it, and at
+    construction rct = kT ln(epsilon^(1-1/gamma)) (= -BARRIER with the default EPSILON), zed 1, neff from
+    that first weight, nker 0; PRINT writes in the update phase after OPES. So each row holds ReferenceOPES's
+    values after the updates of the steps up to and including its own, the step-0 row the initial ones; and
+    the bias at a deposit step is kT times the kernel's logweight (the bias before it)."""
+    config = PlatformConfig('Reference', **PLATFORM_TOLERANCES['Reference'])
+    text = (HEAD + 'o: OPES_METAD ARG=c PACE=%d BARRIER=%g TEMP=300 SIGMA=0.3\n' % (PACE, BARRIER)
+            + 'PRINT ARG=c,o.bias,o.rct,o.zed,o.neff,o.nker STRIDE=1 FILE=COLVAR FMT=%.17g\n')
+    steps = 200
+    run(config, text, tmp_path, steps)
+    colvar = np.loadtxt(str(tmp_path/'COLVAR'))
+    assert colvar.shape == (steps + 1, 7)
+    reference = ReferenceOPES(KT, BARRIER, BARRIER/KT, sigma=[0.3])
+    w0 = reference.weights[0]
+    initial = (KT*np.log(w0), 1.0, (1 + w0)**2/(1 + w0**2), 0)
+    assert initial[0] == pytest.approx(-BARRIER, rel=1e-12)
+    updates = {u[0]: u[1:] for u in reference.replay([[c] for c in colvar[1:, 1]], PACE)}
+    expected, last = [], initial
+    for step in range(steps + 1):
+        last = updates.get(step, last)
+        expected.append(last)
+    expected = np.array(expected, dtype=float)
+    assert sorted(updates) == list(range(PACE, steps + 1, PACE))
+    np.testing.assert_allclose(colvar[:, 3:6], expected[:, :3], rtol=1e-10)
+    np.testing.assert_array_equal(colvar[:, 6], expected[:, 3])
+    assert colvar[PACE, 6] == 1 and colvar[PACE - 1, 6] == 0        # the row of the first kernel's step has it
+    _, _, _, kernels = read_kernels(tmp_path/'KERNELS')
+    np.testing.assert_allclose(colvar[PACE::PACE, 2], KT*kernels[:, 4], rtol=1e-10, atol=1e-10)

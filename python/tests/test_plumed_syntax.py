@@ -217,10 +217,11 @@ def test_opes_mapped_and_printed(tmp_path):
     assert values[1] == pytest.approx(opes.getBiasAt([values[0]]).value_in_unit(unit.kilojoules_per_mole), rel=1e-12)
     assert values[2] == pytest.approx(history.rct[-1].value_in_unit(unit.kilojoules_per_mole), rel=1e-12)
     assert values[3:] == [pytest.approx(history.zed[-1]), pytest.approx(history.neff[-1]), history.nker[-1]]
-    # A row at a kernel's step is printed before that kernel (PLUMED's order): the count of the step before
+    # PLUMED's OPESmetad sets nker (rct, zed, neff) in update(), after the kernel of that step, and PRINT writes
+    # in the update phase after it: a row at a kernel's step has the count after that kernel
     rows = np.loadtxt(str(tmp_path/'COLVAR'))
     assert rows.shape == (11, 7) and len(history.nker) == 11 and history.nker[-1] > 0
-    assert list(rows[:, 6]) == [0] + list(history.nker[:-1])
+    assert list(history.steps) == list(range(0, 201, 20)) and list(rows[:, 6]) == list(history.nker)
     with pytest.raises(plumed.PlumedInputError, match='one METAD or OPES'):
         plumed.load(text + 'o2: OPES_METAD_EXPLORE ARG=c PACE=20 BARRIER=10 SIGMA=0.2 TEMP=300\n', system(6))
 

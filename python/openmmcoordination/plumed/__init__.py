@@ -39,7 +39,7 @@ from openmmcoordination.coordination import CoordinationBiasForce
 from openmmcoordination.metadynamics import Metadynamics
 from openmmcoordination.opes import OPES
 from openmmcoordination.plumed.outputs import (HillsWriter, KernelsWriter, PlumedColvarReporter,
-                                              PlumedDerivativesReporter)
+                                              PlumedDerivativesReporter, backupFile)
 from openmmcoordination.plumed.expressions import substitute
 from openmmcoordination.plumed.syntax import PlumedInputError, Units, Value, parseInput
 
@@ -60,6 +60,9 @@ _READERS = {'CUSTOM': biases.readFunction, 'MATHEVAL': biases.readFunction,
             'SUM': coordinationnumbers.readVectorSum, 'MEAN': coordinationnumbers.readVectorSum}
 #: The actions that only steer PLUMED's own run: accepted, and logged with the reason.
 _ACCEPTED = ('FLUSH', 'DEBUG', 'ENDPLUMED', 'MOLINFO', 'WHOLEMOLECULES')
+#: The components PLUMED's METAD and OPES set in their update phase, after the step's deposit: PRINT writes
+#: them after it (PlumedColvarReporter's late columns), the bias itself from before it.
+_LATE_COMPONENTS = {('metad', 'rct'), ('opes', 'rct'), ('opes', 'zed'), ('opes', 'neff'), ('opes', 'nker')}
 #: The actions load() reads.
 ACTIONS = ('UNITS',) + tuple(_CV_READERS) + tuple(_READERS) + _ACCEPTED
 
@@ -403,11 +406,15 @@ class PlumedInput(object):
                     at = self.opes.getCollectiveVariables(types.SimpleNamespace(context=context))
                     results.append(self.opes.getBiasAt(at).value_in_unit(unit.kilojoules_per_mole)/self.units.energy)
                 else:
+                    # PLUMED's values after the last update; before any, those OPES starts from (rct = k_B T
+                    # ln(epsilon^(1-1/gamma)), neff from the same first weight: src/opes/OPESmetad.cpp)
                     history = self.opes.getHistory()
-                    column = getattr(history, component)
-                    last = column[-1] if len(history.steps) else {'rct': 0.0, 'zed': 1.0, 'neff': 1.0, 'nker': 0}[component]
-                    last = last.value_in_unit(unit.kilojoules_per_mole)/self.units.energy if unit.is_quantity(last) else last
-                    results.append(float(last))
+                    if len(history.steps):
+                        last = getattr(history, component)[-1]
+                        last = last.value_in_unit(unit.kilojoules_per_mole) if unit.is_quantity(last) else last
+                    else:
+                        last = dict(zip(('rct', 'zed', 'neff', 'nker'), self.opes._statistics()))[component]
+                    results.append(float(last)/(self.units.energy if component == 'rct' else 1.0))
             elif value.kind == 'metad':
                 component = name.partition('.')[2]
                 group = self.metadynamics.force.getForceGroup()
@@ -505,16 +512,41 @@ class PlumedInput(object):
         file names are taken in ``directory`` (default: the working directory). Returns the reporters."""
         directory = os.getcwd() if directory is None else directory
         path = lambda name: name if os.path.isabs(name) else os.path.join(directory, name)
+        # every file is opened anew, an existing one first backed up as PLUMED does (bck.N.FILE: backupFile);
+        # two actions that name the same file would write over each other
+        outputs = ([p for _, p in self._ofKind('print') if p.file] + [d for _, d in self._ofKind('derivatives')]
+                   + [m for _, m in self._ofKind('metad')] + [o for _, o in self._ofKind('opes') if o.kernels])
+        opened = {}
+        for output in sorted(outputs, key=lambda o: o.action.line):
+            name = output.file if output.kind in ('print', 'derivatives') else (
+                output.hills if output.kind == 'metad' else output.kernels)
+            full = os.path.realpath(path(name))
+            if full in opened and full != '/dev/null':
+                raise output.action.fail('FILE', '%s is also written by line %d (%s): one file per action here',
+                                         name, opened[full].line, opened[full].name)
+            opened[full] = output.action
+        for output in sorted(outputs, key=lambda o: o.action.line):
+            name = output.file if output.kind in ('print', 'derivatives') else (
+                output.hills if output.kind == 'metad' else output.kernels)
+            with _opening(output):
+                backup = backupFile(path(name))
+            if backup is not None:
+                output.action.log.append('%s existed: backed up as %s, as PLUMED does' % (name, backup))
         for _, printed in self._ofKind('print'):
             distances = any(self._valueOf(arg).kind in ('distance', 'bias') or (self._valueOf(arg).kind == 'function'
                             and biases.distancesOf(self, self._valueOf(arg))) for arg in printed.args)
+            # the components PLUMED's METAD and OPES set in their update, after the step's deposit
+            late = [i for i, arg in enumerate(printed.args) if '.' in arg and arg not in self.values and (
+                self._valueOf(arg).kind, arg.partition('.')[2]) in _LATE_COMPONENTS]
+            adaptive = self.metadynamics or self.opes
             with _opening(printed):
                 reporter = PlumedColvarReporter(sys.stdout if printed.file is None else path(printed.file), printed.stride,
                                                 lambda context, state, args=printed.args: self.getValues(context, args, state),
                                                 printed.args, printed.fmt, ['positions'] if distances else [],
-                                                timeUnit=self.units.time)
+                                                timeUnit=self.units.time, late=late,
+                                                pace=adaptive.frequency if late else None)
             if simulation.currentStep % printed.stride == 0:
-                reporter.report(simulation, simulation.context.getState(getPositions=distances))
+                reporter.report(simulation, simulation.context.getState(getPositions=distances), defer=False)
             simulation.reporters.append(reporter)
             self._reporters.append(reporter)
         for _, dumped in self._ofKind('derivatives'):
@@ -566,16 +598,21 @@ class PlumedInput(object):
         if adaptive is self.opes:
             self.checkBox(simulation.context)
         writer = self._kernels if adaptive is self.opes else self._hills
-        if writer is None:
+        late = [reporter for reporter in self._reporters if getattr(reporter, '_late', None)]
+        if writer is None and not late:
             adaptive.step(simulation, steps)
             return
-        # a PACE at a time, so that the file gets each new hill or kernel at its step
+        # a PACE at a time, so that the file gets each new hill or kernel at its step, and the COLVAR lines of
+        # that step the components set after it (PlumedColvarReporter.completePending)
         remaining, frequency = int(steps), adaptive.frequency
         while remaining > 0:
             chunk = min(remaining, frequency - simulation.currentStep % frequency)
             adaptive.step(simulation, chunk)
             remaining -= chunk
-            writer.update(simulation.currentStep)
+            if writer is not None:
+                writer.update(simulation.currentStep)
+            for reporter in late:
+                reporter.completePending(simulation.context)
 
     def close(self):
         """Close the files of attach()."""

@@ -2,10 +2,18 @@
 (OPES_METAD, OPES_METAD_EXPLORE).
 
 COLVAR: ``#! FIELDS time c1 c2 ...``, then one line per report, the time in ps as PLUMED writes it
-(`` %f``) and each value with `` `` + FMT (PLUMED's default FMT is %f).
+(`` %f``) and each value with `` `` + FMT (PLUMED's default FMT is %f). PLUMED prints in its update
+phase, after the update of the biases above PRINT: at a step where METAD deposits a hill or OPES a
+kernel, ``.bias`` is that of the step's calculation (before the deposit) but the components set in
+the update (METAD's ``rct``; OPES's ``rct``, ``zed``, ``neff``, ``nker``) are those after it; so
+such a line waits for the deposit (completePending).
 
 HILLS: ``#! FIELDS time c1 ... sigma_c1 ... height biasf`` and ``#! SET multivariate false``,
-``#! SET kerneltype gaussian``, then one line per hill, every field as PLUMED's default ``%23.16lg``.
+``#! SET kerneltype stretched-gaussian`` (PLUMED 2.8 and later: the hills are cut where
+(s - s0)^2/(2 sigma^2) reaches 6.25 and stretched to reach 0 there, as sum_hills and a RESTART read
+them; ``gaussian`` for a Metadynamics of whole Gaussians, truncateHills=False), then one line per
+hill, every field as PLUMED's default ``%23.16lg`` with no separator (the width pads it), as
+PLUMED's OFile writes it.
 As PLUMED does for well-tempered metadynamics (src/bias/MetaD.cpp, writeGaussian), the height
 column is the hill's height times biasf/(biasf - 1), so that the sum of the hills is the free
 energy estimate -F: ``plumed sum_hills --hills HILLS`` and metadynminer read it as they read
@@ -22,13 +30,42 @@ with V the bias at the CVs before the kernel. Each number is written with FMT as
 ``' ' + FMT``, or without FMT ``%23.16lg`` (no separator: the width pads it), the SET lines too.
 """
 
+import os
+
 import numpy as np
 
 from openmm import unit
 
 from openmmcoordination.reporters import CollectiveVariableReporter
 
-__all__ = ['PlumedColvarReporter', 'PlumedDerivativesReporter', 'HillsWriter', 'KernelsWriter']
+__all__ = ['PlumedColvarReporter', 'PlumedDerivativesReporter', 'HillsWriter', 'KernelsWriter', 'backupFile']
+
+
+def backupFile(path):
+    """Before a file is written anew, as PLUMED's OFile::open does without RESTART (src/tools/OFile.cpp,
+    backupFile): an existing ``path`` is renamed bck.N.<name> in its folder, N the first number from 0 whose
+    file does not exist; at most PLUMED_MAXBACKUP of them (the environment variable PLUMED reads; default
+    100; 0 or less: no backup, the file is overwritten), beyond which it is an OSError, as PLUMED stops
+    there. /dev/null is left alone. Returns the backup's path, or None."""
+    if path == '/dev/null' or not os.path.exists(path):
+        return None
+    try:
+        maxBackup = int(os.environ.get('PLUMED_MAXBACKUP', '100'))
+    except ValueError:
+        maxBackup = 100                  # PLUMED keeps its default where the variable is not a number
+    if maxBackup <= 0:
+        return None
+    directory, name = os.path.split(path)
+    index = 0
+    while True:
+        if index > maxBackup:
+            raise OSError('cannot back up %s: the maximum number of backups is %d (PLUMED_MAXBACKUP)' % (path, maxBackup))
+        backup = os.path.join(directory, 'bck.%d.%s' % (index, name))
+        if not os.path.exists(backup):
+            break
+        index += 1
+    os.rename(path, backup)
+    return backup
 
 
 class PlumedColvarReporter(CollectiveVariableReporter):
@@ -51,14 +88,58 @@ class PlumedColvarReporter(CollectiveVariableReporter):
         what the State must hold for evaluate (['positions'] for a DISTANCE)
     append: bool
         append to an existing file of the same header (a new file gets the header)
+    late: list of int
+        the columns a bias sets in PLUMED's update phase (METAD's rct; OPES's rct, zed, neff, nker)
+    pace: int
+        the steps between the deposits of that bias (its PACE): a line at a multiple of it waits for
+        completePending(), which PlumedInput.step calls after each deposit
     """
 
-    def __init__(self, file, reportInterval, evaluate, names, fmt='%f', include=(), append=False, timeUnit=1.0):
+    def __init__(self, file, reportInterval, evaluate, names, fmt='%f', include=(), append=False, timeUnit=1.0,
+                 late=(), pace=None):
         self._evaluateValues = evaluate
         self._format = ' ' + fmt
         self._include = tuple(include)
         self._timeUnit = float(timeUnit)
+        self._late, self._pace, self._pending = list(late), pace, []
         self._start(file, reportInterval, names, append)
+
+    def report(self, simulation, state, defer=True):
+        """Evaluate and write the values (OpenMM reporter protocol). With ``late`` columns (the
+        components a bias sets in PLUMED's update phase, after its deposit), a line at a multiple of
+        ``pace`` is kept until completePending() reads them after the deposit (``defer=False``: the
+        first step of a run, where PLUMED deposits nothing)."""
+        self.flushPending()
+        if defer and self._late and self._pace and simulation.currentStep % self._pace == 0:
+            self._pending.append((simulation.currentStep, state.getTime().value_in_unit(unit.picosecond),
+                                  self._evaluate(simulation, state)))
+            return
+        super().report(simulation, state)
+
+    def completePending(self, context):
+        """Write the line kept at the current step, its late columns read now (after the deposit)."""
+        if self._pending:
+            now = self._evaluateValues(context, None)
+            for _, _, values in self._pending:
+                for index in self._late:
+                    values[index] = now[index]
+        self.flushPending()
+
+    def flushPending(self):
+        """Write the lines kept as they are (no deposit came after them: nothing changed)."""
+        pending, self._pending = self._pending, []
+        for step, time, values in pending:
+            self._steps.append(step)
+            self._times.append(time)
+            self._values.append(values)
+            if self._out is not None:
+                print(self._line(step, time, values), file=self._out)
+                self._out.flush()
+
+    def close(self):
+        """Write any line kept, and close the file if the reporter opened it."""
+        self.flushPending()
+        super().close()
 
     def _header(self):
         return '#! FIELDS time ' + ' '.join(self.names)
@@ -128,7 +209,8 @@ class HillsWriter(object):
         widths = ['sigma_' + name for name in names]
         print('#! FIELDS time %s %s height biasf' % (' '.join(names), ' '.join(widths)), file=self._out)
         print('#! SET multivariate false', file=self._out)
-        print('#! SET kerneltype gaussian', file=self._out)
+        # PLUMED's hills (truncateHills=True, what METAD builds); whole Gaussians have no kerneltype of PLUMED's
+        print('#! SET kerneltype %s' % ('stretched-gaussian' if metadynamics.truncateHills else 'gaussian'), file=self._out)
         self._out.flush()
 
     def update(self, step):
@@ -142,7 +224,7 @@ class HillsWriter(object):
         for k in new:
             time = (step - (new.stop - 1 - k)*meta.frequency)*self._timestep
             fields = [time] + list(centers[k]) + sigmas + [heights[k]*scale, meta.biasFactor]
-            print(' '.join('%23.16g' % field for field in fields), file=self._out)
+            print(''.join('%23.16g' % field for field in fields), file=self._out)
         self._written = len(heights)
         self._out.flush()
 

@@ -64,11 +64,14 @@ class Action(object):
         return value
 
     def fileName(self, key, default=None):
-        """The keyword's file name, or default when absent; a PlumedInputError for an empty name or
-        one of a folder (ending in /)."""
+        """The keyword's output file name, or default when absent; a PlumedInputError for an empty name,
+        one of a folder (ending in /), or one ending in .gz (PLUMED's OFile writes that compressed)."""
         value = self.take(key, default)
         if value is not None and (not value.strip() or value.endswith(('/', os.sep))):
             raise self.fail(key, 'needs the name of a file, got %r', value)
+        if value is not None and value.endswith('.gz'):
+            raise self.fail(key, '%r: PLUMED writes a file whose name ends in .gz compressed (gzip), this package '
+                            'writes plain text; name it without .gz', value)
         return value
 
     def required(self, key):
