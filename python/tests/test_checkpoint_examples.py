@@ -55,3 +55,14 @@ def test_ion_coordination_restarts(tmp_path):
     assert 'equilibration' not in second and 'g(r):' not in second and 'hills 12' in second
     trace = np.loadtxt(tmp_path/'cv.csv', delimiter=',', skiprows=1)
     np.testing.assert_array_equal(trace[:, 0], np.arange(550, 1701, 50))
+    # a fresh run into the folder, or --restart with other settings: refused, the run's files kept
+    files = {name: (tmp_path/name).read_bytes() for name in os.listdir(tmp_path)}
+    for arguments, message in [([], 'holds the checkpoint of an earlier run (checkpoint.chk): continue it with --restart'),
+                               (['--restart', '--nn', '6'], '--restart cannot continue from %s: Metadynamics: setState: the '
+                                'state is of another run' % os.path.join(str(tmp_path), 'checkpoint.chk'))]:
+        result = subprocess.run([sys.executable, os.path.join('examples', 'ion_coordination.py'), '--quick', '--platform',
+                                 'CPU', '--output', str(tmp_path)] + arguments, capture_output=True, text=True, cwd=REPO,
+                                timeout=300)
+        assert result.returncode == 2 and 'Traceback' not in result.stderr, result.stderr
+        assert message in result.stderr, result.stderr
+    assert {name: (tmp_path/name).read_bytes() for name in os.listdir(tmp_path)} == files
