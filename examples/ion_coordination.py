@@ -63,7 +63,7 @@ def parseArguments(argv=None):
     parser.add_argument('--gr-steps', type=positiveInteger, help='steps of the g(r) run, at least 20 (a frame every 20 steps; '
                         'default 50,000 on CUDA, 5,000 otherwise)')
     parser.add_argument('--metad-steps', type=positiveInteger, help='metadynamics steps, a hill every --frequency steps '
-                        '(default 500,000 = 1 ns on CUDA, 15,000 = 30 ps otherwise: about a minute on two CPU cores)')
+                        '(default 500,000 = 1 ns on CUDA, 15,000 = 30 ps otherwise)')
     parser.add_argument('--frequency', type=positiveInteger, help='steps between hills (default 250; 100 with --quick)')
     parser.add_argument('--height', type=positiveNumber, default=1.0, help='initial hill height in kJ/mol (default 1)')
     parser.add_argument('--bias-factor', type=biasFactor, default=8.0, help='well-tempered bias factor (default 8)')
