@@ -13,7 +13,8 @@ During step 4 it saves a checkpoint after each tenth of the run, checkpoint.chk 
 folder (Metadynamics.saveCheckpoint: the Context and the hills), and the CV's settings in
 metadynamics.json; --restart continues the metadynamics from them up to --metad-steps (give the
 same other arguments), skipping steps 1-3 (g(r) is read back from gr.csv), appends to cv.csv, and
-says so.
+says so. A run without --restart into a folder that holds checkpoint.chk is refused (it would
+overwrite that run): continue it with --restart, or give another --output.
 
     python examples/ion_coordination.py                   # CUDA if it runs the bias force, else CPU (1-2 minutes)
     python examples/ion_coordination.py --platform CPU --metad-steps 20000 --output output/ion
@@ -37,7 +38,8 @@ import openmm.app as app
 import openmm.unit as unit
 
 import openmmcoordination as oc
-from openmmcoordination._examples import runSettings
+from openmmcoordination._examples import (biasFactor, loadCheckpoint, nonNegativeInteger, outputFolder, outputProblem,
+                                           platformName, positiveInteger, positiveNumber, refuse, runSettings)
 from openmmcoordination.gr import addHistogramForce
 from openmmcoordination.metadynamics import BiasVariable, Metadynamics
 from openmmcoordination.reporters import CollectiveVariableReporter, PairDistributionReporter
@@ -51,25 +53,31 @@ TEMPERATURE = 300*unit.kelvin
 
 def parseArguments(argv=None):
     parser = argparse.ArgumentParser(description='g(r) of an ion in water, r0 at its first minimum, then '
-                                     'well-tempered metadynamics on the ion-oxygen coordination number.')
-    parser.add_argument('--platform', default='auto', help='CUDA, CPU, Reference or auto (CUDA when it runs the bias force, else CPU)')
+                                     'well-tempered metadynamics on the ion-oxygen coordination number. '
+                                     'Writes gr.png, cv.png, fes.png and their CSV files to --output; the CPU '
+                                     'default takes about 70 s on two cores.')
+    parser.add_argument('--platform', default='auto', type=platformName, help='CUDA, CPU, Reference or auto (CUDA when it runs the bias force, else CPU)')
     parser.add_argument('--ion', default='Na', choices=['Na', 'Cl'], help='the ion (default Na)')
-    parser.add_argument('--box', type=float, help='cubic box edge in nm (default 3.0 on CUDA, 2.2 otherwise)')
-    parser.add_argument('--equil-steps', type=int, help='equilibration steps')
-    parser.add_argument('--gr-steps', type=int, help='steps of the g(r) run (a frame every 20 steps)')
-    parser.add_argument('--metad-steps', type=int, help='metadynamics steps (a hill every --frequency steps)')
-    parser.add_argument('--frequency', type=int, help='steps between hills (default 250; 100 with --quick)')
-    parser.add_argument('--height', type=float, default=1.0, help='initial hill height in kJ/mol (default 1)')
-    parser.add_argument('--bias-factor', type=float, default=8.0, help='well-tempered bias factor (default 8)')
-    parser.add_argument('--width', type=float, default=0.15, help='hill width in CV units (default 0.15)')
-    parser.add_argument('--nn', type=int, default=12, help='exponent n of the rational switching function (default 12, m = 2n)')
+    parser.add_argument('--box', type=positiveNumber, help='cubic box edge in nm (default 3.0 on CUDA, 2.2 otherwise, 2.0 with --quick)')
+    parser.add_argument('--equil-steps', type=nonNegativeInteger, help='equilibration steps of 2 fs (default 10,000 on CUDA, 1,000 otherwise)')
+    parser.add_argument('--gr-steps', type=positiveInteger, help='steps of the g(r) run, at least 20 (a frame every 20 steps; '
+                        'default 50,000 on CUDA, 5,000 otherwise)')
+    parser.add_argument('--metad-steps', type=positiveInteger, help='metadynamics steps, a hill every --frequency steps '
+                        '(default 500,000 = 1 ns on CUDA, 15,000 = 30 ps otherwise)')
+    parser.add_argument('--frequency', type=positiveInteger, help='steps between hills (default 250; 100 with --quick)')
+    parser.add_argument('--height', type=positiveNumber, default=1.0, help='initial hill height in kJ/mol (default 1)')
+    parser.add_argument('--bias-factor', type=biasFactor, default=8.0, help='well-tempered bias factor (default 8)')
+    parser.add_argument('--width', type=positiveNumber, default=0.15, help='hill width in CV units (default 0.15)')
+    parser.add_argument('--nn', type=positiveInteger, default=12, help='exponent n of the rational switching function (default 12, m = 2n)')
     parser.add_argument('--quick', action='store_true', help='tiny settings for a smoke test (CI; also COORDINATION_QUICK=1, '
                         'which caps the step flags at these sizes)')
     parser.add_argument('--seed', type=int, default=2024, help='random seed (default 2024)')
     parser.add_argument('--restart', action='store_true',
                         help='continue the metadynamics from the checkpoint in the output folder (checkpoint.chk)')
-    parser.add_argument('--output', help='output folder (default output/ion_coordination_ION: _Na or _Cl)')
+    parser.add_argument('--output', type=outputFolder, help='output folder (default output/ion_coordination_ION: _Na or _Cl)')
     args = parser.parse_args(argv)
+    if args.gr_steps is not None and args.gr_steps < 20:
+        parser.error('argument --gr-steps: must be at least 20 (a frame every 20 steps), got %d' % args.gr_steps)
     if args.output is None:
         args.output = os.path.join('output', 'ion_coordination_' + args.ion)
     return args
@@ -165,7 +173,7 @@ def runMetadynamics(simulation, cv, low, high, args, settings, output, start):
     simulation.context.reinitialize(preserveState=True)
     checkpoint = os.path.join(output, 'checkpoint.chk')
     if args.restart:
-        meta.loadCheckpoint(simulation, checkpoint)
+        loadCheckpoint(meta, simulation, checkpoint)
         print('restarted from %s at step %d (metadynamics step %d of %d)' % (
             checkpoint, simulation.currentStep, simulation.currentStep - start, settings['metad']), flush=True)
     cvReporter = CollectiveVariableReporter(os.path.join(output, 'cv.csv'), 50, meta.force, names=['cv'],
@@ -213,6 +221,9 @@ def main(argv=None):
     platform = oc.bestPlatform(biasForce=True) if args.platform == 'auto' else openmm.Platform.getPlatformByName(args.platform)
     kind, settings = runSettings(SETTINGS, platform, args.quick, capped=('equil', 'gr', 'metad', 'frequency'), box=args.box,
                                  equil=args.equil_steps, gr=args.gr_steps, metad=args.metad_steps, frequency=args.frequency)
+    problem = outputProblem(args.output, args.restart, ['checkpoint.chk', 'metadynamics.json', 'gr.csv'], ['checkpoint.chk'])
+    if problem:
+        refuse(problem)
     os.makedirs(args.output, exist_ok=True)
     print('openmm-coordination %s, OpenMM %s, platform %s, settings %s: %s' % (
         oc.__version__, openmm.__version__, platform.getName(), kind, settings), flush=True)

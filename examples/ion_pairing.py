@@ -25,7 +25,8 @@ CV 2, c2: the Na-O(water) coordination, rational with r0 = 0.31 nm (the first mi
 4. After each tenth of the run, save a checkpoint, checkpoint.chk in --output (the sampler's
    saveCheckpoint: the Context and the hills or kernels, c(t), a walker's id and file index);
    --restart continues the run from it up to --steps (give the same other arguments), appending to
-   cv.csv, and says so.
+   cv.csv, and says so. A run without --restart into a folder that holds checkpoint.chk is refused
+   (it would overwrite that run).
 
 PLUMED equivalent (docs/ion-pairing.md): c1: COORDINATION GROUPA=na GROUPB=cl R_0=0.35 NN=4 MM=8
 D_MAX=1.0, c2: COORDINATION GROUPA=na GROUPB=ow R_0=0.31 NN=12 MM=24, d: DISTANCE ATOMS=na,cl,
@@ -60,7 +61,8 @@ import openmm.app as app
 import openmm.unit as unit
 
 import openmmcoordination as oc
-from openmmcoordination._examples import runSettings
+from openmmcoordination._examples import (biasFactor, loadCheckpoint, nonNegativeInteger, nonNegativeNumber, outputFolder,
+                                           outputProblem, platformName, positiveInteger, positiveNumber, refuse, runSettings)
 from openmmcoordination.metadynamics import BiasVariable, Metadynamics
 from openmmcoordination.opes import OPES
 from openmmcoordination.reporters import CollectiveVariableReporter
@@ -79,31 +81,31 @@ CIP_RANGE, SSIP_RANGE = (0.22, 0.36), (0.42, 0.60)
 
 def parseArguments(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--platform', default='auto', help='CUDA, CPU, Reference or auto (CUDA when it runs the bias force, else CPU)')
-    parser.add_argument('--box', type=float, help='cubic box edge in nm (default 3.0 on CUDA, 2.2 otherwise)')
-    parser.add_argument('--equil-steps', type=int, help='equilibration steps (default 20,000 on CUDA, 2,000 otherwise)')
-    parser.add_argument('--steps', type=int, help='metadynamics steps of 2 fs (default 500,000 = 1 ns on CUDA, 30,000 otherwise)')
-    parser.add_argument('--frequency', type=int, help='steps between hills or OPES kernels (default 250 on CUDA, 50 otherwise)')
+    parser.add_argument('--platform', default='auto', type=platformName, help='CUDA, CPU, Reference or auto (CUDA when it runs the bias force, else CPU)')
+    parser.add_argument('--box', type=positiveNumber, help='cubic box edge in nm (default 3.0 on CUDA, 2.2 otherwise)')
+    parser.add_argument('--equil-steps', type=nonNegativeInteger, help='equilibration steps (default 20,000 on CUDA, 2,000 otherwise)')
+    parser.add_argument('--steps', type=positiveInteger, help='metadynamics steps of 2 fs (default 500,000 = 1 ns on CUDA, 30,000 otherwise)')
+    parser.add_argument('--frequency', type=positiveInteger, help='steps between hills or OPES kernels (default 250 on CUDA, 50 otherwise)')
     parser.add_argument('--method', default='metadynamics', choices=['metadynamics', 'opes'],
                         help='well-tempered metadynamics (default) or OPES')
     parser.add_argument('--cv', default='coordination', choices=['coordination', 'distance'],
                         help='c1: the Na-Cl coordination (default) or the Na-Cl distance in nm (a DistanceCV inside the bias force)')
-    parser.add_argument('--height', type=float, default=1.0, help='initial hill height in kJ/mol (default 1; metadynamics)')
-    parser.add_argument('--barrier', type=float, default=30.0, help='the barrier to overcome in kJ/mol (default 30; OPES)')
-    parser.add_argument('--bias-factor', type=float, default=6.0, help='well-tempered bias factor (default 6)')
-    parser.add_argument('--width-nacl', type=float, default=0.04,
+    parser.add_argument('--height', type=positiveNumber, default=1.0, help='initial hill height in kJ/mol (default 1; metadynamics)')
+    parser.add_argument('--barrier', type=positiveNumber, default=30.0, help='the barrier to overcome in kJ/mol (default 30; OPES)')
+    parser.add_argument('--bias-factor', type=biasFactor, default=6.0, help='well-tempered bias factor (default 6)')
+    parser.add_argument('--width-nacl', type=positiveNumber, default=0.04,
                         help='hill width (OPES: initial sigma) along c1, the Na-Cl coordination or distance (nm) (default 0.04)')
-    parser.add_argument('--width-nao', type=float, default=0.15, help='hill width (OPES: initial sigma) along c2, the Na-O coordination (default 0.15)')
-    parser.add_argument('--r0-nacl', type=float, default=0.35, help='r0 of the Na-Cl switching function in nm (default 0.35)')
-    parser.add_argument('--r0-nao', type=float, default=0.31, help='r0 of the Na-O switching function in nm (default 0.31)')
-    parser.add_argument('--wall', type=float, default=0.65, help='upper wall on the Na-Cl distance in nm (default 0.65; 0: none)')
-    parser.add_argument('--bias-dir', help='a directory shared by several walkers (runs of this script); default none')
+    parser.add_argument('--width-nao', type=positiveNumber, default=0.15, help='hill width (OPES: initial sigma) along c2, the Na-O coordination (default 0.15)')
+    parser.add_argument('--r0-nacl', type=positiveNumber, default=0.35, help='r0 of the Na-Cl switching function in nm (default 0.35)')
+    parser.add_argument('--r0-nao', type=positiveNumber, default=0.31, help='r0 of the Na-O switching function in nm (default 0.31)')
+    parser.add_argument('--wall', type=nonNegativeNumber, default=0.65, help='upper wall on the Na-Cl distance in nm (default 0.65; 0: none)')
+    parser.add_argument('--bias-dir', type=outputFolder, help='a directory shared by several walkers (runs of this script); default none')
     parser.add_argument('--quick', action='store_true', help='tiny settings for a smoke test (CI; also COORDINATION_QUICK=1, '
                         'which caps the step flags at these sizes)')
     parser.add_argument('--seed', type=int, default=2026, help='random seed (default 2026)')
     parser.add_argument('--restart', action='store_true',
                         help='continue from the checkpoint in --output (checkpoint.chk, written after each tenth of a run)')
-    parser.add_argument('--output', help='output folder (default output/ion_pairing, with _opes for --method opes and '
+    parser.add_argument('--output', type=outputFolder, help='output folder (default output/ion_pairing, with _opes for --method opes and '
                         '_distance for --cv distance)')
     args = parser.parse_args(argv)
     if args.output is None:
@@ -294,6 +296,9 @@ def main(argv=None):
     platform = oc.bestPlatform(biasForce=True) if args.platform == 'auto' else openmm.Platform.getPlatformByName(args.platform)
     kind, settings = runSettings(SETTINGS, platform, args.quick, capped=('equil', 'steps', 'frequency'), box=args.box,
                                  equil=args.equil_steps, steps=args.steps, frequency=args.frequency)
+    problem = outputProblem(args.output, args.restart, ['checkpoint.chk', 'convergence.json'], ['checkpoint.chk'])
+    if problem:
+        refuse(problem)
     os.makedirs(args.output, exist_ok=True)
     if args.bias_dir:
         os.makedirs(args.bias_dir, exist_ok=True)    # the walkers' shared folder, made by whichever starts first
@@ -327,7 +332,7 @@ def main(argv=None):
     progressFile = os.path.join(args.output, 'convergence.json')
     convergence = []          # (ps, F(SSIP) - F(CIP)) after each tenth of the run where both basins are sampled
     if args.restart:
-        meta.loadCheckpoint(simulation, checkpoint)
+        loadCheckpoint(meta, simulation, checkpoint)
         with open(progressFile) as stream:
             convergence = [tuple(point) for point in json.load(stream) if point[0] <= simulation.currentStep*0.002]
         print('restarted from %s at step %d of %d' % (checkpoint, simulation.currentStep, settings['steps']), flush=True)

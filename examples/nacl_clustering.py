@@ -24,7 +24,8 @@ CV, n: for each Na+ i, its Na-Cl coordination c_i = sum over the Cl- j of s(r_ij
    and 1 - t(c_i) in that frame).
 4. After each tenth of the run, save a checkpoint, checkpoint.chk in --output (the Context and the
    hills); --restart continues the run from it up to --steps or --ns (give the same other
-   arguments), appending to cv.csv.
+   arguments), appending to cv.csv. A run without --restart into a folder that holds
+   checkpoint.chk is refused (it would overwrite that run).
 
 PLUMED equivalent (docs/nacl-clustering.md): cn: COORDINATIONNUMBER SPECIESA=na SPECIESB=cl
 SWITCH={RATIONAL R_0=0.35 D_MAX=1.0} MORE_THAN={RATIONAL R_0=0.5}, METAD ARG=cn.morethan SIGMA=0.4
@@ -51,7 +52,7 @@ import openmm.app as app
 import openmm.unit as unit
 
 import openmmcoordination as oc
-from openmmcoordination._examples import runSettings
+from openmmcoordination._examples import outputFolder, outputProblem, platformName, runSettings
 from openmmcoordination.metadynamics import BiasVariable, Metadynamics
 from openmmcoordination.plumed.outputs import HillsWriter
 from openmmcoordination.reporters import CollectiveVariableReporter
@@ -70,7 +71,7 @@ BOX_MARGIN = 0.2                    # nm beyond 2 dmax: room for the barostat to
 def parseArguments(argv=None):
     """The command line, checked: a ValueError names the option and its value."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--platform', default='auto', help='CUDA, CPU, Reference or auto (CUDA when it runs the bias force, else CPU)')
+    parser.add_argument('--platform', default='auto', type=platformName, help='CUDA, CPU, Reference or auto (CUDA when it runs the bias force, else CPU)')
     parser.add_argument('--box', type=float, help='cubic box edge in nm before the barostat (default 2.6: about 20 NaCl in 500 waters at 2 M)')
     parser.add_argument('--concentration', type=float, default=2.0,
                         help='NaCl concentration in mol/L as Modeller.addSolvent takes it (pairs = waters x c/55.4 M; default 2)')
@@ -90,7 +91,7 @@ def parseArguments(argv=None):
     parser.add_argument('--seed', type=int, default=2026, help='random seed of the ion placement, velocities and integrator (default 2026)')
     parser.add_argument('--restart', action='store_true',
                         help='continue from the checkpoint in --output (checkpoint.chk, written after each tenth of a run)')
-    parser.add_argument('--output', default=os.path.join('output', NAME), help='output folder (default output/%s)' % NAME)
+    parser.add_argument('--output', default=os.path.join('output', NAME), type=outputFolder, help='output folder (default output/%s)' % NAME)
     args = parser.parse_args(argv)
     checkArguments(args)
     if args.ns is not None:
@@ -244,6 +245,9 @@ def main(argv=None):
     kind, settings = runSettings(SETTINGS, platform, args.quick, capped=('equil', 'steps', 'frequency'), box=args.box,
                                  equil=args.equil_steps, steps=args.steps, frequency=args.frequency)
     checkBox(settings['box'], args.dmax)         # the default box against a larger --dmax
+    problem = outputProblem(args.output, args.restart, ['checkpoint.chk'], ['checkpoint.chk'])
+    if problem:                                  # a fresh run into the folder of an earlier one
+        raise ValueError('%s: %s' % (NAME, problem))
     os.makedirs(args.output, exist_ok=True)
     print('openmm-coordination %s, OpenMM %s, platform %s, settings %s: %s' % (
         oc.__version__, openmm.__version__, platform.getName(), kind, settings), flush=True)
@@ -333,4 +337,5 @@ if __name__ == '__main__':
     try:
         sys.exit(main())
     except ValueError as error:
-        sys.exit('error: %s' % error)
+        sys.stderr.write('error: %s\n' % error)
+        sys.exit(2)                              # argparse's status for a command-line error

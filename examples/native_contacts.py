@@ -20,6 +20,7 @@ import openmm
 import openmm.app as app
 import openmm.unit as unit
 
+from openmmcoordination._examples import inputFile, outputFolder, platformName, positiveInteger
 from openmmcoordination.analysis import bestPlatform
 from openmmcoordination.contacts import nativeContacts
 
@@ -29,16 +30,17 @@ DEFAULT_PDB = os.path.join(HERE, 'data', 'dhfr_protein.pdb')
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--pdb', default=DEFAULT_PDB, help='the structure (default: DHFR without water, examples/data/dhfr_protein.pdb)')
-    parser.add_argument('--platform', default='auto', help='CUDA, CPU, Reference or auto (CUDA when it works, else CPU)')
-    parser.add_argument('--steps', type=int, help='MD steps of 2 fs (default 10,000 on CUDA, 1,000 otherwise)')
-    parser.add_argument('--interval', type=int, default=20, help='steps between Q readings (default 20)')
-    parser.add_argument('--output', default=os.path.join('output', 'native_contacts'), help='output folder')
+    parser.add_argument('--pdb', default=DEFAULT_PDB, type=inputFile, help='the structure (default: DHFR without water, examples/data/dhfr_protein.pdb)')
+    parser.add_argument('--platform', default='auto', type=platformName, help='CUDA, CPU, Reference or auto (CUDA when it works, else CPU)')
+    parser.add_argument('--steps', type=positiveInteger, help='MD steps of 2 fs (default 10,000 on CUDA, 1,000 otherwise)')
+    parser.add_argument('--interval', type=positiveInteger, default=20, help='steps between Q readings (default 20)')
+    parser.add_argument('--output', default=os.path.join('output', 'native_contacts'), type=outputFolder,
+                        help='output folder (default output/native_contacts)')
     args = parser.parse_args()
 
     platform = bestPlatform() if args.platform == 'auto' else openmm.Platform.getPlatformByName(args.platform)
     gpu = platform.getName() == 'CUDA'
-    steps = args.steps or (10000 if gpu else 1000)
+    steps = args.steps if args.steps is not None else (10000 if gpu else 1000)
     pdb = app.PDBFile(args.pdb)
     model = app.Modeller(pdb.topology, pdb.positions)
     forcefield = app.ForceField('amber99sb.xml', 'tip3p.xml')
@@ -68,11 +70,12 @@ def main():
     simulation.minimizeEnergy(maxIterations=100)
     simulation.context.setVelocitiesToTemperature(300*unit.kelvin, 1)
     rows = []
-    for step in range(0, steps + 1, args.interval):
-        if step > 0:
-            simulation.step(args.interval)
+    done = 0
+    for step in list(range(0, steps, args.interval)) + [steps]:     # the last reading at --steps
+        simulation.step(step - done)
+        done = step
         rows.append((step*0.002, q.getCollectiveVariableValue(simulation.context), sharp.getCollectiveVariableValue(simulation.context)))
-        if step % (50*args.interval) == 0:
+        if step % (50*args.interval) == 0 or step == steps:
             print('t = %7.2f ps   Q = %.4f   Q(lambda 1.2) = %.4f' % rows[-1], flush=True)
     rows = np.array(rows)
 

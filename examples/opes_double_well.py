@@ -17,7 +17,8 @@ Writes fes.png (the final free energies and the exact one), error.png (RMS error
 error.csv to --output. After each measurement each run saves a checkpoint, <method>.chk in --output
 (the sampler's saveCheckpoint: the Context and the hills or kernels), with its errors so far in
 <method>_errors.csv; --restart continues each run from it, up to --steps (give the same other
-arguments), and says so.
+arguments), and says so. A run without --restart into a folder that holds those checkpoints is
+refused (it would overwrite those runs).
 
     python examples/opes_double_well.py                     # 200,000 steps each, CPU, about 1 minute
     python examples/opes_double_well.py --platform CUDA --steps 1000000
@@ -37,6 +38,8 @@ import openmm.unit as unit
 
 import openmmcoordination as oc
 from openmmcoordination import BiasVariable, CoordinationForce, Metadynamics, OPES
+from openmmcoordination._examples import (loadCheckpoint, outputFolder, namedPlatform, outputProblem, positiveInteger,
+                                           refuse)
 
 TEMPERATURE = 300.0                       # K
 A, RC, W = 10.0, 0.35, 0.1                # kJ/mol, nm, nm
@@ -50,14 +53,19 @@ KT = (unit.MOLAR_GAS_CONSTANT_R*TEMPERATURE*unit.kelvin).value_in_unit(unit.kilo
 
 def parseArguments(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--platform', default='CPU', help='CPU (default), CUDA or Reference')
-    parser.add_argument('--steps', type=int, default=200000, help='steps of 2 fs per method (default 200,000)')
-    parser.add_argument('--checkpoint', type=int, default=5000, help='steps between error measurements (default 5,000)')
+    parser.add_argument('--platform', default='CPU', type=namedPlatform, help='CPU (default), CUDA or Reference')
+    parser.add_argument('--steps', type=positiveInteger, default=200000, help='steps of 2 fs per method, a multiple of --checkpoint (default 200,000)')
+    parser.add_argument('--checkpoint', type=positiveInteger, default=5000, help='steps between error measurements (default 5,000)')
     parser.add_argument('--seed', type=int, default=1, help='random seed (default 1)')
-    parser.add_argument('--output', default=os.path.join('output', 'opes_double_well'), help='output folder')
+    parser.add_argument('--output', default=os.path.join('output', 'opes_double_well'), type=outputFolder,
+                        help='output folder (default output/opes_double_well)')
     parser.add_argument('--restart', action='store_true',
                         help='continue each run from its checkpoint in --output (<method>.chk) up to --steps')
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.steps % args.checkpoint:
+        parser.error('argument --steps: must be a multiple of --checkpoint (%d steps between measurements), got %d'
+                     % (args.checkpoint, args.steps))
+    return args
 
 
 def potential(r):
@@ -129,7 +137,7 @@ def run(method, steps, checkpoint, platform, seed, output=None, restart=False):
     checkpointFile = None if output is None else os.path.join(output, method + '.chk')
     errorFile = None if output is None else os.path.join(output, method + '_errors.csv')
     if restart:
-        sampler.loadCheckpoint(simulation, checkpointFile)
+        loadCheckpoint(sampler, simulation, checkpointFile)
         done = np.loadtxt(errorFile, delimiter=',', skiprows=1, ndmin=2)
         done = done[done[:, 0] <= simulation.currentStep]
         times, errors = [int(t) for t in done[:, 0]], list(done[:, 1])
@@ -189,6 +197,11 @@ def plot(results, path, kind):
 def main(argv=None):
     args = parseArguments(argv)
     platform = openmm.Platform.getPlatformByName(args.platform)
+    checkpoints = [method + '.chk' for method in ('metadynamics', 'opes')]
+    problem = outputProblem(args.output, args.restart, checkpoints + [method + '_errors.csv' for method in ('metadynamics', 'opes')],
+                            checkpoints)
+    if problem:
+        refuse(problem)
     os.makedirs(args.output, exist_ok=True)
     print('openmm-coordination %s, OpenMM %s, platform %s, %d steps per method' % (
         oc.__version__, openmm.__version__, platform.getName(), args.steps), flush=True)

@@ -41,6 +41,14 @@ def test_ion_pairing_restarts(tmp_path):
     assert 'equilibration' not in second and 'hills 8' in second
     trace = np.loadtxt(tmp_path/'cv.csv', delimiter=',', skiprows=1)
     np.testing.assert_array_equal(trace[:, 0], np.arange(25, 401, 25))       # appended, one header
+    # --restart with another method: refused (status 2, no traceback), the run's files kept
+    files = {name: (tmp_path/name).read_bytes() for name in os.listdir(tmp_path)}
+    result = subprocess.run([sys.executable, os.path.join('examples', 'ion_pairing.py'), '--quick', '--platform', 'CPU',
+                             '--steps', '600', '--output', str(tmp_path), '--restart', '--method', 'opes'],
+                            capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert result.returncode == 2 and 'Traceback' not in result.stderr, result.stderr
+    assert "OPES: setState: the state is of another run than this object (method: the state 'Metadynamics'" in result.stderr
+    assert {name: (tmp_path/name).read_bytes() for name in os.listdir(tmp_path)} == files
 
 
 def test_ion_coordination_restarts(tmp_path):
@@ -55,3 +63,14 @@ def test_ion_coordination_restarts(tmp_path):
     assert 'equilibration' not in second and 'g(r):' not in second and 'hills 12' in second
     trace = np.loadtxt(tmp_path/'cv.csv', delimiter=',', skiprows=1)
     np.testing.assert_array_equal(trace[:, 0], np.arange(550, 1701, 50))
+    # a fresh run into the folder, or --restart with other settings: refused, the run's files kept
+    files = {name: (tmp_path/name).read_bytes() for name in os.listdir(tmp_path)}
+    for arguments, message in [([], 'holds the checkpoint of an earlier run (checkpoint.chk): continue it with --restart'),
+                               (['--restart', '--nn', '6'], '--restart cannot continue from %s: Metadynamics: setState: the '
+                                'state is of another run' % os.path.join(str(tmp_path), 'checkpoint.chk'))]:
+        result = subprocess.run([sys.executable, os.path.join('examples', 'ion_coordination.py'), '--quick', '--platform',
+                                 'CPU', '--output', str(tmp_path)] + arguments, capture_output=True, text=True, cwd=REPO,
+                                timeout=300)
+        assert result.returncode == 2 and 'Traceback' not in result.stderr, result.stderr
+        assert message in result.stderr, result.stderr
+    assert {name: (tmp_path/name).read_bytes() for name in os.listdir(tmp_path)} == files

@@ -128,3 +128,25 @@ def test_ion_pairing_example_on_the_distance(tmp_path):
     line = re.search(r'^CIP: lowest at c1 ([\d.]+) \(Na-Cl ([\d.]+) nm\)', stdout, re.MULTILINE)
     if line:
         assert line.group(1) == line.group(2) and 0.22 <= float(line.group(1)) <= 0.36, line.group(0)
+
+
+def test_ion_pairing_argument_errors(tmp_path):
+    """Bad values, --restart without a checkpoint, a fresh run into an earlier run's folder: argparse's
+    error (status 2, the option and the value named), no traceback, nothing written."""
+    earlier = tmp_path/'earlier'
+    earlier.mkdir()
+    (earlier/'checkpoint.chk').write_bytes(b'the first run')
+    for arguments, message in [
+            (['--box', '-2'], "argument --box: must be a number > 0, got '-2'"),
+            (['--steps', '0'], "argument --steps: must be an integer >= 1, got '0'"),
+            (['--width-nacl', '-1'], "argument --width-nacl: must be a number > 0, got '-1'"),
+            (['--wall', '-0.5'], "argument --wall: must be a number >= 0, got '-0.5'"),
+            (['--bias-factor', '0.5'], "argument --bias-factor: must be a number > 1, got '0.5'"),
+            (['--restart', '--output', str(tmp_path/'none')],
+             "--restart continues a run in --output %r, which has no checkpoint.chk, convergence.json" % str(tmp_path/'none')),
+            (['--output', str(earlier)], '--output %r holds the checkpoint of an earlier run' % str(earlier))]:
+        result = subprocess.run([sys.executable, os.path.join('examples', 'ion_pairing.py'), '--quick', '--platform', 'CPU']
+                                + arguments, capture_output=True, text=True, cwd=REPO, timeout=120)
+        assert result.returncode == 2 and 'Traceback' not in result.stderr, (arguments, result.stderr)
+        assert 'ion_pairing.py: error: ' + message in result.stderr, (arguments, result.stderr)
+    assert not os.path.exists(tmp_path/'none') and (earlier/'checkpoint.chk').read_bytes() == b'the first run'

@@ -151,12 +151,26 @@ def test_restart_without_checkpoint(tmp_path):
     assert not os.path.exists(tmp_path/'none')
 
 
-def test_command_line_error_message():
-    """From the command line an argument error is one line, no traceback."""
-    result = subprocess.run([sys.executable, os.path.join('examples', 'nacl_clustering.py'), '--box', '1.5'],
-                            capture_output=True, text=True, cwd=REPO, timeout=120)
-    assert result.returncode == 1 and 'Traceback' not in result.stderr
-    assert result.stderr.strip().startswith('error: nacl_clustering: --box must be at least'), result.stderr
+def test_command_line_error_message(tmp_path):
+    """From the command line an argument error is one line, no traceback, exit status 2 (argparse's);
+    so is a fresh run into the folder of an earlier run (its checkpoint is kept), an unknown platform
+    and an --output that is a file."""
+    earlier = tmp_path/'earlier'
+    earlier.mkdir()
+    (earlier/'checkpoint.chk').write_bytes(b'the first run')
+    (tmp_path/'file').write_text('')
+    for arguments, message in [
+            (['--box', '1.5'], 'error: nacl_clustering: --box must be at least'),
+            (['--platform', 'CPU', '--output', str(earlier)],
+             'error: nacl_clustering: --output %r holds the checkpoint of an earlier run (checkpoint.chk)' % str(earlier)),
+            (['--platform', 'Nowhere'], "nacl_clustering.py: error: argument --platform: no platform 'Nowhere'"),
+            (['--output', str(tmp_path/'file')], "nacl_clustering.py: error: argument --output: %r is not a folder"
+                                                 % str(tmp_path/'file'))]:
+        result = subprocess.run([sys.executable, os.path.join('examples', 'nacl_clustering.py')] + arguments,
+                                capture_output=True, text=True, cwd=REPO, timeout=120)
+        assert result.returncode == 2 and 'Traceback' not in result.stderr, (arguments, result.stderr)
+        assert message in result.stderr, (arguments, result.stderr)
+    assert os.listdir(earlier) == ['checkpoint.chk'] and (earlier/'checkpoint.chk').read_bytes() == b'the first run'
 
 
 def test_plumed_equivalent():

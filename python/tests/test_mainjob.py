@@ -326,3 +326,31 @@ def test_environment_restores_variables(monkeypatch):
         assert os.environ['COORDINATION_LIST_KIND'] == 'homes'
     assert os.environ['COORDINATION_NEIGHBOR_LIST'] == '1'
     assert 'COORDINATION_LIST_KIND' not in os.environ
+
+
+def test_main_job_argument_errors(tmp_path):
+    """Bad values, a missing checkpoint, an --output that is a file, a fresh run into the folder of an
+    earlier run: argparse's error (status 2, the option and the value named), no traceback, nothing written."""
+    (tmp_path/'file').write_text('')
+    earlier = tmp_path/'earlier'
+    earlier.mkdir()
+    (earlier/'checkpoint.chk').write_bytes(b'the first run')
+    for arguments, message in [
+            (['--box', '0'], "argument --box: must be a number > 0, got '0'"),
+            (['--box', 'nan'], "argument --box: must be a number > 0, got 'nan'"),
+            (['--metad-steps', '0'], "argument --metad-steps: must be an integer >= 1, got '0'"),
+            (['--gr-steps', '10'], 'argument --gr-steps: must be at least 20 (a frame every 20 steps), got 10'),
+            (['--bias-factor', '1'], "argument --bias-factor: must be a number > 1, got '1'"),
+            (['--nn', 'x'], "argument --nn: must be an integer >= 1, got 'x'"),
+            (['--platform', 'Nowhere'], "argument --platform: no platform 'Nowhere'; this OpenMM has "),
+            (['--output', str(tmp_path/'file')], "argument --output: %r is not a folder" % str(tmp_path/'file')),
+            (['--restart', '--output', str(tmp_path/'none')],
+             "--restart continues a run in --output %r, which has no checkpoint.chk" % str(tmp_path/'none')),
+            (['--output', str(earlier)], '--output %r holds the checkpoint of an earlier run (checkpoint.chk): '
+                                         'continue it with --restart' % str(earlier))]:
+        result = subprocess.run([sys.executable, os.path.join('examples', 'ion_coordination.py'), '--quick',
+                                 '--platform', 'CPU'] + arguments, capture_output=True, text=True, cwd=REPO, timeout=120)
+        assert result.returncode == 2 and 'Traceback' not in result.stderr, (arguments, result.stderr)
+        assert 'ion_coordination.py: error: ' + message in result.stderr, (arguments, result.stderr)
+    assert not os.path.exists(tmp_path/'none') and os.listdir(earlier) == ['checkpoint.chk']
+    assert (earlier/'checkpoint.chk').read_bytes() == b'the first run'
