@@ -148,12 +148,14 @@ The C++ class through SWIG, with the same methods (see [api-cpp.md](api-cpp.md))
 the Doxygen text. What differs in Python:
 
 - groups are any sequence of integers (lists, ranges, NumPy arrays); `getGroupA()`/`getGroupB()` return lists;
-- `getR0()`, `getD0()`, `getDMax()` return `openmm.unit.Quantity` in nm; setters accept floats (nm) or Quantities;
+- `getR0()`, `getD0()`, `getDMax()` return `openmm.unit.Quantity` in nm (`getBeta()` in 1/nm); their setters, `evaluateSwitchingFunction(r)`,
+  `evaluatePairSwitchingFunction(pair, r)` and the histograms' `maxDistance` accept floats (nm) or Quantities, converted
+  as OpenMM's setters of distances convert them (a Quantity of another dimension: `TypeError`);
 - `evaluateSwitchingFunction(r)` returns the tuple `(s, ds/dr)`;
 - `getPairHistogram()` and `getAccumulatedPairHistogram()` return `int64` NumPy arrays;
 - `getTabulatedFunction(i)` returns the `openmm.Continuous1DFunction`, to change and then `updateParametersInContext(context)`;
 - C++ exceptions arrive as `openmm.OpenMMException`;
-- `copy.copy`/`copy.deepcopy` clone through the serialization proxy.
+- `copy.copy`/`copy.deepcopy` clone through the serialization proxy; `pickle` gives back a force of the same class.
 
 Methods (C++ signatures):
 
@@ -170,7 +172,7 @@ and [api-cpp.md](api-cpp.md)). What differs in Python:
 - `getCollectiveVariableValues(context)` returns a list of floats;
 - `getCVStatistics(context)` returns the tuple `(mean, m2, count)`: two NumPy arrays (one value per CV) and an int;
 - `getTabulatedFunction(i)` returns the `openmm.Continuous1DFunction`, `Continuous2DFunction` or `Continuous3DFunction`;
-- `copy.copy`/`copy.deepcopy` clone through the serialization proxy.
+- `copy.copy`/`copy.deepcopy` clone through the serialization proxy; `pickle` gives back a force of the same class.
 
 Methods (C++ signatures):
 

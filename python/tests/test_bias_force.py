@@ -6,6 +6,7 @@ precision (on CUDA, the same assertions hold the GPU's result to the NumPy refer
 """
 
 import copy
+import pickle
 
 import numpy as np
 import pytest
@@ -232,3 +233,29 @@ def test_serialization_and_copy(reference_config, rng):
         set_state(context, positions)
         energies.append(energy_and_forces(context)[0])
     assert energies[0] == energies[1]
+
+
+def test_pickle_returns_a_bias_force(reference_config, rng):
+    """Every setting comes back (the same XML), in a CoordinationBiasForce: OpenMM's Force.__setstate__ gave an
+    object whose CoordinationBiasForce methods all raised TypeError."""
+    bias, _ = _build('0.5*k1*(c1-a)^2 + t(c2) + d^2', {'k1': 30.0, 'a': 0.5}, 2, True)
+    bias.addDistance('d', 3, 12, 1, False)
+    bias.addTabulatedFunction('t', openmm.Continuous1DFunction([0.0, 1.0, 3.0], 0.0, 2.0))
+    bias.setCVStatisticsStride(5)
+    bias.setForceGroup(3)
+    bias.setName('pair of CVs')
+    xml = openmm.XmlSerializer.serialize(bias)
+    clone = pickle.loads(pickle.dumps(bias))
+    assert type(clone) is CoordinationBiasForce and clone.thisown
+    assert openmm.XmlSerializer.serialize(clone) == xml
+    assert clone.getDistanceParameters(2) == [3, 12, 1, False] and clone.getCVStatisticsStride() == 5
+    box = ref.reduced_box(rng, False)
+    positions = random_positions(rng, N, box, size=1.3)
+    energies = []
+    for force in (bias, clone):
+        system = make_system(N, box)
+        system.addForce(force)
+        context = reference_config.context(system)
+        set_state(context, positions, box)
+        energies.append(energy_and_forces(context)[0])
+    assert energies[0] == energies[1] != 0.0

@@ -3,6 +3,7 @@ XmlSerializer proxy and copy.copy/deepcopy those rely on."""
 
 import copy
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -198,6 +199,21 @@ def test_copy_returns_a_coordination_force(how):
     same_settings(force, clone)
     clone.setR0(0.5)   # independent of the original
     assert force.getR0()._value == 0.35
+
+
+def test_pickle_returns_a_coordination_force(rng):
+    """pickle goes through XmlSerializer, as for OpenMM's forces; OpenMM's Force.__setstate__ gave an object
+    whose CoordinationForce methods all raised TypeError."""
+    force = configured_force()
+    clone = pickle.loads(pickle.dumps(force))
+    assert type(clone) is CoordinationForce and clone.thisown
+    same_settings(force, clone)
+    assert openmm.XmlSerializer.serialize(clone) == openmm.XmlSerializer.serialize(force)
+    box = np.diag([1.5, 1.6, 1.7])
+    positions = rng.uniform(0, 1.5, (6, 3))
+    e1, f1 = energy_of(copy.deepcopy(force), positions, box)
+    e2, f2 = energy_of(clone, positions, box)
+    assert e1 == e2 and np.array_equal(f1, f2) and e1 != 0.0
 
 
 @pytest.mark.parametrize('dmax', ['default', 'infinite', 'finite'])

@@ -146,6 +146,30 @@ def test_units_numpy_and_defaults(reference_config):
     assert not force.getUsesPairParameters()
 
 
+def test_distance_arguments_in_other_units():
+    """Quantities are converted as OpenMM's setters of distances convert them; one of another dimension is
+    a TypeError naming the method and the argument (it passed before as a number in nm or 1/nm)."""
+    force = CoordinationForce([0, 1], [2, 3])
+    force.setR0(4.0*unit.angstrom)
+    force.setD0(d0=0.5*unit.angstrom)
+    force.setDMax(12.0*unit.angstrom)
+    force.setBeta(5.0/unit.angstrom)
+    assert force.getR0() == 0.4*unit.nanometer and force.getD0() == 0.05*unit.nanometer
+    assert math.isclose(force.getDMax().value_in_unit(unit.nanometer), 1.2, rel_tol=1e-15)
+    assert force.getBeta() == 50.0/unit.nanometer
+    assert force.evaluateSwitchingFunction(5.0*unit.angstrom) == force.evaluateSwitchingFunction(0.5)
+    for call, words in [(lambda: force.setR0(0.3*unit.kilojoule_per_mole), 'setR0: r0 must be a number in nanometer'),
+                        (lambda: force.setD0(d0=1*unit.kelvin), 'setD0: d0 must'),
+                        (lambda: force.setDMax(1*unit.picosecond), 'setDMax: dmax must'),
+                        (lambda: force.setBeta(50*unit.nanometer), 'setBeta: beta must be a number in /nanometer'),
+                        (lambda: force.evaluateSwitchingFunction(0.3*unit.kilojoule_per_mole), 'evaluateSwitchingFunction: r must'),
+                        (lambda: force.evaluatePairSwitchingFunction(0, 1*unit.kelvin), 'evaluatePairSwitchingFunction: r must')]:
+        with pytest.raises(TypeError) as info:
+            call()
+        assert str(info.value).startswith('CoordinationForce.' + words), str(info.value)
+    assert force.getR0() == 0.4*unit.nanometer and force.getBeta() == 50.0/unit.nanometer
+
+
 def test_serialization_and_copy(reference_config, rng):
     a, b, weights, r0s = random_pair_list(rng, 10, 12)
     force = CoordinationForce()
