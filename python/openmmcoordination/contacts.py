@@ -46,6 +46,8 @@ def _value(quantity, unit_, name):
 
 def _positions_nm(positions, num_atoms):
     if unit.is_quantity(positions):
+        if not positions.unit.is_compatible(unit.nanometer):
+            raise ValueError('nativeContacts: positions must be in units compatible with nanometer, got %s' % positions.unit)
         positions = positions.value_in_unit(unit.nanometer)
     positions = np.asarray([[float(c) for c in p] for p in positions] if not isinstance(positions, np.ndarray) else positions,
                            dtype=float)

@@ -123,6 +123,8 @@ def test_errors(dhfr):
     topology, reference, _ = dhfr
     with pytest.raises(ValueError, match='positions must have one row of 3 coordinates per atom'):
         native_contacts(topology, reference[:10])
+    with pytest.raises(ValueError, match='nativeContacts: positions must be in units compatible with nanometer, got kilojoule/mole'):
+        native_contacts(topology, reference*unit.kilojoule_per_mole)   # was openmm.unit's TypeError
     with pytest.raises(ValueError, match='positions are required'):
         native_contacts(topology)
     with pytest.raises(ValueError, match='cutoff must be positive'):
