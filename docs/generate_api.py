@@ -151,11 +151,13 @@ the Doxygen text. What differs in Python:
 - `getR0()`, `getD0()`, `getDMax()` return `openmm.unit.Quantity` in nm (`getBeta()` in 1/nm); their setters, `evaluateSwitchingFunction(r)`,
   `evaluatePairSwitchingFunction(pair, r)` and the histograms' `maxDistance` accept floats (nm) or Quantities, converted
   as OpenMM's setters of distances convert them (a Quantity of another dimension: `TypeError`);
-- `evaluateSwitchingFunction(r)` returns the tuple `(s, ds/dr)`;
+- `evaluateSwitchingFunction(r)` and `evaluatePairSwitchingFunction(pair, r)` return the list `[s, ds/dr]`;
 - `getPairHistogram()` and `getAccumulatedPairHistogram()` return `int64` NumPy arrays;
 - `getTabulatedFunction(i)` returns the `openmm.Continuous1DFunction`, to change and then `updateParametersInContext(context)`;
 - C++ exceptions arrive as `openmm.OpenMMException`;
-- `copy.copy`/`copy.deepcopy` clone through the serialization proxy; `pickle` gives back a force of the same class.
+- `copy.copy`/`copy.deepcopy` clone through the serialization proxy; `pickle` gives back a force of the same class;
+- `CoordinationForce.cast(force)`: the CoordinationForce that a Force of a System is (`system.getForce(i)`,
+  `system.getForces()` and `XmlSerializer.deserialize()` give an `openmm.Force`), the same object, or None.
 
 Methods (C++ signatures):
 
@@ -172,7 +174,9 @@ and [api-cpp.md](api-cpp.md)). What differs in Python:
 - `getCollectiveVariableValues(context)` returns a list of floats;
 - `getCVStatistics(context)` returns the tuple `(mean, m2, count)`: two NumPy arrays (one value per CV) and an int;
 - `getTabulatedFunction(i)` returns the `openmm.Continuous1DFunction`, `Continuous2DFunction` or `Continuous3DFunction`;
-- `copy.copy`/`copy.deepcopy` clone through the serialization proxy; `pickle` gives back a force of the same class.
+- `copy.copy`/`copy.deepcopy` clone through the serialization proxy; `pickle` gives back a force of the same class;
+- `CoordinationBiasForce.cast(force)`: the CoordinationBiasForce that a Force of a System is, or None (as
+  `CoordinationForce.cast`).
 
 Methods (C++ signatures):
 

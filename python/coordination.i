@@ -14,6 +14,7 @@ namespace std {
 
 %{
 #include <climits>
+#include <sstream>
 #include "CoordinationBiasForce.h"
 #include "CoordinationForce.h"
 #include "internal/CoordinationWarnings.h"
@@ -44,12 +45,39 @@ namespace std {
  * arrays and quantities here. */
 %pythoncode %{
 import numpy as _np
+import openmm as _openmm
 from openmm import unit as _unit
 from openmmcoordination import _arguments
 %}
 
 %pythonprepend CoordinationPlugin::CoordinationForce::CoordinationForce %{
     args = _arguments.constructorArguments(args)
+%}
+/* Distances given as Quantities are converted to nm (beta to 1/nm), as OpenMM's setters do; a Quantity of
+ * another dimension is a TypeError naming the argument. */
+%pythonprepend CoordinationPlugin::CoordinationForce::setR0 %{
+    r0 = _arguments.inUnit(r0, 'CoordinationForce.setR0', 'r0', _unit.nanometer)
+%}
+%pythonprepend CoordinationPlugin::CoordinationForce::setD0 %{
+    d0 = _arguments.inUnit(d0, 'CoordinationForce.setD0', 'd0', _unit.nanometer)
+%}
+%pythonprepend CoordinationPlugin::CoordinationForce::setDMax %{
+    dmax = _arguments.inUnit(dmax, 'CoordinationForce.setDMax', 'dmax', _unit.nanometer)
+%}
+%pythonprepend CoordinationPlugin::CoordinationForce::setBeta %{
+    beta = _arguments.inUnit(beta, 'CoordinationForce.setBeta', 'beta', _unit.nanometer**-1)
+%}
+%pythonprepend CoordinationPlugin::CoordinationForce::evaluateSwitchingFunction %{
+    r = _arguments.inUnit(r, 'CoordinationForce.evaluateSwitchingFunction', 'r', _unit.nanometer)
+%}
+%pythonprepend CoordinationPlugin::CoordinationForce::evaluatePairSwitchingFunction %{
+    r = _arguments.inUnit(r, 'CoordinationForce.evaluatePairSwitchingFunction', 'r', _unit.nanometer)
+%}
+%pythonprepend CoordinationPlugin::CoordinationForce::getPairHistogram %{
+    maxDistance = _arguments.inUnit(maxDistance, 'CoordinationForce.getPairHistogram', 'maxDistance', _unit.nanometer)
+%}
+%pythonprepend CoordinationPlugin::CoordinationForce::accumulatePairHistogram %{
+    maxDistance = _arguments.inUnit(maxDistance, 'CoordinationForce.accumulatePairHistogram', 'maxDistance', _unit.nanometer)
 %}
 %pythonprepend CoordinationPlugin::CoordinationForce::setGroup %{
     group = _arguments.particleList(group, 'group')
@@ -214,6 +242,8 @@ from openmmcoordination import _arguments
 
 %newobject CoordinationPlugin::_cloneForce;
 %newobject CoordinationPlugin::_cloneBiasForce;
+%newobject CoordinationPlugin::_deserializeForce;
+%newobject CoordinationPlugin::_deserializeBiasForce;
 %inline %{
 namespace CoordinationPlugin {
 /** Clone a force through its serialization proxy (copy.copy and copy.deepcopy use this). */
@@ -231,6 +261,20 @@ CoordinationForce* _castForce(OpenMM::Force& force) {
 CoordinationBiasForce* _cloneBiasForce(const CoordinationBiasForce& force) {
     return OpenMM::XmlSerializer::clone<CoordinationBiasForce>(force);
 }
+/** The CoordinationBiasForce a Force of a System is, or None (as _castForce). */
+CoordinationBiasForce* _castBiasForce(OpenMM::Force& force) {
+    return dynamic_cast<CoordinationBiasForce*>(&force);
+}
+/** A CoordinationForce from its XML (pickle uses this). */
+CoordinationForce* _deserializeForce(const std::string& xml) {
+    std::istringstream stream(xml);
+    return OpenMM::XmlSerializer::deserialize<CoordinationForce>(stream);
+}
+/** A CoordinationBiasForce from its XML (pickle uses this). */
+CoordinationBiasForce* _deserializeBiasForce(const std::string& xml) {
+    std::istringstream stream(xml);
+    return OpenMM::XmlSerializer::deserialize<CoordinationBiasForce>(stream);
+}
 }
 %}
 
@@ -241,6 +285,23 @@ CoordinationBiasForce* _cloneBiasForce(const CoordinationBiasForce& force) {
 
     def __deepcopy__(self, memo):
         return _cloneForce(self)
+
+    def __getstate__(self):
+        return _openmm.XmlSerializer.serialize(self)
+
+    def __setstate__(self, xml):
+        # a CoordinationForce, not the bare Force that openmm.Force.__setstate__ would make
+        force = _deserializeForce(xml)
+        self.this = force.this
+        force.thisown = False
+        self.thisown = True
+
+    @staticmethod
+    def cast(force):
+        """The CoordinationForce that ``force`` is, or None if it is another kind: system.getForce(i),
+        system.getForces() and XmlSerializer.deserialize() give an openmm.Force, whose methods are
+        Force's only. The result is the same object (the System keeps owning it)."""
+        return _castForce(force)
     %}
 }
 
@@ -273,6 +334,23 @@ CoordinationBiasForce* _cloneBiasForce(const CoordinationBiasForce& force) {
 
     def __deepcopy__(self, memo):
         return _cloneBiasForce(self)
+
+    def __getstate__(self):
+        return _openmm.XmlSerializer.serialize(self)
+
+    def __setstate__(self, xml):
+        # a CoordinationBiasForce, not the bare Force that openmm.Force.__setstate__ would make
+        force = _deserializeBiasForce(xml)
+        self.this = force.this
+        force.thisown = False
+        self.thisown = True
+
+    @staticmethod
+    def cast(force):
+        """The CoordinationBiasForce that ``force`` is, or None if it is another kind: system.getForce(i),
+        system.getForces() and XmlSerializer.deserialize() give an openmm.Force, whose methods are
+        Force's only. The result is the same object (the System keeps owning it)."""
+        return _castBiasForce(force)
     %}
 }
 

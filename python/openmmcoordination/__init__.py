@@ -93,68 +93,6 @@ def _load_plugins():
 _load_plugins()
 
 from openmmcoordination.coordination import CoordinationBiasForce, CoordinationForce, PeriodicBoundaryWarning  # noqa: E402
-from openmmcoordination import _arguments  # noqa: E402
-from openmmcoordination.coordination import _castForce  # noqa: E402
-
-
-def _pythonMethods():
-    """Python-side methods of the two forces, pending their move into python/coordination.i (a rebuild):
-    distances given as Quantities are converted to nm (1/nm for beta) as OpenMM's own setters do, a
-    Quantity of another dimension raising TypeError instead of passing as a plain number; pickle gives
-    back a force of the same class (OpenMM's Force.__setstate__ gave a bare Force)."""
-    nm, perNm = _arguments.nm, _arguments.nm**-1
-    wrapped = {'setR0': (0, 'r0', nm), 'setD0': (0, 'd0', nm), 'setDMax': (0, 'dmax', nm), 'setBeta': (0, 'beta', perNm),
-               'evaluateSwitchingFunction': (0, 'r', nm), 'evaluatePairSwitchingFunction': (1, 'r', nm),
-               'getPairHistogram': (2, 'maxDistance', nm), 'accumulatePairHistogram': (2, 'maxDistance', nm)}
-    for method, (position, name, valueUnit) in wrapped.items():
-        original = getattr(CoordinationForce, method)
-        setattr(CoordinationForce, method, _arguments.withUnit(original, position, name, valueUnit))
-
-    def forceState(self):
-        return _openmm.XmlSerializer.serialize(self)
-
-    def setForceState(self, xml):
-        force = _openmm.XmlSerializer.deserialize(xml)   # a Force (the C++ object is a CoordinationForce)
-        force.thisown = False
-        coordination = _castForce(force)
-        coordination.thisown = True
-        self.this = coordination.this
-
-    def biasState(self):
-        """The settings, each through a getter (C++ gives no CoordinationBiasForce from XML without a rebuild)."""
-        variables = [(self.getCollectiveVariableName(i), list(self.getDistanceParameters(i)) if self.isDistance(i)
-                      else _openmm.XmlSerializer.serialize(self.getCollectiveVariable(i)))
-                     for i in range(self.getNumCollectiveVariables())]
-        return {'energy': self.getEnergyFunction(), 'variables': variables,
-                'globals': [(self.getGlobalParameterName(i), self.getGlobalParameterDefaultValue(i))
-                            for i in range(self.getNumGlobalParameters())],
-                'tables': [(self.getTabulatedFunctionName(i),
-                            _openmm.XmlSerializer.serialize(self.getTabulatedFunction(i)))
-                           for i in range(self.getNumTabulatedFunctions())],
-                'stride': self.getCVStatisticsStride(), 'group': self.getForceGroup(), 'name': self.getName()}
-
-    def setBiasState(self, state):
-        CoordinationBiasForce.__init__(self, state['energy'])
-        for name, variable in state['variables']:
-            if isinstance(variable, str):
-                force = CoordinationForce.__new__(CoordinationForce)
-                setForceState(force, variable)
-                self.addCollectiveVariable(name, force)
-            else:
-                self.addDistance(name, *variable)
-        for name, value in state['globals']:
-            self.addGlobalParameter(name, value)
-        for name, xml in state['tables']:
-            self.addTabulatedFunction(name, _openmm.XmlSerializer.deserialize(xml))
-        self.setCVStatisticsStride(state['stride'])
-        self.setForceGroup(state['group'])
-        self.setName(state['name'])
-
-    CoordinationForce.__getstate__, CoordinationForce.__setstate__ = forceState, setForceState
-    CoordinationBiasForce.__getstate__, CoordinationBiasForce.__setstate__ = biasState, setBiasState
-
-
-_pythonMethods()
 
 # The user's side (matplotlib, MDAnalysis and tqdm are imported only when used; native_contacts
 # takes an MDAnalysis Universe without importing MDAnalysis).

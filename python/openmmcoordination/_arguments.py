@@ -4,7 +4,6 @@ ints, per-pair values lists of floats (r0s in nm), the pairList flag a bool. A w
 TypeError, a value out of range openmm.OpenMMException; each message names the argument. This module
 does not import the SWIG module, which imports it."""
 
-import functools
 import operator
 
 import numpy as np
@@ -60,29 +59,16 @@ def pairValues(values, name, valueUnit):
     return [float(v) for v in array]
 
 
-nm = unit.nanometer
-
-
-def withUnit(method, position, name, valueUnit):
-    """`method` of CoordinationForce with its argument `name` (at `position`, after self) converted from a
-    Quantity to a number in valueUnit, as OpenMM's setters of distances do; a Quantity of another
-    dimension raises TypeError naming the argument (it passed as a plain number before)."""
-    def convert(value):
-        if not unit.is_quantity(value):
-            return value
-        if not value.unit.is_compatible(valueUnit):
-            raise TypeError('CoordinationForce.%s: %s must be a number in %s or a Quantity compatible with it, got %s'
-                            % (method.__name__, name, valueUnit, value))
-        return value.value_in_unit(valueUnit)
-
-    @functools.wraps(method)
-    def converted(self, *args, **kwargs):
-        if len(args) > position:
-            args = args[:position] + (convert(args[position]),) + args[position + 1:]
-        elif name in kwargs:
-            kwargs[name] = convert(kwargs[name])
-        return method(self, *args, **kwargs)
-    return converted
+def inUnit(value, owner, name, valueUnit):
+    """A number argument of ``owner`` (a method, 'CoordinationForce.setR0') in valueUnit: a Quantity is
+    converted, as OpenMM's setters of distances do; one of another dimension raises TypeError naming the
+    argument (it passed as a plain number before); anything else is passed on as it is."""
+    if not unit.is_quantity(value):
+        return value
+    if not value.unit.is_compatible(valueUnit):
+        raise TypeError('%s: %s must be a number in %s or a Quantity compatible with it, got %s'
+                        % (owner, name, valueUnit, value))
+    return value.value_in_unit(valueUnit)
 
 
 def pairListFlag(flag):

@@ -216,6 +216,32 @@ def test_pickle_returns_a_coordination_force(rng):
     assert e1 == e2 and np.array_equal(f1, f2) and e1 != 0.0
 
 
+def test_cast_gives_the_force_of_a_system():
+    """system.getForce(i), getForces() and XmlSerializer.deserialize() give an openmm.Force; cast() gives the
+    CoordinationForce or CoordinationBiasForce it is (the same C++ object), or None for another kind."""
+    from openmmcoordination import CoordinationBiasForce
+    force = configured_force()
+    bias = CoordinationBiasForce('c')
+    bias.addCollectiveVariable('c', CoordinationForce([0], [1, 2]))
+    system = openmm.System()
+    for _ in range(6):
+        system.addParticle(1.0)
+    system.addForce(force)
+    system.addForce(bias)
+    system.addForce(openmm.HarmonicBondForce())
+    first, second, third = system.getForces()
+    assert type(first) is openmm.Force and CoordinationForce.cast(third) is None
+    cast = CoordinationForce.cast(first)
+    assert type(cast) is CoordinationForce and not cast.thisown
+    cast.setR0(0.41)
+    assert force.getR0() == 0.41*unit.nanometer                                  # the System's own force
+    assert CoordinationForce.cast(second) is None and CoordinationBiasForce.cast(first) is None
+    assert CoordinationBiasForce.cast(second).getCollectiveVariableName(0) == 'c'
+    copy = openmm.XmlSerializer.deserialize(openmm.XmlSerializer.serialize(system))
+    assert CoordinationForce.cast(copy.getForce(0)).getR0() == 0.41*unit.nanometer
+    assert CoordinationBiasForce.cast(copy.getForce(1)).getEnergyFunction() == 'c'
+
+
 @pytest.mark.parametrize('dmax', ['default', 'infinite', 'finite'])
 def test_xml_round_trip(rng, dmax):
     force = configured_force()
