@@ -451,6 +451,11 @@ void testBiasUpdateParameters() {
     // Pairs cannot change.
     bias->getCollectiveVariable(0).setGroup({0, 1, 2});
     ASSERT_BIAS_ERROR(bias->updateParametersInContext(*context), "groups");
+    // A global parameter added after the Context was created: the update names it.
+    bias->getCollectiveVariable(0).setGroup({0, 1, 2, 3, 4, 5});
+    bias->addGlobalParameter("late", 2.0);
+    ASSERT_BIAS_ERROR(bias->updateParametersInContext(*context), "CoordinationBiasForce: updateParametersInContext: the global parameter \"late\" is not in the Context");
+    ASSERT_EQUAL(1.0, context->getParameter("k"));
 }
 
 /**

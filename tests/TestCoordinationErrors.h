@@ -215,6 +215,13 @@ void testNonFiniteEnergy() {
     ASSERT_EVALUATION_ERROR((withK.integrator.step(1), NAN), false, *context, "k = nan");
     context->setParameter("k", 3.0);
     ASSERT_EQUAL_TOL(3*cv, context->getState(State::Energy).getPotentialEnergy(), tolerance);
+    // A global parameter added after the Context was created: the update names it and the remedy.
+    force->addGlobalParameter("q", 1.0);
+    force->setEnergyExpression("k*cv+q");
+    ASSERT_COORDINATION_ERROR_NAMING(force->updateParametersInContext(*context), "CoordinationForce: updateParametersInContext: "
+            "the global parameter \"q\" is not in the Context (it was added after the Context was created); call context.reinitialize");
+    context->reinitialize(true);
+    ASSERT_EQUAL_TOL(3*cv+1, context->getState(State::Energy).getPotentialEnergy(), tolerance);
     // A finite default whose energy overflows.
     CoordinationForce* huge = new CoordinationForce({0, 1, 2}, {3, 4});
     huge->addGlobalParameter("k", 1e300);

@@ -115,6 +115,9 @@ vector<pair<int, int> > CoordinationBiasForceImpl::getBondedParticles() const {
 void CoordinationBiasForceImpl::updateParametersInContext(ContextImpl& context) {
     validateForce(owner);
     validate(owner, context.getSystem());
+    string missing = CoordinationErrorMessages::globalParameterNotInContext("CoordinationBiasForce", getDefaultParameters(), context.getParameters());
+    if (!missing.empty())
+        throw OpenMMException(missing);
     if (getBondedParticles() != bonds)
         throw OpenMMException("updateParametersInContext: CoordinationBiasForce: the particles of the distances without the nearest image "
             "(usePeriodic false) have changed, or a distance's usePeriodic has; reinitialize the Context");

@@ -46,3 +46,12 @@ string CoordinationErrorMessages::nonFiniteCollectiveVariable(double cv, int par
     msg << " (the switching function or the periodic box gives values that are not finite)";
     return msg.str();
 }
+
+string CoordinationErrorMessages::globalParameterNotInContext(const string& owner, const map<string, double>& parameters,
+        const map<string, double>& contextParameters) {
+    for (auto& parameter : parameters)
+        if (contextParameters.find(parameter.first) == contextParameters.end())
+            return owner+": updateParametersInContext: the global parameter \""+parameter.first+"\" is not in the Context "
+                    "(it was added after the Context was created); call context.reinitialize(preserveState=True) to add it";
+    return "";
+}

@@ -86,6 +86,9 @@ vector<string> CoordinationForceImpl::getKernelNames() {
 
 void CoordinationForceImpl::updateParametersInContext(ContextImpl& context) {
     validate(owner, context.getSystem());
+    string missing = CoordinationErrorMessages::globalParameterNotInContext("CoordinationForce", getDefaultParameters(), context.getParameters());
+    if (!missing.empty())
+        throw OpenMMException(missing);
     kernel.getAs<CalcCoordinationForceKernel>().copyParametersToContext(context, owner);
     context.systemChanged();
 }

@@ -43,6 +43,17 @@ public:
      * derivative with respect to that particle's position is not.
      */
     static std::string nonFiniteCollectiveVariable(double cv, int particle = -1);
+    /**
+     * The message when updateParametersInContext() meets a global parameter of the force that the
+     * Context does not have (one added after the Context was created), or "" where the Context has
+     * all of them.
+     *
+     * @param owner              the class, "CoordinationForce" or "CoordinationBiasForce"
+     * @param parameters         the force's global parameters, by name
+     * @param contextParameters  the Context's parameters, by name
+     */
+    static std::string globalParameterNotInContext(const std::string& owner, const std::map<std::string, double>& parameters,
+            const std::map<std::string, double>& contextParameters);
 };
 
 } // namespace CoordinationPlugin
