@@ -207,13 +207,19 @@ def test_files_and_progress_bar(tmp_path, capsys):
         analyzeTrajectory(universe, None, 'name XX')
 
 
-def test_command_line(tmp_path, capsys):
+def _trajectory_files(tmp_path):
+    """A universe of 4 frames in a cubic box, written to t.pdb and t.dcd in tmp_path: (universe, pdb, dcd)."""
     universe = make_universe(4, BOXES['cube'])
     pdb, dcd = str(tmp_path/'t.pdb'), str(tmp_path/'t.dcd')
     universe.atoms.write(pdb)
     with mda.Writer(dcd, NUM_ATOMS) as writer:
         for _ in universe.trajectory:
             writer.write(universe.atoms)
+    return universe, pdb, dcd
+
+
+def test_command_line(tmp_path, capsys):
+    universe, pdb, dcd = _trajectory_files(tmp_path)
     out = tmp_path/'out'
     assert cli(['analyze', pdb, dcd, '--group-a', 'name O', '--group-b', 'name H', '--bins', '30', '--rmax', '0.9',
                 '--r0', 'auto', '--nn', '8', '-o', str(out), '--prefix', 'w_', '--no-progress']) == 0
@@ -236,12 +242,7 @@ def test_command_line_errors(tmp_path, capsys):
     (a missing file, a selection of no atom, a picture format matplotlib does not write, a CSV of other
     columns) is one line "openmm-coordination <command>: error: ..." and status 1, not a traceback, and
     nothing is written."""
-    universe = make_universe(4, BOXES['cube'])
-    pdb, dcd = str(tmp_path/'t.pdb'), str(tmp_path/'t.dcd')
-    universe.atoms.write(pdb)
-    with mda.Writer(dcd, NUM_ATOMS) as writer:
-        for _ in universe.trajectory:
-            writer.write(universe.atoms)
+    universe, pdb, dcd = _trajectory_files(tmp_path)
     out = str(tmp_path/'out')
     analyze = ['analyze', pdb, dcd, '--group-a', 'name O', '-o', out, '--no-progress', '--platform', 'Reference']
     for options, message in ((['--bins', '0'], "argument --bins: must be a positive integer, got '0'"),

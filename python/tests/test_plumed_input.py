@@ -268,18 +268,11 @@ def test_colvar_and_hills_files(tmp_path):
     """A short metadynamics run on Reference: COLVAR and HILLS read back with numpy.loadtxt. The COLVAR
     columns at the hill times equal the hill centres, the hills summed in NumPy (the heights are
     PLUMED's, scaled by biasf/(biasf - 1)) equal -getFreeEnergy(), and metad.bias is the bias energy."""
-    from openmm import app
     system = make_system(N, BOX)
     integrator = openmm.LangevinMiddleIntegrator(300, 5, 0.002)
     integrator.setRandomNumberSeed(3)
     inp = plumed.load(METAD % ('50', 'out.hills', 'out.colvar') + '\n', system, integrator=integrator)
-    topology = app.Topology()
-    chain = topology.addChain()
-    for _ in range(N):
-        topology.addAtom('X', None, topology.addResidue('X', chain))
-    simulation = app.Simulation(topology, system, integrator, openmm.Platform.getPlatformByName('Reference'))
-    simulation.context.setPositions(positions())
-    simulation.context.setVelocitiesToTemperature(300, 3)
+    simulation = _simulation(system, integrator)
     inp.attach(simulation, str(tmp_path))
     inp.step(simulation, 200)
     inp.close()
