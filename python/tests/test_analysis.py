@@ -219,7 +219,7 @@ def _trajectory_files(tmp_path):
 
 
 def test_command_line(tmp_path, capsys):
-    universe, pdb, dcd = _trajectory_files(tmp_path)
+    _, pdb, dcd = _trajectory_files(tmp_path)
     out = tmp_path/'out'
     assert cli(['analyze', pdb, dcd, '--group-a', 'name O', '--group-b', 'name H', '--bins', '30', '--rmax', '0.9',
                 '--r0', 'auto', '--nn', '8', '-o', str(out), '--prefix', 'w_', '--no-progress']) == 0
@@ -242,7 +242,7 @@ def test_command_line_errors(tmp_path, capsys):
     (a missing file, a selection of no atom, a picture format matplotlib does not write, a CSV of other
     columns) is one line "openmm-coordination <command>: error: ..." and status 1, not a traceback, and
     nothing is written."""
-    universe, pdb, dcd = _trajectory_files(tmp_path)
+    _, pdb, dcd = _trajectory_files(tmp_path)
     out = str(tmp_path/'out')
     analyze = ['analyze', pdb, dcd, '--group-a', 'name O', '-o', out, '--no-progress', '--platform', 'Reference']
     for options, message in ((['--bins', '0'], "argument --bins: must be a positive integer, got '0'"),
