@@ -405,3 +405,16 @@ def test_metad_rct_printed_after_the_hill(tmp_path):
     assert np.all(np.diff(after[::2]) > 0)                          # c(t) changes at every hill
     np.testing.assert_allclose(colvar[:, 3], after, rtol=1e-10, atol=1e-13)
     np.testing.assert_allclose(colvar[:, 4], colvar[:, 2] - before, rtol=1e-10, atol=1e-12)
+
+
+def test_values_of_a_cv_nothing_uses():
+    """A COORDINATION that nothing prints, biases or dumps is in no force of the System: getValues() names it
+    (it was a KeyError), and still gives the values that are computed."""
+    inp, _ = load('c: COORDINATION GROUPA=1 GROUPB=2-4 R_0=0.3\nd: COORDINATION GROUPA=5 GROUPB=6-8 R_0=0.3\n'
+                  'RESTRAINT ARG=d AT=1 KAPPA=10\n')
+    context = openmm.Context(inp.system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
+    context.setPositions(positions())
+    with pytest.raises(ValueError, match=r"^PlumedInput.getValues: 'c' is computed by no force of the System: nothing "
+                                         r"in the input prints, biases or dumps it$"):
+        inp.getValues(context, ['c'])
+    assert inp.getValues(context, ['d'])[0] > 0

@@ -390,6 +390,9 @@ class PlumedInput(object):
                     positions = (state.getPositions(asNumpy=True).value_in_unit(unit.nanometer),
                                  state.getPeriodicBoxVectors(asNumpy=True).value_in_unit(unit.nanometer))
             if value.kind == 'coordination':
+                if label not in cvs:
+                    raise ValueError('PlumedInput.getValues: %r is computed by no force of the System: nothing in the '
+                                     'input prints, biases or dumps it' % (label,))
                 results.append(cvs[label])
             elif value.kind == 'function':
                 # a function of DISTANCEs (an argument of METAD) takes them from the positions, in the input's unit
