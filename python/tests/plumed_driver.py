@@ -175,7 +175,11 @@ class Run(object):
         system = openmm.System()
         for _ in range(count):
             system.addParticle(1.0)
-        self.input = plumed.load(os.path.join(DATA, folder, 'plumed.dat') if inputText is None else inputText, system)
+        # The driver passes PLUMED the trajectory's box, which makes the CVs without NOPBC periodic; a box of
+        # zeros, none (plain distances). The System has no periodic force: say which (load's periodic).
+        periodic = any(np.any(box) for box, _ in allFrames)
+        self.input = plumed.load(os.path.join(DATA, folder, 'plumed.dat') if inputText is None else inputText, system,
+                                 periodic=periodic)
         # DUMPDERIVATIVES of a frame rotated into OpenMM's form: back into the trajectory's orientation
         self.rotation = np.eye(3)
         computed = self.input.getDerivatives

@@ -38,7 +38,9 @@ SCALES = (0.8, 0.9, 0.95, 1.05)
 
 
 def massless_system(particles=4):
-    """``particles`` massless particles in BOX (periodic through the bias force's distances), and a Topology."""
+    """``particles`` massless particles in BOX, and a Topology. No force of it is periodic: the reader's tests load
+    with periodic=True (the nearest image in BOX, as PLUMED given that box), and the bias force's distances make it
+    periodic."""
     system = openmm.System()
     topology = app.Topology()
     residue = topology.addResidue('P', topology.addChain())
@@ -346,7 +348,7 @@ def test_reader_bias_on_a_distance_in_a_triclinic_box(platform_config, name, lin
     system, _ = massless_system()
     with warnings.catch_warnings():
         warnings.simplefilter('error')
-        inp = plumed.load('d: DISTANCE ATOMS=1,2\nb: %s\n' % line, system)
+        inp = plumed.load('d: DISTANCE ATOMS=1,2\nb: %s\n' % line, system, periodic=True)
     bias = inp.biasForce
     assert inp.forces == [bias] and system.getNumForces() == 1
     assert bias.getNumCollectiveVariables() == bias.getNumDistances() == 1
@@ -376,7 +378,7 @@ def test_reader_biases_on_periodic_components_and_nopbc(platform_config):
             'e: DISTANCE ATOMS=3,4 COMPONENTS\nn: DISTANCE ATOMS=1,2 NOPBC\n'
             'RESTRAINT ARG=e.y AT=0.1 KAPPA=200\nUPPER_WALLS ARG=e.z AT=-0.2 KAPPA=150\n'
             'LOWER_WALLS ARG=n AT=0.5 KAPPA=100\nRESTRAINT ARG=c AT=0.5 KAPPA=40\n')
-    inp = plumed.load(text, system)
+    inp = plumed.load(text, system, periodic=True)
     bias = inp.biasForce
     assert inp.forces == [bias] and system.getNumForces() == 1
     names = [bias.getCollectiveVariableName(k) for k in range(bias.getNumCollectiveVariables())]
@@ -409,7 +411,7 @@ def test_reader_distance_restraint_with_extra_bias():
     system, _ = massless_system()
     inp = plumed.load('c: COORDINATION GROUPA=1 GROUPB=2-4 R_0=0.3\nd: DISTANCE ATOMS=1,2\n'
                       'r: RESTRAINT ARG=d AT=0.4 KAPPA=100\nw: UPPER_WALLS ARG=c AT=2.0 KAPPA=10\n'
-                      'o: OPES_METAD ARG=c PACE=20 BARRIER=10 SIGMA=0.2 TEMP=300 EXTRA_BIAS=r,w\n', system)
+                      'o: OPES_METAD ARG=c PACE=20 BARRIER=10 SIGMA=0.2 TEMP=300 EXTRA_BIAS=r,w\n', system, periodic=True)
     groups = {force.getName(): force.getForceGroup() for force in system.getForces()}
     assert groups == {'PLUMED bias': 30, 'CoordinationBiasForce': 31} and inp.opes._extraGroups == [30]
     assert inp.biasForce.getNumDistances() == 1 and inp.biasForce.getNumCollectiveVariables() == 2
@@ -425,7 +427,7 @@ def test_reader_bias_on_a_function_of_a_distance_and_a_coordination_number(platf
     system, _ = massless_system()
     inp = plumed.load('UNITS LENGTH=A\nc: COORDINATION GROUPA=1 GROUPB=2 R_0=3\nd: DISTANCE ATOMS=1,2\n'
                       'f: CUSTOM ARG=d,c FUNC=x-2*y PERIODIC=NO\nr: RESTRAINT ARG=f AT=3 KAPPA=2\n'
-                      'w: UPPER_WALLS ARG=f AT=2.5 KAPPA=3\n', system)
+                      'w: UPPER_WALLS ARG=f AT=2.5 KAPPA=3\n', system, periodic=True)
     bias = inp.biasForce
     assert inp.forces == [bias] and bias.getNumDistances() == 1 and bias.getDistanceParameters(1) == [0, 1, -1, True]
     assert bias.getEnergyExpression() == '0.5*2*(((d/0.1))-2*(c) - 3)^2 + 3*(max(0, ((d/0.1))-2*(c) - 2.5))^2'

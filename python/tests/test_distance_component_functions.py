@@ -62,7 +62,7 @@ def test_reader_biases_on_functions_of_components(platform_config):
             + 'e: DISTANCE ATOMS=3,4 COMPONENTS NOPBC\ng: COMBINE ARG=d.z,e.y COEFFICIENTS=1,2 PERIODIC=NO\n'
             'r: RESTRAINT ARG=f AT=2 KAPPA=2\nw: UPPER_WALLS ARG=d.z AT=3 KAPPA=5\nl: LOWER_WALLS ARG=g AT=13 KAPPA=0.5\n'
             'PRINT ARG=f,g,d.z,e.y,r.bias,w.bias,l.bias FILE=COLVAR\n')
-    inp = plumed.load(text, system)
+    inp = plumed.load(text, system, periodic=True)         # the nearest image in BOX, as PLUMED given the box
     bias = inp.biasForce
     assert inp.forces == [bias] and system.getNumForces() == 1
     names = [bias.getCollectiveVariableName(k) for k in range(bias.getNumCollectiveVariables())]
@@ -182,7 +182,7 @@ def test_reader_metad_on_a_function_of_a_component(platform_config, count, tmp_p
     text = HEAD + ('r: RESTRAINT ARG=f AT=0.1 KAPPA=50\nmetad: METAD ARG=%s SIGMA=%s HEIGHT=2 PACE=10 BIASFACTOR=5 TEMP=300 '
                    'GRID_MIN=%s GRID_MAX=%s GRID_BIN=%s\nPRINT ARG=f,d.z,metad.bias,r.bias FILE=COLVAR\n') % tuple(
                        column(k) for k in range(5))
-    inp = plumed.load(text, system)
+    inp = plumed.load(text, system, periodic=True)         # the nearest image in BOX, as PLUMED given the box
     meta = inp.metadynamics
     variable = meta.variables[0]
     assert isinstance(meta.force, CoordinationBiasForce) and isinstance(variable.force, CVFunction)

@@ -124,7 +124,7 @@ def test_reader_distance_components(platform_config, tmp_path):
     RESTRAINT (a distance CV d_y of the biases' CoordinationBiasForce: energy and forces against NumPy) and in METAD
     ARG=d.x,cd (a CV of the bias's CoordinationBiasForce); COMPONENTS without NOPBC (the nearest image's) under METAD
     beside a coordination number, against NumPy in a 0.6 nm box, and in a bias or alone under METAD a periodic
-    distance CV of the bias force (test_distance_bias_alone.py checks their values); the label alone refused."""
+    distance CV of the bias force (load(..., periodic=True): the toy System has a box but no periodic force) (test_distance_bias_alone.py checks their values); the label alone refused."""
     from openmmcoordination import plumed
     system, _ = toy_system(PARTNERS)
     text = ('cd: COORDINATION GROUPA=1 GROUPB=2,3 R_0=0.3\nd: DISTANCE ATOMS=1,4 COMPONENTS NOPBC\n'
@@ -162,7 +162,7 @@ def test_reader_distance_components(platform_config, tmp_path):
     periodicSystem, _ = toy_system(PARTNERS)
     periodicSystem.setDefaultPeriodicBoxVectors(openmm.Vec3(0.6, 0, 0), openmm.Vec3(0, 0.6, 0), openmm.Vec3(0, 0, 0.6))
     periodic = plumed.load(text.replace(' COMPONENTS NOPBC', ' COMPONENTS').replace('r: RESTRAINT ARG=d.y AT=0.1 KAPPA=50\n', '')
-                           .replace(',r.bias', ''), periodicSystem)
+                           .replace(',r.bias', ''), periodicSystem, periodic=True)   # a box, no periodic force
     assert periodic.metadynamics.force.getDistanceParameters(0) == [0, 3, 0, True]
     periodicContext = platform_config.context(periodicSystem)
     periodicContext.setPositions(x)
@@ -171,10 +171,11 @@ def test_reader_distance_components(platform_config, tmp_path):
     assert periodic.getValues(periodicContext, ['d.x', 'd.y', 'd.z']) == cv_approx(list(image), platform_config, 1e-12)
     assert periodic.metadynamics.getCollectiveVariables(_Simulated(periodicContext))[0] == cv_approx(image[0], platform_config,
                                                                                                      1e-12)
-    biased = plumed.load('d: DISTANCE ATOMS=1,4 COMPONENTS\nRESTRAINT ARG=d.y AT=0.1 KAPPA=1\n', toy_system(PARTNERS)[0])
+    biased = plumed.load('d: DISTANCE ATOMS=1,4 COMPONENTS\nRESTRAINT ARG=d.y AT=0.1 KAPPA=1\n', toy_system(PARTNERS)[0],
+                         periodic=True)
     assert biased.biasForce.getDistanceParameters(0) == [0, 3, 1, True]
     alone = plumed.load('d: DISTANCE ATOMS=1,4 COMPONENTS\nMETAD ARG=d.x SIGMA=0.02 HEIGHT=1 PACE=50 BIASFACTOR=6 TEMP=300 '
-                        'GRID_MIN=-0.8 GRID_MAX=0.8 GRID_BIN=80\n', toy_system(PARTNERS)[0])
+                        'GRID_MIN=-0.8 GRID_MAX=0.8 GRID_BIN=80\n', toy_system(PARTNERS)[0], periodic=True)
     assert isinstance(alone.metadynamics.force, CoordinationBiasForce)
     assert alone.metadynamics.force.getDistanceParameters(0) == [0, 3, 0, True]
     with pytest.raises(plumed.PlumedInputError, match="'d' is not the label"):

@@ -84,7 +84,7 @@ def dumped(platform_config, tmp_path):
     """The input attached to a Simulation of the massless System at positions() on the configuration, run 2
     steps (the particles have no mass: they stay); the input, the Simulation and the two files' lines."""
     system, topology = massless_system()
-    inp = plumed.load(INPUT, system)
+    inp = plumed.load(INPUT, system, periodic=True)         # the nearest image in BOX, as PLUMED given the box
     simulation = app.Simulation(topology, system, openmm.VerletIntegrator(0.001), platform_config.platform(),
                                 platform_config.properties)
     simulation.context.setPositions(positions())

@@ -181,7 +181,9 @@ def test_error(text, where, fragment):
     system = make_system(20)
     integrator = openmm.LangevinMiddleIntegrator(300, 1, 0.002)
     with pytest.raises(plumed.PlumedInputError) as raised:
-        plumed.load(text, system, integrator=integrator)
+        # periodic=True: the CVs without NOPBC take the nearest image, as PLUMED given a box (the System has no
+        # periodic force); a NOPBC CV beside them is then refused in one bias force
+        plumed.load(text, system, integrator=integrator, periodic=True)
     error = raised.value
     assert isinstance(error, ValueError)
     assert (error.line, error.action, error.keyword) == where, str(error)

@@ -46,9 +46,10 @@ def assert_same(loaded, handmade):
 
 
 def load(text, **kwargs):
-    """The input loaded into a new System of N particles in BOX: (PlumedInput, its System)."""
+    """The input loaded into a new System of N particles in BOX: (PlumedInput, its System). The System has no
+    periodic force: periodic=True (unless given) takes the nearest image in BOX, as PLUMED given that box."""
     system = make_system(N, BOX)
-    return plumed.load(text + '\n', system, **kwargs), system
+    return plumed.load(text + '\n', system, **dict(dict(periodic=True), **kwargs)), system
 
 
 def handmade(*forces):
@@ -131,7 +132,7 @@ def test_group_from_an_index_file(tmp_path):
     (tmp_path/'index.ndx').write_text('[ System ]\n1 2 3\n[ ions ]\n1 2 3 4\n5\n[ water ]\n11 13 15 17\n19 21\n')
     (tmp_path/'plumed.dat').write_text('ions: GROUP NDX_FILE=index.ndx NDX_GROUP=ions\nw: GROUP NDX_FILE=index.ndx '
                                        'NDX_GROUP=water\nc: COORDINATION GROUPA=ions GROUPB=w R_0=0.3\nBIASVALUE ARG=c\n')
-    inp = plumed.load(tmp_path/'plumed.dat', make_system(N, BOX))
+    inp = plumed.load(tmp_path/'plumed.dat', make_system(N, BOX), periodic=True)
     assert inp['ions'] == [0, 1, 2, 3, 4] and inp['w'] == [10, 12, 14, 16, 18, 20]
     assert_same(evaluate(inp.system), evaluate(handmade(cv(([0, 1, 2, 3, 4], [10, 12, 14, 16, 18, 20]), setR0=0.3))))
 

@@ -237,7 +237,11 @@ REFUSALS = [
     ('barostat', HEAD + OPES % ('d,cd', 'SIGMA=0.02,0.1'),
      r"ARG.*'d' depends on the DISTANCE 'd', and the System has a MonteCarloBarostat: the box.*can grow during the run"),
     ('not periodic', HEAD + OPES % ('d,cd', 'SIGMA=0.02,0.1'),
-     r"'d' depends on the DISTANCE 'd', and the System uses no periodic boundary conditions"),
+     r"'d' depends on the DISTANCE 'd' \(no periodic images although there is no NOPBC: the System uses no periodic "
+     r"boundary conditions, and PLUMED under openmm-plumed then gets no box \(load\(\.\.\., periodic=True\) takes the "
+     r"nearest image in the System's default box\)\): its values have no bound"),
+    ('periodic false', HEAD + OPES % ('d,cd', 'SIGMA=0.02,0.1'),
+     r"'d' depends on the DISTANCE 'd' \(no periodic images although there is no NOPBC: load\(\.\.\., periodic=False\)\)"),
     ('no system', HEAD + OPES % ('d,cd', 'SIGMA=0.02,0.1'), r"comes from the System's periodic box; load the input with the System"),
     ('function nopbc', HEAD.replace('ATOMS=1,4', 'ATOMS=1,4 NOPBC') + 's: COMBINE ARG=d,cd PERIODIC=NO\n'
      + OPES % ('s', 'SIGMA=0.1'), r"'s' depends on the DISTANCE 'd' with NOPBC"),
@@ -259,5 +263,5 @@ def test_reader_opes_distance_refusals(name, text, message):
         system, _ = toy_system(PARTNERS)
     forces = system.getNumForces()
     with pytest.raises(plumed.PlumedInputError, match=message):
-        plumed.load(text, None if name == 'no system' else system)
+        plumed.load(text, None if name == 'no system' else system, periodic=False if name == 'periodic false' else None)
     assert system.getNumForces() == forces

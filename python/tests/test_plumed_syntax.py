@@ -85,7 +85,8 @@ def test_x2_refused_where_plumed_differs():
 
 
 def test_numerical_derivatives_logged():
-    inp = plumed.load('c: COORDINATION GROUPA=1-4 R_0=0.3 NUMERICAL_DERIVATIVES\n', system())
+    # periodic=True: no note on periodicity (the System has no periodic force; test_plumed_periodic.py)
+    inp = plumed.load('c: COORDINATION GROUPA=1-4 R_0=0.3 NUMERICAL_DERIVATIVES\n', system(), periodic=True)
     assert len(inp.actions[0].log) == 1 and 'analytic' in inp.actions[0].log[0]
 
 
@@ -116,12 +117,12 @@ def test_units_scale_a_restraint():
 def test_steering_actions_accepted_and_logged_once():
     text = ('MOLINFO STRUCTURE=x.pdb\nDEBUG DETAILED_TIMERS\nWHOLEMOLECULES ENTITY0=1-4\n'
             'c: COORDINATION GROUPA=1-4 R_0=0.3\nFLUSH STRIDE=1\n')
-    inp = plumed.load(text, system())
+    inp = plumed.load(text, system(), periodic=True)    # the nearest image (without: test_plumed_periodic.py)
     for action in inp.actions:
         if action.name != 'COORDINATION':
             assert len(action.log) == 1 and 'accepted' in action.log[0], action.name
     with pytest.raises(plumed.PlumedInputError, match='NOPBC') as error:
-        plumed.load('WHOLEMOLECULES ENTITY0=1-4\nc: COORDINATION GROUPA=1-4 R_0=0.3 NOPBC\n', system())
+        plumed.load('WHOLEMOLECULES ENTITY0=1-4\nc: COORDINATION GROUPA=1-4 R_0=0.3 NOPBC\n', system(), periodic=True)
     assert error.value.action == 'WHOLEMOLECULES'
 
 

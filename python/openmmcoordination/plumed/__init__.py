@@ -15,7 +15,9 @@ CoordinationBiasForce energy (a DISTANCE a distance CV of that force, addDistanc
 OPES_METAD and OPES_METAD_EXPLORE an OPES; PRINT a PlumedColvarReporter; DUMPDERIVATIVES a
 PlumedDerivativesReporter. FLUSH, DEBUG, MOLINFO, WHOLEMOLECULES and ENDPLUMED, which steer PLUMED's
 own run, are accepted and logged. Anything else raises PlumedInputError (a ValueError) naming the
-line, the action and the keyword.
+line, the action and the keyword. The CVs without NOPBC take the nearest periodic image where the
+System uses periodic boundary conditions, plain distances where it does not, as PLUMED under
+openmm-plumed (which passes PLUMED the box only then); load's ``periodic`` chooses otherwise.
 
 The modules: syntax (lines, actions, keywords, UNITS), expressions (Lepton), cvs (GROUP, COORDINATION,
 CONTACTMAP, DISTANCE), biases (functions, biases, METAD, OPES, PRINT, DUMPDERIVATIVES), outputs (the
@@ -67,7 +69,7 @@ _LATE_COMPONENTS = {('metad', 'rct'), ('opes', 'rct'), ('opes', 'zed'), ('opes',
 ACTIONS = ('UNITS',) + tuple(_CV_READERS) + tuple(_READERS) + _ACCEPTED
 
 
-def load(source, system=None, topology=None, integrator=None):
+def load(source, system=None, topology=None, integrator=None, periodic=None):
     """Read a PLUMED input and build its forces, adding them to ``system``.
 
     Parameters
@@ -82,17 +84,30 @@ def load(source, system=None, topology=None, integrator=None):
         checks the atom numbers where no System is given
     integrator: Integrator (optional)
         METAD's TEMP is checked against its temperature (and taken from it where TEMP is absent)
+    periodic: None, True or False (optional)
+        whether the CVs without NOPBC (COORDINATION, CONTACTMAP, COORDINATIONNUMBER, DISTANCE) take the
+        nearest periodic image. None (the default) gives what PLUMED computes under openmm-plumed, whose
+        PlumedForce passes PLUMED the box only where the System uses periodic boundary conditions: the
+        nearest image where the System as given (before the input's forces are added; without a System,
+        the new empty one) uses periodic boundary conditions, else distances without periodic images,
+        as with NOPBC. True: the nearest image, in the System's default box where no force of it is
+        periodic (PLUMED's driver with a box, its regtests). False: no periodic images, as NOPBC.
+        ``inp.periodic`` is the choice; where it is False, each CV without NOPBC logs why (``describe()``)
 
     Returns a PlumedInput; raises PlumedInputError (a ValueError) naming the line, the action and
-    the keyword of the first thing it cannot run exactly, before anything is added to the System.
+    the keyword of the first thing it cannot run exactly, before anything is added to the System;
+    ValueError for a ``periodic`` other than None, True or False.
     """
+    if periodic is not None and not isinstance(periodic, bool):
+        raise ValueError('plumed.load: periodic must be None, True or False, got %r' % (periodic,))
     if isinstance(source, os.PathLike) or (isinstance(source, str) and '\n' not in source):
         path = os.fspath(source)
         if not os.path.isfile(path):
             raise PlumedInputError(path, None, None, None, 'no such file (a PLUMED input given as a string needs a newline)')
         with open(path) as f:
-            return PlumedInput(f.read(), path, os.path.dirname(os.path.abspath(path)), system, topology, integrator)
-    return PlumedInput(source, 'input', os.getcwd(), system, topology, integrator)
+            return PlumedInput(f.read(), path, os.path.dirname(os.path.abspath(path)), system, topology, integrator,
+                               periodic)
+    return PlumedInput(source, 'input', os.getcwd(), system, topology, integrator, periodic)
 
 
 class PlumedInput(object):
@@ -105,12 +120,14 @@ class PlumedInput(object):
     (METAD), the OPES (OPES_METAD). ``actions`` are the actions read, each with ``python`` (what it
     became) and ``log`` (what was replaced or accepted without being computed); ``forces``
     the forces added to ``system``; ``biasForce`` the CoordinationBiasForce of the biases (or None);
-    ``metadynamics`` the Metadynamics (or None); ``opes`` the OPES (or None); ``units`` the UNITS in force.
+    ``metadynamics`` the Metadynamics (or None); ``opes`` the OPES (or None); ``units`` the UNITS in force;
+    ``periodic`` whether the CVs without NOPBC take the nearest periodic image (load's ``periodic``).
     """
 
-    def __init__(self, text, source, directory, system, topology, integrator):
+    def __init__(self, text, source, directory, system, topology, integrator, periodic=None):
         self.source, self.directory, self.integrator = source, directory, integrator
         self.system = openmm.System() if system is None else system
+        self.periodic, self.periodicNote = _periodicChoice(periodic, self.system)
         if system is not None:
             self.numAtoms, self.atomSource = system.getNumParticles(), 'System'
         elif topology is not None:
@@ -201,7 +218,8 @@ class PlumedInput(object):
 
     def _accept(self, action):
         """FLUSH, DEBUG, ENDPLUMED, MOLINFO and WHOLEMOLECULES: accepted, each logged once with the reason
-        (WHOLEMOLECULES is checked against NOPBC once the whole input is read)."""
+        (WHOLEMOLECULES is checked against NOPBC once the whole input is read, where the CVs take the
+        nearest image)."""
         if action.name == 'FLUSH':
             stride = action.integer('STRIDE')
             action.finish()
@@ -231,8 +249,12 @@ class PlumedInput(object):
                 if key.startswith('ENTITY'):
                     action.take(key)
             action.finish()
-            action.log.append('WHOLEMOLECULES accepted: every CV of this input takes the nearest periodic image of each '
-                              'pair, so molecules made whole change no value')
+            if self.periodic:
+                action.log.append('WHOLEMOLECULES accepted: every CV of this input takes the nearest periodic image of '
+                                  'each pair, so molecules made whole change no value')
+            else:
+                action.log.append('WHOLEMOLECULES accepted: the CVs take no periodic images (PlumedInput.periodic), '
+                                  'and PLUMED without a box moves no atom to make molecules whole')
 
     def _valueOf(self, name):
         """The Value of a PRINT-able name: a label (SORT's s.1 included), or label.component."""
@@ -258,7 +280,7 @@ class PlumedInput(object):
         """Create the forces once every action is read; the System is touched only when all succeeded."""
         whole = next((a for a in self.actions if a.name == 'WHOLEMOLECULES'), None)
         nopbc = next((a for a in self.actions if a.name != 'WHOLEMOLECULES' and a.has('NOPBC')), None)
-        if whole is not None and nopbc is not None:
+        if whole is not None and nopbc is not None and self.periodic:
             raise whole.fail(None, 'not supported with NOPBC (line %d, %s): that CV is computed from the positions as '
                              'WHOLEMOLECULES makes them, which this package does not do', nopbc.line, nopbc.name)
         biases = self._ofKind('bias')
@@ -302,7 +324,7 @@ class PlumedInput(object):
                                         'distance its CV %r (CoordinationBiasForce.addDistance: %s)' % (
                                             getattr(value, 'alias', None) or label, name,
                                             'the nearest image, the shortest as PLUMED\'s in any box'
-                                            if value.periodic else 'NOPBC'))
+                                            if value.periodic else 'no periodic image'))
             bias.setName('PLUMED bias')
             self.biasForce = bias
             toAdd.append(bias)
@@ -643,6 +665,20 @@ class PlumedInput(object):
         return '\n'.join(lines)
 
 
+def _periodicChoice(periodic, system):
+    """(periodic, note) of load's ``periodic`` for ``system`` as given: whether the CVs without NOPBC take
+    the nearest periodic image, and where they take none, why (each of them logs it: usesImages; None
+    where they take it). None follows the System, as openmm-plumed passes PLUMED the box only where the
+    System uses periodic boundary conditions (PlumedForce's kernel: usesPeriodic, then setBox)."""
+    if periodic is None and not system.usesPeriodicBoundaryConditions():
+        return False, ('no periodic images although there is no NOPBC: the System uses no periodic boundary '
+                       'conditions, and PLUMED under openmm-plumed then gets no box (load(..., periodic=True) '
+                       'takes the nearest image in the System\'s default box)')
+    if periodic is False:
+        return False, 'no periodic images although there is no NOPBC: load(..., periodic=False)'
+    return True, None
+
+
 @contextlib.contextmanager
 def _opening(value):
     """Where the file of the action that made ``value`` cannot be opened (a folder that does not exist,
@@ -703,10 +739,11 @@ def _boxDerivatives(force, positions, box):
 
 
 def _distance(value, positions, box):
-    """The distance (nm) of a DISTANCE, of the nearest periodic image unless NOPBC (the shortest, as
-    PLUMED and CoordinationBiasForce.addDistance take it: OpenMM's reduction, then in a triclinic box
-    the nearest of its 27 neighbouring images); of a component (label.x), that coordinate of the
-    second particle less the first's, of the same image."""
+    """The distance (nm) of a DISTANCE, of the nearest periodic image where it takes one (not with
+    NOPBC, nor where PlumedInput.periodic is False): the shortest, as PLUMED and
+    CoordinationBiasForce.addDistance take it (OpenMM's reduction, then in a triclinic box the nearest
+    of its 27 neighbouring images); of a component (label.x), that coordinate of the second particle
+    less the first's, of the same image."""
     delta = _distanceVector(value, positions, box)
     if getattr(value, 'component', None) is not None:
         return float(delta[value.component])
@@ -731,7 +768,7 @@ def _distanceDerivatives(value, positions, box):
 
 
 def _distanceVector(value, positions, box):
-    """r2 - r1 (nm) of a DISTANCE's atoms: the nearest periodic image unless NOPBC (see _distance)."""
+    """r2 - r1 (nm) of a DISTANCE's atoms: the nearest periodic image where it takes one (see _distance)."""
     delta = positions[value.obj[1]] - positions[value.obj[0]]
     if value.periodic:
         box = np.asarray(box, dtype=float)

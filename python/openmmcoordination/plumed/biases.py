@@ -458,28 +458,26 @@ def boxBounds(box):
 def _distanceRange(plumed, action, label, name):
     """(lowest, highest) of the DISTANCE ``name`` (in the input's length unit) for the grid of OPES: a
     length from 0 to boxBounds' length of the System's default box, a component from -h to h. Refused
-    (naming ARG, ``label`` and why) where no bound is known: NOPBC, no System, a System without
-    periodic boundary conditions or with a barostat (the box may grow). The box used is recorded on
+    (naming ARG, ``label`` and why) where no bound is known: no System, a distance without periodic
+    images (NOPBC, or load's ``periodic``: by default where the System as given uses no periodic
+    boundary conditions), a System with a barostat (the box may grow). The box used is recorded on
     the PlumedInput (``opesBox``), which checks the simulation's box against it (PlumedInput.step)."""
     value = plumed.values[name]
     name = plumedLabel(plumed, name)          # d.x, not the hidden Value d_x a function's expression names
-    if not value.periodic:
-        raise action.fail('ARG', '%r depends on the DISTANCE %r with NOPBC: its values have no bound, and the bias '
-                          'here lives on a grid that must hold them (PLUMED\'s OPES has no grid); without NOPBC its '
-                          'range is known from the periodic box', label, name)
-    system = plumed.system
     if plumed.atomSource != 'System':
         raise action.fail('ARG', '%r depends on the DISTANCE %r: the range of its values, where the grid of the bias '
                           'ends, comes from the System\'s periodic box; load the input with the System', label, name)
+    if not value.periodic:
+        why = 'with NOPBC' if value.action.has('NOPBC') else '(%s)' % plumed.periodicNote
+        raise action.fail('ARG', '%r depends on the DISTANCE %r %s: its values have no bound, and the bias here lives '
+                          'on a grid that must hold them (PLUMED\'s OPES has no grid); with the nearest image its range '
+                          'is known from the periodic box', label, name, why)
+    system = plumed.system
     barostats = [type(f).__name__ for f in system.getForces() if 'Barostat' in type(f).__name__]
     if barostats:
         raise action.fail('ARG', '%r depends on the DISTANCE %r, and the System has a %s: the box, and with it the '
                           'largest nearest-image distance where the grid of the bias ends, can grow during the run',
                           label, name, barostats[0])
-    if not system.usesPeriodicBoundaryConditions():
-        raise action.fail('ARG', '%r depends on the DISTANCE %r, and the System uses no periodic boundary conditions: '
-                          'the nearest image would be taken in OpenMM\'s default box, not a box the particles live '
-                          'in, so the range of its values, where the grid of the bias ends, is not known', label, name)
     box = [v.value_in_unit(unit.nanometer) for v in system.getDefaultPeriodicBoxVectors()]
     length, half = boxBounds(box)
     scale = plumed.units.length

@@ -3,7 +3,8 @@
     openmm-coordination plumed check plumed.dat [--pdb system.pdb]
     openmm-coordination plumed run plumed.dat --pdb solvated.pdb [--steps N] [--platform CPU] [--output dir]
 
-``check`` prints what each line of the input becomes (the Python equivalent) or the first error.
+``check`` prints what each line of the input becomes (the Python equivalent) or the first error; the
+CVs without NOPBC take the nearest periodic image where the PDB has a box, as under ``run``.
 ``run`` builds the System of a PDB file with Amber14 and TIP3P (OpenMM's amber14-all.xml and
 amber14/tip3p.xml; PME where the PDB has a box, H bonds constrained), a Langevin integrator at
 the TEMP of METAD or OPES_METAD (or --temperature) with 2 fs steps, minimizes, and runs the input,
@@ -53,8 +54,12 @@ def _check(args):
     import openmm.app as app
     from openmmcoordination import plumed
     topology = app.PDBFile(args.pdb).topology if args.pdb else None
+    # periodic as ``run`` would build it: PME (periodic) where the PDB has a box; without a PDB, not known
+    # (load's default: the CVs without NOPBC take no periodic images, logged)
+    periodic = None if topology is None else topology.getPeriodicBoxVectors() is not None
     try:
-        inp = plumed.load(args.input, topology=topology, integrator=_integrator(args.input, args.temperature))
+        inp = plumed.load(args.input, topology=topology, integrator=_integrator(args.input, args.temperature),
+                          periodic=periodic)
     except plumed.PlumedInputError as error:
         print('error: %s' % error)
         return 1

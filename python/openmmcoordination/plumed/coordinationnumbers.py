@@ -19,7 +19,7 @@ import copy
 import re
 
 from openmmcoordination.coordination import CoordinationForce
-from openmmcoordination.plumed.cvs import Calls, _shown, applySwitch, readAtoms, readSwitch
+from openmmcoordination.plumed.cvs import Calls, _shown, applySwitch, readAtoms, readSwitch, usesImages
 from openmmcoordination.plumed.syntax import Action, Value
 
 
@@ -131,7 +131,7 @@ def readCoordinationNumber(plumed, action):
     base = CoordinationForce(groupA) if groupB is None else CoordinationForce(groupA, groupB)
     calls = Calls(action, label, base, 'CoordinationForce(%s)' % ', '.join(_shown(g) for g in (groupA, groupB) if g is not None))
     applySwitch(calls, switch, 'SWITCH' if action.has('SWITCH') else 'R_0')
-    calls('NOPBC' if nopbc else None, 'setUsesPeriodicBoundaryConditions', not nopbc)
+    calls('NOPBC' if nopbc else None, 'setUsesPeriodicBoundaryConditions', usesImages(plumed, action, nopbc))
     if action.name == 'COORDINATION_MOMENTS':
         power = action.toNumber('R_POWER', action.required('R_POWER'))
         if power != 0 and plumed.units.length != 1.0:

@@ -332,6 +332,18 @@ def _name(action):
     return action.label or action.name.lower()
 
 
+def usesImages(plumed, action, nopbc):
+    """Whether the CV of ``action`` takes the nearest periodic image: not with NOPBC, else as load()
+    chose for the input (PlumedInput.periodic: by default, as the System as given uses periodic
+    boundary conditions, which is when openmm-plumed passes PLUMED the box). Where that choice takes
+    none, the action logs why (PlumedInput.periodicNote)."""
+    if nopbc:
+        return False
+    if not plumed.periodic:
+        action.log.append(plumed.periodicNote)
+    return plumed.periodic
+
+
 def readCoordination(plumed, action):
     """COORDINATION GROUPA= [GROUPB=] [PAIR] [NOPBC] [NLIST ...] with the short syntax or SWITCH={...}:
     a CoordinationForce."""
@@ -365,7 +377,7 @@ def readCoordination(plumed, action):
         raise action.fail('GROUPA', str(error).strip()) from None
     calls = Calls(action, _name(action), force, 'CoordinationForce(%s)' % ', '.join(_shown(a) for a in arguments))
     applySwitch(calls, switch, 'SWITCH' if action.has('SWITCH') else 'R_0')
-    calls('NOPBC' if nopbc else None, 'setUsesPeriodicBoundaryConditions', not nopbc)
+    calls('NOPBC' if nopbc else None, 'setUsesPeriodicBoundaryConditions', usesImages(plumed, action, nopbc))
     _neighbourList(action, force, plumed.units)
     _numericalDerivatives(action)
     action.finish()
@@ -412,22 +424,24 @@ def readContactMap(plumed, action):
     first, second = [a for a, _ in pairs], [b for _, b in pairs]
     pairWeights = weights if any(w != 1.0 for w in weights) else None
     calls('ATOMS1', 'setPairs', first, second, pairWeights, r0s if perPair else None)
-    calls('NOPBC' if nopbc else None, 'setUsesPeriodicBoundaryConditions', not nopbc)
+    calls('NOPBC' if nopbc else None, 'setUsesPeriodicBoundaryConditions', usesImages(plumed, action, nopbc))
     _numericalDerivatives(action)
     action.finish()
     return force
 
 
 def readDistance(plumed, action):
-    """DISTANCE ATOMS=a,b [NOPBC] [COMPONENTS]: the two particle indices, whether the distance is
-    periodic, and whether its components label.x, .y, .z are asked for. For RESTRAINT, walls, BIASVALUE
-    (a distance CV of the biases' CoordinationBiasForce, addDistance), PRINT, METAD and OPES_METAD (a
-    DistanceCV: a CV of the bias's CoordinationBiasForce, alone or beside coordination numbers); the
-    nearest image, the components' included, is the shortest, as PLUMED's."""
+    """DISTANCE ATOMS=a,b [NOPBC] [COMPONENTS]: the two particle indices, whether the distance takes
+    the nearest periodic image (usesImages), and whether its components label.x, .y, .z are asked
+    for. For RESTRAINT, walls, BIASVALUE (a distance CV of the biases' CoordinationBiasForce,
+    addDistance), PRINT, METAD and OPES_METAD (a DistanceCV: a CV of the bias's CoordinationBiasForce,
+    alone or beside coordination numbers); the nearest image, the components' included, is the
+    shortest, as PLUMED's."""
     atoms = readAtoms(plumed, action, 'ATOMS')
     if len(atoms) != 2:
         raise action.fail('ATOMS', 'a DISTANCE is between two atoms, got %d', len(atoms))
-    periodic = not action.flag('NOPBC')
+    nopbc = action.flag('NOPBC')
+    periodic = usesImages(plumed, action, nopbc)
     components = action.flag('COMPONENTS')
     if components and action.label is None:
         raise action.fail('COMPONENTS', 'needs a label: the values are label.x, label.y, label.z')
@@ -436,10 +450,12 @@ def readDistance(plumed, action):
     if components:
         action.python.append('# %s.x, .y, .z: x, y, z of particle %d less those of %d (%s): DistanceCV(%d, %d, \'x\', ...) '
                              'under METAD, bias.addDistance(..., %d, %d, 0, %r) for a bias' % (
-                                 action.label, atoms[1], atoms[0], 'the nearest image' if periodic else 'NOPBC',
+                                 action.label, atoms[1], atoms[0], 'the nearest image' if periodic else
+                                 'NOPBC' if nopbc else 'no periodic image',
                                  atoms[0], atoms[1], atoms[0], atoms[1], periodic))
     else:
         action.python.append('# the distance between particles %d and %d%s: bias.addDistance(%r, %d, %d, -1, %r) if a bias '
-                             'uses it' % (atoms[0], atoms[1], '' if periodic else ' (NOPBC)', action.label, atoms[0],
+                             'uses it' % (atoms[0], atoms[1], '' if periodic else ' (NOPBC)' if nopbc else ' (no periodic image)',
+                                          action.label, atoms[0],
                                           atoms[1], periodic))
     return tuple(atoms), periodic, components
