@@ -419,3 +419,17 @@ def test_values_of_a_cv_nothing_uses():
                                          r"in the input prints, biases or dumps it$"):
         inp.getValues(context, ['c'])
     assert inp.getValues(context, ['d'])[0] > 0
+
+
+def test_values_of_vector_components_and_unknown_names():
+    """getValues() takes a COORDINATIONNUMBER's component as PRINT does, label.sum for PLUMED 2.10's
+    label_sum (it was an AttributeError), with the same number; a name of no value is a ValueError
+    that names it and the input's labels (it was a KeyError)."""
+    inp, _ = load('n: COORDINATIONNUMBER SPECIES=1-6 R_0=0.3 SUM MEAN\nPRINT ARG=n.sum,n.mean FILE=colvar_n\n')
+    context = openmm.Context(inp.system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
+    context.setPositions(positions())
+    total, dotted, mean = inp.getValues(context, ['n_sum', 'n.sum', 'n.mean'])
+    assert dotted == total and total > 0
+    assert mean == pytest.approx(total / 6, rel=1e-12)
+    with pytest.raises(ValueError, match=r"^PlumedInput.getValues: 'x' is no value of the input \(its labels: n, n\.1, .*n_sum\)$"):
+        inp.getValues(context, ['x'])

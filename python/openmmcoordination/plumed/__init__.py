@@ -260,6 +260,15 @@ class PlumedInput(object):
         """The Value of a PRINT-able name: a label (SORT's s.1 included), or label.component."""
         return self.values[name] if name in self.values else self.values[name.split('.')[0]]
 
+    def _vectorComponent(self, name):
+        """``name`` as the input's values hold it: a COORDINATIONNUMBER's component label.mean is PLUMED
+        2.10's action label_mean (as PRINT reads it)."""
+        base, dot, component = name.partition('.')
+        if (dot and name not in self.values and getattr(self.values.get(base), 'kind', None) == 'vector'
+                and base + '_' + component in self.values):
+            return base + '_' + component
+        return name
+
     def _ofKind(self, *kinds):
         return [(label, value) for label, value in self.values.items() if value.kind in kinds]
 
@@ -401,8 +410,11 @@ class PlumedInput(object):
             cvs.update({label: current[i] for label, (f, i) in self._cvSources.items() if f is force})
         positions = None
         results = []
-        for name in names:
+        for name in map(self._vectorComponent, names):
             label, dot, _ = (name, '', '') if name in self.values else name.partition('.')
+            if label not in self.values:
+                raise ValueError('PlumedInput.getValues: %r is no value of the input (its labels: %s)' % (
+                    name, ', '.join(sorted(l for l in self.values if l[0] not in '@_'))))
             value = self.values[label]
             if value.kind == 'distance' or (dot and value.kind == 'bias' and (any(l for l, _, _ in value.parts) or
                                                                               biases.distancesOf(self, value))) or (
