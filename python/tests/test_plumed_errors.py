@@ -152,6 +152,11 @@ ERRORS = [
     (C + 'PRINT ARG=c FILE=\n', (2, 'PRINT', 'FILE'), "needs the name of a file, got ''"),
     (C + 'PRINT ARG=c FILE=out/\n', (2, 'PRINT', 'FILE'), "needs the name of a file, got 'out/'"),
     (C + 'DUMPDERIVATIVES ARG=c FILE=\n', (2, 'DUMPDERIVATIVES', 'FILE'), 'needs the name of a file'),
+    # PLUMED 2.10 differentiates the functions of per-atom coordination numbers through their vector: refused
+    ('n: COORDINATIONNUMBER SPECIES=1-6 R_0=0.3 SUM\nDUMPDERIVATIVES ARG=n.sum FILE=der\n', (2, 'DUMPDERIVATIVES', 'ARG'),
+     "'n_sum' is a function of per-atom coordination numbers (COORDINATIONNUMBER)"),
+    ('n: COORDINATIONNUMBER SPECIES=1-6 R_0=0.3\nm: MOMENTS ARG=n POWERS=2\nDUMPDERIVATIVES ARG=m.moment-2 FILE=der\n',
+     (3, 'DUMPDERIVATIVES', 'ARG'), "is a function of per-atom coordination numbers (MOMENTS)"),
     (C + M + ' FILE=\n', (2, 'METAD', 'FILE'), 'needs the name of a file'),
     # PLUMED's OFile writes a name ending in .gz compressed (gzip): refused, not written as plain text
     (C + 'PRINT ARG=c FILE=COLVAR.gz\n', (2, 'PRINT', 'FILE'), 'ends in .gz compressed (gzip)'),

@@ -482,6 +482,11 @@ class PlumedInput(object):
             state = context.getState(getPositions=True)
         positions = state.getPositions(asNumpy=True).value_in_unit(unit.nanometer)
         box = state.getPeriodicBoxVectors(asNumpy=True).value_in_unit(unit.nanometer)
+        names = [self._vectorComponent(name) for name in names]
+        for name in names:
+            if name not in self.values:
+                raise ValueError('PlumedInput.getDerivatives: %r is no value of the input (its labels: %s)' % (
+                    name, ', '.join(sorted(l for l in self.values if l[0] not in '@_'))))
         cvNames = [name for name in names if self.values[name].kind == 'coordination']
         if cvNames:
             helper = self._derivativeContext(context, cvNames)

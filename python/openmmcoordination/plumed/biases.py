@@ -640,6 +640,12 @@ def readDumpDerivatives(plumed, action):
         raise action.fail('STRIDE', 'must be a positive integer, got %d', stride)
     counts = set()
     for label, value in zip(labels, values):
+        if value.kind == 'function' and any(arg.startswith('_') for arg in value.args):
+            # PLUMED 2.10 computes these from the vector of the c_i (ActionWithVector), whose derivatives this
+            # package does not write as PLUMED does: refused rather than written differently
+            raise action.fail('ARG', '%r is a function of per-atom coordination numbers (%s): its derivatives as PLUMED '
+                              'writes them are not reproduced here; DUMPDERIVATIVES takes coordination numbers, '
+                              'DISTANCEs and functions of them', label, value.action.name)
         if value.kind == 'function':
             counts.add(len(value.args))            # PLUMED: a function's derivatives are those by its arguments
             continue
