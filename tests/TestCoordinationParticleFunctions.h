@@ -125,6 +125,77 @@ void testParticleFunctionMinAtZero() {
         ASSERT_EQUAL(0.0, d);
 }
 
+void testParticleFunctionMinMaxLimits() {
+    // Min where a c_i is tiny (an atom whose neighbours are far, with a switching function without a
+    // cutoff): F is about the smallest c_i, and its gradient about 1 there, not NaN (F^2/c_i^2 underflowed
+    // from c_i = 1e-154 on), nor NaN where beta/c_i overflows (c_i below beta/1.8e308): the limit, min_i c_i.
+    unique_ptr<CoordinationForce> force(particleFunctionForce(CoordinationForce::Min, {0, 1}, {}));
+    vector<double> dFdc;
+    for (double tiny : {1e-100, 1e-200, 1e-310}) {
+        ASSERT_EQUAL_TOL(tiny, force->evaluateParticleFunction({1.5, tiny, 2.0}, dFdc), 1e-12);
+        ASSERT_EQUAL_TOL(0.0, dFdc[0], 1e-12);
+        ASSERT_EQUAL_TOL(1.0, dFdc[1], 1e-12);
+        ASSERT_EQUAL_TOL(0.0, dFdc[2], 1e-12);
+    }
+    // Max with a beta so small that c_i/beta overflows: the limit, max_i c_i (was NaN).
+    force->setParticleFunction(CoordinationForce::Max);
+    force->setFunctionBeta(1e-310);
+    ASSERT_EQUAL_TOL(2.0, force->evaluateParticleFunction({1.5, 0.5, 2.0}, dFdc), 1e-12);
+    ASSERT_EQUAL(0.0, dFdc[0]);
+    ASSERT_EQUAL(0.0, dFdc[1]);
+    ASSERT_EQUAL(1.0, dFdc[2]);
+}
+
+void testCoordinationNumbersOfTheContext() {
+    // getCoordinationNumbers() answers for the Context's copy of the force: a particle function set
+    // after the Context was created (not yet copied with updateParametersInContext()) is refused, in a
+    // pair list too (whose c_i were computed as if the lists were two groups); one the Context has is
+    // computed even where the force was set back to PairSum since.
+    vector<Vec3> positions = particleFunctionPositions(9);
+    System system;
+    for (int i = 0; i < positions.size(); i++)
+        system.addParticle(1.0);
+    CoordinationForce* pairs = new CoordinationForce({0, 1}, {2, 3}, true);
+    CoordinationForce* plain = new CoordinationForce({0, 1, 2, 3});
+    CoordinationForce* numbers = particleFunctionForce(CoordinationForce::Sum, {4, 5, 6}, {});
+    system.addForce(pairs);
+    system.addForce(plain);
+    system.addForce(numbers);
+    VerletIntegrator integrator(0.001);
+    Context context(system, integrator, platform, properties);
+    context.setPositions(positions);
+    pairs->setParticleFunction(CoordinationForce::Sum);
+    ASSERT_COORDINATION_ERROR_NAMING(pairs->getCoordinationNumbers(context), "call updateParametersInContext() first");
+    ASSERT_COORDINATION_ERROR_NAMING(pairs->updateParametersInContext(context), "pair-list mode");
+    ASSERT_COORDINATION_ERROR_NAMING(pairs->getCoordinationNumbers(context), "PairSum");
+    plain->setParticleFunction(CoordinationForce::Mean);
+    ASSERT_COORDINATION_ERROR_NAMING(plain->getCoordinationNumbers(context), "call updateParametersInContext() first");
+    plain->setDMax(INFINITY);
+    plain->updateParametersInContext(context);
+    vector<double> c = handCoordinationNumbers({0, 1, 2, 3}, {}, positions, NULL);
+    vector<double> found = plain->getCoordinationNumbers(context);
+    ASSERT_EQUAL(c.size(), found.size());
+    for (int a = 0; a < c.size(); a++)
+        ASSERT_EQUAL_TOL(c[a], found[a], tolerance);
+    numbers->setParticleFunction(CoordinationForce::PairSum);
+    c = handCoordinationNumbers({4, 5, 6}, {}, positions, NULL);
+    found = numbers->getCoordinationNumbers(context);
+    for (int a = 0; a < c.size(); a++)
+        ASSERT_EQUAL_TOL(c[a], found[a], tolerance);
+    // A CV of a CoordinationBiasForce is no force of the System: a message that says so.
+    System biased;
+    for (int i = 0; i < positions.size(); i++)
+        biased.addParticle(1.0);
+    CoordinationForce* cv = particleFunctionForce(CoordinationForce::Sum, {0, 1, 2}, {});
+    CoordinationBiasForce* bias = new CoordinationBiasForce("q");
+    bias->addCollectiveVariable("q", cv);
+    biased.addForce(bias);
+    VerletIntegrator biasedIntegrator(0.001);
+    Context biasedContext(biased, biasedIntegrator, platform, properties);
+    biasedContext.setPositions(positions);
+    ASSERT_COORDINATION_ERROR_NAMING(cv->getCoordinationNumbers(biasedContext), "not in the Context's System");
+}
+
 void testParticleFunctionsOneGroup() {
     checkParticleFunctions({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {}, false, 3);
     checkParticleFunctions({9, 2, 4, 7, 0}, {}, true, 4);
@@ -425,6 +496,9 @@ void testParticleFunctionErrors() {
     ASSERT_COORDINATION_ERROR_NAMING(force.setThreshold(1.0, 0.5, 6, 12, 0.5), "threshold dmax must be greater than d0 0.5, got 0.5");
     ASSERT_COORDINATION_ERROR_NAMING(force.setBetweenBounds(2.0, 1.0), "Between upper must be greater than lower 2, got 1");
     ASSERT_COORDINATION_ERROR_NAMING(force.setBetweenBounds(1.0, 2.0, 0.0), "Between smear");
+    // A width smear (U - L) that is subnormal or overflows made NaN (0 times infinity) where a c_i is a bound.
+    ASSERT_COORDINATION_ERROR_NAMING(force.setBetweenBounds(0.0, 1.0, 1e-310), "Between width smear*(upper - lower)");
+    ASSERT_COORDINATION_ERROR_NAMING(force.setBetweenBounds(-1e308, 1e308, 1.0), "Between width smear*(upper - lower)");
     ASSERT_COORDINATION_ERROR_NAMING(force.setFunctionBeta(-1.0), "functionBeta must be positive and finite, got -1");
     ASSERT_COORDINATION_ERROR_NAMING(force.setMomentPower(1), "momentPower must be at least 2");
     ASSERT_COORDINATION_ERROR_NAMING(force.setDistancePower(-1.0), "distancePower must be non-negative and finite, got -1");
@@ -454,6 +528,8 @@ void testParticleFunctionErrors() {
 void runParticleFunctionTests() {
     RUN_TEST(testParticleFunctionGradient);
     RUN_TEST(testParticleFunctionMinAtZero);
+    RUN_TEST(testParticleFunctionMinMaxLimits);
+    RUN_TEST(testCoordinationNumbersOfTheContext);
     RUN_TEST(testParticleFunctionsOneGroup);
     RUN_TEST(testParticleFunctionsTwoGroups);
     RUN_TEST(testParticleFunctionsAgainstReference);

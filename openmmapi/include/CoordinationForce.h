@@ -96,8 +96,8 @@ public:
         MoreThan = 3, /**< sum_i (1 - t(c_i)), t the threshold's Rational switching function (MORE_THAN) */
         LessThan = 4, /**< sum_i t(c_i) (LESS_THAN) */
         Between = 5,  /**< sum_i (erf((U - c_i)/(sqrt(2) w)) - erf((L - c_i)/(sqrt(2) w)))/2, w = smear (U - L) (BETWEEN, GAUSSIAN) */
-        Min = 6,      /**< beta/log(sum_i exp(beta/c_i)) (MIN={BETA=beta}); 0, its limit, where a c_i is 0 */
-        Max = 7,      /**< beta log(sum_i exp(c_i/beta)) (MAX={BETA=beta}) */
+        Min = 6,      /**< beta/log(sum_i exp(beta/c_i)) (MIN={BETA=beta}); 0, its limit, where a c_i is 0; min_i c_i, its limit, where beta/c_i overflows */
+        Max = 7,      /**< beta log(sum_i exp(c_i/beta)) (MAX={BETA=beta}); max_i c_i, its limit, where c_i/beta overflows */
         Lowest = 8,   /**< min_i c_i (LOWEST) */
         Highest = 9,  /**< max_i c_i (HIGHEST) */
         Moment = 10   /**< (1/N) sum_i (c_i - mean)^k, the k-th central moment (MOMENTS, moment-k) */
@@ -288,7 +288,8 @@ public:
      *
      * @param lower  the lower bound L (finite)
      * @param upper  the upper bound U (finite, greater than lower)
-     * @param smear  the Gaussian's width as a fraction of U - L (positive, finite)
+     * @param smear  the Gaussian's width as a fraction of U - L (positive, finite; the width smear (U - L)
+     *               finite and at least the smallest normal double, 2.2e-308)
      */
     void setBetweenBounds(double lower, double upper, double smear = 0.5);
     /** Get the lower bound of Between. */
@@ -318,8 +319,10 @@ public:
     void setMomentPower(int k);
     /**
      * Get the per-atom coordination numbers c_i at a Context's positions, one for each entry of
-     * group A in its order. Throws OpenMMException if the force has no particle function
-     * (PairSum) or a position is not finite.
+     * group A in its order, as the Context computes them (with the parameters it was created or
+     * last updated with). Throws OpenMMException if the force has no particle function there
+     * (PairSum), if it is not a force of the Context's System (a CV of a CoordinationBiasForce is
+     * not), or if a position is not finite.
      */
     std::vector<double> getCoordinationNumbers(OpenMM::Context& context) const;
     /**

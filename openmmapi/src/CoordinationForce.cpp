@@ -415,7 +415,18 @@ ForceImpl* CoordinationForce::createImpl() const {
 }
 
 CoordinationForceImpl& CoordinationForce::getImpl(Context& context) const {
-    return dynamic_cast<CoordinationForceImpl&>(getImplInContext(context));
+    // OpenMM's message ("getImplInContext: This Force is not present in the Context") names neither the
+    // force nor the usual cause: a CV of a CoordinationBiasForce is no force of the System.
+    ForceImpl* impl;
+    try {
+        impl = &getImplInContext(context);
+    }
+    catch (OpenMMException&) {
+        throw OpenMMException("CoordinationForce \""+getName()+"\": this force is not in the Context's System (a "
+                "CoordinationForce added to a CoordinationBiasForce belongs to that force: read its value with the bias force's "
+                "getCollectiveVariableValues())");
+    }
+    return dynamic_cast<CoordinationForceImpl&>(*impl);
 }
 
 void CoordinationForce::updateParametersInContext(Context& context) {
@@ -506,6 +517,15 @@ void CoordinationForce::setBetweenBounds(double lower, double upper, double smea
         require(false, msg.str(), upper);
     }
     require(smear > 0 && isfinite(smear), "Between smear must be positive and finite, got", smear);
+    // The Gaussian's width, smear (U - L): one that overflows or is subnormal gives NaN (0 times infinity)
+    // where a c_i equals a bound.
+    double width = smear*(upper-lower);
+    if (!(isfinite(width) && width >= numeric_limits<double>::min())) {
+        stringstream msg;
+        msg << "Between width smear*(upper - lower) = " << smear << "*(" << upper << " - " << lower
+            << ") must be finite and at least " << numeric_limits<double>::min() << ", got";
+        require(false, msg.str(), width);
+    }
     betweenLower = lower;
     betweenUpper = upper;
     betweenSmear = smear;

@@ -16,7 +16,7 @@ using namespace OpenMM;
 using namespace std;
 
 CoordinationForceImpl::CoordinationForceImpl(const CoordinationForce& owner) : owner(owner), frames(0),
-        histogramBins(0), histogramMaxDistance(0.0) {
+        histogramBins(0), histogramMaxDistance(0.0), particleFunctionInContext(false) {
     forceGroup = owner.getForceGroup();
     validateForce(owner);
 }
@@ -65,6 +65,7 @@ void CoordinationForceImpl::initialize(ContextImpl& context) {
         CoordinationWarnings::warnOnce(&owner, warning);
     kernel = context.getPlatform().createKernel(CalcCoordinationForceKernel::Name(), context);
     kernel.getAs<CalcCoordinationForceKernel>().initialize(context.getSystem(), owner);
+    particleFunctionInContext = owner.usesParticleFunction();
 }
 
 double CoordinationForceImpl::calcForcesAndEnergy(ContextImpl& context, bool includeForces, bool includeEnergy, int groups) {
@@ -90,6 +91,7 @@ void CoordinationForceImpl::updateParametersInContext(ContextImpl& context) {
     if (!missing.empty())
         throw OpenMMException(missing);
     kernel.getAs<CalcCoordinationForceKernel>().copyParametersToContext(context, owner);
+    particleFunctionInContext = owner.usesParticleFunction();
     context.systemChanged();
 }
 
@@ -101,9 +103,15 @@ double CoordinationForceImpl::computeCollectiveVariable(ContextImpl& context) {
 }
 
 vector<double> CoordinationForceImpl::computeCoordinationNumbers(ContextImpl& context) {
-    if (!owner.usesParticleFunction())
+    // The Context's copy decides: a pair list, or PairSum, has no c_i to compute, whatever the force now says.
+    if (!particleFunctionInContext) {
+        if (owner.usesParticleFunction())
+            throw OpenMMException("CoordinationForce: getCoordinationNumbers needs a particle function; the force's in this "
+                    "Context is PairSum (setParticleFunction() was called after the Context was created or last updated: "
+                    "call updateParametersInContext() first)");
         throw OpenMMException("CoordinationForce: getCoordinationNumbers needs a particle function; the force's is PairSum "
                 "(call setParticleFunction() before creating the Context)");
+    }
     return kernel.getAs<CalcCoordinationForceKernel>().computeCoordinationNumbers(context);
 }
 

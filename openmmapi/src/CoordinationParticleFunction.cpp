@@ -67,29 +67,47 @@ double CoordinationParticleFunction::evaluate(const vector<double>& c, vector<do
             return value;
         }
         case CoordinationForce::Min: {
-            // beta/log(S), S = sum exp(beta/c_i): factored by the largest term so that nothing overflows.
-            // A c_i of 0 (an atom with no neighbour) makes S infinite: the limit, 0, with a zero gradient.
-            for (int i = 0; i < n; i++)
+            // beta/log(S), S = sum exp(beta/c_i), factored by the largest exponent top = beta/c_min so that
+            // nothing overflows, and dF/dc_i = p_i (F/c_i)^2, p_i = exp(beta/c_i - top)/sum, so that nothing
+            // underflows (F^2 and c_i^2 do for c_i below 1e-154: F ~ c_min). A c_i of 0 (an atom with no
+            // neighbour) makes S infinite: the limit, 0, with a zero gradient. A c_i so small that beta/c_i
+            // overflows: the limit of F as beta/c_min grows, c_min itself, with dF/dc = 1 there.
+            int lowest = 0;
+            for (int i = 0; i < n; i++) {
                 if (c[i] <= 0.0)
                     return 0.0;
-            double top = -INFINITY;
-            for (int i = 0; i < n; i++)
-                top = max(top, beta/c[i]);
+                if (c[i] < c[lowest])
+                    lowest = i;
+            }
+            double top = beta/c[lowest];
+            if (!isfinite(top)) {
+                dFdc[lowest] = 1.0;
+                return c[lowest];
+            }
             double sum = 0.0;
             for (int i = 0; i < n; i++) {
                 dFdc[i] = exp(beta/c[i]-top);
                 sum += dFdc[i];
             }
-            double logS = top+log(sum);
-            value = beta/logS;
-            for (int i = 0; i < n; i++)
-                dFdc[i] *= value*value/(sum*c[i]*c[i]);
+            value = beta/(top+log(sum));
+            for (int i = 0; i < n; i++) {
+                double ratio = value/c[i];
+                dFdc[i] *= ratio*ratio/sum;
+            }
             return value;
         }
         case CoordinationForce::Max: {
-            double top = -INFINITY;
-            for (int i = 0; i < n; i++)
-                top = max(top, c[i]/beta);
+            // beta log(sum exp(c_i/beta)), factored by the largest exponent; where c_max/beta overflows
+            // (a tiny beta), its limit, c_max, with dF/dc = 1 there.
+            int highest = 0;
+            for (int i = 1; i < n; i++)
+                if (c[i] > c[highest])
+                    highest = i;
+            double top = c[highest]/beta;
+            if (!isfinite(top)) {
+                dFdc[highest] = 1.0;
+                return c[highest];
+            }
             double sum = 0.0;
             for (int i = 0; i < n; i++) {
                 dFdc[i] = exp(c[i]/beta-top);

@@ -46,7 +46,11 @@ public:
     void updateParametersInContext(OpenMM::ContextImpl& context);
     /** Compute the collective variable at the current positions. */
     double computeCollectiveVariable(OpenMM::ContextImpl& context);
-    /** The per-atom coordination numbers at the current positions (refused for PairSum). */
+    /**
+     * The per-atom coordination numbers at the current positions: refused where the Context's copy of
+     * the force has no particle function (PairSum when the Context was created or last updated,
+     * whatever the force has been set to since).
+     */
     std::vector<double> computeCoordinationNumbers(OpenMM::ContextImpl& context);
     /** Histogram of pair distances at the current positions. */
     std::vector<long long> computePairHistogram(OpenMM::ContextImpl& context, int numBins, double maxDistance);
@@ -98,6 +102,8 @@ private:
     OpenMM::Kernel kernel;
     int frames, histogramBins;
     double histogramMaxDistance;
+    /** Whether the kernel has a particle function: the force's at initialize() or the last updateParametersInContext(). */
+    bool particleFunctionInContext;
 };
 
 } // namespace CoordinationPlugin

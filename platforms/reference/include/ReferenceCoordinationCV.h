@@ -78,7 +78,11 @@ protected:
     std::unique_ptr<CoordinationParticleFunction> particleFunction;
     /** The power k of r in each pair's term of a coordination number, s(r) r^k (0: none). */
     double distancePower;
-    /** A pair's term of a coordination number, s(r) r^k, and its derivative with respect to r. */
+    /**
+     * A pair's term of a coordination number, s(r) r^k, and its derivative with respect to r. Two
+     * particles at the same place (r = 0) add 0 with a derivative of 0, as in PLUMED, whose contact
+     * matrix leaves out pairs closer than epsilon (r^k has no derivative there for k <= 1).
+     */
     double pairTerm(double r, double& dtdr) const {
         double dsdr;
         double s = switching->evaluate(r, switching->getCommon(), dsdr);
@@ -87,7 +91,7 @@ protected:
             return s;
         }
         double rk = std::pow(r, distancePower);
-        dtdr = dsdr*rk+(s == 0.0 ? 0.0 : distancePower*s*rk/r);
+        dtdr = dsdr*rk+(s == 0.0 || r == 0.0 ? 0.0 : distancePower*s*rk/r);
         return s*rk;
     }
 private:
