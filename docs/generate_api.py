@@ -157,7 +157,8 @@ the Doxygen text. What differs in Python:
 - C++ exceptions arrive as `openmm.OpenMMException`;
 - `copy.copy`/`copy.deepcopy` clone through the serialization proxy; `pickle` gives back a force of the same class;
 - `CoordinationForce.cast(force)`: the CoordinationForce that a Force of a System is (`system.getForce(i)`,
-  `system.getForces()` and `XmlSerializer.deserialize()` give an `openmm.Force`), the same object, or None.
+  `system.getForces()` and `XmlSerializer.deserialize()` give an `openmm.Force`), the same object, or None;
+  of a Force that Python owns (`XmlSerializer.deserialize()`'s), the result takes the object over.
 
 Methods (C++ signatures):
 

@@ -300,8 +300,15 @@ CoordinationBiasForce* _deserializeBiasForce(const std::string& xml) {
     def cast(force):
         """The CoordinationForce that ``force`` is, or None if it is another kind: system.getForce(i),
         system.getForces() and XmlSerializer.deserialize() give an openmm.Force, whose methods are
-        Force's only. The result is the same object (the System keeps owning it)."""
-        return _castForce(force)
+        Force's only. The result is the same object: where a System owns it (getForce()), the System
+        keeps it; where Python owns ``force`` (XmlSerializer.deserialize()), the result takes it over,
+        so that it lives as long as the result does (and can be added to a System)."""
+        result = _castForce(force)
+        if result is not None and force.thisown:
+            # without this, the object would be deleted with ``force``'s wrapper, under the result
+            force.thisown = False
+            result.thisown = True
+        return result
     %}
 }
 
@@ -349,8 +356,15 @@ CoordinationBiasForce* _deserializeBiasForce(const std::string& xml) {
     def cast(force):
         """The CoordinationBiasForce that ``force`` is, or None if it is another kind: system.getForce(i),
         system.getForces() and XmlSerializer.deserialize() give an openmm.Force, whose methods are
-        Force's only. The result is the same object (the System keeps owning it)."""
-        return _castBiasForce(force)
+        Force's only. The result is the same object: where a System owns it (getForce()), the System
+        keeps it; where Python owns ``force`` (XmlSerializer.deserialize()), the result takes it over,
+        so that it lives as long as the result does (and can be added to a System)."""
+        result = _castBiasForce(force)
+        if result is not None and force.thisown:
+            # without this, the object would be deleted with ``force``'s wrapper, under the result
+            force.thisown = False
+            result.thisown = True
+        return result
     %}
 }
 

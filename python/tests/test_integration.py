@@ -242,6 +242,38 @@ def test_cast_gives_the_force_of_a_system():
     assert CoordinationBiasForce.cast(copy.getForce(1)).getEnergyFunction() == 'c'
 
 
+def test_cast_of_a_deserialized_force():
+    """cast(XmlSerializer.deserialize(xml)), as cast's docstring offers: the result takes the object over
+    from the temporary Force that owned it. It was deleted with that Force's wrapper, under the result
+    (a force group of -2115697815, a name of garbage, an invalid group A: a use after free), and a
+    System could not take it (it did not own its object)."""
+    import gc
+    from openmmcoordination import CoordinationBiasForce
+    force = configured_force()
+    force.setForceGroup(3)
+    force.setName('cn')
+    bias = CoordinationBiasForce('2*c')
+    bias.addCollectiveVariable('c', CoordinationForce([0], [1, 2]))
+    cast = CoordinationForce.cast(openmm.XmlSerializer.deserialize(openmm.XmlSerializer.serialize(force)))
+    castBias = CoordinationBiasForce.cast(openmm.XmlSerializer.deserialize(openmm.XmlSerializer.serialize(bias)))
+    gc.collect()
+    garbage = [openmm.HarmonicBondForce() for _ in range(100)]    # noqa: F841  (reuses freed memory, if any)
+    assert cast.thisown and castBias.thisown
+    assert (cast.getForceGroup(), cast.getName(), list(cast.getGroupA())) == (3, 'cn', list(force.getGroupA()))
+    assert openmm.XmlSerializer.serialize(cast) == openmm.XmlSerializer.serialize(force)
+    assert (castBias.getEnergyFunction(), castBias.getCollectiveVariableName(0)) == ('2*c', 'c')
+    system = openmm.System()
+    for _ in range(6):
+        system.addParticle(1.0)
+    system.addForce(cast)
+    system.addForce(castBias)
+    assert not cast.thisown and not castBias.thisown
+    del cast, castBias
+    gc.collect()
+    assert CoordinationForce.cast(system.getForce(0)).getName() == 'cn'
+    assert CoordinationBiasForce.cast(system.getForce(1)).getEnergyFunction() == '2*c'
+
+
 @pytest.mark.parametrize('dmax', ['default', 'infinite', 'finite'])
 def test_xml_round_trip(rng, dmax):
     force = configured_force()
