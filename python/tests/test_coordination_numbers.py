@@ -7,6 +7,7 @@ lists where a cutoff in a periodic box gives them), and on CUDA the c_i against 
 and, for 60,000 atoms, the default path over the lists of homes (kernels/particlehomes.cu) against NumPy."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -400,6 +401,32 @@ def test_plumed_reader_actions_on_the_vector():
     assert energy == pytest.approx(5*(expected[1] - 0.5)**2, rel=1e-10)
     with pytest.raises(plumed.PlumedInputError, match='MORE_THAN.*only RATIONAL'):
         plumed.load('c: COORDINATIONNUMBER SPECIES=1-4 SWITCH={RATIONAL R_0=0.3}\nmt: MORE_THAN ARG=c SWITCH={EXP R_0=1}\n')
+
+
+def test_plumed_reader_get_values_of_components():
+    """PlumedInput.getValues of a COORDINATIONNUMBER's components (label.mean as PLUMED 2.10's
+    label_mean, its MOMENTS, those of MOMENTS ARG=); a component nothing prints or biases, the vector
+    itself or MOMENTS' label are a ValueError that says which (were KeyError '_c_sum' and
+    AttributeError: 'Value' object has no attribute 'parts')."""
+    from openmmcoordination import plumed
+    rng = np.random.default_rng(17)
+    positions = rng.uniform(0.0, 1.2, (6, 3))
+    text = ('c: COORDINATIONNUMBER SPECIES=1-6 SWITCH={RATIONAL R_0=0.3} NOPBC MEAN SUM MOMENTS=2\n'
+            'm: MOMENTS ARG=c POWERS=2,3\n'
+            'PRINT ARG=c.mean,c.moment-2,m.moment-2 FILE=colvar\n')
+    system = make_system(6)
+    inp = plumed.load(text, system)
+    context = openmm.Context(system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
+    context.setPositions(positions)
+    c = numpy_coordination_numbers(positions, list(range(6)), None, None)
+    moment = ((c - c.mean())**2).mean()
+    assert_close(inp.getValues(context, ['c.mean', 'c_mean', 'c.moment-2', 'c_moment-2', 'm.moment-2']),
+                 [c.mean(), c.mean(), moment, moment, moment], 1e-10, 'values')
+    for name, message in (('c.sum', "'c_sum' is computed by no force of the System"), ('c_sum', "'c_sum' is computed by no force"),
+                          ('c', "'c' is the vector of c_i of a COORDINATIONNUMBER: ask for c.1 ... c.6"),
+                          ('m', "'m' is the moments of a COORDINATIONNUMBER: ask for m.moment-2, m.moment-3")):
+        with pytest.raises(ValueError, match=re.escape('PlumedInput.getValues: ' + message)):
+            inp.getValues(context, [name])
 
 
 def test_plumed_reader_refusals():

@@ -416,6 +416,13 @@ class PlumedInput(object):
                 raise ValueError('PlumedInput.getValues: %r is no value of the input (its labels: %s)' % (
                     name, ', '.join(sorted(l for l in self.values if l[0] not in '@_'))))
             value = self.values[label]
+            if value.kind in ('vector', 'transformed', 'moments', 'group', 'print'):
+                raise ValueError('PlumedInput.getValues: %r is %s, not one number' % (name, {
+                    'vector': 'the vector of c_i of a COORDINATIONNUMBER: ask for %s.1 ... %s.%d' % (
+                        label, label, len(getattr(value, 'elements', []))),
+                    'transformed': 'a function of each c_i of a COORDINATIONNUMBER: ask for its SUM or MEAN',
+                    'moments': 'the moments of a COORDINATIONNUMBER: ask for %s' % ', '.join(getattr(value, 'components', []))
+                    }.get(value.kind, 'a %s' % value.action.name)))
             if value.kind == 'distance' or (dot and value.kind == 'bias' and (any(l for l, _, _ in value.parts) or
                                                                               biases.distancesOf(self, value))) or (
                     value.kind == 'function' and biases.distancesOf(self, value)):
@@ -429,6 +436,10 @@ class PlumedInput(object):
                                      'input prints, biases or dumps it' % (label,))
                 results.append(cvs[label])
             elif value.kind == 'function':
+                if any(c not in cvs and self.values[c].kind == 'coordination' for c in value.cvs):
+                    # a COORDINATIONNUMBER's component, or a function of CVs, that nothing prints or biases
+                    raise ValueError('PlumedInput.getValues: %r is computed by no force of the System: nothing in the '
+                                     'input prints, biases or dumps it' % (name,))
                 # a function of DISTANCEs (an argument of METAD) takes them from the positions, in the input's unit
                 local = dict(cvs, **{d: _distance(self.values[d], *positions)/self.units.length
                                      for d in biases.distancesOf(self, value)})
