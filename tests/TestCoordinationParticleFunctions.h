@@ -146,6 +146,31 @@ void testParticleFunctionMinMaxLimits() {
     ASSERT_EQUAL(1.0, dFdc[2]);
 }
 
+void testRationalWhereXToTheMOverflows() {
+    // Rational with m != 2n where x^m overflows (x above 1.8e308^(1/m): 1.4e5 for m = 60, 7100 for
+    // m = 80): (1 - x^n)/(1 - x^m) was inf/inf = NaN (PLUMED's is too). Now x^(n-m) (1 - x^-n)/(1 - x^-m):
+    // a threshold NN=40 MM=60 (c = 140 below the overflow, 2e5 and 1e6 above), and s(r) without a cutoff.
+    unique_ptr<CoordinationForce> force(particleFunctionForce(CoordinationForce::LessThan, {0, 1}, {}));
+    force->setThreshold(1.0, 0.0, 40, 60);
+    vector<double> dFdc;
+    for (double c : {140.0, 2e5, 1e6}) {
+        double t = pow(c, -20.0)*(1-pow(c, -40.0))/(1-pow(c, -60.0));
+        ASSERT_EQUAL_TOL(t, force->evaluateParticleFunction({c}, dFdc), 1e-12);
+        ASSERT_EQUAL_TOL(-20*t/c, dFdc[0], 1e-6);
+    }
+    force->setParticleFunction(CoordinationForce::PairSum);
+    force->setN(8);
+    force->setM(80);
+    force->setR0(0.001);
+    force->setDMax(INFINITY);
+    double dsdr;
+    for (double r : {5.0, 10.0, 30.0}) {
+        double x = r/0.001, s = pow(x, -72.0)*(1-pow(x, -8.0))/(1-pow(x, -80.0));
+        ASSERT_EQUAL_TOL(s, force->evaluateSwitchingFunction(r, dsdr), 1e-12);
+        ASSERT_EQUAL_TOL(-72*s/r, dsdr, 1e-6);
+    }
+}
+
 void testCoordinationNumbersOfTheContext() {
     // getCoordinationNumbers() answers for the Context's copy of the force: a particle function set
     // after the Context was created (not yet copied with updateParametersInContext()) is refused, in a
@@ -530,6 +555,7 @@ void runParticleFunctionTests() {
     RUN_TEST(testParticleFunctionMinAtZero);
     RUN_TEST(testParticleFunctionMinMaxLimits);
     RUN_TEST(testCoordinationNumbersOfTheContext);
+    RUN_TEST(testRationalWhereXToTheMOverflows);
     RUN_TEST(testParticleFunctionsOneGroup);
     RUN_TEST(testParticleFunctionsTwoGroups);
     RUN_TEST(testParticleFunctionsAgainstReference);

@@ -128,6 +128,16 @@ double CoordinationSwitching::evaluateRational(double x, double& dsdx) const {
         return num/den;
     }
     double xn1 = integerPower(x, n-1), xm1 = integerPower(x, m-1);
+    if (m > n && !isfinite(xm1*x)) {
+        // x^m overflows (x > 1.8e308^(1/m): a c of 137 for MM=60, a distance beyond dmax-less r0 times
+        // that): the direct form is inf/inf = NaN (PLUMED's too). In y = 1/x, multiplied through by y^m,
+        // s = y^(m-n) (1 - y^n)/(1 - y^m) and ds/dx = (n y^(m-n+1) - s m y)/(1 - y^m), all finite.
+        double y = 1.0/x, ym = integerPower(y, m), ymn = integerPower(y, m-n);
+        double inverse = 1.0/(1.0-ym);
+        double s = ymn*(1.0-integerPower(y, n))*inverse;
+        dsdx = (n*ymn*y-s*m*y)*inverse;
+        return s;
+    }
     double inverseDenominator = 1.0/(1.0-xm1*x);
     double s = (1.0-xn1*x)*inverseDenominator;
     dsdx = (-n*xn1+s*m*xm1)*inverseDenominator;
