@@ -429,6 +429,26 @@ def test_plumed_reader_get_values_of_components():
             inp.getValues(context, [name])
 
 
+def test_plumed_reader_lowmem():
+    """LOWMEM, which PLUMED 2.10 accepts as a no-op (with a warning) and older inputs often carry, is
+    accepted and logged (it was refused: 'LOWMEM: not supported'); the numbers are those without it."""
+    from openmmcoordination import plumed
+    rng = np.random.default_rng(19)
+    positions = rng.uniform(0.0, 1.2, (6, 3))
+    values = []
+    for flag in ('', ' LOWMEM'):
+        system = make_system(6)
+        inp = plumed.load('c: COORDINATIONNUMBER SPECIES=1-6 SWITCH={RATIONAL R_0=0.3} NOPBC MEAN%s\n'
+                          'PRINT ARG=c.mean FILE=colvar\n' % flag, system)
+        context = openmm.Context(system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
+        context.setPositions(positions)
+        values += inp.getValues(context, ['c.mean'])
+        if flag:
+            assert 'note: LOWMEM accepted' in inp.describe()
+    assert values[1] == values[0] == pytest.approx(numpy_coordination_numbers(positions, list(range(6)), None, None).mean(),
+                                                   rel=1e-12)
+
+
 def test_plumed_reader_refusals():
     from openmmcoordination import plumed
     with pytest.raises(plumed.PlumedInputError, match='MORE_THAN.*only RATIONAL'):

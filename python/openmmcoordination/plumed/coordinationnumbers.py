@@ -128,6 +128,9 @@ def readCoordinationNumber(plumed, action):
             raise action.fail(key, 'names an atom more than once: not read')
     switch = readSwitch(action, plumed.units)
     nopbc = action.flag('NOPBC')
+    if action.flag('LOWMEM'):
+        # inputs written for PLUMED 2.x before 2.10 often carry it; 2.10 accepts it with a warning
+        action.log.append('LOWMEM accepted: it does nothing (PLUMED 2.10 keeps it "only to ensure back-compatibility")')
     base = CoordinationForce(groupA) if groupB is None else CoordinationForce(groupA, groupB)
     calls = Calls(action, label, base, 'CoordinationForce(%s)' % ', '.join(_shown(g) for g in (groupA, groupB) if g is not None))
     applySwitch(calls, switch, 'SWITCH' if action.has('SWITCH') else 'R_0')
