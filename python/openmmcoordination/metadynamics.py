@@ -131,6 +131,7 @@ class Metadynamics(object):
         checkRunOptions('Metadynamics', 'frequency', frequency, saveFrequency, biasDir, recordFrequency)
         if truncateHills not in (True, False):
             raise _error('truncateHills must be True or False, got %r', truncateHills)
+        _checkResolution(variables)
         self._grid = GridBias('Metadynamics', system, variables)
 
         self.variables = variables
@@ -465,6 +466,22 @@ class Metadynamics(object):
         if loaded:
             self._totalBias = self._selfBias + sum(bias for _, bias in self._loadedBiases.values())
         return loaded
+
+
+def _checkResolution(variables):
+    """Warn where a variable's grid spacing is larger than half its biasWidth (PLUMED's METAD warns there
+    too: 'Grid Spacing larger than half of the Gaussians width can produce artifacts'): the table's spline
+    through the grid points cannot follow hills that narrow (at a spacing of one width a hill between two
+    points is 2% off in height, at two widths 27%), so the bias, the hills' heights and the free energy
+    are wrong, with nothing else to show it."""
+    for k, v in enumerate(variables):
+        spacing = (v.maxValue - v.minValue)/(v.gridWidth - 1)
+        if spacing > 0.5*v.biasWidth*(1 + 1e-9):
+            warnings.warn('Metadynamics: the grid spacing of variables[%d], %.6g, is larger than half its biasWidth %.6g: '
+                          'the grid cannot resolve the hills (their bias is interpolated between grid points, and the '
+                          'free energy is wrong); give a gridWidth of at least %d, or a wider biasWidth'
+                          % (k, spacing, v.biasWidth, int(math.ceil(2*(v.maxValue - v.minValue)/v.biasWidth*(1 - 1e-9))) + 1),
+                          RuntimeWarning, stacklevel=3)
 
 
 _FACTOR_THREAD = []

@@ -130,3 +130,19 @@ def test_states_of_another_mix_name_both(tmp_path):
     with pytest.raises(ValueError, match=r"other settings \(collectiveVariables: variables\[0\]\.force: the directory a "
                        r"CustomTorsionForce, this run a CoordinationForce\)"):
         make(coordination(), str(tmp_path))
+
+
+def test_hills_narrower_than_the_grid_warn():
+    """A grid spacing larger than half the biasWidth (PLUMED's METAD warns there too) is a RuntimeWarning
+    naming the variable, both numbers and the gridWidth that resolves the hills: 10 hills of 1 kJ/mol and
+    width 0.01 on a grid of spacing 0.1 left a bias of at most 0.08 kJ/mol, silently. At half the width, none."""
+    def make(width, gridWidth):
+        return Metadynamics(chain()[0], [BiasVariable(coordination(), 0.0, 3.0, width, False, gridWidth)],
+                            TEMPERATURE*unit.kelvin, 5.0, 1.0, 10)
+    with pytest.warns(RuntimeWarning, match=r"^Metadynamics: the grid spacing of variables\[0\], 0\.1, is larger than half "
+                      r"its biasWidth 0\.01: .* give a gridWidth of at least 601, or a wider biasWidth$"):
+        make(0.01, 31)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', RuntimeWarning)
+        make(0.2, 31)
+        make(0.01, 601)
