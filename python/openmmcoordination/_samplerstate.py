@@ -26,10 +26,14 @@ SETTINGS_FILE = 'settings_%s.json'
 
 
 def variableSettings(variables):
-    """The variables as plain data: the grid of each (minValue, maxValue, gridWidth) and the
-    definition of its CV (the XML of its force, or a CVFunction's expression and forces)."""
-    return {'grid': [[float(v.minValue), float(v.maxValue), int(v.gridWidth)] for v in variables],
-            'collectiveVariables': [_definition(v.force) for v in variables]}
+    """The variables as plain data: the grid of each (minValue, maxValue, gridWidth), the definition of
+    its CV (the XML of its force, or a CVFunction's expression and forces) and, where a variable is
+    periodic, which are."""
+    settings = {'grid': [[float(v.minValue), float(v.maxValue), int(v.gridWidth)] for v in variables],
+                'collectiveVariables': [_definition(v.force) for v in variables]}
+    if any(v.periodic for v in variables):
+        settings['periodic'] = [bool(v.periodic) for v in variables]
+    return settings
 
 
 def _definition(force):
