@@ -425,6 +425,11 @@ _CONTEXT_METHODS = ('getCollectiveVariableValue', 'getCoordinationNumbers', 'upd
                     'resetPairHistogram')
 
 
+#: What a CoordinationForce's method says of a force that is in no Context: OpenMM's words, and since
+#: 5ba52a1 the plugin's own ('CoordinationForce "..": this force is not in the Context's System (...)').
+_NOT_IN_CONTEXT = ('not present in the Context', "not in the Context's System")
+
+
 def _explainedContextMethod(method, owner, name, index):
     """``method`` (bound), whose 'not present in the Context' error says that the force was copied by
     ``owner`` as variables[index] and what to call instead."""
@@ -432,7 +437,7 @@ def _explainedContextMethod(method, owner, name, index):
         try:
             return method(*args, **kwargs)
         except openmm.OpenMMException as error:
-            if 'not present in the Context' not in str(error):
+            if not any(text in str(error) for text in _NOT_IN_CONTEXT):
                 raise
             instead = ('its getCollectiveVariables(simulation), or its force.getCollectiveVariableValues(context) (the '
                        'bias force\'s CVs, in the order of the variables)'
