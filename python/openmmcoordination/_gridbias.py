@@ -264,17 +264,6 @@ class GridBias(object):
                     if method is not None:
                         setattr(force, name, _explainedContextMethod(method, owner, name, k))
 
-    def grid(self):
-        """The CV values of the grid points: one array per variable, each shaped to broadcast against
-        the bias array (variable k along axis dimensions - 1 - k)."""
-        dimensions = len(self.variables)
-        grids = []
-        for k, axis in enumerate(self.axes):
-            shape = [1]*dimensions
-            shape[dimensions - 1 - k] = len(axis)
-            grids.append(axis.reshape(shape))
-        return grids
-
     def axesForUser(self):
         """The grid's axes as Metadynamics.getCollectiveVariableGrid() returns them: a list of arrays,
         one per variable in the order of the variables (copies), in every dimension."""
