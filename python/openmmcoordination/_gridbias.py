@@ -30,6 +30,17 @@ _MAX_ID = 0x7FFFFFFF
 MAX_GRID_POINTS = 10000000
 
 
+#: The points of the next periods padded on each side of a periodic axis in a table whose other axes are
+#: not periodic (GridBias._tableArray): the natural spline's end effect decays by 2 - sqrt(3) = 0.27 a point.
+PERIODIC_PADDING = 16
+
+
+def _wrapped(name, variable):
+    """The expression of a periodic variable's CV brought into [minValue, maxValue) (floor: its derivative 0)."""
+    period = variable.maxValue - variable.minValue
+    return '(%s - (%r)*floor((%s - (%r))/(%r)))' % (name, float(period), name, float(variable.minValue), float(period))
+
+
 def _checkForce(owner, where, force, coordinationOnly=False):
     """Check one force of a variable (``where`` names it in messages): a CoordinationForce with the
     energy "cv" and no table, a DistanceCV, or (unless coordinationOnly) any OpenMM Force; in no System."""
@@ -51,6 +62,21 @@ def _checkForce(owner, where, force, coordinationOnly=False):
                          'functions', where, expression, force.getNumTabulatedFunctions())
 
 
+def _checkPeriodic(owner, index, variable):
+    """A periodic variable (minValue and maxValue the same point: a torsion from -pi to pi) is a force that
+    is not a coordination number, a distance or a function of CVs, and a variable of Metadynamics."""
+    from openmmcoordination import CoordinationForce
+    from openmmcoordination.cvfunction import CVFunction
+    from openmmcoordination.distancecv import DistanceCV
+    if owner != 'Metadynamics':
+        raise _error(owner, 'variables[%d].periodic must be False: %s takes no periodic variable (its kernels are not '
+                     'wrapped around the period), got True; a torsion can be biased with Metadynamics, which takes '
+                     'periodic=True', index, owner)
+    if isinstance(variable.force, (CoordinationForce, DistanceCV, CVFunction)):
+        raise _error(owner, 'variables[%d].periodic must be False for a %s (periodic=True is for a force whose CV is '
+                     'periodic, such as a CustomTorsionForce), got True', index, type(variable.force).__name__)
+
+
 def variableForces(variable):
     """The forces that compute a variable's CV: its force, or the forces of its CVFunction."""
     from openmmcoordination.cvfunction import CVFunction
@@ -69,7 +95,8 @@ def onDevicePath(variables):
 def checkVariables(owner, variables):
     """The variables as a list, checked: 1 to 3 BiasVariables whose forces are CoordinationForces with
     the energy "cv" and no table, DistanceCVs, CVFunctions of them, or other OpenMM Forces (the slower
-    path), not owned by anything, not periodic; on the device path, the CoordinationForces all
+    path), not owned by anything, periodic only where the force is such another Force (and the owner
+    Metadynamics); on the device path, the CoordinationForces all
     periodic or none. ValueError naming ``owner``, the parameter and the value otherwise."""
     from openmmcoordination.cvfunction import CVFunction
     try:
@@ -86,9 +113,10 @@ def checkVariables(owner, variables):
                 _checkForce(owner, 'variables[%d].force.forces[%r]' % (i, name), force)
         else:
             _checkForce(owner, 'variables[%d].force' % i, v.force)
+        if v.periodic not in (True, False):
+            raise _error(owner, 'variables[%d].periodic must be True or False, got %r', i, v.periodic)
         if v.periodic:
-            raise _error(owner, 'variables[%d].periodic must be False (the bias of this class is not periodic), got %r',
-                         i, v.periodic)
+            _checkPeriodic(owner, i, v)
         for name in ('minValue', 'maxValue', 'biasWidth'):
             value = getattr(v, name)
             if not isinstance(value, numbers.Real) or not math.isfinite(value):
@@ -158,6 +186,10 @@ class GridBias(object):
         self._checkedContext = None
         self._warnedOutside = False
         self.variables = variables
+        self.periodic = [bool(v.periodic) for v in variables]
+        # A periodic table where every variable is periodic (as openmm.app's); beside variables that are not,
+        # the periodic axes are padded with the values of the next periods (see _tableArray).
+        self._padding = PERIODIC_PADDING if any(self.periodic) and not all(self.periodic) else 0
         self.axes = [np.linspace(v.minValue, v.maxValue, v.gridWidth) for v in variables]
         self.shape = tuple(v.gridWidth for v in reversed(variables))
         # Each variable's CVs inside the bias force: c1, c2, c3, or c<k>_<name> for the forces of a CVFunction,
@@ -173,7 +205,7 @@ class GridBias(object):
                 names += own
                 forces += variable.force.forces
             else:
-                arguments.append(CV_NAMES[k])
+                arguments.append(_wrapped(CV_NAMES[k], variable) if variable.periodic else CV_NAMES[k])
                 self._slots.append(([len(names)], None))
                 names.append(CV_NAMES[k])
                 forces.append(variable.force)
@@ -232,40 +264,83 @@ class GridBias(object):
                     if method is not None:
                         setattr(force, name, _explainedContextMethod(method, owner, name, k))
 
-    def grid(self):
-        """The CV values of the grid points: one array per variable, each shaped to broadcast against
-        the bias array (variable k along axis dimensions - 1 - k)."""
-        dimensions = len(self.variables)
-        grids = []
-        for k, axis in enumerate(self.axes):
-            shape = [1]*dimensions
-            shape[dimensions - 1 - k] = len(axis)
-            grids.append(axis.reshape(shape))
-        return grids
-
     def axesForUser(self):
         """The grid's axes as Metadynamics.getCollectiveVariableGrid() returns them: a list of arrays,
         one per variable in the order of the variables (copies), in every dimension."""
         return [axis.copy() for axis in self.axes]
 
+    def _tableArray(self, values):
+        """(values, widths, limits) of the table of a bias array: the array itself, or, for periodic axes
+        beside axes that are not (a table has one periodic flag), the array padded with PERIODIC_PADDING
+        points of the neighbouring periods on each side of each periodic axis, so that the table's natural
+        spline is the periodic one to about 0.27^PERIODIC_PADDING across the seam (the expression wraps
+        the variable into [minValue, maxValue))."""
+        values = np.asarray(values, dtype=float)
+        widths, limits = [], []
+        for k, v in enumerate(self.variables):
+            if self._padding and v.periodic:
+                n, pad = v.gridWidth, self._padding
+                spacing = (v.maxValue - v.minValue)/(n - 1)
+                values = np.take(values, np.arange(-pad, n + pad) % (n - 1), axis=len(self.variables) - 1 - k)
+                widths.append(n + 2*pad)
+                limits += [v.minValue - pad*spacing, v.maxValue + pad*spacing]
+            else:
+                widths.append(v.gridWidth)
+                limits += [v.minValue, v.maxValue]
+        return values.ravel(), widths, limits
+
     def _makeTable(self, values):
-        limits = [limit for v in self.variables for limit in (v.minValue, v.maxValue)]
-        widths = [v.gridWidth for v in self.variables]
+        values, widths, limits = self._tableArray(values)
+        periodic = all(self.periodic)
         if len(self.variables) == 1:
-            return openmm.Continuous1DFunction(values.ravel(), *limits)
+            return openmm.Continuous1DFunction(values, *limits, periodic)
         if len(self.variables) == 2:
-            return openmm.Continuous2DFunction(*widths, values.ravel(), *limits)
-        return openmm.Continuous3DFunction(*widths, values.ravel(), *limits)
+            return openmm.Continuous2DFunction(*widths, values, *limits, periodic)
+        return openmm.Continuous3DFunction(*widths, values, *limits, periodic)
 
     def setValues(self, values):
         """Copy a bias array (the grid's shape) into the force's table."""
-        values = np.ravel(values)
-        limits = [limit for v in self.variables for limit in (v.minValue, v.maxValue)]
+        values, widths, limits = self._tableArray(values)
         table = self.force.getTabulatedFunction(0)
         if len(self.variables) == 1:
             table.setFunctionParameters(values, *limits)
         else:
-            table.setFunctionParameters(*[v.gridWidth for v in self.variables], values, *limits)
+            table.setFunctionParameters(*widths, values, *limits)
+
+    def distances(self, k, center):
+        """grid point - center along the axis of variable k; for a periodic variable the shortest of the
+        periodic images, with the last point (the first one again) given the first's, as openmm.app."""
+        v = self.variables[k]
+        delta = self.axes[k] - center
+        if v.periodic:
+            period = v.maxValue - v.minValue
+            delta = delta - period*np.round(delta/period)
+            delta[-1] = delta[0]
+        return delta
+
+    def difference(self, k, value, center):
+        """value - center for variable k (the shortest periodic image for a periodic one); arrays too."""
+        delta = np.asarray(value, dtype=float) - center
+        v = self.variables[k]
+        if v.periodic:
+            period = v.maxValue - v.minValue
+            delta = delta - period*np.round(delta/period)
+        return delta
+
+    def wrapped(self, values):
+        """The values with those of periodic variables brought into [minValue, maxValue)."""
+        return [v.minValue + (x - v.minValue) % (v.maxValue - v.minValue) if v.periodic else x
+                for x, v in zip(values, self.variables)]
+
+    def uniquePoints(self, values):
+        """A bias array without the last point of each periodic axis (the first one again): the grid
+        points that c(t) sums over."""
+        dimensions = len(self.variables)
+        index = [slice(None)]*dimensions
+        for k, v in enumerate(self.variables):
+            if v.periodic:
+                index[dimensions - 1 - k] = slice(0, v.gridWidth - 1)
+        return values[tuple(index)]
 
     def upload(self, context, values):
         """Copy a bias array into the table and send it to the Context: its values alone
@@ -311,7 +386,7 @@ class GridBias(object):
         if self._warnedOutside:
             return
         for k, (value, v) in enumerate(zip(values, self.variables)):
-            if not v.minValue <= value <= v.maxValue:
+            if not v.periodic and not v.minValue <= value <= v.maxValue:
                 self._warnedOutside = True
                 warnings.warn('%s: variables[%d] is %.6g at step %d, outside its grid [%g, %g]: beyond the grid the '
                               'variable feels no bias force (the table ends there, as in openmm.app), and the free '
@@ -339,6 +414,11 @@ _CONTEXT_METHODS = ('getCollectiveVariableValue', 'getCoordinationNumbers', 'upd
                     'resetPairHistogram')
 
 
+#: What a CoordinationForce's method says of a force that is in no Context: OpenMM's words, and since
+#: 5ba52a1 the plugin's own ('CoordinationForce "..": this force is not in the Context's System (...)').
+_NOT_IN_CONTEXT = ('not present in the Context', "not in the Context's System")
+
+
 def _explainedContextMethod(method, owner, name, index):
     """``method`` (bound), whose 'not present in the Context' error says that the force was copied by
     ``owner`` as variables[index] and what to call instead."""
@@ -346,7 +426,7 @@ def _explainedContextMethod(method, owner, name, index):
         try:
             return method(*args, **kwargs)
         except openmm.OpenMMException as error:
-            if 'not present in the Context' not in str(error):
+            if not any(text in str(error) for text in _NOT_IN_CONTEXT):
                 raise
             instead = ('its getCollectiveVariables(simulation), or its force.getCollectiveVariableValues(context) (the '
                        'bias force\'s CVs, in the order of the variables)'

@@ -26,10 +26,14 @@ SETTINGS_FILE = 'settings_%s.json'
 
 
 def variableSettings(variables):
-    """The variables as plain data: the grid of each (minValue, maxValue, gridWidth) and the
-    definition of its CV (the XML of its force, or a CVFunction's expression and forces)."""
-    return {'grid': [[float(v.minValue), float(v.maxValue), int(v.gridWidth)] for v in variables],
-            'collectiveVariables': [_definition(v.force) for v in variables]}
+    """The variables as plain data: the grid of each (minValue, maxValue, gridWidth), the definition of
+    its CV (the XML of its force, or a CVFunction's expression and forces) and, where a variable is
+    periodic, which are."""
+    settings = {'grid': [[float(v.minValue), float(v.maxValue), int(v.gridWidth)] for v in variables],
+                'collectiveVariables': [_definition(v.force) for v in variables]}
+    if any(v.periodic for v in variables):
+        settings['periodic'] = [bool(v.periodic) for v in variables]
+    return settings
 
 
 def _definition(force):
@@ -50,29 +54,97 @@ def _shown(key, value):
 
 
 def _forceDifferences(expected, got, expectedName, gotName):
-    """What differs between two lists of CoordinationForce XML: 'variables[k] r0 .3 and .31' (the
-    attributes that differ, or the particles and other parts where those are equal)."""
-    import xml.etree.ElementTree as ElementTree
+    """What differs between two lists of the variables' definitions (_definition: the XML of a force, a
+    DistanceCV's repr, a CVFunction's expression and forces): 'variables[k].force: r0 <expectedName> .3,
+    <gotName> .31' (the attributes that differ, or the particles and other parts where those are equal),
+    or, between definitions of another kind (a CustomTorsionForce and a CoordinationForce, a DistanceCV
+    and a force), both, named."""
     if len(expected) != len(got):
         return '%s %d CVs, %s %d' % (expectedName, len(expected), gotName, len(got))
     parts = []
     for k, (a, b) in enumerate(zip(expected, got)):
-        if a == b:
-            continue
-        try:
-            first, second = ElementTree.fromstring(a), ElementTree.fromstring(b)
-        except ElementTree.ParseError:
-            parts.append('variables[%d]' % k)
-            continue
+        if a != b:
+            parts.append('variables[%d].force: %s' % (k, _definitionDifference(a, b, expectedName, gotName)))
+    return ' and '.join(parts)
+
+
+def _definitionDifference(a, b, expectedName, gotName):
+    """What differs between two definitions of one variable's force (see _forceDifferences)."""
+    import xml.etree.ElementTree as ElementTree
+    first, second = _parsedXml(a), _parsedXml(b)
+    if first is not None and second is not None and first.get('type') == second.get('type'):
         names = sorted(set(first.attrib) | set(second.attrib))
         changed = ['%s %s %s, %s %s' % (name, expectedName, first.get(name), gotName, second.get(name))
                    for name in names if first.get(name) != second.get(name)]
-        children = [child.tag for child in first if ElementTree.tostring(child) != ElementTree.tostring(
-            second.find(child.tag) if second.find(child.tag) is not None else ElementTree.Element('none'))]
+        children = []
+        for child in first:
+            other = second.find(child.tag)
+            shown = [_compactXml(child), '(none)' if other is None else _compactXml(other)]
+            if shown[0] != shown[1]:
+                children.append(child.tag if max(len(x) for x in shown) > _SHORT else '%s %s %s, %s %s' % (
+                    child.tag, expectedName, shown[0], gotName, shown[1]))
         if children:
             changed.append('its %s' % ', '.join(children))
-        parts.append('variables[%d].force: %s' % (k, '; '.join(changed) if changed else 'its XML'))
-    return ' and '.join(parts)
+        return '; '.join(changed) if changed else 'its XML'
+    functions = [_functionParts(a), _functionParts(b)]
+    if None not in functions and functions[0][0] == functions[1][0]:
+        (expression, forces), (_, otherForces) = functions
+        if list(forces) == list(otherForces):
+            return '; '.join('forces[%r]: %s' % (name, _definitionDifference(forces[name], otherForces[name],
+                                                                               expectedName, gotName))
+                             for name in forces if forces[name] != otherForces[name])
+    return '%s %s, %s %s' % (expectedName, _summary(a), gotName, _summary(b))
+
+
+#: The longest part of a force's XML that a message shows whole (a list of a few particles).
+_SHORT = 200
+
+
+def _compactXml(element):
+    """An element of a force's XML on one line, without the whitespace between its tags."""
+    import re
+    import xml.etree.ElementTree as ElementTree
+    return re.sub(r'>\s+<', '><', ElementTree.tostring(element, encoding='unicode').strip())
+
+
+def _parsedXml(definition):
+    """The root element of a force's XML, or None for a definition that is not XML."""
+    import xml.etree.ElementTree as ElementTree
+    if not definition.startswith('<'):
+        return None
+    try:
+        return ElementTree.fromstring(definition)
+    except ElementTree.ParseError:
+        return None
+
+
+def _functionParts(definition):
+    """(expression line, {name: definition}) of a CVFunction's definition, or None for another."""
+    import re
+    lines = definition.split('\n')
+    if not lines[0].startswith('CVFunction '):
+        return None
+    forces, name = {}, None
+    for line in lines[1:]:
+        match = re.match(r'([A-Za-z_][A-Za-z0-9_]*): (.*)\Z', line)
+        if match and not line.startswith('<'):
+            name = match.group(1)
+            forces[name] = match.group(2)
+        elif name is not None:
+            forces[name] += '\n' + line
+    return lines[0], forces
+
+
+def _summary(definition):
+    """A definition in a few words: 'a CustomTorsionForce', 'DistanceCV(0, 3)', "CVFunction 'cd - ca' of
+    cd: a CoordinationForce, ..."."""
+    root = _parsedXml(definition)
+    if root is not None:
+        return 'a %s' % root.get('type', root.tag)
+    function = _functionParts(definition)
+    if function is not None:
+        return '%s of %s' % (function[0], ', '.join('%s: %s' % (name, _summary(d)) for name, d in function[1].items()))
+    return definition
 
 
 def differences(expected, got):

@@ -81,8 +81,12 @@ class Metadynamics(object):
         another force (a copy is added, as openmm.app adds the force to a CustomCVForce); the forces
         must all use periodic boundary conditions or none. Any other OpenMM Force that computes a
         CV (a CustomBondForce distance, an RMSDForce, ...), alone or in a CVFunction, makes the bias
-        a CustomCVForce: the slower path, said by a RuntimeWarning. A variable cannot be periodic;
-        minValue < maxValue, biasWidth > 0, gridWidth >= 2.
+        a CustomCVForce: the slower path, said by a RuntimeWarning. Such a force's variable may be
+        periodic (periodic=True: a torsion from -pi to pi), alone or beside variables that are not: its
+        hills wrap around the period (openmm.app's, which takes no mix), and its CV is brought into
+        [minValue, maxValue) before the table; coordination numbers, distances and functions are not
+        periodic. minValue < maxValue, biasWidth > 0, gridWidth >= 2; a grid spacing larger than half
+        the biasWidth (hills the grid cannot resolve) is a RuntimeWarning, as PLUMED's METAD warns.
     temperature: temperature
         the simulation temperature
     biasFactor: float
@@ -131,6 +135,7 @@ class Metadynamics(object):
         checkRunOptions('Metadynamics', 'frequency', frequency, saveFrequency, biasDir, recordFrequency)
         if truncateHills not in (True, False):
             raise _error('truncateHills must be True or False, got %r', truncateHills)
+        _checkResolution(variables)
         self._grid = GridBias('Metadynamics', system, variables)
 
         self.variables = variables
@@ -170,7 +175,7 @@ class Metadynamics(object):
             self._id = newWalkerId(biasDir, _BIAS_FILE)
             self._writeBias()
         self._grid.setValues(self._totalBias)
-        self._factor = _reweightingFactor(self._totalBias, self._kT, biasFactor)
+        self._factor = _reweightingFactor(self._grid.uniquePoints(self._totalBias), self._kT, biasFactor)
         self._grid.addTo(system)
 
     @property
@@ -218,7 +223,8 @@ class Metadynamics(object):
             # c(t) of the new bias, in a thread beside the next steps (OpenMM releases the GIL while it
             # steps, NumPy while it sums): off the hill's critical path, where the GPU waits for the
             # host. _settleFactor() takes the result; the bias array is never changed in place.
-            self._pendingFactor = (step, _factorThread().submit(_reweightingFactor, self._totalBias, self._kT, self.biasFactor))
+            self._pendingFactor = (step, _factorThread().submit(_reweightingFactor, self._grid.uniquePoints(self._totalBias),
+                                                                self._kT, self.biasFactor))
 
     def _settleFactor(self):
         """Take c(t) of the last hill, where its thread computed it (_pendingFactor), into _factor and _factors."""
@@ -395,24 +401,26 @@ class Metadynamics(object):
             bias = self._hillSum(center)       # PLUMED's V(s) without a grid: the exact sum of its hills
         height = self.height.value_in_unit(unit.kilojoules_per_mole)*np.exp(-bias/self._kTDelta)
         dimensions = len(self.variables)
+        # Each variable's (grid point - centre)/width along its axis, shaped to broadcast (axis 0 of the grid
+        # is the last variable); a periodic variable's the shortest periodic image, as openmm.app's.
+        scaled = []
+        for k, variable in enumerate(self.variables):
+            shape = [1]*dimensions
+            shape[dimensions - 1 - k] = variable.gridWidth
+            scaled.append((self._grid.distances(k, center[k])/variable.biasWidth).reshape(shape))
         if self.truncateHills:
-            halfSquare = sum(0.5*((grid - center[k])/variable.biasWidth)**2
-                             for k, (variable, grid) in enumerate(zip(self.variables, self._grid.grid())))
-            gaussian = _truncatedGaussian(halfSquare)
+            gaussian = _truncatedGaussian(sum(0.5*x*x for x in scaled))
         else:
-            # The product of the variables' Gaussians, in their order (axis 0 of the grid is the last
-            # variable), broadcast: the grid-sized array is made once, by the last product.
+            # The product of the variables' Gaussians, in their order, broadcast: the grid-sized array is
+            # made once, by the last product.
             gaussian = None
-            for k, (variable, axis) in enumerate(zip(self.variables, self._axes)):
-                shape = [1]*dimensions
-                shape[dimensions - 1 - k] = variable.gridWidth
-                x = (axis - center[k])/variable.biasWidth
-                factor = np.exp(-0.5*x*x).reshape(shape)
+            for x in scaled:
+                factor = np.exp(-0.5*x*x)
                 gaussian = factor if gaussian is None else gaussian*factor
         hill = height*gaussian
         self._selfBias += hill
         self._totalBias = self._totalBias + hill     # a new array: the last one may be in c(t)'s thread
-        self._hillCenters.append(center)
+        self._hillCenters.append(self._grid.wrapped(center))
         self._hillHeights.append(height)
         self._uploadBias(context)
 
@@ -421,8 +429,8 @@ class Metadynamics(object):
         if not self._hillCenters:
             return 0.0
         centers = np.array(self._hillCenters, dtype=float).reshape(len(self._hillCenters), len(self.variables))
-        widths = np.array([v.biasWidth for v in self.variables], dtype=float)
-        halfSquare = 0.5*np.sum(((np.asarray(center, dtype=float) - centers)/widths)**2, axis=1)
+        halfSquare = 0.5*sum((self._grid.difference(k, center[k], centers[:, k])/v.biasWidth)**2
+                             for k, v in enumerate(self.variables))
         return float(np.dot(self._hillHeights, _truncatedGaussian(halfSquare)))
 
     def _uploadBias(self, context):
@@ -465,6 +473,22 @@ class Metadynamics(object):
         if loaded:
             self._totalBias = self._selfBias + sum(bias for _, bias in self._loadedBiases.values())
         return loaded
+
+
+def _checkResolution(variables):
+    """Warn where a variable's grid spacing is larger than half its biasWidth (PLUMED's METAD warns there
+    too: 'Grid Spacing larger than half of the Gaussians width can produce artifacts'): the table's spline
+    through the grid points cannot follow hills that narrow (at a spacing of one width a hill between two
+    points is 2% off in height, at two widths 27%), so the bias, the hills' heights and the free energy
+    are wrong, with nothing else to show it."""
+    for k, v in enumerate(variables):
+        spacing = (v.maxValue - v.minValue)/(v.gridWidth - 1)
+        if spacing > 0.5*v.biasWidth*(1 + 1e-9):
+            warnings.warn('Metadynamics: the grid spacing of variables[%d], %.6g, is larger than half its biasWidth %.6g: '
+                          'the grid cannot resolve the hills (their bias is interpolated between grid points, and the '
+                          'free energy is wrong); give a gridWidth of at least %d, or a wider biasWidth'
+                          % (k, spacing, v.biasWidth, int(math.ceil(2*(v.maxValue - v.minValue)/v.biasWidth*(1 - 1e-9))) + 1),
+                          RuntimeWarning, stacklevel=3)
 
 
 _FACTOR_THREAD = []

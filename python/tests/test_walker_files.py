@@ -66,7 +66,8 @@ def test_directory_of_other_settings_metadynamics(tmp_path):
     with pytest.raises(ValueError, match=r'\(collectiveVariables: variables\[0\]\.force: dmax the directory 2\.04.*, '
                        r'this run 2\.1.*; r0 the directory \.3, this run \.31\)'):
         _metadynamics(str(tmp_path), r0=0.31)
-    with pytest.raises(ValueError, match=r'\(collectiveVariables: variables\[0\]\.force: its GroupB\)'):
+    with pytest.raises(ValueError, match=r'\(collectiveVariables: variables\[0\]\.force: its GroupB the directory '
+                       r'<GroupB><Particle index="1" /></GroupB>, this run <GroupB><Particle index="2" /></GroupB>\)'):
         _metadynamics(str(tmp_path), partner=2)
     assert sorted(os.listdir(tmp_path)) == files                     # nothing written by the refused walkers
     second = _metadynamics(str(tmp_path))                             # the same settings: accepted
