@@ -138,22 +138,13 @@ def test_one_neighbour_default_cutoff():
     assert_close(force.getCoordinationNumbers(context), plumed_rational(r, 1.0, dmax='auto'), 1e-12, 'c_i')
 
 
-def _cuda_needs_the_fix(request, platform_config, where):
-    """The Reference and CPU kernels have the fix; CUDA's kernel source needs the same (not checked
-    without a GPU): an xfail there until it has it."""
-    if platform_config.name == 'CUDA':
-        request.applymarker(pytest.mark.xfail(reason='CUDA: %s needs the fix the host code has' % where))
-
-
 @pytest.mark.parametrize('distance', [1.0, 3.0, 3.8])
-def test_min_of_a_tiny_coordination_number(request, platform_config, distance):
+def test_min_of_a_tiny_coordination_number(platform_config, distance):
     """MIN={BETA} where an atom's neighbours are far and the switching function (GAUSSIAN) has no
     cutoff: c_i of 3e-22, 6e-196 and 4e-314 (subnormal). F is about the smallest c_i, and the forces
     finite and those of the energy: they were NaN from c_i = 1e-154 on (F^2/c_i^2 underflowed to 0/0;
     the Context refused to give forces), and so was F where beta/c_i overflows (the smallest c_i, here
     4e-314, with beta 0.1)."""
-    if platform_config.is_double:
-        _cuda_needs_the_fix(request, platform_config, 'kernels/particlefunction.cu (evaluateParticleFunction, Min)')
     positions = np.array([[0.0, 0.0, 0.0], [distance, 0.0, 0.0], [0.0, 0.1, 0.0]])
     system = make_system(3)
     force = F([0, 1, 2])
@@ -174,11 +165,10 @@ def test_min_of_a_tiny_coordination_number(request, platform_config, distance):
 
 
 @pytest.mark.parametrize('power', [0.5, 1.0, 2.0])
-def test_distance_power_of_particles_at_one_place(request, platform_config, power):
+def test_distance_power_of_particles_at_one_place(platform_config, power):
     """COORDINATION_MOMENTS R_POWER=k with two particles at the same place (a Drude particle on its
     core, say): their pair adds s(0) 0^k = 0 (PLUMED leaves such pairs out) with a zero gradient; it was
     0/0 = NaN (k s r^k / r at r = 0), and the Context refused to give forces."""
-    _cuda_needs_the_fix(request, platform_config, 'kernels/switching.cu (particleTerm, k t r^k/r2 at r2 = 0)')
     positions = np.array([[0.1, 0.2, 0.3], [0.1, 0.2, 0.3], [0.35, 0.2, 0.3], [0.1, 0.45, 0.4]])
     system = make_system(4)
     force = F([0, 1, 2, 3])
@@ -566,3 +556,52 @@ def test_plumed_reader_opes_on_a_component():
         assert inp.opes is not None
     with pytest.raises(plumed.PlumedInputError, match=r"OPES_METAD.*ARG.*c_moment-2.*central moment"):
         plumed.load(base + 'OPES_METAD ARG=c_moment-2 SIGMA=0.2 BARRIER=5 PACE=5 TEMP=300\n', make_system(8))
+
+
+def rational_of_inverse(x, n, m):
+    """(1 - x^n)/(1 - x^m) for large x, written in y = 1/x: y^(m-n) (1 - y^n)/(1 - y^m), and its derivative by x."""
+    y = 1/np.asarray(x, dtype=float)
+    s = y**(m - n)*(1 - y**n)/(1 - y**m)
+    return s, (n*y**(m - n + 1) - s*m*y)/(1 - y**m)
+
+
+@pytest.mark.parametrize('n', [18, 19])
+def test_rational_where_x_to_the_m_overflows_in_the_kernels(platform_config, n):
+    """RATIONAL NN=n MM=20 without a cutoff, r0 0.1 nm, pairs 10, 30 and 40 nm apart: x^20 (x = 100 to
+    400) overflows in single precision (x > 84), where (1 - x^n)/(1 - x^m) was inf/inf = NaN; the kernels
+    (n even: the path in x^2; odd: in x) and the host take it in 1/x there. The CV and forces against
+    NumPy; then a LessThan threshold NN=40 MM=60 of c/1e-6, whose x^60 overflows in double (x = 5e5)."""
+    positions = np.array([[0.0, 0.0, 0.0], [10.0, 0.0, 0.0], [40.0, 0.0, 0.0]])
+    system = make_system(3)
+    force = F([0, 1, 2])
+    force.setR0(0.1)
+    force.setN(n)
+    force.setM(20)
+    force.setDMax(math.inf)
+    system.addForce(force)
+    context = platform_config.context(system)
+    set_state(context, positions)
+    expected, forces = 0.0, np.zeros((3, 3))
+    for i, j in ((0, 1), (0, 2), (1, 2)):
+        d = positions[j] - positions[i]
+        r = np.linalg.norm(d)
+        value, dsdx = rational_of_inverse(r/0.1, n, 20)
+        expected += value
+        forces[i] += dsdx/0.1*d/r
+        forces[j] -= dsdx/0.1*d/r
+    assert_close(force.getCollectiveVariableValue(context), expected, platform_config.value_rtol, 'CV')
+    energy, actual = energy_and_forces(context)
+    assert np.all(np.isfinite(actual))
+    assert_close(actual, forces, platform_config.force_rtol, 'forces')
+
+    near = np.array([[0.0, 0.0, 0.0], [0.3, 0.0, 0.0]])
+    system = make_system(2)
+    force = F([0, 1])
+    force.setParticleFunction(F.LessThan)
+    force.setThreshold(1e-6, 0.0, 40, 60)
+    system.addForce(force)
+    context = platform_config.context(system)
+    set_state(context, near)
+    c = force.getCoordinationNumbers(context)
+    assert_close(force.getCollectiveVariableValue(context), rational_of_inverse(c/1e-6, 40, 60)[0].sum(),
+                 platform_config.value_rtol, 'LessThan')

@@ -45,6 +45,30 @@ inline DEVICE double particleBlockMax(double value, double* scratch) {
     return result;
 }
 
+/**
+ * The first entry of the smallest (lowest) or largest c of c[0..n), as the host's loop finds it, by
+ * a block of PARTICLE_FUNCTION_THREADS threads (scratch: one int per thread); every thread gets it.
+ */
+inline DEVICE int particleBestIndex(const double* RESTRICT c, int n, bool lowest, int* scratch) {
+    int localBest = -1;
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        if (localBest < 0 || (lowest ? c[i] < c[localBest] : c[i] > c[localBest]))
+            localBest = i;
+    scratch[threadIdx.x] = localBest;
+    __syncthreads();
+    for (int half = PARTICLE_FUNCTION_THREADS/2; half > 0; half /= 2) {
+        if (threadIdx.x < half) {
+            const int a = scratch[threadIdx.x], b = scratch[threadIdx.x+half];
+            if (b >= 0 && (a < 0 || (lowest ? c[b] < c[a] : c[b] > c[a]) || (c[b] == c[a] && b < a)))
+                scratch[threadIdx.x] = b;
+        }
+        __syncthreads();
+    }
+    const int best = scratch[0];
+    __syncthreads();
+    return best;
+}
+
 /** x^k for an integer k >= 0 by repeated squaring, as CoordinationSwitching computes it on the host. */
 inline DEVICE double particleIntPower(double x, int k) {
     double result = 1;
@@ -90,9 +114,17 @@ inline DEVICE double particleThreshold(double c, const ParticleFunctionParams& p
     }
     else {
         const double xn1 = particleIntPower(x, p.n-1), xm1 = particleIntPower(x, p.m-1);
-        const double inverse = 1/(1-xm1*x);
-        s = (1-xn1*x)*inverse;
-        dsdx = (-p.n*xn1+s*p.m*xm1)*inverse;
+        if (p.m > p.n && !isfinite(xm1*x)) {
+            // x^m overflows: in y = 1/x, as CoordinationSwitching::evaluateRational (not inf/inf)
+            const double y = 1/x, ymn = particleIntPower(y, p.m-p.n), inverse = 1/(1-particleIntPower(y, p.m));
+            s = ymn*(1-particleIntPower(y, p.n))*inverse;
+            dsdx = (p.n*ymn*y-s*p.m*y)*inverse;
+        }
+        else {
+            const double inverse = 1/(1-xm1*x);
+            s = (1-xn1*x)*inverse;
+            dsdx = (-p.n*xn1+s*p.m*xm1)*inverse;
+        }
     }
     *dtdc = dsdx*p.scale/p.r0;
     return s*p.scale+p.shift;
@@ -174,37 +206,28 @@ KERNEL void __launch_bounds__(PARTICLE_FUNCTION_THREADS) evaluateParticleFunctio
         }
         top = particleBlockMax(localTop, scratch);
         nonPositive = particleBlockSum(nonPositive, scratch);
-        double local = 0;
-        for (int i = threadIdx.x; i < n; i += blockDim.x)
-            local += exp((p.function == 6 ? p.beta/c[i] : c[i]/p.beta)-top);
-        sum = particleBlockSum(local, scratch);
-        if (p.function == 7)
-            value = p.beta*(top+log(sum));
-        else if (nonPositive > 0)
-            sum = 0;
-        else
-            value = p.beta/(top+log(sum));
+        if (!(p.function == 6 && nonPositive > 0) && !isfinite(top)) {
+            // beta/c_min (Min) or c_max/beta (Max) overflows: the limit, c_min or c_max, whose weight is 1 (as the host's).
+            best = particleBestIndex(c, n, p.function == 6, sBest);
+            value = c[best];
+        }
+        else {
+            double local = 0;
+            for (int i = threadIdx.x; i < n; i += blockDim.x)
+                local += exp((p.function == 6 ? p.beta/c[i] : c[i]/p.beta)-top);
+            sum = particleBlockSum(local, scratch);
+            if (p.function == 7)
+                value = p.beta*(top+log(sum));
+            else if (nonPositive > 0)
+                sum = 0;
+            else
+                value = p.beta/(top+log(sum));
+        }
     }
     else {
         // Lowest, Highest: the first entry of the smallest or largest c, as the host's loop finds it.
-        const bool lowest = (p.function == 8);
-        int localBest = -1;
-        for (int i = threadIdx.x; i < n; i += blockDim.x)
-            if (localBest < 0 || (lowest ? c[i] < c[localBest] : c[i] > c[localBest]))
-                localBest = i;
-        sBest[threadIdx.x] = localBest;
-        __syncthreads();
-        for (int half = PARTICLE_FUNCTION_THREADS/2; half > 0; half /= 2) {
-            if (threadIdx.x < half) {
-                const int a = sBest[threadIdx.x], b = sBest[threadIdx.x+half];
-                if (b >= 0 && (a < 0 || (lowest ? c[b] < c[a] : c[b] > c[a]) || (c[b] == c[a] && b < a)))
-                    sBest[threadIdx.x] = b;
-            }
-            __syncthreads();
-        }
-        best = sBest[0];
+        best = particleBestIndex(c, n, p.function == 8, sBest);
         value = c[best];
-        __syncthreads();
     }
     // The weights, and c[] cleared (every read of c[] above is behind a barrier of the reductions).
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
@@ -216,8 +239,9 @@ KERNEL void __launch_bounds__(PARTICLE_FUNCTION_THREADS) evaluateParticleFunctio
             case 3:
             case 4:
             case 5: weight = w[i]; break;
-            case 6: weight = (sum == 0 ? 0 : exp(p.beta/ci-top)*value*value/(sum*ci*ci)); break;
-            case 7: weight = exp(ci/p.beta-top)/sum; break;
+            // Min: p_i (F/c_i)^2, p_i = exp(beta/c_i - top)/sum, which does not underflow where F^2 and c_i^2 do
+            case 6: weight = (!isfinite(top) ? (i == best ? 1 : 0) : sum == 0 ? 0 : exp(p.beta/ci-top)*(value/ci)*(value/ci)/sum); break;
+            case 7: weight = (!isfinite(top) ? (i == best ? 1 : 0) : exp(ci/p.beta-top)/sum); break;
             case 8:
             case 9: weight = (i == best ? 1 : 0); break;
             case 10: weight = p.power*(pow(ci-mean, (double) (p.power-1))-dev)/n; break;

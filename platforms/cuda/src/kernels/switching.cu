@@ -102,6 +102,19 @@ inline DEVICE real geometricRatio(real y, real* dsdy) {
     *dsdy = (dnum*den-num*dden)/(den*den);
     return num/den;
 }
+
+/**
+ * (1 - x^A)/(1 - x^B) (B > A) and its derivative by x where x^B overflows, in y = 1/x, multiplied
+ * through by y^B: y^(B-A) (1 - y^A)/(1 - y^B) and (A y^(B-A+1) - s B y)/(1 - y^B), finite where the
+ * direct form is inf/inf (CoordinationSwitching::evaluateRational, on the host in double, the same).
+ */
+template <int A, int B>
+inline DEVICE real rationalOfInverse(real y, real* dsdx) {
+    const real yba = IntPower<B-A>::eval(y), inverse = RECIP(1-IntPower<B>::eval(y));
+    const real s = yba*(1-IntPower<A>::eval(y))*inverse;
+    *dsdx = (A*yba*y-s*B*y)*inverse;
+    return s;
+}
 #endif
 
 /** The unstretched s(x) and ds/dx for x > 0. */
@@ -117,6 +130,10 @@ inline DEVICE real switchX(real x, const PairParams& p, real* dsdx) {
         return geometricRatio<RATIONAL_N, RATIONAL_M>(x, dsdx);
     real xn1 = IntPower<RATIONAL_N-1>::eval(x);
     real xm1 = IntPower<RATIONAL_M-1>::eval(x);
+    #if RATIONAL_M > RATIONAL_N
+    if (!isfinite(xm1*x))
+        return rationalOfInverse<RATIONAL_N, RATIONAL_M>(RECIP(x), dsdx);
+    #endif
     real inverse = RECIP(1-xm1*x);
     real s = (1-xn1*x)*inverse;
     *dsdx = (-RATIONAL_N*xn1+s*RATIONAL_M*xm1)*inverse;
@@ -223,9 +240,20 @@ inline DEVICE real switchingFunction(real r2, const PairParams& p, real* g) {
     }
     else {
         real xm2 = IntPower<RATIONAL_M/2-1>::eval(x2);
-        real inverse = RECIP(1-xm2*x2);
-        s = (1-xn2*x2)*inverse;
-        gValue = (-RATIONAL_N*xn2+s*RATIONAL_M*xm2)*inverse;
+    #if RATIONAL_M > RATIONAL_N
+        if (!isfinite(xm2*x2)) {
+            // x^m overflows: in 1/x^2 (rationalOfInverse()), g = 2 ds/d(x^2)
+            real dsdy;
+            s = rationalOfInverse<RATIONAL_N/2, RATIONAL_M/2>(RECIP(x2), &dsdy);
+            gValue = 2*dsdy;
+        }
+        else
+    #endif
+        {
+            real inverse = RECIP(1-xm2*x2);
+            s = (1-xn2*x2)*inverse;
+            gValue = (-RATIONAL_N*xn2+s*RATIONAL_M*xm2)*inverse;
+        }
     }
   #endif
 #else
@@ -274,7 +302,8 @@ inline DEVICE real particleTerm(real r2, const PairParams& params, real distance
     g *= gradientScale(params);
 #ifdef PARTICLE_DISTANCE_POWER
     const real rk = POW(r2, distancePower/2);
-    g = g*rk+(t == 0 ? 0 : distancePower*t*rk/r2);
+    // r = 0 (two particles at one place) adds nothing, as on the host and in PLUMED
+    g = g*rk+(t == 0 || r2 == 0 ? 0 : distancePower*t*rk/r2);
     t *= rk;
 #endif
     *dtdr = g;
