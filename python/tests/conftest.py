@@ -164,8 +164,13 @@ def pytest_collection_modifyitems(config, items):
 def pytest_generate_tests(metafunc):
     """Parametrize `platform_config` over the available configurations only,
     `double_platform_config` over those computing in double precision, and
-    `gpu_platform_config` over the CUDA ones (tests too large for the Reference and CPU platforms)."""
+    `gpu_platform_config` over the CUDA ones (tests too large for the Reference and CPU platforms),
+    `host_config` over the Reference and CPU ones (runs of the host's samplers, whose device paths
+    other tests check)."""
     available, _ = available_configs()
+    if 'host_config' in metafunc.fixturenames:
+        hosts = [c for c in available if c.name in ('Reference', 'CPU')]
+        metafunc.parametrize('host_config', hosts, ids=[c.id for c in hosts])
     if 'platform_config' in metafunc.fixturenames:
         metafunc.parametrize('platform_config', available, ids=[c.id for c in available])
     if 'double_platform_config' in metafunc.fixturenames:

@@ -4,6 +4,7 @@ PLATFORM_TOLERANCES), Systems, Contexts, energies, forces, finite differences, c
 from dataclasses import dataclass, field
 
 import numpy as np
+import pytest
 
 import openmm
 from openmm import unit
@@ -167,3 +168,10 @@ def raises_at_evaluation(read, context, *words, waits=True):
             return check(error)
         assert np.isnan(value), 'a finite energy %r and no exception after the evaluation' % value
     raise AssertionError('no OpenMMException from the energy reads after the evaluation')
+
+
+#: Tests that compare two seeded runs in one process: OpenMM 8.2's Reference platform keeps a cached
+#: Gaussian random number across a reseed (fixed in 8.3), so two runs with one seed differ after any
+#: earlier simulation in the process.
+same_seed = pytest.mark.skipif(tuple(int(v) for v in openmm.__version__.split('.')[:2]) < (8, 3),
+                               reason='OpenMM < 8.3 does not reproduce a seeded run within one process')

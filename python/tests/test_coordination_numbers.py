@@ -43,6 +43,17 @@ def plumed_rational(r, r0, n=6, m=12, d0=0.0, dmax=None):
     return s if dmax is None else np.where(np.asarray(r) >= dmax, 0.0, s)
 
 
+def _loaded_on_reference(text, positions):
+    """A PLUMED input loaded into a System of len(positions) particles without a box: (PlumedInput, a
+    Reference Context at the positions)."""
+    from openmmcoordination import plumed
+    system = make_system(len(positions))
+    inp = plumed.load(text, system)
+    context = openmm.Context(system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
+    context.setPositions(positions)
+    return inp, context
+
+
 def numpy_coordination_numbers(positions, group_a, group_b, box, r0=0.3):
     """c_i = sum_j s(r_ij), s = 1/(1 + (r/r0)^6) without a cutoff; j over group_b (group_a when None), j != i."""
     neighbours = group_a if group_b is None else group_b
@@ -338,7 +349,6 @@ def test_lists_of_homes_by_default(gpu_platform_config):
 def test_plumed_reader():
     """COORDINATIONNUMBER and its functions through openmmcoordination.plumed, against NumPy: the
     components (PLUMED 2.10's names, label_mean; label.mean read as it) and the vector label.1 ..."""
-    from openmmcoordination import plumed
     rng = np.random.default_rng(3)
     positions = rng.uniform(0.0, 1.2, (8, 3))
     text = ('c: COORDINATIONNUMBER SPECIES=1-6 SWITCH={RATIONAL R_0=0.3} NOPBC MEAN LOWEST MORE_THAN={RATIONAL R_0=1.5 D_0=0.2 '
@@ -346,10 +356,7 @@ def test_plumed_reader():
             'd: COORDINATIONNUMBER SPECIESA=1,2 SPECIESB=3-8 SWITCH={RATIONAL R_0=0.3} NOPBC\n'
             'm: MOMENTS ARG=c POWERS=3\n'
             'PRINT ARG=c.*,c.mean,d,m.* FILE=colvar\n')
-    system = make_system(8)
-    inp = plumed.load(text, system)
-    context = openmm.Context(system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
-    context.setPositions(positions)
+    inp, context = _loaded_on_reference(text, positions)
     c = numpy_coordination_numbers(positions, list(range(6)), None, None)
     d = numpy_coordination_numbers(positions, [0, 1], list(range(2, 8)), None)
     names = ['c_between', 'c_lowest', 'c_max', 'c_mean', 'c_moment-3', 'c_morethan', 'c_mean', 'd.1', 'd.2', 'm.moment-3']
@@ -378,10 +385,7 @@ def test_plumed_reader_actions_on_the_vector():
             'm4: MEAN ARG=c PERIODIC=NO\n'
             'RESTRAINT ARG=m1 AT=0.5 KAPPA=10\n'
             'PRINT ARG=s1,m1,s2,s3,s4,m4 FILE=colvar\n')
-    system = make_system(8)
-    inp = plumed.load(text, system)
-    context = openmm.Context(system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
-    context.setPositions(positions)
+    inp, context = _loaded_on_reference(text, positions)
     c = numpy_coordination_numbers(positions, list(range(6)), None, None)
     lessthan = plumed_rational(c, 1.5, dmax='auto').sum()
     expected = [numpy_function('MoreThan', c), numpy_function('MoreThan', c)/6, lessthan, numpy_function('Between', c),
@@ -398,16 +402,12 @@ def test_plumed_reader_get_values_of_components():
     label_mean, its MOMENTS, those of MOMENTS ARG=); a component nothing prints or biases, the vector
     itself or MOMENTS' label are a ValueError that says which (were KeyError '_c_sum' and
     AttributeError: 'Value' object has no attribute 'parts')."""
-    from openmmcoordination import plumed
     rng = np.random.default_rng(17)
     positions = rng.uniform(0.0, 1.2, (6, 3))
     text = ('c: COORDINATIONNUMBER SPECIES=1-6 SWITCH={RATIONAL R_0=0.3} NOPBC MEAN SUM MOMENTS=2\n'
             'm: MOMENTS ARG=c POWERS=2,3\n'
             'PRINT ARG=c.mean,c.moment-2,m.moment-2 FILE=colvar\n')
-    system = make_system(6)
-    inp = plumed.load(text, system)
-    context = openmm.Context(system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
-    context.setPositions(positions)
+    inp, context = _loaded_on_reference(text, positions)
     c = numpy_coordination_numbers(positions, list(range(6)), None, None)
     moment = ((c - c.mean())**2).mean()
     assert_close(inp.getValues(context, ['c.mean', 'c_mean', 'c.moment-2', 'c_moment-2', 'm.moment-2']),

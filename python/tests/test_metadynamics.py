@@ -31,25 +31,12 @@ from openmmcoordination import CoordinationBiasForce, CoordinationForce
 from openmmcoordination.metadynamics import BiasVariable, Metadynamics
 
 from cases import natural_spline
-from conftest import available_configs
 from gr_helpers import (TOY_PARTNERS, TOY_TEMPERATURE, hills_of, hills_on_grid, run_toy_metadynamics,
                         run_toy_metadynamics_nd, toy_cv, toy_exact_free_energy, toy_pair_cv, toy_positions, toy_system)
+from helpers import same_seed
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KTDELTA = (unit.MOLAR_GAS_CONSTANT_R*TOY_TEMPERATURE*unit.kelvin*4.0).value_in_unit(unit.kilojoules_per_mole)  # biasFactor 5
-
-
-def pytest_generate_tests(metafunc):
-    """Parametrize `host_config` over the available Reference and CPU configurations."""
-    if 'host_config' in metafunc.fixturenames:
-        configs = [c for c in available_configs()[0] if c.name in ('Reference', 'CPU')]
-        metafunc.parametrize('host_config', configs, ids=[c.id for c in configs])
-
-
-# OpenMM 8.2's Reference platform keeps a cached Gaussian random number across a reseed (fixed in
-# 8.3), so two runs with one seed differ after any earlier simulation in the process.
-same_seed = pytest.mark.skipif(tuple(int(v) for v in openmm.__version__.split('.')[:2]) < (8, 3),
-                               reason='OpenMM < 8.3 does not reproduce a seeded run within one process')
 
 
 @same_seed

@@ -24,23 +24,11 @@ from openmmcoordination import CoordinationForce, CVFunction, DistanceCV
 from openmmcoordination.metadynamics import BiasVariable, Metadynamics
 from openmmcoordination.opes import OPES
 
-from conftest import available_configs
-from helpers import finite_difference_forces
+from helpers import finite_difference_forces, same_seed
 
 PARTICLES = 7
 TEMPERATURE = 300.0
 PI = math.pi
-
-
-def pytest_generate_tests(metafunc):
-    """Parametrize `host_config` over the available Reference and CPU configurations."""
-    if 'host_config' in metafunc.fixturenames:
-        configs = [c for c in available_configs()[0] if c.name in ('Reference', 'CPU')]
-        metafunc.parametrize('host_config', configs, ids=[c.id for c in configs])
-
-
-same_seed = pytest.mark.skipif(tuple(int(v) for v in openmm.__version__.split('.')[:2]) < (8, 3),
-                               reason='OpenMM < 8.3 does not reproduce a seeded run within one process')
 
 
 def chain():
