@@ -64,14 +64,11 @@ def _checkForce(owner, where, force, coordinationOnly=False):
 
 def _checkPeriodic(owner, index, variable):
     """A periodic variable (minValue and maxValue the same point: a torsion from -pi to pi) is a force that
-    is not a coordination number, a distance or a function of CVs, and a variable of Metadynamics."""
+    is not a coordination number, a distance or a function of CVs (Metadynamics' hills and OPES's kernels
+    wrap around its period)."""
     from openmmcoordination import CoordinationForce
     from openmmcoordination.cvfunction import CVFunction
     from openmmcoordination.distancecv import DistanceCV
-    if owner != 'Metadynamics':
-        raise _error(owner, 'variables[%d].periodic must be False: %s takes no periodic variable (its kernels are not '
-                     'wrapped around the period), got True; a torsion can be biased with Metadynamics, which takes '
-                     'periodic=True', index, owner)
     if isinstance(variable.force, (CoordinationForce, DistanceCV, CVFunction)):
         raise _error(owner, 'variables[%d].periodic must be False for a %s (periodic=True is for a force whose CV is '
                      'periodic, such as a CustomTorsionForce), got True', index, type(variable.force).__name__)
@@ -95,9 +92,8 @@ def onDevicePath(variables):
 def checkVariables(owner, variables):
     """The variables as a list, checked: 1 to 3 BiasVariables whose forces are CoordinationForces with
     the energy "cv" and no table, DistanceCVs, CVFunctions of them, or other OpenMM Forces (the slower
-    path), not owned by anything, periodic only where the force is such another Force (and the owner
-    Metadynamics); on the device path, the CoordinationForces all
-    periodic or none. ValueError naming ``owner``, the parameter and the value otherwise."""
+    path), not owned by anything, periodic only where the force is such another Force; on the device
+    path, the CoordinationForces all periodic or none. ValueError naming ``owner``, the parameter and the value otherwise."""
     from openmmcoordination.cvfunction import CVFunction
     try:
         variables = list(variables)

@@ -126,7 +126,12 @@ class OPES(object):
     variables: list of 1, 2 or 3 BiasVariable
         the collective variables and their grids (minValue, maxValue, gridWidth), as for
         Metadynamics (CoordinationForces, DistanceCVs, CVFunctions of them, or other Forces through a
-        CustomCVForce); their biasWidth is the kernels' width only with sigma='biasWidth'. The grid must resolve the kernels,
+        CustomCVForce); their biasWidth is the kernels' width only with sigma='biasWidth'. The variable
+        of such another Force may be periodic (periodic=True: a torsion from -pi to pi), as for
+        Metadynamics: as PLUMED's OPES_METAD on a periodic CV, every difference (the kernels' values,
+        compression, the merged centre, the adaptive sigma's running variance) takes the nearest image,
+        the CV and the kernels' centres lie in [minValue, maxValue), and the grid's sum and table wrap
+        around the period. The grid must resolve the kernels,
         which narrow as the sample grows: a spacing of at most half the narrowest kernel width (a
         warning says when a kernel is narrower than two spacings).
     temperature: temperature
@@ -299,7 +304,9 @@ class OPES(object):
         self._context = None
         if self._deviceStatistics:
             self._grid.force.setCVStatisticsStride(self.adaptiveSigmaStride)
-        self._kernels = Kernels(dimensions, self.kernelCutoff, self.compressionThreshold)
+        # Periodic variables (a torsion): their differences take the nearest image, as PLUMED's Value::difference.
+        domains = [(v.minValue, v.maxValue) if v.periodic else None for v in variables]
+        self._kernels = Kernels(dimensions, self.kernelCutoff, self.compressionThreshold, domains)
         self._gridSum = GridSum(self._kernels, self._grid.axes)
         self._deposited = []       # this walker's kernels as deposited: centre, sigma, height, log-weight
         self._history = []         # (step, rct, zed, neff, nker) after each update
@@ -365,6 +372,7 @@ class OPES(object):
                 continue
             cvs = np.array(self._grid.collectiveVariables(simulation.context))
             self._grid.checkSample(cvs, step)
+            cvs = np.array(self._grid.wrapped(cvs))    # a periodic CV in [minValue, maxValue), as PLUMED's values
             bias = self._biasAt(cvs)
             extra = self._extraEnergy(simulation.context)
             if record:
@@ -400,12 +408,13 @@ class OPES(object):
 
     def _measure(self, cvs):
         """PLUMED's running variance of the CVs for the adaptive sigma (Welford's update with an
-        exponentially decaying mean over adaptiveSigmaStride samples)."""
+        exponentially decaying mean over adaptiveSigmaStride samples); along a periodic variable both
+        differences take the nearest image and the mean is left unwrapped, as PLUMED's update()."""
         self._adaptiveCounter += 1
         tau = min(self._adaptiveCounter, self.adaptiveSigmaStride)
-        difference = cvs - self._averageCV
+        difference = self._kernels.difference(self._averageCV, cvs)
         self._averageCV = self._averageCV + difference/tau
-        self._m2 = self._m2 + difference*(cvs - self._averageCV)
+        self._m2 = self._m2 + difference*self._kernels.difference(self._averageCV, cvs)
 
     def _biasAt(self, cvs):
         """PLUMED's bias at the CVs, exact: (gamma-1)/gamma k_B T ln(P/Z + epsilon) from every kernel."""
@@ -562,7 +571,8 @@ class OPES(object):
 
     def getRecordedFrames(self):
         """The frames recorded every ``recordFrequency`` steps, a RecordedFrames named tuple as
-        Metadynamics.getRecordedFrames(): ``steps``, ``collectiveVariables``, ``bias`` (PLUMED's
+        Metadynamics.getRecordedFrames(): ``steps``, ``collectiveVariables`` (a periodic variable's in
+        [minValue, maxValue), as the kernels take them), ``bias`` (PLUMED's
         opes.bias: the bias at the frame's CVs from the kernels before the frame's update) and
         ``reweightingBias``, the same V plus the extraBias groups' energy at the frame (0 without
         extraBias): OPES's bias is quasi-static, a frame's unbiased weight is exp(reweightingBias/(k_B

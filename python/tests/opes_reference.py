@@ -13,6 +13,17 @@ after the first, the CVs enter a running mean and variance (measure(): Welford's
 min(count, ADAPTIVE_SIGMA_STRIDE)); no kernel while fewer than ADAPTIVE_SIGMA_STRIDE steps were
 counted and none was deposited; a kernel's sigma is sqrt(m2/count (1 - 1/gamma)), the first
 estimate's m2 divided by (1 - 1/gamma) once, for good (replay() drives a whole run that way).
+
+Periodic CVs (``domains``: per CV None, or (min, max) of a periodic one such as a torsion from -pi to
+pi) as PLUMED's src/opes/OPESmetad.cpp takes them, every difference through Value::difference(a, b):
+b - a brought into [-P/2, P/2) by whole periods P = max - min (Tools::pbc of (b - a)/P). In the kernels'
+values (evaluateKernel: difference(centre, s)), in the distance to the nearest kernel
+(getMergeableKernel: difference(new centre, kernel centre)), in the merge (mergeKernels(k1, k2): k1's
+centre first moved to k2.centre + difference(k2.centre, k1.centre), then the weighted mean and variance,
+then the centre brought back into the period by bringBackInPbc: mid + difference(mid, c), mid the middle
+of the period; in the recursive merge k1 is the kernel of the lower index), and in the adaptive sigma's
+Welford update (diff = difference(mean, s); mean += diff/tau; m2 += diff difference(mean, s), the mean
+never wrapped). The CVs fed to it are PLUMED's values, in [min, max).
 """
 
 import math
@@ -23,8 +34,9 @@ import numpy as np
 class ReferenceOPES(object):
 
     def __init__(self, kT, barrier, biasFactor, sigma=None, epsilon=None, threshold=1.0, cutoff=None, explore=False,
-                 adaptiveStride=None, sigmaMin=None, fixedSigma=False):
+                 adaptiveStride=None, sigmaMin=None, fixedSigma=False, domains=None):
         self.kT, self.explore = kT, explore
+        self.domains = domains
         self.gamma = biasFactor
         if explore:
             self.prefactor = biasFactor - 1
@@ -48,11 +60,28 @@ class ReferenceOPES(object):
         self.m2 = None
         self.first = True
 
+    def difference(self, i, a, b):
+        """PLUMED's Value::difference(a, b) of CV i: b - a, for a periodic CV the nearest image."""
+        if self.domains is None or self.domains[i] is None:
+            return b - a
+        low, high = self.domains[i]
+        period = high - low
+        x = (b - a)/period
+        return (x - math.floor(x + 0.5))*period
+
+    def bring_back(self, i, c):
+        """PLUMED's Value::bringBackInPbc of CV i."""
+        if self.domains is None or self.domains[i] is None:
+            return c
+        low, high = self.domains[i]
+        middle = low + (high - low)/2
+        return middle + self.difference(i, middle, c)
+
     def kernel(self, kernel, s):
         height, center, sigma = kernel
         r2 = 0.0
         for i in range(len(s)):
-            r2 += ((s[i] - center[i])/sigma[i])**2
+            r2 += (self.difference(i, center[i], s[i])/sigma[i])**2
         if r2 >= self.cutoff**2:
             return 0.0
         return height*(math.exp(-r2/2) - math.exp(-self.cutoff**2/2))
@@ -73,26 +102,34 @@ class ReferenceOPES(object):
             self.mean, self.m2 = np.zeros(len(s)), np.zeros(len(s))
         self.samples += 1
         tau = min(self.samples, self.adaptiveStride)
-        delta = s - self.mean
-        self.mean = self.mean + delta/tau
-        self.m2 = self.m2 + delta*(s - self.mean)
+        self.mean, self.m2 = self.mean.copy(), self.m2.copy()
+        for i in range(len(s)):
+            delta = self.difference(i, self.mean[i], s[i])
+            self.mean[i] += delta/tau
+            self.m2[i] += delta*self.difference(i, self.mean[i], s[i])
 
     def nearest(self, center, skip):
         best, bestDistance = None, self.threshold**2
         for index, (height, c, sigma) in enumerate(self.kernels):
             if index == skip:
                 continue
-            distance = sum(((center[i] - c[i])/sigma[i])**2 for i in range(len(center)))
+            distance = sum((self.difference(i, center[i], c[i])/sigma[i])**2 for i in range(len(center)))
             if distance < bestDistance:
                 best, bestDistance = index, distance
         return best
 
-    @staticmethod
-    def merged(a, b):
+    def merged(self, a, b):
+        """PLUMED's mergeKernels(a, b): b merged into a."""
         h = a[0] + b[0]
-        c = (a[0]*a[1] + b[0]*b[1])/h
-        variance = (a[0]*(a[2]**2 + a[1]**2) + b[0]*(b[2]**2 + b[1]**2))/h - c**2
-        return [h, c, np.sqrt(variance)]
+        center, sigma = np.zeros(len(a[1])), np.zeros(len(a[1]))
+        for i in range(len(a[1])):
+            ca = a[1][i]
+            if self.domains is not None and self.domains[i] is not None:
+                ca = b[1][i] + self.difference(i, b[1][i], ca)        # a's image nearest b's centre
+            c = (a[0]*ca + b[0]*b[1][i])/h
+            variance = (a[0]*(a[2][i]**2 + ca**2) + b[0]*(b[2][i]**2 + b[1][i]**2))/h - c**2
+            center[i], sigma[i] = self.bring_back(i, c), math.sqrt(variance)
+        return [h, center, sigma]
 
     def add(self, height, center, sigma):
         new = [height, np.array(center, float), np.array(sigma, float)]
@@ -104,7 +141,7 @@ class ReferenceOPES(object):
         other = self.nearest(self.kernels[index][1], index)
         while other is not None:
             low, high = min(index, other), max(index, other)
-            self.kernels[low] = self.merged(self.kernels[other], self.kernels[index])
+            self.kernels[low] = self.merged(self.kernels[low], self.kernels[high])
             del self.kernels[high]
             index = low
             other = self.nearest(self.kernels[index][1], index)

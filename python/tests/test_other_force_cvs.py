@@ -22,7 +22,6 @@ from openmm import app, unit
 
 from openmmcoordination import CoordinationForce, CVFunction, DistanceCV
 from openmmcoordination.metadynamics import BiasVariable, Metadynamics
-from openmmcoordination.opes import OPES
 
 from helpers import finite_difference_forces, same_seed
 
@@ -277,8 +276,8 @@ def test_periodic_state_and_walkers(tmp_path):
     np.testing.assert_array_equal(again.getBias()._value, meta.getBias()._value)
 
 
+# OPES takes periodic torsions too, and refuses the same three: test_opes_periodic.py.
 PERIODIC_ERRORS = [
-    (OPES, torsion, r"OPES: variables\[0\]\.periodic must be False: OPES takes no periodic variable"),
     (Metadynamics, coordination, r"Metadynamics: variables\[0\]\.periodic must be False for a CoordinationForce "
      r"\(periodic=True is for a force whose CV is periodic, such as a CustomTorsionForce\), got True"),
     (Metadynamics, lambda: DistanceCV(0, 1), r"periodic must be False for a DistanceCV"),
@@ -286,13 +285,11 @@ PERIODIC_ERRORS = [
 ]
 
 
-@pytest.mark.parametrize('cls, force, message', PERIODIC_ERRORS, ids=['opes', 'coordination', 'distance', 'function'])
+@pytest.mark.parametrize('cls, force, message', PERIODIC_ERRORS, ids=['coordination', 'distance', 'function'])
 def test_periodic_errors(cls, force, message):
     system, _ = chain()
-    options = {'sigma': 0.3} if cls is OPES else {}
-    arguments = (10*unit.kilojoules_per_mole, 10) if cls is OPES else (5.0, 1.0, 10)
     with pytest.raises(ValueError, match=message):
-        cls(system, [BiasVariable(force(), -PI, PI, 0.3, True, 63)], TEMPERATURE*unit.kelvin, *arguments, **options)
+        cls(system, [BiasVariable(force(), -PI, PI, 0.3, True, 63)], TEMPERATURE*unit.kelvin, 5.0, 1.0, 10)
     assert system.getNumForces() == 2
 
 
