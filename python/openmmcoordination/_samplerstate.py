@@ -7,6 +7,7 @@ import json
 import operator
 import os
 import pickle
+import re
 import warnings
 
 import numpy as np
@@ -70,7 +71,6 @@ def _forceDifferences(expected, got, expectedName, gotName):
 
 def _definitionDifference(a, b, expectedName, gotName):
     """What differs between two definitions of one variable's force (see _forceDifferences)."""
-    import xml.etree.ElementTree as ElementTree
     first, second = _parsedXml(a), _parsedXml(b)
     if first is not None and second is not None and first.get('type') == second.get('type'):
         names = sorted(set(first.attrib) | set(second.attrib))
@@ -147,14 +147,37 @@ def _summary(definition):
     return definition
 
 
+#: The attributes of a force's XML that do not change its CV: its force group and name (a variable's
+#: force is evaluated inside the bias force, whatever its own group).
+_FORCE_LABELS = re.compile(r'(<Force\b[^>]*?)\s(?:forceGroup|name)="[^"]*"')
+
+
+def comparable(settings):
+    """Settings as they are compared (setState(), walkers sharing a biasDir): the definitions of the CVs
+    without the force group and name of their forces, which settings recorded before still hold."""
+    if not isinstance(settings, dict) or not isinstance(settings.get('collectiveVariables'), list):
+        return settings
+    def strip(definition):
+        if not isinstance(definition, str):
+            return definition
+        previous = None
+        while previous != definition:
+            previous, definition = definition, _FORCE_LABELS.sub(r'\1', definition)
+        return definition
+    return dict(settings, collectiveVariables=[strip(d) for d in settings['collectiveVariables']])
+
+
 def differences(expected, got):
-    """The keys where two settings dictionaries differ: method and mode first, then the others sorted."""
+    """The keys where two settings dictionaries differ (as compared(): a force's group and name do not
+    count): method and mode first, then the others sorted."""
+    expected, got = comparable(expected), comparable(got)
     keys = sorted(set(expected) | set(got), key=lambda key: (key not in ('method', 'mode'), key != 'method', key))
     return [key for key in keys if expected.get(key) != got.get(key)]
 
 
 def describeDifferences(expected, got, expectedName, gotName):
     """'key: <expectedName> value, <gotName> value; ...' for each differing key."""
+    expected, got = comparable(expected), comparable(got)
     return '; '.join('collectiveVariables: ' + _forceDifferences(expected.get(key, []), got.get(key, []), expectedName,
                                                                 gotName)
                      if key == 'collectiveVariables' else
@@ -171,7 +194,7 @@ def checkState(owner, state, settings):
         raise _error(owner, 'setState needs a dictionary returned by %s.getState(), got %s', owner, type(state).__name__)
     if state['version'] != STATE_VERSION:
         raise _error(owner, 'setState: the state has version %r, this version reads %d', state['version'], STATE_VERSION)
-    if state['settings'] != settings:
+    if differences(state['settings'], settings):
         raise _error(owner, 'setState: the state is of another run than this object (%s); create the object with the '
                      'settings of the run that saved the state',
                      describeDifferences(state['settings'], settings, 'the state', 'this object'))
@@ -328,7 +351,7 @@ def checkDirectory(owner, biasDir, settings):
         raise _error(owner, 'biasDir holds %s, which cannot be read (a JSON %s, not the object of settings that it '
                      'records for the walkers that share the directory)', path, type(recorded).__name__)
     ours = json.loads(json.dumps(settings))
-    if recorded != ours:
+    if differences(recorded, ours):
         raise _error(owner, 'biasDir %s was written by walkers with other settings (%s), whose biases cannot be added '
                      'to this one\'s; use another biasDir', biasDir,
                      describeDifferences(recorded, ours, 'the directory', 'this run'))

@@ -323,6 +323,29 @@ def test_states_of_another_mix_name_both(tmp_path):
         make(coordination(), str(tmp_path))
 
 
+def test_force_group_and_name_do_not_make_another_run(tmp_path):
+    """A variable's force evaluated inside the bias force whatever its own group and name: a state or
+    walker directory of the same torsion in another force group, with another name, is taken (it was
+    refused: 'forceGroup the state 0, this object 3'); one recorded with them, as before, too."""
+    def labelled(group, name):
+        force = torsion(1)
+        force.setForceGroup(group)
+        force.setName(name)
+        return force
+
+    def make(force, biasDir=None):
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', RuntimeWarning)
+            return Metadynamics(chain()[0], [BiasVariable(force, -PI, PI, 0.3, True)], TEMPERATURE*unit.kelvin, 5.0, 1.0,
+                                10, None if biasDir is None else 10, biasDir)
+    state = make(labelled(0, 'a')).getState()
+    make(labelled(3, 'b')).setState(state)
+    make(labelled(0, 'a'), str(tmp_path))
+    make(labelled(3, 'b'), str(tmp_path))
+    with pytest.raises(ValueError, match=r"its Torsions the state"):
+        make(torsion(2)).setState(state)
+
+
 def test_hills_narrower_than_the_grid_warn():
     """A grid spacing larger than half the biasWidth (PLUMED's METAD warns there too) is a RuntimeWarning
     naming the variable, both numbers and the gridWidth that resolves the hills: 10 hills of 1 kJ/mol and
