@@ -111,6 +111,10 @@ def pytest_configure(config):
     config.addinivalue_line('markers', 'leaks_context: the test makes a CUDA Context fail to be created on purpose, '
                             'which may leak the device context (run it outside CUDA MPS)')
     config.addinivalue_line('markers', 'xdist_group(name): tests to run on one pytest-xdist worker under --dist loadgroup')
+    # The samplers' tests use coarse grids on purpose (fast, and compared with openmm.app on the same grids):
+    # Metadynamics' warning about them is asserted by test_other_force_cvs.py::test_hills_narrower_than_the_grid_warn
+    # (pytest.warns sees it whatever this filter says), and would be noise everywhere else.
+    config.addinivalue_line('filterwarnings', 'ignore:Metadynamics. the grid spacing of variables:RuntimeWarning')
     required = [name.strip() for name in os.environ.get('COORDINATION_REQUIRE_PLATFORMS', '').split(',') if name.strip()]
     if required:
         available, missing = available_configs()
