@@ -175,3 +175,23 @@ def raises_at_evaluation(read, context, *words, waits=True):
 #: earlier simulation in the process.
 same_seed = pytest.mark.skipif(tuple(int(v) for v in openmm.__version__.split('.')[:2]) < (8, 3),
                                reason='OpenMM < 8.3 does not reproduce a seeded run within one process')
+
+
+class MDReplay(object):
+    """A Simulation that replays recorded positions as MD steps, as PLUMED's driver replays a
+    trajectory: at each step the forces are evaluated at the step's frame (as an integrator does, so
+    that a bias force counts the step's CVs), then the step count advances to the next frame."""
+
+    def __init__(self, context, frames):
+        self.context, self.frames = context, frames
+        context.setPositions(frames[context.getStepCount()])
+
+    @property
+    def currentStep(self):
+        return self.context.getStepCount()
+
+    def step(self, n):
+        for _ in range(n):
+            self.context.getState(getForces=True)
+            self.context.setStepCount(self.context.getStepCount() + 1)
+            self.context.setPositions(self.frames[self.context.getStepCount()])

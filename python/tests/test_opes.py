@@ -22,6 +22,7 @@ from openmmcoordination.cvfunction import CVFunction
 from openmmcoordination.opes import OPES
 
 from gr_helpers import TOY_TEMPERATURE, import_script, toy_pair_cv, toy_separable_positions, toy_system
+from helpers import MDReplay
 from opes_reference import ReferenceOPES
 
 KT = (unit.MOLAR_GAS_CONSTANT_R*TOY_TEMPERATURE*unit.kelvin).value_in_unit(unit.kilojoules_per_mole)
@@ -443,26 +444,6 @@ def test_plumed_reader_maps_extra_bias():
             load(text)
 
 
-class _MDReplay(object):
-    """A Simulation that replays recorded positions as MD steps, as PLUMED's driver replays a
-    trajectory: at each step the forces are evaluated at the step's frame (as an integrator does, so
-    that the bias force counts the step's CVs), then the step count advances to the next frame."""
-
-    def __init__(self, context, frames):
-        self.context, self.frames = context, frames
-        context.setPositions(frames[context.getStepCount()])
-
-    @property
-    def currentStep(self):
-        return self.context.getStepCount()
-
-    def step(self, n):
-        for _ in range(n):
-            self.context.getState(getForces=True)
-            self.context.setStepCount(self.context.getStepCount() + 1)
-            self.context.setPositions(self.frames[self.context.getStepCount()])
-
-
 def replay_frames(steps):
     """Two particles, the second moving along x in and out of the first's coordination shell."""
     frames = np.zeros((steps + 1, 2, 3))
@@ -485,7 +466,7 @@ def replay_opes(config, frames, steps, state=None, start=0, function=False):
                     TOY_TEMPERATURE*unit.kelvin, BARRIER*unit.kilojoules_per_mole, 100)
         context = config.context(system)
         context.setStepCount(start)
-        simulation = _MDReplay(context, frames)
+        simulation = MDReplay(context, frames)
         if state is not None:
             opes.setState(state, context)
         opes.step(simulation, steps - start)

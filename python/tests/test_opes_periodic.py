@@ -23,7 +23,7 @@ from openmmcoordination._opeskernels import GridSum, Kernels
 from openmmcoordination.metadynamics import BiasVariable
 from openmmcoordination.opes import OPES
 
-from helpers import finite_difference_forces, same_seed
+from helpers import MDReplay, finite_difference_forces, same_seed
 from opes_reference import ReferenceOPES
 from test_other_force_cvs import PARTICLES, chain, chain_positions, coordination, evaluator, torsion
 
@@ -174,25 +174,6 @@ def seam_frames(steps):
                      for n in t])
 
 
-class TrajectoryReplay(object):
-    """A Simulation that replays positions as MD steps, as PLUMED's driver replays a trajectory (the
-    forces evaluated at each step's frame, then the step count advanced to the next frame)."""
-
-    def __init__(self, context, frames):
-        self.context, self.frames = context, frames
-        context.setPositions(frames[context.getStepCount()])
-
-    @property
-    def currentStep(self):
-        return self.context.getStepCount()
-
-    def step(self, n):
-        for _ in range(n):
-            self.context.getState(getForces=True)
-            self.context.setStepCount(self.context.getStepCount() + 1)
-            self.context.setPositions(self.frames[self.context.getStepCount()])
-
-
 @pytest.mark.parametrize('name', ['1d', '1d-adaptive', '2d', '2d-adaptive'])
 def test_trajectory_across_the_seam_against_reference(host_config, name):
     """A prescribed trajectory whose torsion swings across the seam (seam_frames, 3,000 steps), replayed
@@ -202,7 +183,7 @@ def test_trajectory_across_the_seam_against_reference(host_config, name):
     opes = make_opes(case, **options)
     frames = seam_frames(3000)
     reference = reference_for(case, options)
-    simulation = TrajectoryReplay(host_config.context(opes._grid._system), frames)
+    simulation = MDReplay(host_config.context(opes._grid._system), frames)
     updates, angles = replay_against_reference(opes, simulation, reference, 3000)
     assert updates >= 135 and np.sum(np.abs(np.diff(angles)) > PI) >= 8
     assert reference.seamMerges >= 1
@@ -223,7 +204,7 @@ def test_a_period_from_0_to_2pi():
             opes = OPES(system, [BiasVariable(torsion(0), low, low + 2*PI, 0.3, True, 181)], TEMPERATURE*unit.kelvin,
                         BARRIER*unit.kilojoules_per_mole, PACE, sigma=0.25, recordFrequency=1)
             context = openmm.Context(system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName('Reference'))
-            opes.step(TrajectoryReplay(context, frames), 2000)
+            opes.step(MDReplay(context, frames), 2000)
         runs.append(opes)
     shifted, ours = runs
     values = ours.getRecordedFrames().collectiveVariables
