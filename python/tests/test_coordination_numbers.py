@@ -605,3 +605,21 @@ def test_rational_where_x_to_the_m_overflows_in_the_kernels(platform_config, n):
     c = force.getCoordinationNumbers(context)
     assert_close(force.getCollectiveVariableValue(context), rational_of_inverse(c/1e-6, 40, 60)[0].sum(),
                  platform_config.value_rtol, 'LessThan')
+
+
+def test_min_where_an_atom_has_no_neighbour(platform_config):
+    """MIN={BETA} where one atom has no neighbour within dmax (c = 0): F is its limit, 0, with no gradient
+    on any atom, the first atom's (which has neighbours) included."""
+    positions = np.array([[0.0, 0.0, 0.0], [0.25, 0.0, 0.0], [0.0, 0.3, 0.0], [3.0, 3.0, 3.0]])
+    system = make_system(4)
+    force = F([0, 1, 2, 3])
+    force.setDMax(1.0)
+    force.setParticleFunction(F.Min)
+    system.addForce(force)
+    context = platform_config.context(system)
+    set_state(context, positions)
+    c = force.getCoordinationNumbers(context)
+    assert c[3] == 0.0 and c[0] > 0.5
+    assert force.getCollectiveVariableValue(context) == 0.0
+    energy, forces = energy_and_forces(context)
+    assert np.all(forces == 0.0)

@@ -176,6 +176,7 @@ KERNEL void __launch_bounds__(PARTICLE_FUNCTION_THREADS) evaluateParticleFunctio
     // First what the weights need: sums, the largest term, the best entry.
     double top = 0, sum = 0, mean = 0, dev = 0;
     int best = 0;
+    bool atLimit = false;     // Min or Max at its limit, the lowest or highest c (weight 1 there)
     if (particleFunctionIsElementwise(p)) {
         // Each term's weight needs nothing else: written here, by the thread that reads it again below.
         double local = 0;
@@ -210,6 +211,7 @@ KERNEL void __launch_bounds__(PARTICLE_FUNCTION_THREADS) evaluateParticleFunctio
             // beta/c_min (Min) or c_max/beta (Max) overflows: the limit, c_min or c_max, whose weight is 1 (as the host's).
             best = particleBestIndex(c, n, p.function == 6, sBest);
             value = c[best];
+            atLimit = true;
         }
         else {
             double local = 0;
@@ -240,8 +242,8 @@ KERNEL void __launch_bounds__(PARTICLE_FUNCTION_THREADS) evaluateParticleFunctio
             case 4:
             case 5: weight = w[i]; break;
             // Min: p_i (F/c_i)^2, p_i = exp(beta/c_i - top)/sum, which does not underflow where F^2 and c_i^2 do
-            case 6: weight = (!isfinite(top) ? (i == best ? 1 : 0) : sum == 0 ? 0 : exp(p.beta/ci-top)*(value/ci)*(value/ci)/sum); break;
-            case 7: weight = (!isfinite(top) ? (i == best ? 1 : 0) : exp(ci/p.beta-top)/sum); break;
+            case 6: weight = (atLimit ? (i == best ? 1 : 0) : sum == 0 ? 0 : exp(p.beta/ci-top)*(value/ci)*(value/ci)/sum); break;
+            case 7: weight = (atLimit ? (i == best ? 1 : 0) : exp(ci/p.beta-top)/sum); break;
             case 8:
             case 9: weight = (i == best ? 1 : 0); break;
             case 10: weight = p.power*(pow(ci-mean, (double) (p.power-1))-dev)/n; break;
