@@ -56,6 +56,25 @@ inline DEVICE void recordNonFinite(double* RESTRICT record, int numCVs, const do
 }
 
 /**
+ * The unit of the CVs' fixed-point gradient buffers (addGradient() writes them, scatterGradient()
+ * reads them): 2^-32, OpenMM's force unit, in single and mixed precision; 2^-40 in double
+ * precision, where the gradient's own truncation, times dE/dcv in the chain rule, would otherwise
+ * be a force error of the order of the force buffer's (docs/cuda-implementation.md, "Precision").
+ * A component of one CV's gradient with respect to one particle holds up to 2^23 (8.4e6 /nm) there,
+ * 2^31 in the other precisions.
+ */
+#ifdef USE_DOUBLE_PRECISION
+#define GRADIENT_FIXED_POINT_UNIT ((double) 0x10000000000LL)
+#else
+#define GRADIENT_FIXED_POINT_UNIT ((double) 0x100000000LL)
+#endif
+
+/** A gradient component in the gradient buffers' fixed point (GRADIENT_FIXED_POINT_UNIT). */
+inline DEVICE long long gradientToFixedPoint(real g) {
+    return (long long) (g*(real) GRADIENT_FIXED_POINT_UNIT);
+}
+
+/**
  * Add scale times one CV's fixed-point gradient to the forces and clear the gradient, over the
  * entries of this thread (a grid-stride loop). Entry k of the gradient belongs to slot k, or
  * with entrySlot (the cell kernel's sorted order) to slot entrySlot[k]. Each entry's loads are
@@ -110,7 +129,7 @@ inline DEVICE void checkSlotPositions(const real4* RESTRICT posq, const int* RES
         checkPosition(posq[groupAtoms[k]], k, firstInvalid, alarm, energyBuffer);
 }
 
-/** The scale that turns a fixed-point gradient into -dE/dcv times it. */
+/** The scale that turns a fixed-point gradient (GRADIENT_FIXED_POINT_UNIT) into -dE/dcv times it. */
 inline DEVICE real chainRuleScale(double dEdcv) {
-    return (real) (-dEdcv/(double) 0x100000000);
+    return (real) (-dEdcv/GRADIENT_FIXED_POINT_UNIT);
 }

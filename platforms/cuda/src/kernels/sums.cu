@@ -1,7 +1,7 @@
 /**
  * The end of every kernel that computes a CV: its sum and its gradient. Runtime flags (kernels/launch.cu) select what a launch does:
  *   DIRECT_FORCES    add -ds/dx to the force buffer (the energy is the CV itself)
- *   GRADIENT         add ds/dx to the fixed-point gradient buffer, for the chain rule
+ *   GRADIENT         add ds/dx to the fixed-point gradient buffer (GRADIENT_FIXED_POINT_UNIT), for the chain rule
  *                    (kernels/chainrule.cu) or applyGradient()
  *   BLOCK_ENERGY     add each block's sum of s to the energy buffer (the energy is the CV)
  *   REDUCE           the last block to finish sums the blocks' values into *cvValue
@@ -45,9 +45,9 @@ inline DEVICE void addGradient(real3 g, int slot, int atom, int flags, unsigned 
         atomicAdd(&forceBuffer[atom+2*PADDED_NUM_ATOMS], (unsigned long long) realToFixedPoint(-g.z));
     }
     else {
-        atomicAdd((unsigned long long*) &gradient[slot], (unsigned long long) realToFixedPoint(g.x));
-        atomicAdd((unsigned long long*) &gradient[slot+numSlots], (unsigned long long) realToFixedPoint(g.y));
-        atomicAdd((unsigned long long*) &gradient[slot+2*numSlots], (unsigned long long) realToFixedPoint(g.z));
+        atomicAdd((unsigned long long*) &gradient[slot], (unsigned long long) gradientToFixedPoint(g.x));
+        atomicAdd((unsigned long long*) &gradient[slot+numSlots], (unsigned long long) gradientToFixedPoint(g.y));
+        atomicAdd((unsigned long long*) &gradient[slot+2*numSlots], (unsigned long long) gradientToFixedPoint(g.z));
     }
 }
 
