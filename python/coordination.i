@@ -410,9 +410,12 @@ void _setWarningFunction(PyObject* function) {
 class PeriodicBoundaryWarning(UserWarning):
     """A CoordinationForce (or a CV of a CoordinationBiasForce) without periodic boundary conditions,
     on which setUsesPeriodicBoundaryConditions() was never called, in a System whose other forces use
-    them: its distances ignore the periodic box. Issued once per force when a Context is created. Call
-    setUsesPeriodicBoundaryConditions(True) on the force, or setUsesPeriodicBoundaryConditions(False)
-    to keep distances without periodic images."""
+    them: its distances ignore the periodic box. Call setUsesPeriodicBoundaryConditions(True) on the
+    force, or setUsesPeriodicBoundaryConditions(False) to keep distances without periodic images.
+    And the converse: distances of a CoordinationBiasForce that take the nearest periodic image
+    (addDistance's default) where nothing else is periodic and the System's default box is OpenMM's
+    untouched 2 nm cube, so that they are wrapped into that box; pass usePeriodic=False to
+    addDistance, or give the System its box. Issued once per force when a Context is created."""
 
 
 def _warn(message):

@@ -1,7 +1,8 @@
 /* Tests of the warning for a CoordinationForce without periodic boundary conditions in a periodic
  * System (issue 41 item 6): when it is given, what it names, once per force, and when it is not
  * (periodicity chosen explicitly, a System without periodic forces), for CoordinationForce and the
- * CVs of CoordinationBiasForce, through serialization, on every platform. */
+ * CVs of CoordinationBiasForce, through serialization, on every platform; and of its converse for
+ * the distances of a CoordinationBiasForce, periodic by default, in a System that is not. */
 
 #include "CoordinationTestUtilities.h"
 #include "CoordinationBiasForce.h"
@@ -143,6 +144,67 @@ void testPeriodicWarningBias() {
     ASSERT_EQUAL(0, capturedWarnings.size());
 }
 
+/**
+ * A bias of the distance "d" between particles 0 and 1 (periodic as given) beside a coordination
+ * number that is not periodic, alone in a System of two particles 1.9 nm apart along x whose
+ * default box is OpenMM's 2 nm cube unless box is given; the distance in a Context, warnings captured.
+ */
+static double distanceInSystem(bool usePeriodic, const Vec3* box, bool periodicCV = false) {
+    System system;
+    for (int i = 0; i < 2; i++)
+        system.addParticle(1.0);
+    if (box != NULL)
+        system.setDefaultPeriodicBoxVectors(box[0], box[1], box[2]);
+    CoordinationBiasForce* bias = new CoordinationBiasForce("d+c");
+    bias->setName("pulling");
+    bias->addDistance("d", 0, 1, -1, usePeriodic);
+    CoordinationForce* cv = new CoordinationForce({0}, {1});
+    cv->setUsesPeriodicBoundaryConditions(periodicCV);
+    bias->addCollectiveVariable("c", cv);
+    system.addForce(bias);
+    VerletIntegrator integrator(0.001);
+    Context context(system, integrator, platform, properties);
+    context.setPositions({Vec3(0, 0, 0), Vec3(1.9, 0, 0)});
+    return bias->getCollectiveVariableValues(context)[0];
+}
+
+/**
+ * A distance that takes the nearest image (addDistance()'s default) where nothing else in the
+ * System is periodic and its box is OpenMM's untouched 2 nm cube: the value is wrapped into that
+ * box, and the warning names the force, the distance and the calls; once per force. No warning
+ * for a plain distance, a box the System was given, or a periodic CV beside it.
+ */
+void testPeriodicDistanceWarning() {
+    capturedWarnings.clear();
+    ASSERT_EQUAL_TOL(0.1, distanceInSystem(true, NULL), 1e-5);
+    ASSERT_EQUAL(1, capturedWarnings.size());
+    for (const string& text : {string("CoordinationBiasForce \"pulling\" (force 0 of the System): the distance \"d\" takes the nearest"),
+            string("2 nm cube"), string("usePeriodic=False"), string("setDefaultPeriodicBoxVectors")})
+        if (capturedWarnings[0].find(text) == string::npos)
+            throwException(__FILE__, __LINE__, "the warning does not say \""+text+"\": "+capturedWarnings[0]);
+    capturedWarnings.clear();
+    ASSERT_EQUAL_TOL(1.9, distanceInSystem(false, NULL), 1e-5);
+    const Vec3 box[3] = {Vec3(5, 0, 0), Vec3(0, 5, 0), Vec3(0, 0, 5)};
+    ASSERT_EQUAL_TOL(1.9, distanceInSystem(true, box), 1e-5);
+    ASSERT_EQUAL_TOL(0.1, distanceInSystem(true, NULL, true), 1e-5);
+    ASSERT_EQUAL(0, capturedWarnings.size());
+    // Two distances: one warning naming both; once per force.
+    System system;
+    for (int i = 0; i < 3; i++)
+        system.addParticle(1.0);
+    CoordinationBiasForce* bias = new CoordinationBiasForce("d1+d2+d3");
+    bias->addDistance("d1", 0, 1);
+    bias->addDistance("d2", 1, 2, -1, false);
+    bias->addDistance("d3", 0, 2, 0);
+    system.addForce(bias);
+    for (int repeat = 0; repeat < 2; repeat++) {
+        VerletIntegrator integrator(0.001);
+        Context context(system, integrator, platform, properties);
+    }
+    ASSERT_EQUAL(1, capturedWarnings.size());
+    ASSERT(capturedWarnings[0].find("the distances \"d1\" and \"d3\" take the nearest") != string::npos);
+}
+
 /** Without a handler the warning goes to stderr, one line starting "Warning: ". */
 void testPeriodicWarningStderr() {
     CoordinationWarnings::Handler previous = CoordinationWarnings::setHandler(NULL);
@@ -173,6 +235,7 @@ void runWarningTests() {
         RUN_TEST(testPeriodicWarningNotGiven);
         RUN_TEST(testPeriodicWarningSerialized);
         RUN_TEST(testPeriodicWarningBias);
+        RUN_TEST(testPeriodicDistanceWarning);
     }
     catch (...) {
         CoordinationWarnings::setHandler(previous);

@@ -86,7 +86,10 @@ public:
      * usePeriodic false). It is evaluated in the same bias evaluation as the coordination numbers
      * (on CUDA inside the chain-rule kernel); a force may hold distances alone. It shares the
      * CVs' indices: getCollectiveVariable() throws for it; use isDistance() and
-     * getDistanceParameters().
+     * getDistanceParameters(). A distance with the nearest image in a System where nothing else
+     * is periodic takes it in the System's default box; where that box is still OpenMM's 2 nm
+     * cube, creating a Context warns (once per force, as for a CoordinationForce without periodic
+     * boundary conditions in a periodic System).
      *
      * @param name         the name the energy expression calls it by (a valid Lepton variable name,
      *                     not already the name of a CV or a global parameter)

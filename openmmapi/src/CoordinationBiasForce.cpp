@@ -1,6 +1,7 @@
 #include "CoordinationBiasForce.h"
 #include "internal/CoordinationBiasForceImpl.h"
 #include "internal/CoordinationExpression.h"
+#include "internal/CoordinationWarnings.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/internal/ContextImpl.h"
 #include <cmath>
@@ -39,6 +40,7 @@ CoordinationBiasForce::CoordinationBiasForce(const string& energy) {
 }
 
 CoordinationBiasForce::~CoordinationBiasForce() {
+    CoordinationWarnings::forget(this);
     {
         lock_guard<mutex> lock(ownedMutex);
         for (CoordinationForce* variable : variables)

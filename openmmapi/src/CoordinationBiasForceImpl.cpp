@@ -61,6 +61,39 @@ void CoordinationBiasForceImpl::validate(const CoordinationBiasForce& force, con
     }
 }
 
+string CoordinationBiasForceImpl::periodicDistanceWarning(const CoordinationBiasForce& force, const System& system, const string& which) {
+    vector<string> names;
+    for (int k = 0; k < force.getNumCollectiveVariables(); k++) {
+        if (!force.isDistance(k)) {
+            if (force.getCollectiveVariable(k).usesPeriodicBoundaryConditions())
+                return "";
+            continue;
+        }
+        int particle1, particle2, component;
+        bool usePeriodic;
+        force.getDistanceParameters(k, particle1, particle2, component, usePeriodic);
+        if (usePeriodic)
+            names.push_back("\""+force.getCollectiveVariableName(k)+"\"");
+    }
+    if (names.empty())
+        return "";
+    for (int i = 0; i < system.getNumForces(); i++)
+        if (&system.getForce(i) != &force && system.getForce(i).usesPeriodicBoundaryConditions())
+            return "";
+    Vec3 a, b, c;
+    system.getDefaultPeriodicBoxVectors(a, b, c);
+    if (a != Vec3(2, 0, 0) || b != Vec3(0, 2, 0) || c != Vec3(0, 0, 2))
+        return "";
+    string list;
+    for (int i = 0; i < names.size(); i++)
+        list += (i == 0 ? "" : i+1 == names.size() ? " and " : ", ")+names[i];
+    return which+": the distance"+(names.size() > 1 ? "s " : " ")+list+(names.size() > 1 ? " take" : " takes")
+        +" the nearest periodic image (addDistance's default), but no other force of the System uses periodic boundary "
+        "conditions and the System's default box is OpenMM's 2 nm cube, which nothing has changed: a distance beyond 1 nm is "
+        "wrapped into that box (1.9 nm reads 0.1 nm). Pass usePeriodic=False to addDistance or setDistanceParameters (C++: "
+        "false) for plain distances, or give the System its box with setDefaultPeriodicBoxVectors";
+}
+
 void CoordinationBiasForceImpl::initialize(ContextImpl& context) {
     validateForce(owner);
     validate(owner, context.getSystem());
@@ -74,6 +107,9 @@ void CoordinationBiasForceImpl::initialize(ContextImpl& context) {
         if (!warning.empty())
             CoordinationWarnings::warnOnce(&variable, warning);
     }
+    string warning = periodicDistanceWarning(owner, context.getSystem(), which);
+    if (!warning.empty())
+        CoordinationWarnings::warnOnce(&owner, warning);
     defaults = getDefaultParameters();
     recordTableShapes();
     bonds = getBondedParticles();

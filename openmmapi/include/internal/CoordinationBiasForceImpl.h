@@ -71,6 +71,18 @@ public:
      * and each distance's particles in range.
      */
     static void validate(const CoordinationBiasForce& force, const OpenMM::System& system);
+    /**
+     * The warning for distances that take the nearest periodic image (addDistance()'s default) in
+     * a System where nothing else is periodic and whose default box is still OpenMM's 2 nm cube:
+     * such a distance is wrapped into a box nobody chose (1.9 nm reads 0.1 nm). Empty where there
+     * is nothing to say.
+     *
+     * @param force   the bias force
+     * @param system  the System it is part of
+     * @param which   how the message names the force (CoordinationForceImpl::describeForce())
+     */
+    static std::string periodicDistanceWarning(const CoordinationBiasForce& force, const OpenMM::System& system,
+            const std::string& which);
 private:
     const CoordinationBiasForce& owner;
     OpenMM::Kernel kernel;
