@@ -16,7 +16,7 @@ import pytest
 import openmm
 from openmm import unit
 
-from openmmcoordination import CoordinationBiasForce, CoordinationForce, CVFunction, DistanceCV
+from openmmcoordination import CoordinationBiasForce, CoordinationForce, CVFunction, DistanceCV, PeriodicBoundaryWarning
 from openmmcoordination.metadynamics import BiasVariable, Metadynamics
 from openmmcoordination.opes import OPES
 
@@ -194,6 +194,32 @@ def test_distance_cv_on_the_slower_path(platform_config):
     meta.step(simulation, 100)
     p = simulation.context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
     assert meta.getCollectiveVariables(simulation)[0] == cv_approx(numpy_cvs(p)[2], platform_config)
+
+
+def test_periodic_distance_in_openmms_default_box(platform_config):
+    """A distance with the nearest image in a System where nothing else is periodic and whose box is
+    OpenMM's untouched 2 nm cube is wrapped into that box: a PeriodicBoundaryWarning naming the force and
+    the distance, once per force; usePeriodic=None follows the System and is not warned about."""
+    positions = [openmm.Vec3(0, 0, 0)]*(PARTNERS+1)
+    positions[3] = openmm.Vec3(1.9, 0, 0)
+    system, _ = toy_system(PARTNERS)
+    bias = CoordinationBiasForce('d')
+    bias.addDistance('d', 0, 3)
+    system.addForce(bias)
+    with pytest.warns(PeriodicBoundaryWarning, match='the distance "d" takes the nearest periodic image') as record:
+        context = platform_config.context(system)
+        platform_config.context(system)
+    assert len([w for w in record if issubclass(w.category, PeriodicBoundaryWarning)]) == 1
+    context.setPositions(positions)
+    assert bias.getCollectiveVariableValues(context)[0] == pytest.approx(0.1, abs=1e-5)
+    plain, _ = toy_system(PARTNERS)
+    meta = Metadynamics(plain, [BiasVariable(DistanceCV(0, 3), 0.1, 2.5, 0.02, gridWidth=71)],
+                        TOY_TEMPERATURE*unit.kelvin, 5.0, 2.0*unit.kilojoules_per_mole, 50)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        context = platform_config.context(plain)
+    context.setPositions(positions)
+    assert meta.force.getCollectiveVariableValues(context)[0] == pytest.approx(1.9, abs=1e-5)
     with warnings.catch_warnings():
         warnings.simplefilter('error', RuntimeWarning)
         alone = Metadynamics(toy_system(PARTNERS)[0], [BiasVariable(DistanceCV(0, 3, 'x', usePeriodic=False), -0.5, 0.5, 0.02)],
@@ -205,8 +231,11 @@ def test_distance_cv_on_the_slower_path(platform_config):
 
 def test_periodic_distance_beside_a_coordination_number_without_periodic_images(platform_config):
     """A distance with the nearest image makes the bias force periodic; its coordination CV without periodic
-    images is not warned about for that (only other periodic forces of the System count)."""
+    images is not warned about for that (only other periodic forces of the System count). The System has
+    a box of its own (in OpenMM's untouched 2 nm cube the distance would be warned about:
+    test_periodic_distance_in_openmms_default_box)."""
     system, _ = toy_system(PARTNERS)
+    system.setDefaultPeriodicBoxVectors(*[openmm.Vec3(*row) for row in 3.0*np.eye(3)])
     with warnings.catch_warnings():
         warnings.simplefilter('error')
         meta = Metadynamics(system, [BiasVariable(DistanceCV(0, 3, usePeriodic=True), 0.1, 0.8, 0.02, gridWidth=71),

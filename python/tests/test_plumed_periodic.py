@@ -4,12 +4,14 @@ periodic boundary conditions: the nearest image in a periodic System, plain dist
 periodic forces (the reader's forces once made such a System periodic, a 1.9 nm distance 0.1 nm in
 OpenMM's default 2 nm box); load(..., periodic=True or False) either way. Values against NumPy."""
 
+import warnings
+
 import numpy as np
 import pytest
 
 import openmm
 
-from openmmcoordination import plumed
+from openmmcoordination import PeriodicBoundaryWarning, plumed
 
 BOX = 2.0      # OpenMM's default box edge (nm)
 
@@ -40,12 +42,19 @@ TWO = np.array([[0.0, 0.0, 0.0], [1.9, 0.0, 0.0]])
 @pytest.mark.parametrize('systemPeriodic, periodic, expected', [
     (False, None, 1.9), (True, None, 0.1), (False, True, 0.1), (True, False, 1.9), (False, False, 1.9), (True, True, 0.1)])
 def test_distance_follows_the_system_or_the_argument(systemPeriodic, periodic, expected):
-    """The repro: two particles 1.9 nm apart; the restraint's energy 0.5 (d - 1)^2 from the same d."""
+    """The repro: two particles 1.9 nm apart; the restraint's energy 0.5 (d - 1)^2 from the same d. Asked
+    for the image in a System without periodic forces (OpenMM's untouched default box), the Context's
+    creation says that the distance is wrapped into that box (a PeriodicBoundaryWarning); nowhere else."""
     system = bare_system(2, systemPeriodic)
     inp = plumed.load(REPRO, system, periodic=periodic)
     assert inp.periodic == (expected == 0.1)
     assert system.usesPeriodicBoundaryConditions() == (systemPeriodic or expected == 0.1)
-    c = context(system, TWO)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter('always')
+        c = context(system, TWO)
+    said = [str(w.message) for w in record if issubclass(w.category, PeriodicBoundaryWarning)]
+    assert len(said) == (1 if periodic and not systemPeriodic else 0), said
+    assert all('the distance "d" takes the nearest periodic image' in text for text in said)
     assert inp.getValues(c, ['d'])[0] == pytest.approx(expected, abs=1e-12)
     energy = c.getState(getEnergy=True).getPotentialEnergy()._value
     assert energy == pytest.approx(0.5*(expected - 1)**2, rel=1e-12)
