@@ -162,12 +162,16 @@ else
 fi
 
 # pytest, as both steps run it: python3 -m pytest with the stage's timeout, report name and arguments.
+# Every comparison's error goes to $testErrors (python/tests/helpers.py's record_error), summarized
+# at the end into $OUT/test-errors.txt by benchmarks/test_errors.py: what the CUDA tolerances could be.
 # The image's auto-loaded pytest plugins (jax, torch, ...) are not needed and can interfere; one
 # BLAS thread a process, as many run at once.
+testErrors=/tmp/coordination-test-errors
+rm -rf $testErrors
 run_pytest() {
     local timeout=$1 name=$2
     shift 2
-    PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 COORDINATION_REQUIRE_PLATFORMS=CUDA OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+    PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 COORDINATION_REQUIRE_PLATFORMS=CUDA COORDINATION_TEST_ERRORS=$testErrors OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \
         timeout -s INT -k 30 $timeout python3 -X faulthandler -m pytest ${PYTEST_FILES:-python/tests} -k "CUDA" \
         -p no:cacheprovider -rfE --tb=short --junitxml="$OUT/pytest-$name.xml" "$@" > "$OUT/pytest-$name.log" 2>&1
 }
@@ -352,6 +356,8 @@ with open(os.path.join(out, 'pytest-times.txt'), 'w') as f:
     f.write('\nslowest tests\n')
     f.writelines('%8.1f %s\n' % test for test in sorted(tests, reverse=True)[:60])
 EOF
+    python3 benchmarks/test_errors.py $testErrors > "$OUT/test-errors.txt" 2>&1
+    note "test errors: $OUT/test-errors.txt ($(cat $testErrors/*.tsv 2>/dev/null | wc -l) comparisons)"
 fi
 
 if [[ " $stages " == *" filter "* ]]; then

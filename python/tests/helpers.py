@@ -1,6 +1,7 @@
 """Plain helpers of the test suite: platform configurations and their tolerances (in one place:
 PLATFORM_TOLERANCES), Systems, Contexts, energies, forces, finite differences, comparisons."""
 
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -130,9 +131,24 @@ def assert_close(actual, expected, rtol, what=''):
     scale = max(float(np.max(np.abs(expected))) if expected.size else 0.0, 1e-300)
     error = np.abs(actual - expected)
     limit = rtol*np.maximum(np.abs(expected), scale)
+    record_error(what, rtol, float(np.max(error))/scale if error.size else 0.0)
     worst = np.unravel_index(np.argmax(error - limit), error.shape) if error.ndim else ()
     assert np.all(error <= limit), '%s: max error %.3g (rtol %.1g, scale %.3g) at %s: %r vs %r' % (
         what, float(np.max(error)), rtol, scale, worst, actual[worst], expected[worst])
+
+
+def record_error(what, rtol, relative):
+    """Where COORDINATION_TEST_ERRORS names a folder, one line per comparison (the test, what was
+    compared, the tolerance asked and the largest error relative to the array's scale) into a file
+    of this process there: what a platform's tolerances could be tightened to, measured over the
+    whole suite (benchmarks/gpu_suite.sh sets it and benchmarks/test_errors.py summarizes it)."""
+    folder = os.environ.get('COORDINATION_TEST_ERRORS')
+    if not folder:
+        return
+    os.makedirs(folder, exist_ok=True)
+    test = os.environ.get('PYTEST_CURRENT_TEST', '?').split(' (')[0]
+    with open(os.path.join(folder, 'errors-%d.tsv' % os.getpid()), 'a') as f:
+        f.write('%s\t%s\t%.3g\t%.4g\n' % (test, str(what).replace('\t', ' '), rtol, relative))
 
 
 def random_positions(rng, num_particles, box=None, size=1.5):

@@ -1,0 +1,68 @@
+"""The errors the test suite measured, per platform configuration and tolerance: what each of
+python/tests/helpers.py's PLATFORM_TOLERANCES could be tightened to.
+
+Run the tests with COORDINATION_TEST_ERRORS set to a folder (benchmarks/gpu_suite.sh's pytest
+stage does), then
+
+    python benchmarks/test_errors.py FOLDER [--worst 5]
+
+For each configuration (Reference, CPU, CUDA-single, -mixed, -double) and each tolerance a
+comparison asked (helpers.assert_close's rtol), it prints how many comparisons there were, the
+largest error relative to the compared array's largest entry, its 99th percentile, the largest
+error as a fraction of the tolerance, and the comparisons with the largest errors.
+"""
+
+import argparse
+import collections
+import glob
+import os
+import re
+
+import numpy as np
+
+CONFIGURATIONS = ('CUDA-double', 'CUDA-mixed', 'CUDA-single', 'Reference', 'CPU')
+
+
+def configuration(test):
+    """The platform configuration a test id names (its parameters), or '?'."""
+    for name in CONFIGURATIONS:
+        if re.search(r'[\[-]%s(?=[\]-])' % re.escape(name), test):
+            return name
+    return '?'
+
+
+def read(folder):
+    """(test, what, rtol, relative) of every line of the folder's errors-*.tsv files."""
+    rows = []
+    paths = sorted(glob.glob(os.path.join(folder, 'errors-*.tsv')))
+    if not paths:
+        raise SystemExit('test_errors.py: no errors-*.tsv in %s (was COORDINATION_TEST_ERRORS set?)' % folder)
+    for path in paths:
+        with open(path) as f:
+            for line in f:
+                parts = line.rstrip('\n').split('\t')
+                if len(parts) == 4:
+                    rows.append((parts[0], parts[1], float(parts[2]), float(parts[3])))
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('folder', help='the folder COORDINATION_TEST_ERRORS named')
+    parser.add_argument('--worst', type=int, default=5, help='comparisons listed per tolerance (default 5)')
+    args = parser.parse_args()
+    groups = collections.defaultdict(list)
+    for test, what, rtol, relative in read(args.folder):
+        groups[(configuration(test), rtol)].append((relative, test, what))
+    print('%-12s %8s %7s %10s %10s %9s' % ('config', 'rtol', 'count', 'max', 'p99', 'max/rtol'))
+    for (config, rtol) in sorted(groups, key=lambda key: (CONFIGURATIONS.index(key[0]) if key[0] in CONFIGURATIONS else 99, key[1])):
+        rows = sorted(groups[(config, rtol)], reverse=True)
+        values = np.array([row[0] for row in rows])
+        print('%-12s %8.1g %7d %10.3g %10.3g %9.3g' % (config, rtol, len(rows), values.max(),
+                                                     np.percentile(values, 99), values.max()/rtol))
+        for relative, test, what in rows[:args.worst]:
+            print('    %.3g  %s  (%s)' % (relative, test, what))
+
+
+if __name__ == '__main__':
+    main()
