@@ -16,7 +16,9 @@
 #             in PYTEST_WORKERS pytest-xdist workers (default: the cores less four, at most 12);
 #             COORDINATION_TEST_SHARD=k/n runs the k-th of n parts (python/tests/conftest.py), so
 #             that n calls run the suite where one cannot: with a kernel cache of the C++ tests
-#             only, one call ran 1,083 of the 1,570 tests in its 305 s (H100, 2026-11-27)
+#             only, one call ran 1,083 of the 1,570 tests in its 305 s (H100, 2026-11-27); every
+#             comparison's error, per configuration and tolerance, into test-errors.txt
+#             (benchmarks/test_errors.py): what the CUDA tolerances of python/tests/helpers.py could be
 #   stress    ordering between kernels under load, first: the C++ tests STRESS_FILTER (default ForcesOnly:
 #             testForcesOnlyAgainstReference, every kind of pair kernel, testBiasForcesOnly, 2 and
 #             8 CVs, and testParticleFunctionForcesOnly and testParticleFunctionListsForcesOnly, per-atom coordination numbers on
