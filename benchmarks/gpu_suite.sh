@@ -14,6 +14,7 @@
 #             call's time cut (the summary counts the selected shards that did not report as not passed)
 #   pytest    the Python tests on CUDA (single, mixed, double; PYTEST_FILES selects test files),
 #             in PYTEST_WORKERS pytest-xdist workers (default: the cores less four, at most 12);
+#             PYTEST_SELECT picks tests (pytest -k; default "CUDA", e.g. "CUDA-double" for one precision);
 #             COORDINATION_TEST_SHARD=k/n runs the k-th of n parts (python/tests/conftest.py), so
 #             that n calls run the suite where one cannot: with a kernel cache of the C++ tests
 #             only, one call ran 1,083 of the 1,570 tests in its 305 s (H100, 2026-11-27); every
@@ -174,7 +175,7 @@ run_pytest() {
     local timeout=$1 name=$2
     shift 2
     PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 COORDINATION_REQUIRE_PLATFORMS=CUDA COORDINATION_TEST_ERRORS=$testErrors OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \
-        timeout -s INT -k 30 $timeout python3 -X faulthandler -m pytest ${PYTEST_FILES:-python/tests} -k "CUDA" \
+        timeout -s INT -k 30 $timeout python3 -X faulthandler -m pytest ${PYTEST_FILES:-python/tests} -k "${PYTEST_SELECT:-CUDA}" \
         -p no:cacheprovider -rfE --tb=short --junitxml="$OUT/pytest-$name.xml" "$@" > "$OUT/pytest-$name.log" 2>&1
 }
 # ctest, as both steps run it: the step's timeout, log name and arguments; LastTest.log (every test's output) kept.
@@ -359,6 +360,7 @@ with open(os.path.join(out, 'pytest-times.txt'), 'w') as f:
     f.writelines('%8.1f %s\n' % test for test in sorted(tests, reverse=True)[:60])
 EOF
     python3 benchmarks/test_errors.py $testErrors > "$OUT/test-errors.txt" 2>&1
+    tar czf "$OUT/test-errors.tgz" -C $testErrors . 2>/dev/null
     note "test errors: $OUT/test-errors.txt ($(cat $testErrors/*.tsv 2>/dev/null | wc -l) comparisons)"
 fi
 

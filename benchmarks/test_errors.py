@@ -6,8 +6,8 @@ stage does), then
 
     python benchmarks/test_errors.py FOLDER [--worst 5]
 
-For each configuration (Reference, CPU, CUDA-single, -mixed, -double) and each tolerance a
-comparison asked (helpers.assert_close's rtol), it prints how many comparisons there were, the
+For each configuration (Reference, CPU, CUDA-single, -mixed, -double), kind (forces and
+gradients, or values: the comparison's label says which) and each tolerance a comparison asked (helpers.assert_close's rtol), it prints how many comparisons there were, the
 largest error relative to the compared array's largest entry, its 99th percentile, the largest
 error as a fraction of the tolerance, and the comparisons with the largest errors.
 """
@@ -29,6 +29,11 @@ def configuration(test):
         if re.search(r'[\[-]%s(?=[\]-])' % re.escape(name), test):
             return name
     return '?'
+
+
+def kind(what):
+    """'forces' where a comparison is of forces or gradients (its label says so), else 'values'."""
+    return 'forces' if re.search(r'force|finite|gradient|deriv', what, re.I) else 'values'
 
 
 def read(folder):
@@ -53,13 +58,14 @@ def main():
     args = parser.parse_args()
     groups = collections.defaultdict(list)
     for test, what, rtol, relative in read(args.folder):
-        groups[(configuration(test), rtol)].append((relative, test, what))
-    print('%-12s %8s %7s %10s %10s %9s' % ('config', 'rtol', 'count', 'max', 'p99', 'max/rtol'))
-    for (config, rtol) in sorted(groups, key=lambda key: (CONFIGURATIONS.index(key[0]) if key[0] in CONFIGURATIONS else 99, key[1])):
-        rows = sorted(groups[(config, rtol)], reverse=True)
+        groups[(configuration(test), kind(what), rtol)].append((relative, test, what))
+    print('%-12s %-7s %8s %7s %10s %10s %9s' % ('config', 'kind', 'rtol', 'count', 'max', 'p99', 'max/rtol'))
+    order = lambda key: (CONFIGURATIONS.index(key[0]) if key[0] in CONFIGURATIONS else 99, key[1], key[2])
+    for (config, what, rtol) in sorted(groups, key=order):
+        rows = sorted(groups[(config, what, rtol)], reverse=True)
         values = np.array([row[0] for row in rows])
-        print('%-12s %8.1g %7d %10.3g %10.3g %9.3g' % (config, rtol, len(rows), values.max(),
-                                                     np.percentile(values, 99), values.max()/rtol))
+        print('%-12s %-7s %8.1g %7d %10.3g %10.3g %9.3g' % (config, what, rtol, len(rows), values.max(),
+                                                           np.percentile(values, 99), values.max()/rtol))
         for relative, test, what in rows[:args.worst]:
             print('    %.3g  %s  (%s)' % (relative, test, what))
 
