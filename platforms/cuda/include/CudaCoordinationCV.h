@@ -267,8 +267,6 @@ private:
      * than straight to the atoms. CudaCoordinationTuning::sortedGradient can force either.
      */
     bool useSortedGradient() const;
-    /** The kernels of the neighbour lists' check and binning (CudaCoordinationNeighborList::prepare). */
-    CudaCoordinationNeighborList::Kernels getListPreparation() const;
     /**
      * Set the arguments of a cell kernel on the lists of homes for the per-atom passes (no position
      * check: checkNeighborList's), in the struct of the device's precision, and return its address.
@@ -305,7 +303,7 @@ private:
     CUdeviceptr lastEntrySlot = 0;
     CUfunction tilesKernel, pairsKernel, applyKernel, histogramTilesKernel, histogramPairsKernel, invertKernel, updateKernel, checkKernel;
     CUfunction cellsKernel, cellValuesKernel, histogramCellsKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel, scatterCellsKernel;
-    CUfunction checkListKernel, listKernel, checkAndBinListKernel;
+    CUfunction checkListKernel, listKernel;
     CUfunction particleNumbersKernel, particleFunctionKernel, particleGradientKernel, particleListNumbersKernel, particleListGradientKernel;
     CUfunction particleHomeNumbersKernel, particleTermsKernel, particleHomeGradientKernel;
     /** Whether the CV is a particle function of per-atom coordination numbers (kernels/particles.cu), and its parameters. */

@@ -5,7 +5,6 @@
 #include "openmm/cuda/CudaArray.h"
 #include "openmm/cuda/CudaContext.h"
 #include <string>
-#include <vector>
 
 namespace CoordinationPlugin {
 
@@ -49,16 +48,6 @@ public:
      */
     void bin(CUfunction assignKernel, CUfunction scanKernel, CUfunction offsetKernel, CUfunction scatterKernel,
             OpenMM::CudaArray& groupAtoms, CUdeviceptr rebuildStamp = 0, int stamp = 0);
-    /**
-     * The check of the neighbour lists and the binning in one cooperative launch of blocks of 1024
-     * threads (checkAndBinNeighborList, kernels/neighbors.cu), where the bins fit one scan chunk.
-     * checkArguments: checkNeighborList's arguments, which come first; barrier: two unsigned ints
-     * for the grid-wide barriers; checkThreads: the particles the check takes. Returns false, having
-     * launched nothing, where the bins do not fit or the driver refuses the launch (not all its
-     * blocks resident at once): the caller then launches the check and bin().
-     */
-    bool checkAndBin(CUfunction kernel, const std::vector<void*>& checkArguments, CUdeviceptr barrier, int checkThreads,
-            OpenMM::CudaArray& groupAtoms);
     /** The particles binned: those of both groups. */
     int getNumBinned() const {
         return numBinned;
@@ -105,8 +94,6 @@ private:
      * OpenMM's number of blocks, for grid-stride kernels.
      */
     void launch(CUfunction kernel, void** arguments, long long threads, int blockSize, bool capped = false);
-    /** The bins of the grid (group B's cells after group A's), their counts allocated and cleared where need be. */
-    int allocateBins();
     /** The cells that one block of scanCellBlocks scans (SCAN_CHUNK in binning.cu). */
     static const int ScanChunk = 4096;
     OpenMM::CudaContext& cu;
@@ -118,9 +105,6 @@ private:
     double searchWidth[3] = {0, 0, 0}, searchCutoff = -1;
     int forced[4];
     bool searchFound = false, searchAgainstTiles = true;
-    /** The blocks of checkAndBinNeighborList that fit at once (0: not known yet), and the kernel they were counted for. */
-    int fusedResidentBlocks = 0;
-    CUfunction fusedKernel = NULL;
     OpenMM::CudaArray cellCount, cellStart, blockOffset, workCounter, cellOf, cellRank, wrapped, sortedPos, sortedSlot, sortedAtom;
 };
 

@@ -30,10 +30,6 @@ namespace CoordinationPlugin {
  */
 class CudaCoordinationNeighborList {
 public:
-    /** The kernels prepare() launches: the check, the binning's (CudaCoordinationCells::bin), and the two in one launch. */
-    struct Kernels {
-        CUfunction check, checkAndBin, assign, scan, offset, scatter;
-    };
     /**
      * @param cu          the context
      * @param launcher    launches the kernels
@@ -70,16 +66,12 @@ public:
     /**
      * Whether the lists serve this cutoff in the Context's current box (the cells have a grid for
      * dmax + skin, and the lists fit in memory). If so, launch checkNeighborList and the binning,
-     * which rebuild nothing unless the GPU finds the lists stale (with the tuning's fusedBinning,
-     * both in one launch, checkAndBinNeighborList, where the cells allow it); then the caller launches
+     * which rebuild nothing unless the GPU finds the lists stale; then the caller launches
      * computeCoordinationList with getStamp() and the arrays below, and calls finishLaunch().
-     * The check also checks the positions as checks asks (in place of checkPositions).
+     * checkNeighborList also checks the positions as checks asks (in place of checkPositions).
      */
-    bool prepare(double dmax, const Kernels& kernels, OpenMM::CudaArray& groupAtoms, const CudaCoordinationChecks& checks);
-    /** Whether the last prepare() checked and binned in one launch (checkAndBinNeighborList). */
-    bool binnedInOneLaunch() const {
-        return fusedLaunch;
-    }
+    bool prepare(double dmax, CUfunction checkKernel, CUfunction assignKernel, CUfunction scanKernel, CUfunction offsetKernel,
+            CUfunction scatterKernel, OpenMM::CudaArray& groupAtoms, const CudaCoordinationChecks& checks);
     /** Whether the lists may serve at all (not turned off, and their memory could be allocated). */
     bool isEnabled() const {
         return enabled;
@@ -169,15 +161,13 @@ private:
     CudaCoordinationCells& cells;
     int numParticles, numNeighbors, lanes, capacity = 0, stamp = 0, evaluations = 0, allocatedLists = 0;
     bool enabled = true, homes = false, alwaysRebuild = false, stale = true, unusable = false, reading = false;
-    /** The tuning's fusedBinning, and whether the last prepare() took it (CudaCoordinationCells::checkAndBin). */
-    bool fusedBinning = false, fusedLaunch = false;
     /** Lists for a particle function: taken wherever a grid serves (not weighed against the tiles). */
     bool particleFunction = false;
     double forcedSkin, skin = -1, dmax = -1, listCutoff2 = 0, nearFraction = 0;
     float listCutoff2Float = 0;
     OpenMM::Vec3 box[3];
     CudaCoordinationCells::Grid grid;
-    OpenMM::CudaArray rebuildStamp, listPos, refPos, listShift, listSlot, entries, listCount, maxCount, barrier;
+    OpenMM::CudaArray rebuildStamp, listPos, refPos, listShift, listSlot, entries, listCount, maxCount;
     unsigned int* pinnedMaxCount = NULL;
     CUevent readEvent = NULL;
 };

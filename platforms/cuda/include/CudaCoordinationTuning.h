@@ -34,9 +34,6 @@ namespace CoordinationPlugin {
  * |                              |                   | in the tile kernel's launch of a CV with at most one tile a           |
  * |                              |                   | multiprocessor (1), or (2) that with chunks of a CV's short group     |
  * |                              |                   | widened (at most to a tile) where its own give more tiles [1]         |
- * | COORDINATION_FUSED_BINNING   | 0, 1              | the neighbour lists' check and binning in launches of their own (0), |
- * |                              |                   | or in one cooperative launch where the bins fit one scan chunk (1)    |
- * |                              |                   | [0: not yet measured on a GPU]                                         |
  */
 struct OPENMM_EXPORT_COORDINATION CudaCoordinationTuning {
     enum ListMode {ListsDefault, ListsOff, ListsAlwaysRebuilt};
@@ -62,12 +59,6 @@ struct OPENMM_EXPORT_COORDINATION CudaCoordinationTuning {
     bool chainedTiles = true;
     /** true lets a CV on tiles take wider chunks of its short group to run the chain rule in its launch. */
     bool widenChainedTiles = false;
-    /**
-     * true runs the neighbour lists' check and binning in one cooperative launch
-     * (checkAndBinNeighborList, kernels/neighbors.cu) where the bins fit one scan chunk; false
-     * (the default) in a launch each (checkNeighborList, assignCells, scatterCells, ...).
-     */
-    bool fusedBinning = false;
     /**
      * Read the switches from the environment (see the table above).
      *

@@ -347,7 +347,7 @@ void CudaCoordinationCV::loadKernels(CUmodule module, int kernels, int part) {
             {"invertAtomIndex", &invertKernel}, {"updateGroupAtoms", &updateKernel}, {"checkPositions", &checkKernel},
             {"computeCoordinationCells", &cellsKernel}, {"computeCoordinationCellValues", &cellValuesKernel}, {"histogramCells", &histogramCellsKernel}, {"assignCells", &assignCellsKernel},
             {"scanCellBlocks", &scanCellsKernel}, {"addCellOffsets", &offsetCellsKernel}, {"scatterCells", &scatterCellsKernel},
-            {"checkNeighborList", &checkListKernel}, {"computeCoordinationList", &listKernel}, {"checkAndBinNeighborList", &checkAndBinListKernel},
+            {"checkNeighborList", &checkListKernel}, {"computeCoordinationList", &listKernel},
             {"computeParticleNumbers", &particleNumbersKernel}, {"evaluateParticleFunction", &particleFunctionKernel},
             {"computeParticleGradient", &particleGradientKernel}, {"computeParticleListNumbers", &particleListNumbersKernel},
             {"computeParticleListGradient", &particleListGradientKernel}, {"computeParticleHomeNumbers", &particleHomeNumbersKernel},
@@ -381,10 +381,6 @@ void CudaCoordinationCV::loadKernels(CUmodule module, int kernels, int part) {
         cvPartial.resize(resident);
 }
 
-CudaCoordinationNeighborList::Kernels CudaCoordinationCV::getListPreparation() const {
-    return {checkListKernel, checkAndBinListKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel, scatterCellsKernel};
-}
-
 bool CudaCoordinationCV::useSortedGradient() const {
     if (tuning.sortedGradient >= 0)
         return tuning.sortedGradient == 1;
@@ -409,7 +405,8 @@ void CudaCoordinationCV::launch(int flags, CUdeviceptr sum, CUdeviceptr value, C
     int tile = CudaCoordinationProgram::TileSize;
     if (neighborList && neighborList->isEnabled())
         requireKernels(CudaCoordinationProgram::ListKernels | CudaCoordinationProgram::BinningKernels);
-    bool useList = (neighborList && neighborList->prepare(dmax, getListPreparation(), groupAtoms, checks));
+    bool useList = (neighborList && neighborList->prepare(dmax, checkListKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel,
+            scatterCellsKernel, groupAtoms, checks));
     // Without the lists, the pair kernel checks the positions itself (kernels/energy.cu, checkSlotPositions()).
     CudaCoordinationChecks kernelChecks = {useList ? 0 : checks.invalidSlot, checks.alarm, useList ? 0 : checks.energyBuffer};
     // Lists of homes are the cell kernel's: prepare() launched the check and the binning.
@@ -526,7 +523,8 @@ bool CudaCoordinationCV::launchParticleHomeNumbers(const CudaCoordinationChecks&
         return false;
     requireKernels(P::BinningKernels | P::ListKernels | P::ParticleHomeKernels);
     // The positions are checked by checkNeighborList.
-    if (!neighborList->prepare(dmax, getListPreparation(), groupAtoms, checks))
+    if (!neighborList->prepare(dmax, checkListKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel, scatterCellsKernel,
+            groupAtoms, checks))
         return false;
     if (!particleHomeCounter.isInitialized()) {
         particleHomeCounter.initialize<unsigned int>(cu, 1, "coordinationParticleHomeCounter");
@@ -605,7 +603,8 @@ bool CudaCoordinationCV::launchParticleListNumbers(const CudaCoordinationChecks&
         return false;
     requireKernels(P::ParticleKernels | P::BinningKernels | P::ListKernels | P::ParticleListKernels);
     // The positions are checked by checkNeighborList.
-    if (!neighborList->prepare(dmax, getListPreparation(), groupAtoms, checks))
+    if (!neighborList->prepare(dmax, checkListKernel, assignCellsKernel, scanCellsKernel, offsetCellsKernel, scatterCellsKernel,
+            groupAtoms, checks))
         return false;
     int numA = groupA.size();
     void* params = (cu.getUseDoublePrecision() ? (void*) &paramsDouble : (void*) &paramsFloat);
@@ -845,8 +844,7 @@ string CudaCoordinationCV::describeLastEvaluation() const {
         text << " grid=" << grid.rx << "," << grid.ry << "," << grid.rz << "," << grid.runLength;
     }
     if (neighborList && (listPath || lastHomeLists))
-        text << " skin=" << neighborList->getSkin() << " rebuilds=" << (neighborList->rebuildsAlways() ? "always" : "when stale")
-                << " binning=" << (neighborList->binnedInOneLaunch() ? "fused" : "launches");
+        text << " skin=" << neighborList->getSkin() << " rebuilds=" << (neighborList->rebuildsAlways() ? "always" : "when stale");
     text << " launches=" << (launcher.usesDependentLaunches() ? "dependent" : "plain");
     return text.str();
 }

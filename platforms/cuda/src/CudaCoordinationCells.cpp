@@ -203,7 +203,8 @@ void CudaCoordinationCells::initializeArrays() {
     }
 }
 
-int CudaCoordinationCells::allocateBins() {
+void CudaCoordinationCells::bin(CUfunction assignKernel, CUfunction scanKernel, CUfunction offsetKernel, CUfunction scatterKernel,
+        CudaArray& groupAtoms, CUdeviceptr rebuildStamp, int stamp) {
     int numBins = grid.numCells*(oneGroup ? 1 : 2), numScanBlocks = (numBins+ScanChunk-1)/ScanChunk;
     initializeArrays();
     if (!cellCount.isInitialized() || cellCount.getSize() < numBins) {
@@ -220,12 +221,6 @@ int CudaCoordinationCells::allocateBins() {
         }
         cu.clearBuffer(cellCount);
     }
-    return numBins;
-}
-
-void CudaCoordinationCells::bin(CUfunction assignKernel, CUfunction scanKernel, CUfunction offsetKernel, CUfunction scatterKernel,
-        CudaArray& groupAtoms, CUdeviceptr rebuildStamp, int stamp) {
-    int numBins = allocateBins(), numScanBlocks = (numBins+ScanChunk-1)/ScanChunk;
     // One thread per particle or cell: these kernels wait on memory, and want every thread the GPU holds.
     // workCounter holds the counter of work items and, after it, that of finished blocks.
     CUdeviceptr blocksDone = workCounter.getDevicePointer()+sizeof(unsigned int);
@@ -250,32 +245,4 @@ void CudaCoordinationCells::bin(CUfunction assignKernel, CUfunction scanKernel, 
             &wrapped.getDevicePointer(), &groupAtoms.getDevicePointer(), &numBinned, &sortedPos.getDevicePointer(),
             &sortedSlot.getDevicePointer(), &sortedAtom.getDevicePointer(), &rebuildStamp, &stamp};
     launch(scatterKernel, scatterArgs, numBinned, BinBlockSize, capped);
-}
-
-bool CudaCoordinationCells::checkAndBin(CUfunction kernel, const vector<void*>& checkArguments, CUdeviceptr barrier, int checkThreads,
-        CudaArray& groupAtoms) {
-    const int blockSize = 1024;
-    int numBins = grid.numCells*(oneGroup ? 1 : 2);
-    if (numBins > ScanChunk)
-        return false;
-    if (kernel != fusedKernel) {
-        int perMultiprocessor = 0, multiprocessors = 0;
-        cuDeviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu.getDevice());
-        if (cuOccupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, kernel, blockSize, 0) != CUDA_SUCCESS)
-            perMultiprocessor = 0;
-        fusedResidentBlocks = perMultiprocessor*multiprocessors;
-        fusedKernel = kernel;
-    }
-    if (fusedResidentBlocks < 1)
-        return false;
-    numBins = allocateBins();
-    // Every block must be resident (the barriers): as many as the particles need, at most as many as fit.
-    int blocks = (int) min((long long) fusedResidentBlocks, (max(checkThreads, numBinned)+blockSize-1LL)/blockSize);
-    vector<void*> args = checkArguments;
-    vector<void*> binArgs = {&barrier, &numBinned, &numA, &grid, cu.getInvPeriodicBoxSizePointer(), cu.getPeriodicBoxVecXPointer(),
-            cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &cellCount.getDevicePointer(), &cellOf.getDevicePointer(),
-            &cellRank.getDevicePointer(), &wrapped.getDevicePointer(), &numBins, &cellStart.getDevicePointer(),
-            &sortedPos.getDevicePointer(), &sortedSlot.getDevicePointer(), &sortedAtom.getDevicePointer()};
-    args.insert(args.end(), binArgs.begin(), binArgs.end());
-    return launcher.launchCooperative(kernel, args.data(), max(1, blocks), blockSize);
 }

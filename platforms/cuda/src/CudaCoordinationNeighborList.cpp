@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <vector>
 
 using namespace CoordinationPlugin;
 using namespace OpenMM;
@@ -30,7 +29,7 @@ static const int ReadInterval = 64;
 CudaCoordinationNeighborList::CudaCoordinationNeighborList(CudaContext& cu, CudaCoordinationLauncher& launcher,
         CudaCoordinationCells& cells, int numParticles, int numNeighbors, const CudaCoordinationTuning& tuning, bool particleFunction,
         bool homesAllowed) : cu(cu), launcher(launcher), cells(cells), numParticles(numParticles), numNeighbors(numNeighbors),
-        forcedSkin(tuning.neighborSkin), fusedBinning(tuning.fusedBinning) {
+        forcedSkin(tuning.neighborSkin) {
     this->particleFunction = particleFunction;
     // Two groups (numNeighbors < numParticles) have lists of particles only.
     homes = (homesAllowed && numNeighbors == numParticles && (tuning.listKind == CudaCoordinationTuning::KindHomes ||
@@ -76,8 +75,6 @@ bool CudaCoordinationNeighborList::allocate(int newCapacity) {
             listSlot.initialize<int>(cu, numParticles, "coordinationListSlots");
             maxCount.initialize<unsigned int>(cu, 1, "coordinationListMaxCount");
             cu.clearBuffer(maxCount);
-            barrier.initialize<unsigned int>(cu, 2, "coordinationListBarrier");
-            cu.clearBuffer(barrier);
             if (cuMemHostAlloc((void**) &pinnedMaxCount, 2*sizeof(unsigned int), 0) != CUDA_SUCCESS ||
                     cuEventCreate(&readEvent, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
                 throw OpenMMException("CoordinationForce: pinned memory or an event for the neighbour lists");
@@ -119,7 +116,8 @@ double CudaCoordinationNeighborList::expectedCount(double cutoff) const {
     return homes*(0.5*density*volume+3)/cells.getNumItems();
 }
 
-bool CudaCoordinationNeighborList::prepare(double dmax, const Kernels& kernels, CudaArray& groupAtoms, const CudaCoordinationChecks& checks) {
+bool CudaCoordinationNeighborList::prepare(double dmax, CUfunction checkKernel, CUfunction assignKernel, CUfunction scanKernel,
+        CUfunction offsetKernel, CUfunction scatterKernel, CudaArray& groupAtoms, const CudaCoordinationChecks& checks) {
     if (!enabled || !isfinite(dmax) || dmax <= 0)
         return false;
     if (dmax != this->dmax) {
@@ -176,18 +174,14 @@ bool CudaCoordinationNeighborList::prepare(double dmax, const Kernels& kernels, 
     double halfSkin2 = pow(HalfSkinShare*skin, 2);
     float halfSkin2Float = (float) halfSkin2;
     void* halfSkinArg = (cu.getUseDoublePrecision() ? (void*) &halfSkin2 : (void*) &halfSkin2Float);
-    vector<void*> checkArgs = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &listSlot.getDevicePointer(),
+    void* checkArgs[] = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &listSlot.getDevicePointer(),
             &listShift.getDevicePointer(), &refPos.getDevicePointer(), &listPos.getDevicePointer(), &numParticles, halfSkinArg,
             &force, &stamp, &rebuildStamp.getDevicePointer(), &cells.getWorkCounter().getDevicePointer(), (void*) &checks.invalidSlot,
             (void*) &checks.alarm, (void*) &checks.energyBuffer};
-    fusedLaunch = (fusedBinning && cells.checkAndBin(kernels.checkAndBin, checkArgs, barrier.getDevicePointer(), numParticles, groupAtoms));
-    if (!fusedLaunch) {
-        int blockSize = 256;
-        bool oneBlock = (force && checks.invalidSlot == 0);
-        launcher.launch(kernels.check, checkArgs.data(), (oneBlock ? 1 : min((numParticles+blockSize-1)/blockSize, cu.getNumThreadBlocks())),
-                blockSize);
-        cells.bin(kernels.assign, kernels.scan, kernels.offset, kernels.scatter, groupAtoms, rebuildStamp.getDevicePointer(), stamp);
-    }
+    int blockSize = 256;
+    bool oneBlock = (force && checks.invalidSlot == 0);
+    launcher.launch(checkKernel, checkArgs, (oneBlock ? 1 : min((numParticles+blockSize-1)/blockSize, cu.getNumThreadBlocks())), blockSize);
+    cells.bin(assignKernel, scanKernel, offsetKernel, scatterKernel, groupAtoms, rebuildStamp.getDevicePointer(), stamp);
     listCutoff2 = cutoff*cutoff;
     listCutoff2Float = (float) listCutoff2;
     // A forced rebuild reads the longest list back at once.

@@ -58,8 +58,8 @@ static const struct {
     {CudaCoordinationProgram::CellKernels, {"computeCoordinationCells"}, cellKernelFiles, "COMPILE_CELLS"},
     {CudaCoordinationProgram::BinningKernels, {"assignCells", "scanCellBlocks", "addCellOffsets", "scatterCells"},
             {"launch", "geometry", "cellgrid", "binning"}, NULL},
-    {CudaCoordinationProgram::ListKernels, {"checkNeighborList", "computeCoordinationList", "checkAndBinNeighborList"},
-            join({pairKernelFiles, cellFiles, {"binning", "batches", "neighbors"}}), NULL},
+    {CudaCoordinationProgram::ListKernels, {"checkNeighborList", "computeCoordinationList"},
+            join({pairKernelFiles, cellFiles, {"batches", "neighbors"}}), NULL},
     {CudaCoordinationProgram::HistogramKernels, {"histogramTiles", "histogramPairs"}, {"geometry", "histogram", "tilehistogram"}, NULL},
     {CudaCoordinationProgram::HistogramCellKernels, {"histogramCells"}, join({cellFiles, {"geometry", "histogram", "cellhistogram"}}),
             NULL},
@@ -67,7 +67,7 @@ static const struct {
     {CudaCoordinationProgram::ParticleKernels, {"computeParticleNumbers", "evaluateParticleFunction", "computeParticleGradient"},
             join({pairKernelFiles, {"particles", "particlefunction"}}), NULL},
     {CudaCoordinationProgram::ParticleListKernels, {"computeParticleListNumbers", "computeParticleListGradient"},
-            join({pairKernelFiles, cellFiles, {"binning", "batches", "neighbors", "particlefunction", "particlelists"}}), NULL},
+            join({pairKernelFiles, cellFiles, {"batches", "neighbors", "particlefunction", "particlelists"}}), NULL},
     {CudaCoordinationProgram::ParticleHomeKernels, {"computeParticleHomeNumbers", "evaluateParticleTerms", "computeParticleHomeGradient"},
             join({cellKernelFiles, {"particlefunction", "particlehomes"}}), NULL}
 };

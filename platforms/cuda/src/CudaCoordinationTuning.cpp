@@ -78,10 +78,5 @@ CudaCoordinationTuning CudaCoordinationTuning::fromEnvironment() {
     }
     else if (value != "")
         invalid("COORDINATION_CHAINED_TILES", "0, 1 or 2", value);
-    value = variable("COORDINATION_FUSED_BINNING");
-    if (value == "0" || value == "1")
-        tuning.fusedBinning = (value == "1");
-    else if (value != "")
-        invalid("COORDINATION_FUSED_BINNING", "0 or 1", value);
     return tuning;
 }

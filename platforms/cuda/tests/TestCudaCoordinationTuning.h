@@ -121,7 +121,6 @@ void testTuningSwitchesChangeThePath() {
     assertSwitchChangesPath("COORDINATION_LIST_KIND", "homes", "homeLists=1", system, *lists, positions, true);
     assertSwitchChangesPath("COORDINATION_LIST_LANES", "1", "lanes=1", system, *lists, positions, true);
     assertSwitchChangesPath("COORDINATION_NEIGHBOR_SKIN", "0.2", "skin=0.2", system, *lists, positions, true);
-    assertSwitchChangesPath("COORDINATION_FUSED_BINNING", "1", "binning=fused", system, *lists, positions, true);
     // Plain launches; the default is programmatic dependent launches where the GPU takes them (sm_90
     // and later), else plain ones already.
     string launches = pathWith("COORDINATION_DEPENDENT_LAUNCH", "", system, *lists, positions, true);
@@ -197,59 +196,6 @@ void testTuningSwitchesChangeThePath() {
     assertSwitchChangesPath("COORDINATION_SORTED_GRADIENT", "1", "sortedForces=1", system, *cells, positions, true);
 }
 
-/**
- * COORDINATION_FUSED_BINNING=1: the lists' check and binning in one cooperative launch
- * (checkAndBinNeighborList), over frames that keep the lists (every particle moved a little) and
- * frames whose check finds one particle moved beyond half the skin, so that the same launch bins
- * them again, against Reference (forces alone, energy alone, both): one group (lists of particles),
- * two groups (lists of particles for both) and a per-atom MoreThan on lists of homes. The stress
- * stage runs the ForcesOnly tests of every path with the switch where gpu_suite.sh is given it.
- */
-void testFusedBinningOverFrames() {
-    ScopedEnvironment fused("COORDINATION_FUSED_BINNING", "1");
-    const int numParticles = 2000;
-    Vec3 box[3] = {Vec3(4, 0, 0), Vec3(0, 4, 0), Vec3(0, 0, 4)};
-    vector<int> all, half, rest;
-    for (int i = 0; i < numParticles; i++) {
-        all.push_back(i);
-        (i < numParticles/2 ? half : rest).push_back(i);
-    }
-    for (int c = 0; c < 3; c++) {
-        ScopedEnvironment kind("COORDINATION_LIST_KIND", c == 0 ? "" : c == 1 ? "particles" : "homes");
-        System system;
-        for (int i = 0; i < numParticles; i++)
-            system.addParticle(1.0);
-        system.setDefaultPeriodicBoxVectors(box[0], box[1], box[2]);
-        CoordinationForce* force = (c == 1 ? new CoordinationForce(half, rest) : new CoordinationForce(all));
-        force->setR0(0.3);
-        force->setDMax(1.0);
-        force->setUsesPeriodicBoundaryConditions(true);
-        if (c == 2) {
-            force->setParticleFunction(CoordinationForce::MoreThan);
-            force->setThreshold(3.0, 0.5, 6, 12, 8.0);
-        }
-        force->setEnergyExpression("0.5*k*(cv-cv0)^2");
-        force->addGlobalParameter("k", 0.001);
-        force->addGlobalParameter("cv0", 100.0);
-        system.addForce(force);
-        VerletIntegrator integrator(0.001), referenceIntegrator(0.001);
-        Context context(system, integrator, platform, properties);
-        Context reference(system, referenceIntegrator, referencePlatform());
-        vector<Vec3> positions = randomPositions(numParticles, 4.0, 61+c);
-        OpenMM_SFMT::SFMT sfmt;
-        OpenMM_SFMT::init_gen_rand(71+c, sfmt);
-        for (int frame = 0; frame < 6; frame++) {
-            if (frame%3 == 2)
-                positions[frame] += Vec3(0.5, 0.0, 0.0);    // beyond half the skin (0.05 nm): rebuilt on the GPU
-            else if (frame > 0)
-                for (Vec3& p : positions)
-                    p += Vec3(uniform(sfmt)-0.5, uniform(sfmt)-0.5, uniform(sfmt)-0.5)*0.01;
-            assertForcesOnlyAgree(context, reference, positions, "fused binning, case "+to_string(c)+" frame "+to_string(frame));
-            assertPathHas(describeLastEvaluation(*force, context), "binning=fused");
-        }
-    }
-}
-
 void testTuningSwitchErrors() {
     System system;
     for (int i = 0; i < 3; i++)
@@ -258,7 +204,7 @@ void testTuningSwitchErrors() {
     vector<pair<string, string> > invalid = {{"COORDINATION_L_PER_THREAD", "4"}, {"COORDINATION_SORTED_GRADIENT", "yes"},
             {"COORDINATION_NEIGHBOR_LIST", "2"}, {"COORDINATION_LIST_KIND", "cells"}, {"COORDINATION_LIST_LANES", "3"},
             {"COORDINATION_NEIGHBOR_SKIN", "-1"}, {"COORDINATION_CELL_GRID", "1,1"}, {"COORDINATION_DEPENDENT_LAUNCH", "no"},
-            {"COORDINATION_CHAINED_TILES", "yes"}, {"COORDINATION_FUSED_BINNING", "2"}};
+            {"COORDINATION_CHAINED_TILES", "yes"}};
     for (auto& setting : invalid) {
         ScopedEnvironment environment(setting.first, setting.second);
         VerletIntegrator integrator(0.001);
@@ -269,6 +215,5 @@ void testTuningSwitchErrors() {
 
 void runCudaTuningTests() {
     RUN_TEST(testTuningSwitchesChangeThePath);
-    RUN_TEST(testFusedBinningOverFrames);
     RUN_TEST_LEAKING_CONTEXT(testTuningSwitchErrors);   // the kernel refuses a value after the device context exists
 }

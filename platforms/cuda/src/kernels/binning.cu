@@ -77,39 +77,6 @@ inline DEVICE int scanChunk(int* in, int* out, int first, int count, int carry, 
 }
 
 /**
- * The slots of this thread (a grid-stride loop): each one's cell (group B's after group A's), its
- * rank within the cell (counted in cellCount) and its wrapped position. scatterSlots() takes the
- * same slots in the same threads, which so read their own writes.
- */
-inline DEVICE void assignSlots(const real4* RESTRICT posq, const int* RESTRICT groupAtoms, int numBinned, int numA, const CellGrid& grid,
-        real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ,
-        unsigned int* RESTRICT cellCount, int* RESTRICT cellOf, int* RESTRICT cellRank, real4* RESTRICT wrapped) {
-    for (int slot = blockIdx.x*blockDim.x+threadIdx.x; slot < numBinned; slot += blockDim.x*gridDim.x) {
-        real4 p = posq[groupAtoms[slot]];
-        int cell = findCell(&p, grid, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
-        if (slot >= numA)
-            cell += grid.numCells;
-        cellOf[slot] = cell;
-        cellRank[slot] = atomicAdd(&cellCount[cell], 1u);
-        wrapped[slot] = p;
-    }
-}
-
-/** The wrapped positions (with the cell in w), the slots and the atoms of this thread's slots in cell order. */
-inline DEVICE void scatterSlots(const int* RESTRICT cellOf, const int* RESTRICT cellRank, const int* RESTRICT cellStart,
-        const real4* RESTRICT wrapped, const int* RESTRICT groupAtoms, int numBinned, real4* RESTRICT sortedPos,
-        int* RESTRICT sortedSlot, int* RESTRICT sortedAtom) {
-    for (int slot = blockIdx.x*blockDim.x+threadIdx.x; slot < numBinned; slot += blockDim.x*gridDim.x) {
-        const int cell = cellOf[slot], k = __ldcg(&cellStart[cell])+cellRank[slot];
-        real4 p = wrapped[slot];
-        p.w = CELL_AS_REAL(cell);
-        sortedPos[k] = p;
-        sortedSlot[k] = slot;
-        sortedAtom[k] = groupAtoms[slot];
-    }
-}
-
-/**
  * Find every group particle's cell and its rank within the cell; keep the wrapped position.
  * Clears workCounter[2], where a build of home lists counts the neighbours in cell order whose
  * atoms are close in memory (computeCoordinationCells).
@@ -127,8 +94,15 @@ KERNEL void assignCells(const real4* RESTRICT posq, const int* RESTRICT groupAto
         return;
     if (blockIdx.x == 0 && threadIdx.x == 0)
         workCounter[2] = 0;
-    assignSlots(posq, groupAtoms, numBinned, numA, grid, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ,
-            cellCount, cellOf, cellRank, wrapped);
+    for (int slot = blockIdx.x*blockDim.x+threadIdx.x; slot < numBinned; slot += blockDim.x*gridDim.x) {
+        real4 p = posq[groupAtoms[slot]];
+        int cell = findCell(&p, grid, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
+        if (slot >= numA)
+            cell += grid.numCells;
+        cellOf[slot] = cell;
+        cellRank[slot] = atomicAdd(&cellCount[cell], 1u);
+        wrapped[slot] = p;
+    }
     if (numBins > SCAN_CHUNK || !isLastBlockToFinish(blocksDone))
         return;
     const int total = scanChunk((int*) cellCount, cellStart, 0, numBins, 0, true);
@@ -180,5 +154,12 @@ KERNEL void scatterCells(const int* RESTRICT cellOf, const int* RESTRICT cellRan
     DEPENDENT_KERNEL_START
     if (isBinningSkipped(rebuildStamp, stamp))
         return;
-    scatterSlots(cellOf, cellRank, cellStart, wrapped, groupAtoms, numBinned, sortedPos, sortedSlot, sortedAtom);
+    for (int slot = blockIdx.x*blockDim.x+threadIdx.x; slot < numBinned; slot += blockDim.x*gridDim.x) {
+        const int cell = cellOf[slot], k = cellStart[cell]+cellRank[slot];
+        real4 p = wrapped[slot];
+        p.w = CELL_AS_REAL(cell);
+        sortedPos[k] = p;
+        sortedSlot[k] = slot;
+        sortedAtom[k] = groupAtoms[slot];
+    }
 }

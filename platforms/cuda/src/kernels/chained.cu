@@ -1,6 +1,31 @@
 /** The tile kernel and the chain rule in one launch (kernels/tiles.cu, kernels/chainrule.cu). */
 
 /**
+ * Wait until every block of the launch has called this, with all its threads, after the writes
+ * the others are to see (visible to every block on return). Only for a launch whose blocks are all
+ * resident at once, a cooperative launch: a block waits here for all the others. barrier[0] counts
+ * the blocks in (and returns to 0), barrier[1] the barriers passed.
+ */
+inline DEVICE void gridBarrier(unsigned int* barrier) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        volatile unsigned int* passed = barrier+1;
+        const unsigned int before = *passed;
+        __threadfence();
+        if (atomicInc(barrier, gridDim.x-1) == gridDim.x-1)
+            atomicAdd(barrier+1, 1);
+        else
+            while (*passed == before) {
+#if __CUDA_ARCH__ >= 700
+                __nanosleep(32);
+#endif
+            }
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+/**
  * CV chainedCV of the NUM_CVS, on the tile path with one tile a block (and where the other CVs'
  * gradients have more entries than the tiles have threads, blocks without a tile), and the chain
  * rule, in one cooperative launch: the blocks add the CV's sum to cvSums[chainedCV] and wait for each other

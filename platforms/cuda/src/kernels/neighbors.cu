@@ -10,9 +10,7 @@
  *   the cell binning    (binning.cu) only where *rebuildStamp == stamp, otherwise it returns at once
  *   computeCoordinationList  where *rebuildStamp == stamp, builds the lists from the cells and
  *                       evaluates the pairs on the way; otherwise evaluates the lists
- * so that the host never learns, nor waits for, whether the lists were rebuilt. With
- * COORDINATION_FUSED_BINNING=1 the check and the binning are one cooperative launch,
- * checkAndBinNeighborList, where the bins fit one scan chunk.
+ * so that the host never learns, nor waits for, whether the lists were rebuilt.
  *
  * The list order is the cell order of the last build. A particle's entries are the list indices
  * of its neighbours, each with the periodic image used (IMAGE_CODE), so that evaluating a pair
@@ -53,12 +51,12 @@ inline DEVICE real listLaneSum(real v, unsigned int mask) {
  * the last build (or its position is not finite), or the host asks (force). Clears the counter of
  * the cell kernel's work items (which the binning clears too, where it runs). Where firstInvalid
  * is not NULL, also checks every position (checkPosition(), energy.cu), in place of checkPositions.
- * The body of checkNeighborList and of checkAndBinNeighborList.
  */
-inline DEVICE void checkListPositions(const real4* RESTRICT posq, const int* RESTRICT groupAtoms, const int* RESTRICT listSlot,
+KERNEL void checkNeighborList(const real4* RESTRICT posq, const int* RESTRICT groupAtoms, const int* RESTRICT listSlot,
         const real4* RESTRICT listShift, const real4* RESTRICT refPos, real4* RESTRICT listPos, int numParticles, real halfSkin2,
         int force, int stamp, int* RESTRICT rebuildStamp, unsigned int* RESTRICT workCounter, int* RESTRICT firstInvalid,
         int* RESTRICT alarm, mixed* RESTRICT energyBuffer) {
+    DEPENDENT_KERNEL_START
     if (blockIdx.x == 0 && threadIdx.x == 0)
         *workCounter = 0;
     if (force) {
@@ -84,54 +82,6 @@ inline DEVICE void checkListPositions(const real4* RESTRICT posq, const int* RES
     }
     if (__any_sync(0xffffffff, moved) && threadIdx.x%32 == 0)
         *rebuildStamp = stamp;
-}
-
-/** The check of the lists (checkListPositions()); the binning follows in launches of its own (binning.cu). */
-KERNEL void checkNeighborList(const real4* RESTRICT posq, const int* RESTRICT groupAtoms, const int* RESTRICT listSlot,
-        const real4* RESTRICT listShift, const real4* RESTRICT refPos, real4* RESTRICT listPos, int numParticles, real halfSkin2,
-        int force, int stamp, int* RESTRICT rebuildStamp, unsigned int* RESTRICT workCounter, int* RESTRICT firstInvalid,
-        int* RESTRICT alarm, mixed* RESTRICT energyBuffer) {
-    DEPENDENT_KERNEL_START
-    checkListPositions(posq, groupAtoms, listSlot, listShift, refPos, listPos, numParticles, halfSkin2, force, stamp, rebuildStamp,
-            workCounter, firstInvalid, alarm, energyBuffer);
-}
-
-/**
- * The check of the lists and, where they are rebuilt, the binning, in one cooperative launch of
- * blocks of 1024 threads (all resident; CudaCoordinationNeighborList::prepare, where the bins fit
- * one scan chunk): the check (checkListPositions()), a grid-wide barrier (gridBarrier(), launch.cu),
- * and unless *rebuildStamp now holds stamp, the end. Otherwise, as assignCells, scanCellBlocks and
- * scatterCells do in their own launches: every slot's cell, rank and wrapped position
- * (assignSlots()), a barrier, block 0's scan of the counts into the starts (clearing the counts),
- * a barrier, the particles in cell order (scatterSlots()). So an evaluation that keeps its lists
- * takes one launch for the check and the binning, not three. Its block size, 1024, is
- * CudaCoordinationCells::checkAndBin's, and the one scanChunk() scans a chunk with.
- */
-KERNEL void __launch_bounds__(1024) checkAndBinNeighborList(const real4* RESTRICT posq, const int* RESTRICT groupAtoms, const int* RESTRICT listSlot,
-        const real4* RESTRICT listShift, const real4* RESTRICT refPos, real4* RESTRICT listPos, int numParticles, real halfSkin2,
-        int force, int stamp, int* RESTRICT rebuildStamp, unsigned int* RESTRICT workCounter, int* RESTRICT firstInvalid,
-        int* RESTRICT alarm, mixed* RESTRICT energyBuffer, unsigned int* RESTRICT barrier, int numBinned, int numA, CellGrid grid,
-        real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ,
-        unsigned int* RESTRICT cellCount, int* RESTRICT cellOf, int* RESTRICT cellRank, real4* RESTRICT wrapped, int numBins,
-        int* RESTRICT cellStart, real4* RESTRICT sortedPos, int* RESTRICT sortedSlot, int* RESTRICT sortedAtom) {
-    DEPENDENT_KERNEL_START
-    checkListPositions(posq, groupAtoms, listSlot, listShift, refPos, listPos, numParticles, halfSkin2, force, stamp, rebuildStamp,
-            workCounter, firstInvalid, alarm, energyBuffer);
-    gridBarrier(barrier);
-    if (__ldcg(rebuildStamp) != stamp)
-        return;
-    if (blockIdx.x == 0 && threadIdx.x == 0)
-        workCounter[2] = 0;
-    assignSlots(posq, groupAtoms, numBinned, numA, grid, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ,
-            cellCount, cellOf, cellRank, wrapped);
-    gridBarrier(barrier);
-    if (blockIdx.x == 0) {
-        const int total = scanChunk((int*) cellCount, cellStart, 0, numBins, 0, true);
-        if (threadIdx.x == 0)
-            cellStart[numBins] = total;
-    }
-    gridBarrier(barrier);
-    scatterSlots(cellOf, cellRank, cellStart, wrapped, groupAtoms, numBinned, sortedPos, sortedSlot, sortedAtom);
 }
 
 /**
