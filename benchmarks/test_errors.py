@@ -7,9 +7,10 @@ stage does), then
     python benchmarks/test_errors.py FOLDER [--worst 5]
 
 For each configuration (Reference, CPU, CUDA-single, -mixed, -double), kind (forces and
-gradients, or values: the comparison's label says which) and each tolerance a comparison asked (helpers.assert_close's rtol), it prints how many comparisons there were, the
-largest error relative to the compared array's largest entry, its 99th percentile, the largest
-error as a fraction of the tolerance, and the comparisons with the largest errors.
+gradients, or values: the comparison's label says which) and tolerance asked (helpers.assert_close's
+rtol), it prints how many comparisons there were, the largest error relative to the compared array's
+largest entry, its 99th percentile, the largest error as a fraction of the tolerance, and the
+comparisons with the largest errors.
 """
 
 import argparse
@@ -60,11 +61,12 @@ def main():
     for test, what, rtol, relative in read(args.folder):
         groups[(configuration(test), kind(what), rtol)].append((relative, test, what))
     print('%-12s %-7s %8s %7s %10s %10s %9s' % ('config', 'kind', 'rtol', 'count', 'max', 'p99', 'max/rtol'))
-    order = lambda key: (CONFIGURATIONS.index(key[0]) if key[0] in CONFIGURATIONS else 99, key[1], key[2])
-    for (config, what, rtol) in sorted(groups, key=order):
-        rows = sorted(groups[(config, what, rtol)], reverse=True)
+    def order(key):
+        return (CONFIGURATIONS.index(key[0]) if key[0] in CONFIGURATIONS else len(CONFIGURATIONS), key[1], key[2])
+    for (config, group, rtol) in sorted(groups, key=order):
+        rows = sorted(groups[(config, group, rtol)], reverse=True)
         values = np.array([row[0] for row in rows])
-        print('%-12s %-7s %8.1g %7d %10.3g %10.3g %9.3g' % (config, what, rtol, len(rows), values.max(),
+        print('%-12s %-7s %8.1g %7d %10.3g %10.3g %9.3g' % (config, group, rtol, len(rows), values.max(),
                                                            np.percentile(values, 99), values.max()/rtol))
         for relative, test, what in rows[:args.worst]:
             print('    %.3g  %s  (%s)' % (relative, test, what))
