@@ -31,14 +31,11 @@ REFUSED = {}
 #: functions at r = D_MAX exactly (0, as PLUMED prints) and Q at r = D_0 exactly (evaluated, as PLUMED
 #: does) agree since issue 40 item 3; the table stays for what may come.
 BOUNDARY = {}
-#: Frames left out of the comparison in single and mixed precision, and why: a pair exactly at D_MAX
-#: (frame 26 of switchtraj.xyz), or for Q exactly at D_0 (frame 3), in double precision is a float
-#: rounding away from it there (positions and dmax^2 are floats on the GPU), on the side where s has
-#: not jumped yet (0.0151 for RATIONAL at r = D_MAX, NOSTRETCH, against PLUMED's 0; H100,
-#: 2026-11-26). Double precision (Reference, CPU, CUDA double) compares those frames too.
-FLOAT_BOUNDARY = {name: [26] for name in FOLDERS if name.startswith('rt20-switch-') and name not in ('rt20-switch-cosinus',
-                                                                                                  'rt20-switch-cubic')}
-FLOAT_BOUNDARY['rt20-switch-q'] = [3, 26]
+#: Frames left out of the comparison in single and mixed precision, and why. Empty: a pair exactly at
+#: D_MAX (frame 26 of switchtraj.xyz), or for Q exactly at D_0 (frame 3), was a float rounding away
+#: from it on the GPU until the kernels compared r^2 with the boundary squared as the positions are
+#: rounded (CudaCoordinationCV::squaredLength, kernels/switching.cu); the table stays for what may come.
+FLOAT_BOUNDARY = {}
 #: Frames whose box OpenMM takes only after a rotation: rt42's boxes of random vectors (frames 27 to
 #: 107) are passed to OpenMM as the same lattice rotated into its reduced form (plumed_driver.openmmBox),
 #: the forces and DUMPDERIVATIVES rotated back (test_derivatives_of_rotated_frames). Empty: they pass;

@@ -221,6 +221,13 @@ private:
     long long getParticleListBlocks(int resident) const;
     /** Take the particle function's parameters of a force (the kernel argument of evaluateParticleFunction). */
     void setParticleFunctionParameters(const CoordinationForce& force);
+    /**
+     * A length squared as the kernels compare squared distances with it: in double precision
+     * length*length, in single and mixed the product of the length rounded to float, in float, so
+     * that a particle placed at that distance (its position a float) is at it, not a rounding
+     * below (PLUMED's values at r = dmax: issue 40).
+     */
+    double squaredLength(double length) const;
     /** Upload the weight and r0 of each pair of a pair list (PairValues in kernels/switching.cu). */
     void uploadPairValues(const CoordinationForce& force, const CoordinationSwitching& switching);
     /** The kernel families (CudaCoordinationProgram::Kernels) this force's configuration uses. */

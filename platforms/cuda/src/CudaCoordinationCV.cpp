@@ -112,7 +112,7 @@ void CudaCoordinationCV::setParameters(const CoordinationForce& force, bool chai
     dmax = switching.getDMax();
     paramsDouble.invR0 = 1.0/switching.getLength();
     paramsDouble.d0 = force.getD0();
-    paramsDouble.dmax2 = (isfinite(dmax) ? dmax*dmax : numeric_limits<double>::infinity());
+    paramsDouble.dmax2 = (isfinite(dmax) ? squaredLength(dmax) : numeric_limits<double>::infinity());
     paramsDouble.scale = switching.getStretchScale();
     paramsDouble.shift = switching.getStretchShift();
     paramsDouble.a = force.getA();
@@ -191,6 +191,13 @@ void CudaCoordinationCV::setParticleFunctionParameters(const CoordinationForce& 
     }
 }
 
+double CudaCoordinationCV::squaredLength(double length) const {
+    if (cu.getUseDoublePrecision())
+        return length*length;
+    float rounded = (float) length;
+    return (float) (rounded*rounded);
+}
+
 void CudaCoordinationCV::uploadPairValues(const CoordinationForce& force, const CoordinationSwitching& switching) {
     // Per pair: (w scale, w shift, length, dmax^2) with a cutoff, (w, length) without; the length
     // is 1/r0, or lambda r0 - d0 for Q. The image search must reach the largest cutoff of a pair.
@@ -202,7 +209,7 @@ void CudaCoordinationCV::uploadPairValues(const CoordinationForce& force, const 
         CoordinationSwitching::Pair pair = switching.forPair(k);
         double length = (q ? force.getLambda()*pair.length-force.getD0() : 1.0/pair.length);
         if (cutoff) {
-            values.insert(values.end(), {pair.scale, pair.shift, length, pair.dmax*pair.dmax});
+            values.insert(values.end(), {pair.scale, pair.shift, length, squaredLength(pair.dmax)});
             dmax = max(dmax, pair.dmax);
         }
         else

@@ -215,6 +215,8 @@ inline DEVICE real gradientScale(const PairParams& p) {
 inline DEVICE real switchingFunction(real r2, const PairParams& p, real* g) {
 #if defined(HAS_DMAX) && !defined(USE_R2_ONLY)
     // PLUMED 2.10's values at the ends: 0 from r = dmax on; 1 up to r = d0, which Q alone evaluates.
+    // dmax2 is dmax squared in the precision of the positions (CudaCoordinationCV::squaredLength):
+    // a particle placed at dmax is at dmax here too.
     if (r2 >= p.dmax2) {
         *g = 0;
         return 0;
@@ -260,7 +262,9 @@ inline DEVICE real switchingFunction(real r2, const PairParams& p, real* g) {
     real r = SQRT(r2);
     real x = (r-p.d0)*p.invR0;
   #if SWITCH_TYPE == 8
-    if (x < 0) {
+    // Q evaluates r = d0 itself: tested on r^2, which for a particle placed at d0 equals d0^2
+    // rounded as the positions are (the square root may round either way).
+    if (r2 < p.d0*p.d0) {
   #else
     if (x <= 0) {
   #endif
