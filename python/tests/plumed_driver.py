@@ -183,8 +183,10 @@ class Run(object):
         # DUMPDERIVATIVES of a frame rotated into OpenMM's form: back into the trajectory's orientation
         self.rotation = np.eye(3)
         computed = self.input.getDerivatives
+        self.framePositions = None
         self.input.getDerivatives = lambda context, names, state=None: rotateDerivatives(
-            computed(context, names, state), self.rotation, [self.input.values[name].kind for name in names])
+            computed(context, names, FrameState(context.getState(getPositions=True), self.framePositions)), self.rotation,
+            [self.input.values[name].kind for name in names])
         integrator = openmm.VerletIntegrator(timestep*unit.picoseconds)
         platform = openmm.Platform.getPlatformByName(platformName)
         # The default box is triclinic where any frame's is (CUDA refuses a Context whose box turns
@@ -204,7 +206,8 @@ class Run(object):
             reduced, rotation = openmmBox(box)
             self.rotation = rotation
             context.setPeriodicBoxVectors(*reduced)
-            context.setPositions(positions @ rotation)
+            self.framePositions = positions @ rotation
+            context.setPositions(self.framePositions)
             step = index*stride
             context.setTime(step*timestep)
             self.simulation.currentStep = step
@@ -228,6 +231,24 @@ class Run(object):
 
     def output(self, name):
         return open(os.path.join(self.directory, name)).read()
+
+
+class FrameState:
+    """A Context's State whose positions are the frame's as the trajectory gives them, as PLUMED's driver
+    hands them to PLUMED: for DUMPDERIVATIVES' box derivatives, which PlumedInput.getDerivatives
+    computes on the host from the State's positions. A Context in single precision keeps positions
+    rounded to float (in mixed, to about 48 bits), and a pair placed at D_MAX would lie a rounding
+    inside it there, where the kernels, comparing r^2 with dmax^2 rounded as the positions are, find
+    it at D_MAX (Q's D_0 likewise). Everything else is the State's."""
+
+    def __init__(self, state, positions):
+        self._state, self._positions = state, np.asarray(positions, dtype=float)
+
+    def getPositions(self, asNumpy=False):
+        return unit.Quantity(self._positions if asNumpy else [openmm.Vec3(*p) for p in self._positions], unit.nanometer)
+
+    def __getattr__(self, name):
+        return getattr(self._state, name)
 
 
 def columns(text):
