@@ -15,7 +15,9 @@ import functools
 import os
 
 import numpy as np
+import openmm
 import pytest
+from openmm import unit
 
 from openmmcoordination import plumed
 import float_images
@@ -135,6 +137,46 @@ def test_regtest(folder, platform_config, tmp_path):
         skip = {frames.index(k//perFrame)*perFrame + k % perFrame for k in skip if k//perFrame in frames}
         compared += _compare(fields, rows, head + '\n' + '\n'.join(' '.join(row) for row in kept), skip, rtol)
     assert compared > 0
+
+
+def _boundaryCutoffs(folder):
+    """(dmax, d0, whether Q) of each COORDINATION of an rt20-switch-* input with a finite D_MAX."""
+    system = openmm.System()
+    for _ in range(2):
+        system.addParticle(1.0)
+    system.setDefaultPeriodicBoxVectors(*(10.0*np.eye(3)))
+    inp = plumed.load(os.path.join(driver.DATA, folder, 'plumed.dat'), system, periodic=True)
+    forces = [value.obj for value in inp.values.values() if getattr(value, 'kind', None) == 'coordination']
+    cutoffs = [(f.getDMax().value_in_unit(unit.nanometer), f.getD0().value_in_unit(unit.nanometer),
+                f.getSwitchingFunction() == f.Q) for f in forces]
+    return [c for c in cutoffs if np.isfinite(c[0])]
+
+
+@pytest.mark.parametrize('folder', [f for f in FOLDERS if f.startswith('rt20-switch-') and _boundaryCutoffs(f)])
+def test_float_cutoff_rule_at_the_boundary_frames(folder):
+    """The CUDA kernels' rule in single and mixed precision, emulated in NumPy (float_images: the
+    positions as floats, the displacement and r^2 as pairDelta() computes them, with fused multiply-adds):
+    r^2 >= dmax^2 with dmax^2 rounded as the positions are (CudaCoordinationCV::squaredLength: dmax to
+    float, squared in float), and for Q r^2 < d0^2 the same way, put every frame of switchtraj.xyz on
+    the side of D_MAX (and D_0) where PLUMED's double precision puts it (frame 26 at 2.6 = D_MAX, frame 3
+    at 0.3 = D_0). dmax^2 rounded from double (the kernels' rule before) put frame 26 inside D_MAX."""
+    cutoffs = _boundaryCutoffs(folder)
+    assert cutoffs
+    frames = _frames(folder)
+    for dmax, d0, isQ in cutoffs:
+        dmax2 = np.float32(np.float32(dmax)*np.float32(dmax))
+        d02 = np.float32(np.float32(d0)*np.float32(d0))
+        oldInside = []
+        for index, (box, positions) in enumerate(frames):
+            x, y, z = float_images.kernelDeltas(positions, box, 'single', triclinic=False)[0, 1]
+            r2 = float_images.fma32(z, z, float_images.fma32(x, x, np.float32(np.float32(y)*np.float32(y))))
+            exact = np.linalg.norm(positions[1] - positions[0])
+            assert (r2 < dmax2) == (exact < dmax), (index, exact, dmax)
+            if isQ:
+                assert (r2 < d02) == (exact < d0), (index, exact, d0)
+            oldInside.append(bool(r2 < np.float32(dmax*dmax)) != bool(exact < dmax))
+        assert oldInside[26], 'frame 26: the old rule agreed with PLUMED'
+        assert sum(oldInside) == 1
 
 
 def _rational(n, d0=0.0, dmax=np.inf):
