@@ -66,6 +66,19 @@ def halfWidth(box):
     return 0.5*volume/max(np.linalg.norm(np.cross(b, c)), np.linalg.norm(np.cross(c, a)), np.linalg.norm(np.cross(a, b)))
 
 
+def _squared(real, fma, x, y, z):
+    """r^2 of a displacement as the kernels compute it: z*z + (x*x + y*y), fused where ``fma`` is."""
+    return fma(z, z, fma(x, x, (y*y).astype(real)))
+
+
+def kernelSquare(delta, precision='single', fused=True):
+    """r^2 of displacements ``delta`` (..., 3), float64 numbers of the precision's type (as
+    kernelDeltas gives them), as the kernels compute it, in the precision's type."""
+    real, fma = _operations(precision, fused)
+    d = np.asarray(delta, np.float64).astype(real)
+    return _squared(real, fma, d[..., 0], d[..., 1], d[..., 2])
+
+
 def kernelDeltas(positions, box, precision='single', fused=True, triclinic=True, dmax=np.inf):
     """deltas[i, j]: the displacement from particle i to particle j as pairDelta() computes it (see the
     module's docstring), as float64 numbers. ``box``: rows a, b, c in OpenMM's reduced form;
@@ -88,7 +101,7 @@ def kernelDeltas(positions, box, precision='single', fused=True, triclinic=True,
         d = [fma(-np.floor(fma(d[k], inverse[k], half)).astype(real), vectors[k][k], d[k]) for k in range(3)]
 
     def squared(x, y, z):
-        return fma(z, z, fma(x, x, (y*y).astype(real)))
+        return _squared(real, fma, x, y, z)
 
     d2 = squared(*d)
     width = halfWidth(np.asarray(box, np.float64))
