@@ -239,17 +239,7 @@ KERNEL void evaluateParticleTerms(double* RESTRICT c, real4* RESTRICT listPos, P
  * the counter evaluateParticleTerms() cleared), with the weights in the w of args.listPos: of an item
  * that the first pass read from its home list, only the entries it found within dmax (near, nearCount).
  */
-#ifdef CELL_HALF_BATCHES
-// Four blocks a multiprocessor (64 registers) where the first pass keeps the cell kernels' three: at
-// three this pass ran at 37.5% occupancy, bound by its gradient atomics' L1 and L2 traffic (Nsight
-// Compute, 100,000 particles, H100), and at four its spills lie outside the pair loops (sm_90 SASS;
-// the first pass would spill inside them). docs/cuda-implementation.md, "Per-atom coordination numbers".
-#define HOME_GRADIENT_LAUNCH_BOUNDS __launch_bounds__(TILE, 4)
-#else
-#define HOME_GRADIENT_LAUNCH_BOUNDS
-#endif
-
-KERNEL HOME_GRADIENT_LAUNCH_BOUNDS void computeParticleHomeGradient(CellKernelArguments args, real distancePower,
+KERNEL CELL_LAUNCH_BOUNDS void computeParticleHomeGradient(CellKernelArguments args, real distancePower,
         unsigned int* RESTRICT near, int* RESTRICT nearCount) {
     DEPENDENT_KERNEL_START
     ParticleHomeGradient visitor = {args.params, distancePower, args.sortedAtom, args.flags, args.numSlots, args.forceBuffer,
