@@ -33,7 +33,9 @@ namespace CoordinationPlugin {
  * | COORDINATION_CHAINED_TILES   | 0, 1, 2           | the chain rule of an energy expression in a launch of its own (0), or |
  * |                              |                   | in the tile kernel's launch of a CV with at most one tile a           |
  * |                              |                   | multiprocessor (1), or (2) that with chunks of a CV's short group     |
- * |                              |                   | widened (at most to a tile) where its own give more tiles [1]         |
+ * |                              |                   | widened (at most to a tile) where its own give more tiles [1]; or,    |
+ * |                              |                   | single, as 1 only where the CV is the force's one CV with a pair      |
+ * |                              |                   | kernel (a bias of several: the chain rule in a launch of its own)     |
  */
 struct OPENMM_EXPORT_COORDINATION CudaCoordinationTuning {
     enum ListMode {ListsDefault, ListsOff, ListsAlwaysRebuilt};
@@ -59,6 +61,12 @@ struct OPENMM_EXPORT_COORDINATION CudaCoordinationTuning {
     bool chainedTiles = true;
     /** true lets a CV on tiles take wider chunks of its short group to run the chain rule in its launch. */
     bool widenChainedTiles = false;
+    /**
+     * true (the default) lets a CV on tiles run the chain rule in its launch also where other CVs of the
+     * bias have pair kernels; false (COORDINATION_CHAINED_TILES=single) only where it is the force's one
+     * CV with a pair kernel, so that a bias of several gives the chain rule a launch of its own.
+     */
+    bool chainedTilesAmongCVs = true;
     /**
      * Read the switches from the environment (see the table above).
      *
