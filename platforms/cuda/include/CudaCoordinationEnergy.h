@@ -39,11 +39,8 @@ public:
      *                  (CudaCoordinationTuning::chainedTiles)
      * @param widen     whether a CV on tiles may take wider chunks of its short group for that
      *                  (CudaCoordinationTuning::widenChainedTiles)
-     * @param chainAmong whether a CV on tiles may run it where other CVs have pair kernels too
-     *                   (CudaCoordinationTuning::chainedTilesAmongCVs)
      */
-    CudaCoordinationEnergy(OpenMM::CudaContext& cu, CudaCoordinationLauncher& launcher, int numCVs, bool chain, bool widen,
-            bool chainAmong);
+    CudaCoordinationEnergy(OpenMM::CudaContext& cu, CudaCoordinationLauncher& launcher, int numCVs, bool chain, bool widen);
     ~CudaCoordinationEnergy();
     /**
      * Use an energy expression. Its code compiles at the next compile() where it changed; the
@@ -184,7 +181,7 @@ private:
     OpenMM::CudaContext& cu;
     CudaCoordinationLauncher& launcher;
     int numCVs;
-    bool expression = false, chain, widen, chainAmong;
+    bool expression = false, chain, widen;
     /** The chain rule's part of the next module, where its code changed; the compiled kernel. */
     std::unique_ptr<CudaCoordinationModulePart> pendingPart, compiledPart;
     CUfunction chainRuleKernel;

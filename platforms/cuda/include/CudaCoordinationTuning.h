@@ -30,12 +30,10 @@ namespace CoordinationPlugin {
  * | COORDINATION_CELL_GRID       | rx,ry,rz,run      | a cell grid of that reach and run length (0: chunks) [cost model]      |
  * | COORDINATION_DEPENDENT_LAUNCH| 0, 1              | plain launches (0) or programmatic dependent ones (1) [1 where the    |
  * |                              |                   | GPU takes them: sm_90 and later]                                       |
- * | COORDINATION_CHAINED_TILES   | 0, 1, 2, single   | the chain rule of an energy expression in a launch of its own (0), or |
+ * | COORDINATION_CHAINED_TILES   | 0, 1, 2           | the chain rule of an energy expression in a launch of its own (0), or |
  * |                              |                   | in the tile kernel's launch of a CV with at most one tile a           |
  * |                              |                   | multiprocessor (1), or (2) that with chunks of a CV's short group     |
- * |                              |                   | widened (at most to a tile) where its own give more tiles [1]; or,    |
- * |                              |                   | single, as 1 but in a tile kernel's launch only where its CV is the   |
- * |                              |                   | force's one CV with a pair kernel                                     |
+ * |                              |                   | widened (at most to a tile) where its own give more tiles [1]         |
  */
 struct OPENMM_EXPORT_COORDINATION CudaCoordinationTuning {
     enum ListMode {ListsDefault, ListsOff, ListsAlwaysRebuilt};
@@ -61,12 +59,6 @@ struct OPENMM_EXPORT_COORDINATION CudaCoordinationTuning {
     bool chainedTiles = true;
     /** true lets a CV on tiles take wider chunks of its short group to run the chain rule in its launch. */
     bool widenChainedTiles = false;
-    /**
-     * true (the default) lets a CV on tiles run the chain rule in its launch also where other CVs of the
-     * bias have pair kernels; false (COORDINATION_CHAINED_TILES=single) only where it is the force's one
-     * CV with a pair kernel, so that a bias of several gives the chain rule a launch of its own.
-     */
-    bool chainedTilesAmongCVs = true;
     /**
      * Read the switches from the environment (see the table above).
      *

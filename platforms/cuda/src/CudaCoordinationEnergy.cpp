@@ -23,8 +23,7 @@ static const int NoSlot = numeric_limits<int>::max();
 static const int ChainedTilesPerMultiprocessor = 1;
 
 CudaCoordinationEnergy::CudaCoordinationEnergy(CudaContext& cu, CudaCoordinationLauncher& launcher, int numCVs, bool chain,
-        bool widen, bool chainAmong) : cu(cu), launcher(launcher), numCVs(numCVs), chain(chain), widen(widen), chainAmong(chainAmong),
-        distances(cu) {
+        bool widen) : cu(cu), launcher(launcher), numCVs(numCVs), chain(chain), widen(widen), distances(cu) {
     barrier.initialize<unsigned int>(cu, 2, "coordinationBarrier");
     barrier.upload(vector<unsigned int>(2, 0));
     sums.initialize<double>(cu, 2*numCVs, "coordinationSums");
@@ -132,12 +131,7 @@ void CudaCoordinationEnergy::compile(const vector<CudaCoordinationCV*>& cvs) {
     for (int k = 0; k < cvs.size(); k++)
         if (cvs[k] != NULL)
             cvs[k]->setChainedTileLimit(widen ? maxTiles : 0);
-    // Where other CVs have pair kernels, a chained tile launch scatters their gradients after its grid
-    // barrier; chainAmong false leaves that to applyChainRule's own launch (CudaCoordinationTuning::chainedTilesAmongCVs).
-    int pairCVs = 0;
-    for (int k = 0; k < cvs.size(); k++)
-        pairCVs += (cvs[k] != NULL ? 1 : 0);
-    for (int k = 0; k < cvs.size() && family == P::TileKernels && (pairCVs == 1 || chainAmong); k++)
+    for (int k = 0; k < cvs.size() && family == P::TileKernels; k++)
         if (cvs[k] != NULL && expression && chain && cvs[k]->takesTiles() && cvs[k]->getNumChainedTiles() <= maxTiles &&
                 (chained < 0 || cvs[k]->getNumChainedTiles() < cvs[chained]->getNumChainedTiles()))
             chained = k;

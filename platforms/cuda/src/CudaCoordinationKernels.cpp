@@ -41,8 +41,7 @@ void CudaCalcCoordinationForceKernel::initialize(const System& system, const Coo
     tuning = CudaCoordinationTuning::fromEnvironment();
     launcher.reset(new CudaCoordinationLauncher(cu, tuning.dependentLaunch));
     cv.reset(new CudaCoordinationCV(cu, force, tuning, *launcher));
-    energy.reset(new CudaCoordinationEnergy(cu, *launcher, 1, tuning.chainedTiles, tuning.widenChainedTiles,
-            tuning.chainedTilesAmongCVs));
+    energy.reset(new CudaCoordinationEnergy(cu, *launcher, 1, tuning.chainedTiles, tuning.widenChainedTiles));
     setParameters(force);
 }
 
@@ -168,8 +167,7 @@ void CudaCalcCoordinationBiasForceKernel::initialize(const System& system, const
         owned.emplace_back(new CudaCoordinationCV(cu, force.getCollectiveVariable(k), tuning, *launcher));
         cvs.push_back(owned.back().get());
     }
-    energy.reset(new CudaCoordinationEnergy(cu, *launcher, cvs.size(), tuning.chainedTiles, tuning.widenChainedTiles,
-            tuning.chainedTilesAmongCVs));
+    energy.reset(new CudaCoordinationEnergy(cu, *launcher, cvs.size(), tuning.chainedTiles, tuning.widenChainedTiles));
     setParameters(force);
 }
 

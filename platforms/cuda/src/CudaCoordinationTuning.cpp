@@ -72,12 +72,11 @@ CudaCoordinationTuning CudaCoordinationTuning::fromEnvironment() {
     else if (value != "")
         invalid("COORDINATION_DEPENDENT_LAUNCH", "0 or 1", value);
     value = variable("COORDINATION_CHAINED_TILES");
-    if (value == "0" || value == "1" || value == "2" || value == "single") {
+    if (value == "0" || value == "1" || value == "2") {
         tuning.chainedTiles = (value != "0");
         tuning.widenChainedTiles = (value == "2");
-        tuning.chainedTilesAmongCVs = (value != "single");
     }
     else if (value != "")
-        invalid("COORDINATION_CHAINED_TILES", "0, 1, 2 or single", value);
+        invalid("COORDINATION_CHAINED_TILES", "0, 1 or 2", value);
     return tuning;
 }

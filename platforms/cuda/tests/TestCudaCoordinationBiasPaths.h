@@ -13,18 +13,13 @@ struct BiasImplAccess : public CoordinationBiasForce {
     }
 };
 
-/** Evaluate a bias in a new Context and return the paths its CVs took. */
-static string biasPaths(System& system, CoordinationBiasForce& bias, const vector<Vec3>& positions) {
+/** Evaluate a bias in a new Context and assert that each CV took the path named in parts. */
+static void assertBiasPaths(System& system, CoordinationBiasForce& bias, const vector<Vec3>& positions, const vector<string>& parts) {
     VerletIntegrator integrator(0.001);
     Context context(system, integrator, platform, properties);
     context.setPositions(positions);
     context.getState(State::Energy | State::Forces);
-    return BiasImplAccess::get(bias, context).getKernel().getAs<CudaCalcCoordinationBiasForceKernel>().describeLastEvaluation();
-}
-
-/** Evaluate a bias in a new Context and assert that each CV took the path named in parts. */
-static void assertBiasPaths(System& system, CoordinationBiasForce& bias, const vector<Vec3>& positions, const vector<string>& parts) {
-    string paths = biasPaths(system, bias, positions);
+    string paths = BiasImplAccess::get(bias, context).getKernel().getAs<CudaCalcCoordinationBiasForceKernel>().describeLastEvaluation();
     cout << "    " << paths << endl;
     for (const string& part : parts)
         if (paths.find(part) == string::npos)
@@ -59,28 +54,7 @@ void testBiasCellsAgainstReference() {
     compareBiasWithReference(system, bias, positions);
 }
 
-/**
- * With several CVs of pair kernels, the chain rule runs by default in the launch of the CV on tiles
- * (10 x 1,000: 4 tiles), and in a launch of its own with COORDINATION_CHAINED_TILES=single; both agree
- * with Reference.
- */
-void testBiasChainedTilesAmongCVs() {
-    System system;
-    vector<Vec3> positions;
-    Vec3 box[3];
-    CoordinationBiasForce* bias = largeBias(system, positions, box, 2000, 4.0);
-    for (string value : {"", "single"}) {
-        ScopedEnvironment chained("COORDINATION_CHAINED_TILES", value);
-        string paths = biasPaths(system, *bias, positions);
-        cout << "    COORDINATION_CHAINED_TILES='" << value << "': " << paths << endl;
-        ASSERT(paths.find("tiles: kernel=tiles") != string::npos);
-        ASSERT_EQUAL(value.empty(), paths.find("chainRule=chained") != string::npos);
-        compareBiasWithReference(system, bias, positions);
-    }
-}
-
 void runCudaBiasPathTests() {
     RUN_TEST(testBiasPathPerCV);
     RUN_TEST(testBiasCellsAgainstReference);
-    RUN_TEST(testBiasChainedTilesAmongCVs);
 }
