@@ -21,7 +21,9 @@ path); peer-1, peer-100, peer-self, peer-1000 (CustomNonbondedForce inside Custo
 section's per-atom case: MoreThan of every O's coordination, restrained); bias-2, bias-3
 (CoordinationBiasForce over the 1 O, 100 O and, for 3, 1,000 O CVs); extern-1 (OpenMM's own smallest force: a
 CustomExternalForce on one oxygen, which OpenMM evaluates in the bonded kernel it launches anyway: no launch added,
-what a launch-free force costs the step); latency (1 x 1,000 pairs in a
+what a launch-free force costs the step); extern-all (the same on every oxygen: 7,894 entries in the bonded kernel);
+bare-1, bare-100, bare-self (the CV as its own energy, no expression: one pair launch with the forces straight, no
+chain rule); bare-2 (the 1 O and 100 O CVs as two such forces); latency (1 x 1,000 pairs in a
 System of its own, as benchmark.py's latency section). A case may name tuning switches after an
 @, as ccv-self@COORDINATION_LIST_KIND=homes (set while its Context is created; a value may hold
 commas: fast-self@COORDINATION_CELL_GRID=2,2,1,0,plain is two cases). Each case's
@@ -109,6 +111,24 @@ def external_force(atom):
     return force
 
 
+def external_forces(atoms):
+    """One CustomExternalForce on every atom given: one entry each in OpenMM's bonded kernel (no launch of its own)."""
+    force = mm.CustomExternalForce('1e-6*x')
+    for atom in atoms:
+        force.addParticle(atom, [])
+    return force
+
+
+def adding_all(forces):
+    """A build for MdRun that adds each force, as adding() adds one."""
+    builds = [adding(force) for force in forces]
+
+    def build(system):
+        for one in builds:
+            one(system)
+    return build
+
+
 def bias(cvs):
     from openmmcoordination import CoordinationBiasForce
     force = CoordinationBiasForce(' + '.join('0.5*k*(c%d-1)^2' % (i + 1) for i in range(len(cvs))))
@@ -135,6 +155,10 @@ def builds(oxygens, numParticles):
         cases['peer-' + key] = lambda key=key: adding(in_cv_force(peer(key)))
     cases['peratom'] = lambda: adding(restrained(per_atom_cv(oxygens)))
     cases['extern-1'] = lambda: adding(external_force(oxygens[0]))
+    cases['extern-all'] = lambda: adding(external_forces(oxygens))
+    for key in ('1', '100', 'self'):
+        cases['bare-' + key] = lambda key=key: adding(ours(key))
+    cases['bare-2'] = lambda: adding_all([ours('1'), ours('100')])
     cases['bias-2'] = lambda: adding(bias([ours('1'), ours('100')]))
     cases['bias-3'] = lambda: adding(bias([ours('1'), ours('100'), ours('1000')]))
     return cases

@@ -181,6 +181,10 @@ public:
     void checkPositions(const CudaCoordinationChecks& checks);
     /** The particle of a slot (group A, then group B). */
     int getParticle(int slot) const;
+    /** The number of slots: the particles of group A, then those of group B. */
+    int getNumSlots() const {
+        return numSlots;
+    }
     /** Count the pair distances into counts (numBins bins up to maxDistance), adding to what is there. */
     void launchHistogram(OpenMM::CudaArray& counts, int numBins, double maxDistance);
     /**

@@ -1,6 +1,7 @@
 #ifndef CUDA_COORDINATION_ENERGY_H_
 #define CUDA_COORDINATION_ENERGY_H_
 
+#include "CudaCoordinationBondedChainRule.h"
 #include "CudaCoordinationCV.h"
 #include "CudaCoordinationDistances.h"
 #include "CudaCoordinationLauncher.h"
@@ -75,6 +76,16 @@ public:
     bool hasExpression() const {
         return expression;
     }
+    /**
+     * Let OpenMM's bonded kernel add -dE/dcv_k times the CVs' gradients to the forces
+     * (CudaCoordinationBondedChainRule), where they have few enough slots: then a CV on tiles runs
+     * the chain rule in its own launch (computeCoordinationTilesChained(), kernels/chained.cu). Call
+     * once, from the kernel's initialize().
+     *
+     * @param cvs         the CVs, in the order of the expression's (NULL: a distance)
+     * @param forceGroup  the force group of the owning force
+     */
+    void addBondedChainRule(const std::vector<CudaCoordinationCV*>& cvs, int forceGroup);
     /** Compile, in one module, what the CVs and the expression need and have not compiled yet. */
     void compile(const std::vector<CudaCoordinationCV*>& cvs);
     /** Upload the global parameters whose values in the Context changed. */
@@ -110,9 +121,10 @@ public:
      * forces), with the check of the positions where the energy is read, then the chain rule.
      * Where a CV is a particle function on the neighbour lists, its gradient pass runs the chain
      * rule too (computeParticleListGradientChained(), kernels/chainedparticles.cu); else where a CV
-     * takes tiles with at most one a multiprocessor (of several, the one with the fewest), its tile
-     * kernel and the chain rule are one cooperative launch (computeCoordinationTilesChained(),
-     * kernels/chained.cu); otherwise the chain rule is a launch of its own (applyChainRule()).
+     * takes tiles (of several, the one with the fewest) and the bonded kernel takes the gradients
+     * (addBondedChainRule()), its tile kernel's last block evaluates the chain rule and the bonded
+     * kernel adds the forces (computeCoordinationTilesChained(), kernels/chained.cu); otherwise the
+     * chain rule is a launch of its own (applyChainRule()).
      *
      * @param cvs         the CVs, in the order of the expression's
      * @param gradient    whether to add the forces
@@ -157,7 +169,7 @@ private:
     std::vector<char> getChainRuleTargets(const std::vector<CudaCoordinationCV*>& cvs, int skip, int& slots);
     /** Launch applyChainRule(): E and every dE/dcv_k from the sums of this evaluation, after the CVs' pair kernels. */
     void launchChainRule(const std::vector<CudaCoordinationCV*>& cvs, int flags);
-    /** Launch computeCoordinationTilesChained() for CV chainedIndex, if it takes its tiles now and they fit; false if not launched. */
+    /** Launch computeCoordinationTilesChained() for CV chainedIndex, if it takes its tiles now; false if not launched. */
     bool launchChained(const std::vector<CudaCoordinationCV*>& cvs, int flags);
     /**
      * Launch CV chainedIndex, a particle function, with its gradient pass and the chain rule in one
@@ -187,14 +199,14 @@ private:
     CUfunction chainRuleKernel;
     /**
      * The kernel of a CV chained with the chain rule, the CV it computes (-1: none) and its family
-     * (CudaCoordinationProgram::TileKernels or ParticleListKernels); for tiles the blocks that fit
-     * on the GPU at once, whether the driver refused its cooperative launch, and the count of its
-     * grid barrier (kernels/chained.cu).
+     * (CudaCoordinationProgram::TileKernels or ParticleListKernels); for tiles the count of the
+     * blocks that have added their sums (kernels/chained.cu).
      */
     CUfunction chainedKernel;
-    int chainedIndex = -1, chainedFamily = 0, chainedCapacity = 0;
-    bool cooperativeRefused = false;
-    OpenMM::CudaArray barrier;
+    int chainedIndex = -1, chainedFamily = 0;
+    OpenMM::CudaArray blocksDone;
+    /** The chain rule's last step in OpenMM's bonded kernel (addBondedChainRule()), or NULL. */
+    std::unique_ptr<CudaCoordinationBondedChainRule> bonded;
     std::vector<std::string> cvNames, globalNames;
     std::vector<double> globalValues;
     /** The distance CVs (setDistances()) and their particles on the device. */

@@ -30,18 +30,6 @@ public:
      * @param blockSize  the threads of a block
      */
     void launch(CUfunction kernel, void** arguments, long long blocks, int blockSize);
-    /**
-     * Launch a kernel whose blocks wait for each other (kernels/chained.cu) as a cooperative
-     * launch, which the driver starts only with all its blocks resident at once; as a programmatic
-     * dependent launch too where launch() makes those. Returns false, launching nothing, where the
-     * driver refuses it (too many blocks, or no cooperative launches here).
-     *
-     * @param kernel     the kernel
-     * @param arguments  its arguments
-     * @param blocks     the number of blocks (at least 1)
-     * @param blockSize  the threads of a block
-     */
-    bool launchCooperative(CUfunction kernel, void** arguments, int blocks, int blockSize);
     /** Whether the launches are programmatic dependent launches (so far: none refused). */
     bool usesDependentLaunches() const {
         return !dependentLaunchFailed;

@@ -120,6 +120,11 @@ public:
     /** The kernel that runs a CV's pass and the chain rule in one launch, for a family getChainedPart() takes. */
     static std::string getChainedKernelName(int family);
     /**
+     * The prefix code of OpenMM's bonded kernel for CudaCoordinationBondedChainRule: kernels/energy.cu
+     * and kernels/bondedchainrule.cu in the namespace CoordinationBondedChainRule, their macros undefined after it.
+     */
+    static std::string getBondedChainRuleSource();
+    /**
      * One module's source from several parts: each part in a namespace of its own, after its
      * defines and before their #undef (and that of every macro its source defines), its kernels
      * renamed to name_i for part i (getKernelName()). createModule() compiles it without defines.

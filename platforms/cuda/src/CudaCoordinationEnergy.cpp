@@ -13,19 +13,11 @@ using namespace OpenMM;
 using namespace std;
 
 static const int NoSlot = numeric_limits<int>::max();
-// The most tiles a multiprocessor of a CV whose tile kernel runs the chain rule in its launch
-// (kernels/chained.cu). H100, mixed precision, MD steps of the md section's water box: 100 O (217
-// tiles on 132 multiprocessors) took 0.1884-0.1908 ms a step chained against 0.1765-0.1785 with the
-// chain rule in a launch of its own; 1 O (31 tiles) 0.1804-0.1855 against 0.1807-0.1906; the
-// latency System (1 x 1,000 pairs, 4 tiles, host-bound) 17.5-17.7 against 20.7-22.3 us a step.
-// With COORDINATION_CHAINED_TILES=2, 100 O in 124 tiles of 32 O chained: 0.1899 against 0.1889 ms
-// (medians of 10 interleaved rounds, each spread over 0.013-0.02 ms; docs/cuda-implementation.md).
-static const int ChainedTilesPerMultiprocessor = 1;
 
 CudaCoordinationEnergy::CudaCoordinationEnergy(CudaContext& cu, CudaCoordinationLauncher& launcher, int numCVs, bool chain,
         bool widen) : cu(cu), launcher(launcher), numCVs(numCVs), chain(chain), widen(widen), distances(cu) {
-    barrier.initialize<unsigned int>(cu, 2, "coordinationBarrier");
-    barrier.upload(vector<unsigned int>(2, 0));
+    blocksDone.initialize<unsigned int>(cu, 1, "coordinationBlocksDone");
+    blocksDone.upload(vector<unsigned int>(1, 0));
     sums.initialize<double>(cu, 2*numCVs, "coordinationSums");
     sums.upload(vector<double>(2*numCVs, 0.0));
     state.initialize<double>(cu, stateSize(), "coordinationState");
@@ -112,12 +104,19 @@ void CudaCoordinationEnergy::clearExpression() {
     pendingPart.reset();
 }
 
+void CudaCoordinationEnergy::addBondedChainRule(const vector<CudaCoordinationCV*>& cvs, int forceGroup) {
+    bonded.reset(new CudaCoordinationBondedChainRule(cu, cvs, state, forceGroup));
+}
+
 void CudaCoordinationEnergy::compile(const vector<CudaCoordinationCV*>& cvs) {
     typedef CudaCoordinationProgram P;
+    // Buffers may have been reallocated (CudaCoordinationCV::setParameters()).
+    if (bonded)
+        bonded->setTargets(cvs, expression);
     // The CV whose pass runs the chain rule in its launch: a particle function on the neighbour lists
-    // (kernels/chainedparticles.cu: its gradient pass, which starts with F complete), else of the CVs
-    // that take tiles the one with the fewest, where they are at most one a multiprocessor
-    // (kernels/chained.cu, ChainedTilesPerMultiprocessor).
+    // (kernels/chainedparticles.cu: its gradient pass, which starts with F complete), else, where
+    // the bonded kernel takes the gradients, of the CVs that take tiles the one with the fewest
+    // (kernels/chained.cu).
     int chained = -1, family = P::TileKernels, multiprocessors = 0;
     cuDeviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu.getDevice());
     // (A distance, NULL among the CVs, has no kernels: the chain rule computes it.)
@@ -126,13 +125,13 @@ void CudaCoordinationEnergy::compile(const vector<CudaCoordinationCV*>& cvs) {
             chained = k;
             family = P::ParticleListKernels;
         }
-    // A CV of two groups whose own chunks of the short group give more tiles may take wider ones for it.
-    int maxTiles = ChainedTilesPerMultiprocessor*multiprocessors;
+    // A CV of two groups whose own chunks of the short group give more tiles than multiprocessors may take wider ones for it.
     for (int k = 0; k < cvs.size(); k++)
         if (cvs[k] != NULL)
-            cvs[k]->setChainedTileLimit(widen ? maxTiles : 0);
+            cvs[k]->setChainedTileLimit(widen ? multiprocessors : 0);
+    bool bondedGradients = (bonded && bonded->covers());
     for (int k = 0; k < cvs.size() && family == P::TileKernels; k++)
-        if (cvs[k] != NULL && expression && chain && cvs[k]->takesTiles() && cvs[k]->getNumChainedTiles() <= maxTiles &&
+        if (cvs[k] != NULL && expression && chain && bondedGradients && cvs[k]->takesTiles() &&
                 (chained < 0 || cvs[k]->getNumChainedTiles() < cvs[chained]->getNumChainedTiles()))
             chained = k;
     // Its family compiles with the chain rule where either is new; a chained kernel compiled
@@ -164,13 +163,6 @@ void CudaCoordinationEnergy::compile(const vector<CudaCoordinationCV*>& cvs) {
         compiledPart = move(pendingPart);
     if (rechain) {
         chainedKernel = cu.getKernel(module, P::getKernelName(P::getChainedKernelName(family), chainRulePart));
-        if (family == P::TileKernels) {
-            // All blocks of a chained tile launch are resident at once (a cooperative launch): one a tile, at most as many as fit.
-            cuFuncSetAttribute(chainedKernel, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, CU_SHAREDMEM_CARVEOUT_MAX_SHARED);
-            int perMultiprocessor = 0;
-            cuOccupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, chainedKernel, cvs[chained]->getTileThreads(), 0);
-            chainedCapacity = perMultiprocessor*multiprocessors;
-        }
         chainedIndex = chained;
         chainedFamily = family;
     }
@@ -246,40 +238,34 @@ void CudaCoordinationEnergy::evaluate(const vector<CudaCoordinationCV*>& cvs, bo
     if (chainedIndex >= 0 && chainedFamily == CudaCoordinationProgram::ParticleListKernels) {
         if (!launchChainedParticles(cvs, flags, chainFlags))
             launchChainRule(cvs, chainFlags);
-        return;
     }
-    if (chainedIndex >= 0 && launchChained(cvs, chainFlags))
-        return;
-    if (chainedIndex >= 0)
-        cvs[chainedIndex]->launch(flags, getSum(chainedIndex), 0, 0, getChecks(chainedIndex, energy, energy));
-    launchChainRule(cvs, chainFlags);
+    else if (chainedIndex < 0 || !launchChained(cvs, chainFlags)) {
+        if (chainedIndex >= 0)
+            cvs[chainedIndex]->launch(flags, getSum(chainedIndex), 0, 0, getChecks(chainedIndex, energy, energy));
+        launchChainRule(cvs, chainFlags);
+    }
+    // Where this evaluation left the gradients (the cell kernel's order may be new) for the bonded kernel.
+    if (bonded)
+        bonded->setTargets(cvs, true);
 }
 
 bool CudaCoordinationEnergy::launchChained(const vector<CudaCoordinationCV*>& cvs, int flags) {
     CudaCoordinationCV& cv = *cvs[chainedIndex];
     int tiles = cv.getChainableTiles();
-    if (tiles == 0 || tiles > chainedCapacity || cooperativeRefused)
+    if (tiles == 0)
         return false;
-    int slots;
-    vector<char> targets = getChainRuleTargets(cvs, chainedIndex, slots);
-    // Blocks beyond the tiles where the other CVs' gradients have more entries than the tiles have
-    // threads (a third CV: 15,788 entries against 31 tiles of 256 threads), one entry a thread.
-    int threads = cv.getTileThreads(), blocks = max(tiles, min(chainedCapacity, (slots+threads-1)/threads));
     bool energy = (flags & CudaCoordinationCV::ExpressionEnergy) != 0;
     CudaCoordinationChecks checks = getChecks(chainedIndex, energy, energy);
     CUdeviceptr sum = getSum(0);
     CUdeviceptr nextSum = sums.getDevicePointer()+(1-sumParity)*numCVs*sizeof(double);
     vector<void*> args = cv.getTileArguments(flags, true);
-    args.insert(args.end(), {targets.data(), &chainedIndex, &sum, &nextSum, &state.getDevicePointer(),
-            &cu.getEnergyBuffer().getDevicePointer(), &globals.getDevicePointer(), &barrier.getDevicePointer(), &alarmOnDevice,
-            &checks.invalidSlot, &checks.energyBuffer, &distances.getAtoms().getDevicePointer()});
+    args.insert(args.end(), {&chainedIndex, &sum, &nextSum, &state.getDevicePointer(), &cu.getEnergyBuffer().getDevicePointer(),
+            &globals.getDevicePointer(), &blocksDone.getDevicePointer(), &alarmOnDevice, &checks.invalidSlot, &checks.energyBuffer,
+            &distances.getAtoms().getDevicePointer()});
     for (auto& table : tables)
         args.push_back(&table->getDevicePointer());
-    if (!launcher.launchCooperative(chainedKernel, args.data(), blocks, threads)) {
-        // The driver refuses cooperative launches here (as some MPS setups may): separate launches from now on.
-        cooperativeRefused = true;
-        return false;
-    }
+    // One block a tile; no block waits for another, so any number of them.
+    launcher.launch(chainedKernel, args.data(), tiles, cv.getTileThreads());
     cv.setChained();
     // The next evaluation adds to the other sums, which this launch clears.
     sumParity = 1-sumParity;

@@ -42,6 +42,9 @@ void CudaCalcCoordinationForceKernel::initialize(const System& system, const Coo
     launcher.reset(new CudaCoordinationLauncher(cu, tuning.dependentLaunch));
     cv.reset(new CudaCoordinationCV(cu, force, tuning, *launcher));
     energy.reset(new CudaCoordinationEnergy(cu, *launcher, 1, tuning.chainedTiles, tuning.widenChainedTiles));
+    // A CV that is its own energy has no gradient buffer for the bonded kernel to read.
+    if (!CoordinationExpression::isEnergyTheCV(force))
+        energy->addBondedChainRule({cv.get()}, force.getForceGroup());
     setParameters(force);
 }
 
@@ -168,6 +171,7 @@ void CudaCalcCoordinationBiasForceKernel::initialize(const System& system, const
         cvs.push_back(owned.back().get());
     }
     energy.reset(new CudaCoordinationEnergy(cu, *launcher, cvs.size(), tuning.chainedTiles, tuning.widenChainedTiles));
+    energy->addBondedChainRule(cvs, force.getForceGroup());
     setParameters(force);
 }
 

@@ -32,25 +32,3 @@ void CudaCoordinationLauncher::launch(CUfunction kernel, void** arguments, long 
     if (result != CUDA_SUCCESS)
         throw OpenMMException("CoordinationForce: launching a kernel failed (CUDA error "+to_string((int) result)+")");
 }
-
-bool CudaCoordinationLauncher::launchCooperative(CUfunction kernel, void** arguments, int blocks, int blockSize) {
-    CUlaunchAttribute attributes[2];
-    attributes[0].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-    attributes[0].value.cooperative = 1;
-    attributes[1].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    attributes[1].value.programmaticStreamSerializationAllowed = 1;
-    CUlaunchConfig config = {};
-    config.gridDimX = (unsigned int) max(1, blocks);
-    config.gridDimY = config.gridDimZ = 1;
-    config.blockDimX = blockSize;
-    config.blockDimY = config.blockDimZ = 1;
-    config.hStream = cu.getCurrentStream();
-    config.attrs = attributes;
-    // With both attributes where dependent launches serve, else (or where that is refused) cooperative alone.
-    for (int numAttributes = (dependentLaunchFailed ? 1 : 2); numAttributes > 0; numAttributes--) {
-        config.numAttrs = numAttributes;
-        if (cuLaunchKernelEx(&config, kernel, arguments, NULL) == CUDA_SUCCESS)
-            return true;
-    }
-    return false;
-}

@@ -170,6 +170,11 @@ string CudaCoordinationProgram::getChainedKernelName(int family) {
     return (family == ParticleListKernels ? "computeParticleListGradientChained" : "computeCoordinationTilesChained");
 }
 
+string CudaCoordinationProgram::getBondedChainRuleSource() {
+    return "namespace CoordinationBondedChainRule {\n"+getSource(CudaCoordinationKernelSources::files, {"energy", "bondedchainrule"})+
+            "}\n#undef GRADIENT_FIXED_POINT_UNIT\n";
+}
+
 CudaCoordinationModulePart CudaCoordinationProgram::getSplinePart() {
     CudaCoordinationModulePart part;
     part.source = getSource(CudaCoordinationKernelSources::files, {"spline"});

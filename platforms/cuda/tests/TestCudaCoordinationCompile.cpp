@@ -11,6 +11,7 @@
 
 #include "CudaCoordinationCV.h"
 #include "CudaCoordinationDistances.h"
+#include "CudaCoordinationBondedChainRule.h"
 #include "CudaCoordinationProgram.h"
 #include "CoordinationSpline.h"
 #include "CoordinationBiasForce.h"
@@ -194,16 +195,8 @@ static string cellArgumentsLayout(int index) {
     return check.str();
 }
 
-/** Compile the module of some parts with NVRTC and check that it holds each part's kernels (renamed) and no others. */
-static void compileModule(ComputeContext& context, const vector<CudaCoordinationModulePart>& parts, const string& precision,
-        bool triclinic, const string& label) {
-    string src = prelude(precision, triclinic)+CudaCoordinationProgram::assemble(parts, context);
-    if (!dumpPrefix.empty())
-        ofstream(dumpPrefix+label+"-"+precision+".cu") << src;
-    for (int i = 0; i < parts.size(); i++)
-        for (const string& kernel : parts[i].kernels)
-            if (kernel == "computeCoordinationCells" || kernel == "computeCoordinationCellValues")
-                src += (precision == "double" ? cellArgumentsLayout<double, double4>(i) : cellArgumentsLayout<float, float4>(i));
+/** The PTX of a source compiled with NVRTC with createModule's options; throws with NVRTC's log where it fails. */
+static string compileWithNvrtc(const string& src, const string& what) {
     nvrtcProgram nvrtc;
     if (nvrtcCreateProgram(&nvrtc, src.c_str(), NULL, 0, NULL, NULL) != NVRTC_SUCCESS)
         throw OpenMMException("nvrtcCreateProgram failed");
@@ -222,7 +215,21 @@ static void compileModule(ComputeContext& context, const vector<CudaCoordination
     }
     nvrtcDestroyProgram(&nvrtc);
     if (result != NVRTC_SUCCESS)
-        throw OpenMMException("NVRTC failed for "+label+" ("+precision+"):\n"+log);
+        throw OpenMMException("NVRTC failed for "+what+":\n"+log);
+    return ptx;
+}
+
+/** Compile the module of some parts with NVRTC and check that it holds each part's kernels (renamed) and no others. */
+static void compileModule(ComputeContext& context, const vector<CudaCoordinationModulePart>& parts, const string& precision,
+        bool triclinic, const string& label) {
+    string src = prelude(precision, triclinic)+CudaCoordinationProgram::assemble(parts, context);
+    if (!dumpPrefix.empty())
+        ofstream(dumpPrefix+label+"-"+precision+".cu") << src;
+    for (int i = 0; i < parts.size(); i++)
+        for (const string& kernel : parts[i].kernels)
+            if (kernel == "computeCoordinationCells" || kernel == "computeCoordinationCellValues")
+                src += (precision == "double" ? cellArgumentsLayout<double, double4>(i) : cellArgumentsLayout<float, float4>(i));
+    string ptx = compileWithNvrtc(src, label+" ("+precision+")");
     // The kernels asked for are there, and no others.
     vector<string> all = CudaCoordinationProgram::getKernelNames(CudaCoordinationProgram::AllKernels);
     all.push_back("applyChainRule");
@@ -335,6 +342,36 @@ static CoordinationForce* biasCV(int index, bool periodic) {
 }
 
 /**
+ * The chain rule's interaction in OpenMM's bonded kernel (CudaCoordinationBondedChainRule), in a
+ * kernel of the shape BondedUtilities generates: its prefix code, then a loop over one-particle
+ * "bonds" with index, atom1 and pos1, the interaction's code, and the force added to atom1.
+ */
+static void compileBondedChainRule(const string& precision) {
+    stringstream src;
+    src << prelude(precision, false) << "#define PADDED_NUM_ATOMS 32\n" << CudaCoordinationProgram::getBondedChainRuleSource();
+    src << "KERNEL void computeBondedForces(GLOBAL mm_ulong* RESTRICT forceBuffer, GLOBAL mixed* RESTRICT energyBuffer, "
+           "GLOBAL const real4* RESTRICT posq, int groups, GLOBAL const unsigned int* RESTRICT atomIndices0_0, "
+           "GLOBAL long long* customArg1, GLOBAL double* customArg2) {\n"
+           "mixed energy = 0;\n"
+           "for (unsigned int index = GLOBAL_ID; index < 10; index += GLOBAL_SIZE) {\n"
+           "    unsigned int atoms0 = atomIndices0_0[index];\n"
+           "    unsigned int atom1 = atoms0;\n"
+           "    real4 pos1 = posq[atom1];\n"
+        << CudaCoordinationBondedChainRule::getInteractionSource("customArg1", "customArg2", 1, 2)
+        << "    ATOMIC_ADD(&forceBuffer[atom1], (mm_ulong) realToFixedPoint(force1.x));\n"
+           "    ATOMIC_ADD(&forceBuffer[atom1+PADDED_NUM_ATOMS], (mm_ulong) realToFixedPoint(force1.y));\n"
+           "    ATOMIC_ADD(&forceBuffer[atom1+PADDED_NUM_ATOMS*2], (mm_ulong) realToFixedPoint(force1.z));\n"
+           "    MEM_FENCE;\n"
+           "}\n"
+           "energyBuffer[GLOBAL_ID] += energy;\n"
+           "}\n";
+    if (!dumpPrefix.empty())
+        ofstream(dumpPrefix+"bonded-chain-rule-"+precision+".cu") << src.str();
+    compileWithNvrtc(src.str(), "the bonded chain rule ("+precision+")");
+    cout << "  compiled the bonded kernel's chain rule (" << precision << ")" << endl;
+}
+
+/**
  * CoordinationSpline's coefficients against ExpressionUtilities::computeFunctionCoefficients of
  * the OpenMM this test links (the layout its generated code reads), to float rounding.
  */
@@ -388,6 +425,7 @@ int main(int argc, char* argv[]) {
         vector<int> a = {0, 1, 2, 3, 4, 5}, b = {5, 6, 7, 8, 9, 10};
         int count = 0;
         for (string precision : {"single", "mixed", "double"}) {
+            compileBondedChainRule(precision);
             // Every switching type, rotating through the modes, boxes, energies and tile kernels so that each appears.
             for (int type = CoordinationForce::Rational; type <= CoordinationForce::Q; type++) {
                 CoordinationForce force;

@@ -27,7 +27,7 @@ KERNEL void computeParticleListGradientChained(const real4* RESTRICT posq, const
     __shared__ double derivatives[NUM_CVS];
     DEPENDENT_KERNEL_START
     loadImageShifts(shifts, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
-    evaluateChainRule(cvSums, nextCvSums, chainFlags, state, energyBuffer, globals, alarm, derivatives, posq, periodicBoxSize,
+    evaluateChainRule(blockIdx.x == 0, cvSums, nextCvSums, chainFlags, state, energyBuffer, globals, alarm, derivatives, posq, periodicBoxSize,
             invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, distanceAtoms, forceBuffer ENERGY_TABLE_ARGUMENTS);
     scatterChainRule(targets, chainFlags, derivatives, chainedCV, forceBuffer);
     particleListGradientPass(posq, sortedAtom, cellStart, grid, listPos, listSlot, entries, listCount, numParticles, capacity,

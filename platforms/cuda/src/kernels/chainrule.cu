@@ -110,13 +110,13 @@ inline DEVICE void updateCVStatistics(const double* cv, double* RESTRICT statist
  * E and every dE/dcv_k from the sums the pair kernels accumulated (cvSums, read from L2: in a
  * chained launch other blocks of the same launch added them) and the distance CVs (DISTANCE_CVS,
  * computed here from posq, by thread 0 of each block: no launch of their own): thread 0 of each
- * block evaluates them into derivatives[] (shared, valid in every thread on return); block 0
- * stores the CVs and dE/dcv_k in state, adds E to the energy buffer (EXPRESSION_ENERGY), adds the
+ * block that calls it evaluates them into derivatives[] (shared, valid in every thread on return); the
+ * leader (one block of the launch) stores the CVs and dE/dcv_k in state, adds E to the energy buffer (EXPRESSION_ENERGY), adds the
  * distances' forces (GRADIENT), adds the CVs to their running statistics (CV_STATISTICS: the first
  * evaluation of an MD step, which the host tells from the Context's step count) and clears
  * nextCvSums, the sums of the next evaluation (the one before read them).
  */
-inline DEVICE void evaluateChainRule(const double* RESTRICT cvSums, double* RESTRICT nextCvSums, int flags, double* RESTRICT state,
+inline DEVICE void evaluateChainRule(bool leader, const double* RESTRICT cvSums, double* RESTRICT nextCvSums, int flags, double* RESTRICT state,
         mixed* RESTRICT energyBuffer, const double* RESTRICT globals, int* RESTRICT alarm, double* derivatives,
         const real4* RESTRICT posq, real4 periodicBoxSize, real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY,
         real4 periodicBoxVecZ, const int* RESTRICT distanceAtoms, unsigned long long* RESTRICT forceBuffer ENERGY_TABLE_PARAMETERS) {
@@ -135,7 +135,7 @@ inline DEVICE void evaluateChainRule(const double* RESTRICT cvSums, double* REST
         recordNonFinite(state+2*NUM_CVS, NUM_CVS, cv, &E, dEdcv, alarm);
         for (int k = 0; k < NUM_CVS; k++)
             derivatives[k] = dEdcv[k];
-        if (blockIdx.x == 0) {
+        if (leader) {
             for (int k = 0; k < NUM_CVS; k++) {
                 state[k] = cv[k];
                 state[NUM_CVS+k] = dEdcv[k];
@@ -182,7 +182,7 @@ KERNEL void applyChainRule(ChainRuleTargets targets, const double* RESTRICT cvSu
         const int* RESTRICT distanceAtoms ENERGY_TABLE_PARAMETERS) {
     __shared__ double derivatives[NUM_CVS];
     DEPENDENT_KERNEL_START
-    evaluateChainRule(cvSums, nextCvSums, flags, state, energyBuffer, globals, alarm, derivatives, posq, periodicBoxSize,
+    evaluateChainRule(blockIdx.x == 0, cvSums, nextCvSums, flags, state, energyBuffer, globals, alarm, derivatives, posq, periodicBoxSize,
             invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, distanceAtoms, forceBuffer ENERGY_TABLE_ARGUMENTS);
     scatterChainRule(targets, flags, derivatives, -1, forceBuffer);
 }

@@ -75,32 +75,43 @@ inline DEVICE long long gradientToFixedPoint(real g) {
 }
 
 /**
+ * Take entry `entry` of a fixed-point gradient (numSlots entries a component): where it is not zero,
+ * set *force to scale times it, clear it and return true; else return false.
+ */
+inline DEVICE bool takeGradientEntry(long long* RESTRICT gradient, int entry, int numSlots, real scale, real3* force) {
+    const long long gx = gradient[entry], gy = gradient[entry+numSlots], gz = gradient[entry+2*numSlots];
+    if ((gx | gy | gz) == 0)
+        return false;
+    *force = make_real3(scale*(real) gx, scale*(real) gy, scale*(real) gz);
+    gradient[entry] = 0;
+    gradient[entry+numSlots] = 0;
+    gradient[entry+2*numSlots] = 0;
+    return true;
+}
+
+/**
  * Add scale times one CV's fixed-point gradient to the forces and clear the gradient, over the
- * entries of this thread (a grid-stride loop). Entry k of the gradient belongs to slot k, or
- * with entrySlot (the cell kernel's sorted order) to slot entrySlot[k]. Each entry's loads are
- * issued together, the particle index of the next entry ahead. offset: where the gradient's first
- * entry is in the order the grid's threads take them (the entries of the gradients scattered
- * before it in the same launch, scatterChainRule()), so that several gradients are spread over
- * the threads as one.
+ * entries of this thread (a grid-stride loop; takeGradientEntry()). Entry k of the gradient belongs
+ * to slot k, or with entrySlot (the cell kernel's sorted order) to slot entrySlot[k]. The particle
+ * index of the next entry loads ahead. offset: where the gradient's first entry is in the order the
+ * grid's threads take them (the entries of the gradients scattered before it in the same launch,
+ * scatterChainRule()), so that several gradients are spread over the threads as one.
  */
 inline DEVICE void scatterGradient(long long* RESTRICT gradient, const int* RESTRICT groupAtoms, const int* RESTRICT entrySlot,
         int numSlots, real scale, unsigned long long* RESTRICT forceBuffer, int offset) {
     const int stride = blockDim.x*gridDim.x, first = (int) ((blockIdx.x*blockDim.x+threadIdx.x+stride-offset%stride)%stride);
     int nextAtom = (first < numSlots ? groupAtoms[entrySlot == NULL ? first : entrySlot[first]] : 0);
     for (int entry = first; entry < numSlots; entry += stride) {
-        long long gx = gradient[entry], gy = gradient[entry+numSlots], gz = gradient[entry+2*numSlots];
         const int atom = nextAtom;
         const int next = entry+stride;
         if (next < numSlots)
             nextAtom = groupAtoms[entrySlot == NULL ? next : entrySlot[next]];
-        if ((gx | gy | gz) == 0)
+        real3 f;
+        if (!takeGradientEntry(gradient, entry, numSlots, scale, &f))
             continue;
-        atomicAdd(&forceBuffer[atom], (unsigned long long) realToFixedPoint(scale*(real) gx));
-        atomicAdd(&forceBuffer[atom+PADDED_NUM_ATOMS], (unsigned long long) realToFixedPoint(scale*(real) gy));
-        atomicAdd(&forceBuffer[atom+2*PADDED_NUM_ATOMS], (unsigned long long) realToFixedPoint(scale*(real) gz));
-        gradient[entry] = 0;
-        gradient[entry+numSlots] = 0;
-        gradient[entry+2*numSlots] = 0;
+        atomicAdd(&forceBuffer[atom], (unsigned long long) realToFixedPoint(f.x));
+        atomicAdd(&forceBuffer[atom+PADDED_NUM_ATOMS], (unsigned long long) realToFixedPoint(f.y));
+        atomicAdd(&forceBuffer[atom+2*PADDED_NUM_ATOMS], (unsigned long long) realToFixedPoint(f.z));
     }
 }
 
