@@ -31,9 +31,9 @@ namespace CoordinationPlugin {
  * | COORDINATION_DEPENDENT_LAUNCH| 0, 1              | plain launches (0) or programmatic dependent ones (1) [1 where the    |
  * |                              |                   | GPU takes them: sm_90 and later]                                       |
  * | COORDINATION_CHAINED_TILES   | 0, 1, 2           | the chain rule of an energy expression in a launch of its own (0), or |
- * |                              |                   | in the tile kernel's launch of a CV with at most one tile a           |
- * |                              |                   | multiprocessor (1), or (2) that with chunks of a CV's short group     |
- * |                              |                   | widened (at most to a tile) where its own give more tiles [1]         |
+ * |                              |                   | in a tile kernel's launch, the forces in OpenMM's bonded kernel (1),  |
+ * |                              |                   | or (2) that with chunks of a CV's short group widened (at most to a   |
+ * |                              |                   | tile) where its own give more tiles than multiprocessors [1]          |
  */
 struct OPENMM_EXPORT_COORDINATION CudaCoordinationTuning {
     enum ListMode {ListsDefault, ListsOff, ListsAlwaysRebuilt};
@@ -54,10 +54,11 @@ struct OPENMM_EXPORT_COORDINATION CudaCoordinationTuning {
     bool dependentLaunch = true;
     /**
      * false gives the chain rule a launch of its own; true (the default) runs it in the gradient
-     * pass of a particle function on the neighbour lists, else in a small tile kernel's launch, where it can.
+     * pass of a particle function on the neighbour lists, else in a tile kernel's launch with the
+     * forces in OpenMM's bonded kernel (CudaCoordinationBondedChainRule), where it can.
      */
     bool chainedTiles = true;
-    /** true lets a CV on tiles take wider chunks of its short group to run the chain rule in its launch. */
+    /** true lets a CV on tiles take wider chunks of its short group in the launch that runs the chain rule (at most a tile a multiprocessor). */
     bool widenChainedTiles = false;
     /**
      * Read the switches from the environment (see the table above).
