@@ -38,6 +38,19 @@ public:
     struct PairParams {
         T invR0, d0, dmax2, scale, shift, a, b, c, imageSearch2, beta, ref;
     };
+    /** One CV of a chained tile launch (ChainedTileCV in kernels/chained.cu: the same members in the same order). */
+    template <class Real>
+    struct ChainedTileCV {
+        CUdeviceptr groupAtoms, groupOriginal, gradient, invalidSlot;
+        int numL, numS, offsetL, offsetS, sChunk, numSlots, cv, firstTile;
+        PairParams<Real> params;
+    };
+    /** The CVs of a chained tile launch (ChainedTileCVs in kernels/chained.cu: the same layout). */
+    template <class Real>
+    struct ChainedTileCVs {
+        ChainedTileCV<Real> cv[CudaCoordinationProgram::MaxChainedTileCVs];
+        int count;
+    };
     /**
      * The parameters of a particle function (ParticleFunctionParams in kernels/particles.cu: the
      * same members in the same order): Between's bounds and width, beta of Min and Max, the
@@ -159,18 +172,26 @@ public:
      */
     int getChainableTiles();
     /**
-     * The arguments the tile kernels start with (particles, groups, chunks, pair parameters, box,
-     * flags, forces and gradient: kernels/tiles.cu, kernels/chained.cu), for this evaluation's box.
+     * The arguments the tile kernel starts with (particles, groups, chunks, pair parameters, box,
+     * flags, forces and gradient: kernels/tiles.cu), for this evaluation's box.
      *
      * @param flags    the flags argument, which must outlive the launch
-     * @param chained  the chunks of the launch that also runs the chain rule (setChainedTileLimit()),
-     *                 else the tile kernel's own
      */
-    std::vector<void*> getTileArguments(int& flags, bool chained = false);
+    std::vector<void*> getTileArguments(int& flags);
     /** The threads of a block of the tile kernels. */
     int getTileThreads() const {
         return tileThreads;
     }
+    /**
+     * This CV's entry of a chained tile launch (kernels/chained.cu), for this evaluation's box, with
+     * the chunks of setChainedTileLimit().
+     *
+     * @param cvIndex      the CV's index among the energy's (where its sum goes)
+     * @param firstTile    the launch's block of its first tile
+     * @param invalidSlot  where to record a position that is not finite (0: no check)
+     */
+    template <class Real>
+    ChainedTileCV<Real> getChainedTileCV(int cvIndex, int firstTile, CUdeviceptr invalidSlot);
     /** Record that the chain rule's launch computed this CV on its tiles (describeLastEvaluation()). */
     void setChained();
     /**

@@ -120,11 +120,11 @@ public:
      * Evaluate the expression: launch each CV's pair kernel (Accumulate, and Gradient for the
      * forces), with the check of the positions where the energy is read, then the chain rule.
      * Where a CV is a particle function on the neighbour lists, its gradient pass runs the chain
-     * rule too (computeParticleListGradientChained(), kernels/chainedparticles.cu); else where a CV
-     * takes tiles (of several, the one with the fewest) and the bonded kernel takes the gradients
-     * (addBondedChainRule()), its tile kernel's last block evaluates the chain rule and the bonded
-     * kernel adds the forces (computeCoordinationTilesChained(), kernels/chained.cu); otherwise the
-     * chain rule is a launch of its own (applyChainRule()).
+     * rule too (computeParticleListGradientChained(), kernels/chainedparticles.cu); else where CVs
+     * take tiles and the bonded kernel takes the gradients (addBondedChainRule()), those of one
+     * program (the one of the CV with the fewest) share one tile launch, whose last block evaluates
+     * the chain rule, and the bonded kernel adds the forces (computeCoordinationTilesChained(),
+     * kernels/chained.cu); otherwise the chain rule is a launch of its own (applyChainRule()).
      *
      * @param cvs         the CVs, in the order of the expression's
      * @param gradient    whether to add the forces
@@ -169,7 +169,7 @@ private:
     std::vector<char> getChainRuleTargets(const std::vector<CudaCoordinationCV*>& cvs, int skip, int& slots);
     /** Launch applyChainRule(): E and every dE/dcv_k from the sums of this evaluation, after the CVs' pair kernels. */
     void launchChainRule(const std::vector<CudaCoordinationCV*>& cvs, int flags);
-    /** Launch computeCoordinationTilesChained() for CV chainedIndex, if it takes its tiles now; false if not launched. */
+    /** Launch computeCoordinationTilesChained() for the CVs of chainedSet, if they take their tiles now; false if not launched. */
     bool launchChained(const std::vector<CudaCoordinationCV*>& cvs, int flags);
     /**
      * Launch CV chainedIndex, a particle function, with its gradient pass and the chain rule in one
@@ -204,6 +204,11 @@ private:
      */
     CUfunction chainedKernel;
     int chainedIndex = -1, chainedFamily = 0;
+    /**
+     * The CVs of the chained launch: chainedIndex and, for tiles, the other CVs on tiles compiled
+     * from the same program (the same code), at most CudaCoordinationProgram::MaxChainedTileCVs.
+     */
+    std::vector<int> chainedSet;
     OpenMM::CudaArray blocksDone;
     /** The chain rule's last step in OpenMM's bonded kernel (addBondedChainRule()), or NULL. */
     std::unique_ptr<CudaCoordinationBondedChainRule> bonded;

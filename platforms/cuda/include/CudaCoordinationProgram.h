@@ -43,6 +43,8 @@ public:
      * thread and leave room for 3 (NVCC 13, sm_90).
      */
     static const int ListBlockSize = 256;
+    /** The most CVs of one chained tile launch (MAX_CHAINED_TILE_CVS in kernels/chained.cu, set from this). */
+    static const int MaxChainedTileCVs = 4;
     /**
      * The families of kernels a module may hold (a bit each; each needs some of the kernel files).
      * A Context compiles those its force's configuration uses, the others (histograms, the tiles

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <type_traits>
 
 using namespace CoordinationPlugin;
 using namespace OpenMM;
@@ -320,14 +321,40 @@ int CudaCoordinationCV::getChainableTiles() {
     return getNumChainedTiles();
 }
 
-vector<void*> CudaCoordinationCV::getTileArguments(int& flags, bool chained) {
+vector<void*> CudaCoordinationCV::getTileArguments(int& flags) {
     setImageSearchDistance();
     void* params = (cu.getUseDoublePrecision() ? (void*) &paramsDouble : (void*) &paramsFloat);
     return {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &groupOriginal.getDevicePointer(), &numL, &numS,
-            &offsetL, &offsetS, chained ? &chainedSChunk : &sChunk, params, cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(),
+            &offsetL, &offsetS, &sChunk, params, cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(),
             cu.getPeriodicBoxVecXPointer(), cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &flags,
             &cu.getLongForceBuffer().getDevicePointer(), &gradient.getDevicePointer(), &numSlots};
 }
+
+template <class Real>
+CudaCoordinationCV::ChainedTileCV<Real> CudaCoordinationCV::getChainedTileCV(int cvIndex, int firstTile, CUdeviceptr invalidSlot) {
+    setImageSearchDistance();
+    ChainedTileCV<Real> entry;
+    entry.groupAtoms = groupAtoms.getDevicePointer();
+    entry.groupOriginal = groupOriginal.getDevicePointer();
+    entry.gradient = gradient.getDevicePointer();
+    entry.invalidSlot = invalidSlot;
+    entry.numL = numL;
+    entry.numS = numS;
+    entry.offsetL = offsetL;
+    entry.offsetS = offsetS;
+    entry.sChunk = chainedSChunk;
+    entry.numSlots = numSlots;
+    entry.cv = cvIndex;
+    entry.firstTile = firstTile;
+    if constexpr (is_same<Real, double>::value)
+        entry.params = paramsDouble;
+    else
+        entry.params = paramsFloat;
+    return entry;
+}
+
+template CudaCoordinationCV::ChainedTileCV<float> CudaCoordinationCV::getChainedTileCV<float>(int, int, CUdeviceptr);
+template CudaCoordinationCV::ChainedTileCV<double> CudaCoordinationCV::getChainedTileCV<double>(int, int, CUdeviceptr);
 
 void CudaCoordinationCV::setChained() {
     lastPath = CudaCoordinationProgram::TileKernels;

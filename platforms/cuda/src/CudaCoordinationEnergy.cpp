@@ -139,6 +139,19 @@ void CudaCoordinationEnergy::compile(const vector<CudaCoordinationCV*>& cvs) {
     bool rechain = (chained >= 0 && (pendingPart || chained != chainedIndex || family != chainedFamily || !cvs[chained]->hasKernels(family)));
     if (rechain || chained != chainedIndex)
         chainedIndex = -1;
+    // The other CVs on tiles of the same program (the same code) share the chained tile launch.
+    chainedSet.clear();
+    if (chained >= 0)
+        chainedSet.push_back(chained);
+    if (chained >= 0 && family == P::TileKernels) {
+        CudaCoordinationModulePart own = cvs[chained]->getProgram().getPart(P::TileKernels);
+        for (int k = 0; k < cvs.size() && chainedSet.size() < P::MaxChainedTileCVs; k++)
+            if (k != chained && cvs[k] != NULL && cvs[k]->takesTiles()) {
+                CudaCoordinationModulePart other = cvs[k]->getProgram().getPart(P::TileKernels);
+                if (other.source == own.source && other.defines == own.defines)
+                    chainedSet.push_back(k);
+            }
+    }
     const CudaCoordinationModulePart* chainRule = (pendingPart ? pendingPart.get() : compiledPart.get());
     // One part per distinct program and families (CVs of the same configuration share it), and the chain rule.
     vector<CudaCoordinationModulePart> parts;
@@ -232,16 +245,20 @@ int CudaCoordinationEnergy::chainRuleFlags(bool gradient, bool energy, bool stat
 void CudaCoordinationEnergy::evaluate(const vector<CudaCoordinationCV*>& cvs, bool gradient, bool energy, bool statistics) {
     int flags = CudaCoordinationCV::Accumulate | (gradient ? CudaCoordinationCV::Gradient : 0);
     int chainFlags = chainRuleFlags(gradient, energy, statistics);
+    vector<bool> inChained(numCVs);
     for (int k = 0; k < numCVs; k++)
-        if (k != chainedIndex && cvs[k] != NULL)
+        inChained[k] = (chainedIndex >= 0 && find(chainedSet.begin(), chainedSet.end(), k) != chainedSet.end());
+    for (int k = 0; k < numCVs; k++)
+        if (!inChained[k] && cvs[k] != NULL)
             cvs[k]->launch(flags, getSum(k), 0, 0, getChecks(k, energy, energy));
     if (chainedIndex >= 0 && chainedFamily == CudaCoordinationProgram::ParticleListKernels) {
         if (!launchChainedParticles(cvs, flags, chainFlags))
             launchChainRule(cvs, chainFlags);
     }
     else if (chainedIndex < 0 || !launchChained(cvs, chainFlags)) {
-        if (chainedIndex >= 0)
-            cvs[chainedIndex]->launch(flags, getSum(chainedIndex), 0, 0, getChecks(chainedIndex, energy, energy));
+        for (int k = 0; k < numCVs; k++)
+            if (inChained[k])
+                cvs[k]->launch(flags, getSum(k), 0, 0, getChecks(k, energy, energy));
         launchChainRule(cvs, chainFlags);
     }
     // Where this evaluation left the gradients (the cell kernel's order may be new) for the bonded kernel.
@@ -249,24 +266,47 @@ void CudaCoordinationEnergy::evaluate(const vector<CudaCoordinationCV*>& cvs, bo
         bonded->setTargets(cvs, true);
 }
 
+/** The CVs of set in one ChainedTileCVs, their tiles one after another; false where one of them does not take its tiles now. */
+template <class Real>
+static bool getChainedTileCVs(const vector<CudaCoordinationCV*>& cvs, const vector<int>& set, bool checkPositions,
+        const function<CUdeviceptr(int)>& invalidSlot, CudaCoordinationCV::ChainedTileCVs<Real>& chained, int& tiles) {
+    chained = CudaCoordinationCV::ChainedTileCVs<Real>();
+    chained.count = set.size();
+    tiles = 0;
+    for (int i = 0; i < set.size(); i++) {
+        int count = cvs[set[i]]->getChainableTiles();
+        if (count == 0)
+            return false;
+        chained.cv[i] = cvs[set[i]]->getChainedTileCV<Real>(set[i], tiles, checkPositions ? invalidSlot(set[i]) : 0);
+        tiles += count;
+    }
+    return true;
+}
+
 bool CudaCoordinationEnergy::launchChained(const vector<CudaCoordinationCV*>& cvs, int flags) {
-    CudaCoordinationCV& cv = *cvs[chainedIndex];
-    int tiles = cv.getChainableTiles();
-    if (tiles == 0)
-        return false;
     bool energy = (flags & CudaCoordinationCV::ExpressionEnergy) != 0;
-    CudaCoordinationChecks checks = getChecks(chainedIndex, energy, energy);
+    auto invalidSlot = [&] (int k) {return getInvalidSlot(k);};
+    CudaCoordinationCV::ChainedTileCVs<float> chainedFloat;
+    CudaCoordinationCV::ChainedTileCVs<double> chainedDouble;
+    int tiles;
+    bool ready = (cu.getUseDoublePrecision() ? getChainedTileCVs(cvs, chainedSet, energy, invalidSlot, chainedDouble, tiles) :
+            getChainedTileCVs(cvs, chainedSet, energy, invalidSlot, chainedFloat, tiles));
+    if (!ready)
+        return false;
     CUdeviceptr sum = getSum(0);
     CUdeviceptr nextSum = sums.getDevicePointer()+(1-sumParity)*numCVs*sizeof(double);
-    vector<void*> args = cv.getTileArguments(flags, true);
-    args.insert(args.end(), {&chainedIndex, &sum, &nextSum, &state.getDevicePointer(), &cu.getEnergyBuffer().getDevicePointer(),
-            &globals.getDevicePointer(), &blocksDone.getDevicePointer(), &alarmOnDevice, &checks.invalidSlot, &checks.energyBuffer,
-            &distances.getAtoms().getDevicePointer()});
+    CUdeviceptr positionEnergy = (energy ? cu.getEnergyBuffer().getDevicePointer() : 0);
+    vector<void*> args = {&cu.getPosq().getDevicePointer(), cu.getUseDoublePrecision() ? (void*) &chainedDouble : (void*) &chainedFloat,
+            cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(), cu.getPeriodicBoxVecXPointer(),
+            cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), &flags, &cu.getLongForceBuffer().getDevicePointer(), &sum,
+            &nextSum, &state.getDevicePointer(), &cu.getEnergyBuffer().getDevicePointer(), &globals.getDevicePointer(),
+            &blocksDone.getDevicePointer(), &alarmOnDevice, &positionEnergy, &distances.getAtoms().getDevicePointer()};
     for (auto& table : tables)
         args.push_back(&table->getDevicePointer());
     // One block a tile; no block waits for another, so any number of them.
-    launcher.launch(chainedKernel, args.data(), tiles, cv.getTileThreads());
-    cv.setChained();
+    launcher.launch(chainedKernel, args.data(), tiles, cvs[chainedIndex]->getTileThreads());
+    for (int k : chainedSet)
+        cvs[k]->setChained();
     // The next evaluation adds to the other sums, which this launch clears.
     sumParity = 1-sumParity;
     return true;

@@ -163,6 +163,8 @@ CudaCoordinationModulePart CudaCoordinationProgram::getChainedPart(const CudaCoo
         part.defines[define.first] = define.second;
     part.kernels.insert(part.kernels.end(), chainRule.kernels.begin(), chainRule.kernels.end());
     part.kernels.push_back(getChainedKernelName(family));
+    if (family == TileKernels)
+        part.defines["MAX_CHAINED_TILE_CVS"] = to_string(MaxChainedTileCVs);
     return part;
 }
 

@@ -54,7 +54,51 @@ void testBiasCellsAgainstReference() {
     compareBiasWithReference(system, bias, positions);
 }
 
+/**
+ * The CVs on tiles of one program (the same code: here the same switching function, r0 apart) share
+ * the chained tile launch, whose last block runs the chain rule (kernels/chained.cu); a CV of another
+ * program takes a launch of its own. Against Reference, as created and after a move.
+ */
+void testBiasChainedTileCVs() {
+    const int numParticles = 2000;
+    System system;
+    for (int i = 0; i < numParticles; i++)
+        system.addParticle(1.0);
+    const double edge = 4.0;
+    system.setDefaultPeriodicBoxVectors(Vec3(edge, 0, 0), Vec3(0, edge, 0), Vec3(0, 0, edge));
+    vector<Vec3> positions = randomPositions(numParticles, edge, 29);
+    vector<int> ten, otherTen, thousand;
+    for (int i = 0; i < 1020; i++)
+        (i < 10 ? ten : i < 20 ? otherTen : thousand).push_back(i);
+    CoordinationBiasForce* bias = new CoordinationBiasForce("0.5*k*(a-20)^2 + k*(b-10)^2 + 1e-2*k*c^2");
+    bias->addGlobalParameter("k", 2.0);
+    CoordinationForce* a = new CoordinationForce(ten, thousand);
+    CoordinationForce* b = new CoordinationForce(otherTen, thousand);
+    b->setR0(0.4);
+    CoordinationForce* c = new CoordinationForce(ten, thousand);
+    c->setSwitchingFunction(CoordinationForce::Gaussian);
+    for (CoordinationForce* cv : {a, b, c})
+        cv->setUsesPeriodicBoundaryConditions(true);
+    bias->addCollectiveVariable("a", a);
+    bias->addCollectiveVariable("b", b);
+    bias->addCollectiveVariable("c", c);
+    system.addForce(bias);
+    VerletIntegrator integrator(0.001);
+    Context context(system, integrator, platform, properties);
+    context.setPositions(positions);
+    context.getState(State::Energy | State::Forces);
+    string paths = BiasImplAccess::get(*bias, context).getKernel().getAs<CudaCalcCoordinationBiasForceKernel>().describeLastEvaluation();
+    cout << "    " << paths << endl;
+    size_t ofB = paths.find("; b: "), ofC = paths.find("; c: ");
+    ASSERT(ofB != string::npos && ofC != string::npos);
+    ASSERT(paths.substr(0, ofB).find("chainRule=chained") != string::npos);
+    ASSERT(paths.substr(ofB, ofC-ofB).find("chainRule=chained") != string::npos);
+    ASSERT(paths.substr(ofC).find("chainRule=chained") == string::npos);
+    compareBiasWithReference(system, bias, positions);
+}
+
 void runCudaBiasPathTests() {
     RUN_TEST(testBiasPathPerCV);
     RUN_TEST(testBiasCellsAgainstReference);
+    RUN_TEST(testBiasChainedTileCVs);
 }

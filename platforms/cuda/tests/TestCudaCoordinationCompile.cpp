@@ -195,6 +195,24 @@ static string cellArgumentsLayout(int index) {
     return check.str();
 }
 
+/**
+ * Checks, compiled after a module, that the chained tile launch's argument structs of part index
+ * have the layout of the host's CudaCoordinationCV::ChainedTileCV and ChainedTileCVs (the size and
+ * alignment of each; the members in the same order fix the offsets).
+ */
+template <class Real>
+static string chainedTileLayout(int index) {
+    typedef CudaCoordinationCV::ChainedTileCV<Real> Entry;
+    const string part = "coordinationPart"+to_string(index)+"::";
+    typedef CudaCoordinationCV::ChainedTileCVs<Real> Set;
+    stringstream check;
+    check << "static_assert(sizeof(" << part << "ChainedTileCV) == " << sizeof(Entry) << " && alignof(" << part << "ChainedTileCV) == "
+            << alignof(Entry) << ", \"the layout of ChainedTileCV\");\n";
+    check << "static_assert(sizeof(" << part << "ChainedTileCVs) == " << sizeof(Set) << " && alignof(" << part << "ChainedTileCVs) == "
+            << alignof(Set) << ", \"the layout of ChainedTileCVs\");\n";
+    return check.str();
+}
+
 /** The PTX of a source compiled with NVRTC with createModule's options; throws with NVRTC's log where it fails. */
 static string compileWithNvrtc(const string& src, const string& what) {
     nvrtcProgram nvrtc;
@@ -229,6 +247,8 @@ static void compileModule(ComputeContext& context, const vector<CudaCoordination
         for (const string& kernel : parts[i].kernels)
             if (kernel == "computeCoordinationCells" || kernel == "computeCoordinationCellValues")
                 src += (precision == "double" ? cellArgumentsLayout<double, double4>(i) : cellArgumentsLayout<float, float4>(i));
+            else if (kernel == "computeCoordinationTilesChained")
+                src += (precision == "double" ? chainedTileLayout<double>(i) : chainedTileLayout<float>(i));
     string ptx = compileWithNvrtc(src, label+" ("+precision+")");
     // The kernels asked for are there, and no others.
     vector<string> all = CudaCoordinationProgram::getKernelNames(CudaCoordinationProgram::AllKernels);
