@@ -15,6 +15,16 @@ typedef struct {
 } ChainedTileCV;
 
 /**
+ * A kernel parameter read in place, by any index, rather than copied to local memory per thread
+ * (__grid_constant__, sm_70 and later).
+ */
+#if __CUDA_ARCH__ >= 700
+#define GRID_CONSTANT __grid_constant__
+#else
+#define GRID_CONSTANT
+#endif
+
+/**
  * The CVs of a chained tile launch, by value: count of them, in the order of their tiles; at most
  * MAX_CHAINED_TILE_CVS (CudaCoordinationProgram::MaxChainedTileCVs, a define of the part).
  */
@@ -36,7 +46,7 @@ typedef struct {
  * every slot's position (checkSlotPositions()). counter: the blocks that have added their sums
  * (returns to 0). distanceAtoms: the particles of the distance CVs, which the chain rule computes.
  */
-KERNEL void computeCoordinationTilesChained(const real4* RESTRICT posq, ChainedTileCVs chained, real4 periodicBoxSize,
+KERNEL void computeCoordinationTilesChained(const real4* RESTRICT posq, const GRID_CONSTANT ChainedTileCVs chained, real4 periodicBoxSize,
         real4 invPeriodicBoxSize, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ, int flags,
         unsigned long long* RESTRICT forceBuffer, double* RESTRICT cvSums, double* RESTRICT nextCvSums, double* RESTRICT state,
         mixed* RESTRICT energyBuffer, const double* RESTRICT globals, unsigned int* RESTRICT counter, int* RESTRICT alarm,
@@ -55,7 +65,7 @@ KERNEL void computeCoordinationTilesChained(const real4* RESTRICT posq, ChainedT
         if (k > 0 && blockIdx.x >= chained.cv[k].firstTile)
             c = k;
     }
-    const ChainedTileCV cv = chained.cv[c];
+    const ChainedTileCV& cv = chained.cv[c];
     const PeriodicBox box = {periodicBoxSize, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, cv.params.imageSearch2};
     auto finish = [&] (mixed cvSum) -> real {
         const mixed total = blockSum(cvSum, scratch);
