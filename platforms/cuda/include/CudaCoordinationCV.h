@@ -124,8 +124,13 @@ public:
      * @param value   where Reduce stores the CV
      * @param record  where BlockEnergy records a CV that is not finite (kernels/energy.cu)
      * @param checks  the position check and the alarm
+     * @param chainedKernel   with chainArguments (CudaCoordinationEnergy, where this CV runs the chain
+     *                        rule), the lists' pass where the neighbour lists of particles serve
+     *                        (kernels/chainedlists.cu), those arguments after its own
+     * @return whether chainedKernel was launched
      */
-    void launch(int flags, CUdeviceptr sum, CUdeviceptr value, CUdeviceptr record, const CudaCoordinationChecks& checks);
+    bool launch(int flags, CUdeviceptr sum, CUdeviceptr value, CUdeviceptr record, const CudaCoordinationChecks& checks,
+            CUfunction chainedKernel = 0, const std::vector<void*>* chainArguments = NULL);
     /**
      * launch() for a force with a particle function: the coordination numbers, the function and
      * its weights, and, where the flags ask for forces or the gradient, the gradient; over the
@@ -148,6 +153,8 @@ public:
     }
     /** Whether the configuration takes the tile kernel in the Context's box (as launch() will ask). */
     bool takesTiles() const;
+    /** Whether the CV takes the neighbour lists of particles (not of homes; no particle function) in the Context's box. */
+    bool takesNeighborLists() const;
     /** Whether the configuration is a particle function on the neighbour lists in the Context's box (as launch() will ask). */
     bool takesParticleLists() const;
     /**

@@ -124,7 +124,9 @@ public:
      * take tiles and the bonded kernel takes the gradients (addBondedChainRule()), those of one
      * program (the one of the CV with the fewest) share one tile launch, whose last block evaluates
      * the chain rule, and the bonded kernel adds the forces (computeCoordinationTilesChained(),
-     * kernels/chained.cu); otherwise the chain rule is a launch of its own (applyChainRule()).
+     * kernels/chained.cu), or, without a CV on tiles, the pass of a CV on the neighbour lists runs
+     * it (computeCoordinationListChained(), kernels/chainedlists.cu); otherwise the chain rule is a
+     * launch of its own (applyChainRule()).
      *
      * @param cvs         the CVs, in the order of the expression's
      * @param gradient    whether to add the forces
@@ -167,6 +169,15 @@ private:
      * the entries of the gradients the chain rule scatters: every CV's but CV skip's (-1: none).
      */
     std::vector<char> getChainRuleTargets(const std::vector<CudaCoordinationCV*>& cvs, int skip, int& slots);
+    /**
+     * Launch CV chainedIndex, on the neighbour lists, with its pass and the chain rule in one launch
+     * (computeCoordinationListChained(), kernels/chainedlists.cu) where the lists serve it now;
+     * otherwise its own launches alone, and return false (applyChainRule() then follows).
+     *
+     * @param flags       the CV's flags (Accumulate, Gradient)
+     * @param chainFlags  the chain rule's flags, which must outlive the launch
+     */
+    bool launchChainedList(const std::vector<CudaCoordinationCV*>& cvs, int flags, int& chainFlags);
     /** Launch applyChainRule(): E and every dE/dcv_k from the sums of this evaluation, after the CVs' pair kernels. */
     void launchChainRule(const std::vector<CudaCoordinationCV*>& cvs, int flags);
     /** Launch computeCoordinationTilesChained() for the CVs of chainedSet, if they take their tiles now; false if not launched. */

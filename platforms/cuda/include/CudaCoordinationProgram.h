@@ -115,7 +115,8 @@ public:
      * the two in one launch, added: one part, so that the tile code compiles once for both. With
      * family ParticleListKernels, a part holding the particle function's list kernels, with the
      * chain rule and computeParticleListGradientChained() (kernels/chainedparticles.cu), the
-     * gradient pass and the chain rule in one launch.
+     * gradient pass and the chain rule in one launch; with ListKernels, the CV's neighbour-list
+     * kernels with computeCoordinationListChained() (kernels/chainedlists.cu).
      */
     static CudaCoordinationModulePart getChainedPart(const CudaCoordinationModulePart& cvPart, const CudaCoordinationModulePart& chainRule,
             int family = TileKernels);

@@ -298,6 +298,11 @@ bool CudaCoordinationCV::takesTiles() const {
     return (expectedKernels() & CudaCoordinationProgram::TileKernels) != 0;
 }
 
+bool CudaCoordinationCV::takesNeighborLists() const {
+    typedef CudaCoordinationProgram P;
+    return expectedKernels() == (P::CoreKernels | P::BinningKernels | P::ListKernels);
+}
+
 bool CudaCoordinationCV::takesParticleLists() const {
     return (expectedKernels() & CudaCoordinationProgram::ParticleListKernels) != 0;
 }
@@ -429,10 +434,11 @@ bool CudaCoordinationCV::binCells(double cutoff) {
     return true;
 }
 
-void CudaCoordinationCV::launch(int flags, CUdeviceptr sum, CUdeviceptr value, CUdeviceptr record, const CudaCoordinationChecks& checks) {
+bool CudaCoordinationCV::launch(int flags, CUdeviceptr sum, CUdeviceptr value, CUdeviceptr record, const CudaCoordinationChecks& checks,
+        CUfunction chainedKernel, const vector<void*>* chainArguments) {
     if (particleFunction) {
         launchParticleFunction(flags, sum, value, record, checks);
-        return;
+        return false;
     }
     setImageSearchDistance();
     void* params = (cu.getUseDoublePrecision() ? (void*) &paramsDouble : (void*) &paramsFloat);
@@ -445,6 +451,8 @@ void CudaCoordinationCV::launch(int flags, CUdeviceptr sum, CUdeviceptr value, C
     CudaCoordinationChecks kernelChecks = {useList ? 0 : checks.invalidSlot, checks.alarm, useList ? 0 : checks.energyBuffer};
     // Lists of homes are the cell kernel's: prepare() launched the check and the binning.
     bool homeLists = (useList && neighborList->hasHomeLists());
+    // With chainArguments, the lists' pass runs the chain rule too (kernels/chainedlists.cu).
+    bool chained = (chainArguments != NULL && useList && !homeLists);
     bool useCells = (homeLists || (!useList && binCells(dmax)));
     // The cell kernel's forces for a large group: its gradient, by sorted index, then applyGradient();
     // with home lists, only while the atoms are not in spatial order (the lists measure it at each build).
@@ -477,6 +485,8 @@ void CudaCoordinationCV::launch(int flags, CUdeviceptr sum, CUdeviceptr value, C
         setCellArguments(cellDouble, paramsDouble, cellFlags, homeLists, partial, value, record, kernelChecks);
     else if (useCells)
         setCellArguments(cellFloat, paramsFloat, cellFlags, homeLists, partial, value, record, kernelChecks);
+    else if (chained)
+        args.insert(args.end(), chainArguments->begin(), chainArguments->end());
     else {
         args.insert(args.end(), tail.begin(), tail.end());
         // The tile and pair kernels check the positions (the list kernel leaves it to checkNeighborList).
@@ -488,14 +498,14 @@ void CudaCoordinationCV::launch(int flags, CUdeviceptr sum, CUdeviceptr value, C
             P::PairKernels : P::TileKernels);
     lastHomeLists = homeLists;
     lastSortedForces = sortedForces;
-    lastChained = false;
+    lastChained = chained;
     lastEntrySlot = sortedSlots;
     // The cell kernel without forces is a family of its own, compiled only once it is first needed.
     bool cellValues = (useCells && !(cellFlags & (DirectForces | Gradient)));
     requireKernels(cellValues ? P::CellValueKernels : lastPath);
     if (useList && !homeLists)
-        launcher.launch(listKernel, args.data(), min((listParticles*(long long) listLanes+ListBlockSize-1)/ListBlockSize,
-                (long long) residentListBlocks), ListBlockSize);
+        launcher.launch(chained ? chainedKernel : listKernel, args.data(),
+                min((listParticles*(long long) listLanes+ListBlockSize-1)/ListBlockSize, (long long) residentListBlocks), ListBlockSize);
     else if (useCells)
         launcher.launch(cellValues ? cellValuesKernel : cellsKernel, args.data(), getCellBlocks(), tile);
     else if (mode == CoordinationForce::PairList)
@@ -509,6 +519,7 @@ void CudaCoordinationCV::launch(int flags, CUdeviceptr sum, CUdeviceptr value, C
                 &cu.getLongForceBuffer().getDevicePointer()};
         launcher.launch(applyKernel, applyArgs.data(), min((numSlots+tile-1)/tile, maxBlocks), tile);
     }
+    return chained;
 }
 
 vector<void*> CudaCoordinationCV::particleArguments(int& numA, int& numB) {

@@ -116,7 +116,7 @@ void CudaCoordinationEnergy::compile(const vector<CudaCoordinationCV*>& cvs) {
     // The CV whose pass runs the chain rule in its launch: a particle function on the neighbour lists
     // (kernels/chainedparticles.cu: its gradient pass, which starts with F complete), else, where
     // the bonded kernel takes the gradients, of the CVs that take tiles the one with the fewest
-    // (kernels/chained.cu).
+    // (kernels/chained.cu), else one on the neighbour lists (kernels/chainedlists.cu).
     int chained = -1, family = P::TileKernels, multiprocessors = 0;
     cuDeviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu.getDevice());
     // (A distance, NULL among the CVs, has no kernels: the chain rule computes it.)
@@ -134,6 +134,12 @@ void CudaCoordinationEnergy::compile(const vector<CudaCoordinationCV*>& cvs) {
         if (cvs[k] != NULL && expression && chain && bondedGradients && cvs[k]->takesTiles() &&
                 (chained < 0 || cvs[k]->getNumChainedTiles() < cvs[chained]->getNumChainedTiles()))
             chained = k;
+    // Else a CV on the neighbour lists of particles (kernels/chainedlists.cu).
+    for (int k = 0; k < cvs.size() && chained < 0; k++)
+        if (cvs[k] != NULL && expression && chain && bondedGradients && cvs[k]->takesNeighborLists()) {
+            chained = k;
+            family = P::ListKernels;
+        }
     // Its family compiles with the chain rule where either is new; a chained kernel compiled
     // before serves only while that CV's kernels of the same program and family do.
     bool rechain = (chained >= 0 && (pendingPart || chained != chainedIndex || family != chainedFamily || !cvs[chained]->hasKernels(family)));
@@ -255,6 +261,10 @@ void CudaCoordinationEnergy::evaluate(const vector<CudaCoordinationCV*>& cvs, bo
         if (!launchChainedParticles(cvs, flags, chainFlags))
             launchChainRule(cvs, chainFlags);
     }
+    else if (chainedIndex >= 0 && chainedFamily == CudaCoordinationProgram::ListKernels) {
+        if (!launchChainedList(cvs, flags, chainFlags))
+            launchChainRule(cvs, chainFlags);
+    }
     else if (chainedIndex < 0 || !launchChained(cvs, chainFlags)) {
         for (int k = 0; k < numCVs; k++)
             if (inChained[k])
@@ -331,6 +341,22 @@ bool CudaCoordinationEnergy::launchChainedParticles(const vector<CudaCoordinatio
     for (auto& table : tables)
         chainArgs.push_back(&table->getDevicePointer());
     if (!cv.launchParticleFunction(flags, getSum(chainedIndex), 0, 0, checks, chainedKernel, &chainArgs))
+        return false;
+    // The next evaluation adds to the other sums, which this launch clears.
+    sumParity = 1-sumParity;
+    return true;
+}
+
+bool CudaCoordinationEnergy::launchChainedList(const vector<CudaCoordinationCV*>& cvs, int flags, int& chainFlags) {
+    bool energy = (chainFlags & CudaCoordinationCV::ExpressionEnergy) != 0;
+    CUdeviceptr sum = getSum(0);
+    CUdeviceptr nextSum = sums.getDevicePointer()+(1-sumParity)*numCVs*sizeof(double);
+    vector<void*> chainArgs = {&chainedIndex, &sum, &nextSum, &chainFlags, &state.getDevicePointer(),
+            &cu.getEnergyBuffer().getDevicePointer(), &globals.getDevicePointer(), &blocksDone.getDevicePointer(), &alarmOnDevice,
+            cu.getPeriodicBoxSizePointer(), cu.getInvPeriodicBoxSizePointer(), &distances.getAtoms().getDevicePointer()};
+    for (auto& table : tables)
+        chainArgs.push_back(&table->getDevicePointer());
+    if (!cvs[chainedIndex]->launch(flags, getSum(chainedIndex), 0, 0, getChecks(chainedIndex, energy, energy), chainedKernel, &chainArgs))
         return false;
     // The next evaluation adds to the other sums, which this launch clears.
     sumParity = 1-sumParity;

@@ -157,8 +157,9 @@ CudaCoordinationModulePart CudaCoordinationProgram::getStandaloneChainRulePart(c
 CudaCoordinationModulePart CudaCoordinationProgram::getChainedPart(const CudaCoordinationModulePart& cvPart,
         const CudaCoordinationModulePart& chainRule, int family) {
     CudaCoordinationModulePart part = cvPart;
-    part.source += chainRule.source+getSource(CudaCoordinationKernelSources::files,
-            {family == ParticleListKernels ? "chainedparticles" : "chained"});
+    part.source += chainRule.source+getSource(CudaCoordinationKernelSources::files, family == ParticleListKernels ?
+            set<string>({"chainedparticles"}) : family == ListKernels ? set<string>({"chainedblock", "chainedlists"}) :
+            set<string>({"chainedblock", "chained"}));
     for (auto& define : chainRule.defines)
         part.defines[define.first] = define.second;
     part.kernels.insert(part.kernels.end(), chainRule.kernels.begin(), chainRule.kernels.end());
@@ -169,7 +170,8 @@ CudaCoordinationModulePart CudaCoordinationProgram::getChainedPart(const CudaCoo
 }
 
 string CudaCoordinationProgram::getChainedKernelName(int family) {
-    return (family == ParticleListKernels ? "computeParticleListGradientChained" : "computeCoordinationTilesChained");
+    return (family == ParticleListKernels ? "computeParticleListGradientChained" : family == ListKernels ?
+            "computeCoordinationListChained" : "computeCoordinationTilesChained");
 }
 
 string CudaCoordinationProgram::getBondedChainRuleSource() {

@@ -280,12 +280,16 @@ static void compile(const CoordinationForce& force, const string& precision, boo
     ProgramOnlyContext context(system, precision, triclinic);
     vector<CudaCoordinationModulePart> parts = {CudaCoordinationProgram(force, context, lPerThread, listLanes, sBatch).getPart(kernels)};
     // The chain rule in the tile kernel's part with the chained tile kernel, or in the particle-list
-    // kernels' part with the chained gradient pass, else in a part of its own.
+    // kernels' part with the chained gradient pass, or in the neighbour-list kernels' part with the
+    // chained list pass, else in a part of its own.
     if (!CoordinationExpression::isEnergyTheCV(force) && (kernels & CudaCoordinationProgram::TileKernels))
         parts[0] = CudaCoordinationProgram::getChainedPart(parts[0], chainRulePart(context, force, {"cv"}));
     else if (!CoordinationExpression::isEnergyTheCV(force) && (kernels & CudaCoordinationProgram::ParticleListKernels))
         parts[0] = CudaCoordinationProgram::getChainedPart(parts[0], chainRulePart(context, force, {"cv"}),
                 CudaCoordinationProgram::ParticleListKernels);
+    else if (!CoordinationExpression::isEnergyTheCV(force) && (kernels & CudaCoordinationProgram::ListKernels))
+        parts[0] = CudaCoordinationProgram::getChainedPart(parts[0], chainRulePart(context, force, {"cv"}),
+                CudaCoordinationProgram::ListKernels);
     else if (!CoordinationExpression::isEnergyTheCV(force))
         parts.push_back(CudaCoordinationProgram::getStandaloneChainRulePart(chainRulePart(context, force, {"cv"})));
     compileModule(context, parts, precision, triclinic, label);
@@ -485,7 +489,15 @@ int main(int argc, char* argv[]) {
             energyOnly.addGlobalParameter("k", 1.0);
             energyOnly.addGlobalParameter("upper", 3.0);
             compile(energyOnly, precision, false, "flat-bottom restraint", 2);
-            count += 3;
+            // A restrained CV on the neighbour lists of particles, its list pass chained with the chain rule.
+            CoordinationForce listed(a);
+            listed.setDMax(1.2);
+            listed.setUsesPeriodicBoundaryConditions(true);
+            listed.setEnergyExpression("0.5*k*(cv-3)^2");
+            listed.addGlobalParameter("k", 1.0);
+            compile(listed, precision, false, "neighbour lists, chained", 1, 16, 32, CudaCoordinationProgram::CoreKernels |
+                    CudaCoordinationProgram::BinningKernels | CudaCoordinationProgram::ListKernels);
+            count += 4;
             // Particle functions (kernels/particles.cu) as a Context compiles them: the particle kernels, and the
             // chain rule in a part of its own. One group in a triclinic box with a cutoff and a distance power;
             // two groups that share a particle (a and b share 5), with a Custom switching function. (Every

@@ -116,6 +116,9 @@ void testTuningSwitchesChangeThePath() {
     lists->addGlobalParameter("k", 0.001);
     lists->addGlobalParameter("cv0", 100.0);
     system.addForce(lists);
+    // With an energy expression, the lists' pass runs the chain rule (kernels/chainedlists.cu); the switch gives it a launch of its own.
+    assertPathHas(pathWith("COORDINATION_CHAINED_TILES", "", system, *lists, positions, true), "chainRule=chained");
+    ASSERT(pathWith("COORDINATION_CHAINED_TILES", "0", system, *lists, positions, true).find("chainRule") == string::npos);
     assertSwitchChangesPath("COORDINATION_NEIGHBOR_LIST", "0", "kernel=cells", system, *lists, positions, true);
     assertSwitchChangesPath("COORDINATION_NEIGHBOR_LIST", "always", "rebuilds=always", system, *lists, positions, true);
     assertSwitchChangesPath("COORDINATION_LIST_KIND", "homes", "homeLists=1", system, *lists, positions, true);

@@ -37,7 +37,7 @@ typedef struct {
  * The CVs of chained (all compiled from this program: the same code path) on the tile path, one
  * tile a block, and the chain rule, in one ordinary launch: each block adds its sum of s to its CV's
  * cvSums (the other CVs' pair kernels ran before), and the last block to do so evaluates E and every
- * dE/dcv_k (evaluateChainRule(): the state, the energy, the distances' forces, the statistics) before
+ * dE/dcv_k (finishChainedBlock(): the state, the energy, the distances' forces, the statistics) before
  * its own gradient goes out. Every block adds its pairs' gradient to its CV's gradient buffer by
  * slot, as the tile kernel does; OpenMM's bonded kernel, later in the step, adds -dE/dcv_k times each
  * CV's gradient to the forces and clears it (CudaCoordinationBondedChainRule), so that no block
@@ -54,9 +54,6 @@ KERNEL void computeCoordinationTilesChained(const real4* RESTRICT posq, const GR
     __shared__ real4 sPos[2*TILE];
     __shared__ int sKey[2*TILE];
     __shared__ real3 sGradient[TILE];
-    __shared__ mixed scratch[TILE/32];
-    __shared__ double derivatives[NUM_CVS];
-    __shared__ bool isLast;
     DEPENDENT_KERNEL_START
     int c = 0;
     for (int k = 0; k < chained.count; k++) {
@@ -68,19 +65,8 @@ KERNEL void computeCoordinationTilesChained(const real4* RESTRICT posq, const GR
     const ChainedTileCV& cv = chained.cv[c];
     const PeriodicBox box = {periodicBoxSize, invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, cv.params.imageSearch2};
     auto finish = [&] (mixed cvSum) -> real {
-        const mixed total = blockSum(cvSum, scratch);
-        // Only thread 0's sum orders before the count (not the block's gradient atomics, which the bonded kernel reads after this launch).
-        if (threadIdx.x == 0) {
-            atomicAdd(&cvSums[cv.cv], (double) total);
-            __threadfence();
-            isLast = (atomicInc(counter, gridDim.x-1) == gridDim.x-1);
-            if (isLast)
-                __threadfence();
-        }
-        __syncthreads();
-        if (isLast)
-            evaluateChainRule(true, cvSums, nextCvSums, flags, state, energyBuffer, globals, alarm, derivatives, posq, periodicBoxSize,
-                    invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, distanceAtoms, forceBuffer ENERGY_TABLE_ARGUMENTS);
+        finishChainedBlock(cvSum, cv.cv, counter, cvSums, nextCvSums, flags, state, energyBuffer, globals, alarm, posq, periodicBoxSize,
+                invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, distanceAtoms, forceBuffer ENERGY_TABLE_ARGUMENTS);
         return 1;
     };
     int a, b;

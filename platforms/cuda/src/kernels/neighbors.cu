@@ -271,7 +271,33 @@ inline DEVICE mixed computeListParticles(bool rebuild, const real4* RESTRICT pos
     return cvSum;
 }
 
-/** The CV over the neighbour lists (computeListParticles), then finishBlock as every pair kernel. */
+/**
+ * The CV's pass over the neighbour lists (computeListParticles(), building them where rebuildStamp
+ * is this evaluation's stamp): the block's part of the sum of s, and the gradient as flags ask.
+ * shifts: the 27 image shifts, loaded here (a barrier follows).
+ */
+inline DEVICE mixed coordinationListPass(const int* RESTRICT rebuildStamp, int stamp, const real4* RESTRICT posq,
+        const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot, const int* RESTRICT sortedAtom, const int* RESTRICT cellStart,
+        CellGrid grid, real4* RESTRICT listPos, real4* RESTRICT refPos, real4* RESTRICT listShift, int* RESTRICT listSlot,
+        unsigned int* RESTRICT entries, int* RESTRICT listCount, unsigned int* RESTRICT maxCount, int numParticles, int capacity,
+        real listCutoff2, const int* RESTRICT groupAtoms, const PairParams& params, real4 periodicBoxVecX, real4 periodicBoxVecY,
+        real4 periodicBoxVecZ, int flags, unsigned long long* RESTRICT forceBuffer, long long* RESTRICT gradient, int numSlots,
+        real4* shifts) {
+    if (threadIdx.x < 27)
+        shifts[threadIdx.x] = imageShift(threadIdx.x, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
+    __syncthreads();
+    const bool rebuild = (*rebuildStamp == stamp);
+    if (flags & (FLAG_DIRECT_FORCES | FLAG_GRADIENT)) {
+        ListSums<true> sums = {params, groupAtoms, flags, numSlots, forceBuffer, gradient};
+        return computeListParticles(rebuild, posq, sortedPos, sortedSlot, sortedAtom, cellStart, grid, listPos, refPos, listShift,
+                listSlot, entries, listCount, maxCount, numParticles, capacity, listCutoff2, shifts, groupAtoms, sums);
+    }
+    ListSums<false> sums = {params, groupAtoms, flags, numSlots, forceBuffer, gradient};
+    return computeListParticles(rebuild, posq, sortedPos, sortedSlot, sortedAtom, cellStart, grid, listPos, refPos, listShift,
+            listSlot, entries, listCount, maxCount, numParticles, capacity, listCutoff2, shifts, groupAtoms, sums);
+}
+
+/** The CV over the neighbour lists (coordinationListPass()), then finishBlock as every pair kernel. */
 KERNEL void computeCoordinationList(const int* RESTRICT rebuildStamp, int stamp, const real4* RESTRICT posq,
         const real4* RESTRICT sortedPos, const int* RESTRICT sortedSlot, const int* RESTRICT sortedAtom, const int* RESTRICT cellStart,
         CellGrid grid,
@@ -283,20 +309,8 @@ KERNEL void computeCoordinationList(const int* RESTRICT rebuildStamp, int stamp,
         double* RESTRICT record, int* RESTRICT alarm) {
     __shared__ real4 shifts[27];
     DEPENDENT_KERNEL_START
-    if (threadIdx.x < 27)
-        shifts[threadIdx.x] = imageShift(threadIdx.x, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
-    __syncthreads();
-    const bool rebuild = (*rebuildStamp == stamp);
-    mixed cvSum;
-    if (flags & (FLAG_DIRECT_FORCES | FLAG_GRADIENT)) {
-        ListSums<true> sums = {params, groupAtoms, flags, numSlots, forceBuffer, gradient};
-        cvSum = computeListParticles(rebuild, posq, sortedPos, sortedSlot, sortedAtom, cellStart, grid, listPos, refPos, listShift, listSlot,
-                entries, listCount, maxCount, numParticles, capacity, listCutoff2, shifts, groupAtoms, sums);
-    }
-    else {
-        ListSums<false> sums = {params, groupAtoms, flags, numSlots, forceBuffer, gradient};
-        cvSum = computeListParticles(rebuild, posq, sortedPos, sortedSlot, sortedAtom, cellStart, grid, listPos, refPos, listShift, listSlot,
-                entries, listCount, maxCount, numParticles, capacity, listCutoff2, shifts, groupAtoms, sums);
-    }
+    const mixed cvSum = coordinationListPass(rebuildStamp, stamp, posq, sortedPos, sortedSlot, sortedAtom, cellStart, grid, listPos,
+            refPos, listShift, listSlot, entries, listCount, maxCount, numParticles, capacity, listCutoff2, groupAtoms, params,
+            periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, flags, forceBuffer, gradient, numSlots, shifts);
     finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvValue, record, alarm);
 }
