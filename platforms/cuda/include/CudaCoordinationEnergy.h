@@ -24,7 +24,8 @@ namespace CoordinationPlugin {
  * The energy of one or more coordination CVs on the GPU (the one chain rule of both CUDA kernels,
  * device code in kernels/energy.cu and kernels/chainrule.cu): either an energy expression of the
  * CVs, with global parameters and tabulated functions, whose E and dE/dcv_k are evaluated on the
- * device from the CVs' sums and applied to their gradients in one launch (applyChainRule()); or,
+ * device from the CVs' sums and applied to their gradients, in one launch (applyChainRule()) or in
+ * a chained pass's last block with OpenMM's bonded kernel adding the forces (CudaCoordinationBondedChainRule); or,
  * for one CV without an expression, the CV itself, which the pair kernel adds directly. Also holds the
  * state the host reads back in one download (the CVs, and the first position or energy that
  * was not finite) and the alarm that tells the host, without waiting for the GPU, that something
