@@ -50,7 +50,6 @@ public:
      */
     void setTargets(const std::vector<CudaCoordinationCV*>& cvs, bool gradients);
 private:
-    OpenMM::CudaContext& cu;
     bool registered = false;
     /** Per CV: the gradient, groupAtoms and entrySlot pointers and the number of slots, as on the device. */
     OpenMM::CudaArray targets;

@@ -7,7 +7,7 @@ using namespace OpenMM;
 using namespace std;
 
 CudaCoordinationBondedChainRule::CudaCoordinationBondedChainRule(CudaContext& cu, const vector<CudaCoordinationCV*>& cvs,
-        CudaArray& state, int forceGroup) : cu(cu) {
+        CudaArray& state, int forceGroup) {
     int numCVs = cvs.size(), entries = 0;
     for (CudaCoordinationCV* cv : cvs)
         if (cv != NULL)
