@@ -41,8 +41,10 @@ public:
      *                  (CudaCoordinationTuning::chainedTiles)
      * @param widen     whether a CV on tiles may take wider chunks of its short group for that
      *                  (CudaCoordinationTuning::widenChainedTiles)
+     * @param shared    at most this many CVs on tiles share that launch, from 1 to
+     *                  CudaCoordinationProgram::MaxChainedTileCVs (CudaCoordinationTuning::chainedTileCVs)
      */
-    CudaCoordinationEnergy(OpenMM::CudaContext& cu, CudaCoordinationLauncher& launcher, int numCVs, bool chain, bool widen);
+    CudaCoordinationEnergy(OpenMM::CudaContext& cu, CudaCoordinationLauncher& launcher, int numCVs, bool chain, bool widen, int shared);
     ~CudaCoordinationEnergy();
     /**
      * Use an energy expression. Its code compiles at the next compile() where it changed; the
@@ -204,7 +206,7 @@ private:
     }
     OpenMM::CudaContext& cu;
     CudaCoordinationLauncher& launcher;
-    int numCVs;
+    int numCVs, shared;
     bool expression = false, chain, widen;
     /** The chain rule's part of the next module, where its code changed; the compiled kernel. */
     std::unique_ptr<CudaCoordinationModulePart> pendingPart, compiledPart;
@@ -218,7 +220,7 @@ private:
     int chainedIndex = -1, chainedFamily = 0;
     /**
      * The CVs of the chained launch: chainedIndex and, for tiles, the other CVs on tiles compiled
-     * from the same program (the same code), at most CudaCoordinationProgram::MaxChainedTileCVs.
+     * from the same program (the same code), at most shared of them.
      */
     std::vector<int> chainedSet;
     OpenMM::CudaArray blocksDone;

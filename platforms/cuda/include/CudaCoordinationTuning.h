@@ -34,6 +34,8 @@ namespace CoordinationPlugin {
  * |                              |                   | in a tile kernel's launch, the forces in OpenMM's bonded kernel (1),  |
  * |                              |                   | or (2) that with chunks of a CV's short group widened (at most to a   |
  * |                              |                   | tile) where its own give more tiles than multiprocessors [1]          |
+ * | COORDINATION_CHAINED_TILE_CVS| 1, 2, 3, 4        | the most CVs of a CoordinationBiasForce on tiles of the same code that |
+ * |                              |                   | share that launch [4]; 1: one CV, the others a launch each             |
  */
 struct OPENMM_EXPORT_COORDINATION CudaCoordinationTuning {
     enum ListMode {ListsDefault, ListsOff, ListsAlwaysRebuilt};
@@ -60,6 +62,8 @@ struct OPENMM_EXPORT_COORDINATION CudaCoordinationTuning {
     bool chainedTiles = true;
     /** true lets a CV on tiles take wider chunks of its short group in the launch that runs the chain rule (at most a tile a multiprocessor). */
     bool widenChainedTiles = false;
+    /** The most CVs on tiles of the same code that share the chained tile launch (CudaCoordinationProgram::MaxChainedTileCVs at most). */
+    int chainedTileCVs = 4;
     /**
      * Read the switches from the environment (see the table above).
      *

@@ -15,7 +15,7 @@ using namespace std;
 static const int NoSlot = numeric_limits<int>::max();
 
 CudaCoordinationEnergy::CudaCoordinationEnergy(CudaContext& cu, CudaCoordinationLauncher& launcher, int numCVs, bool chain,
-        bool widen) : cu(cu), launcher(launcher), numCVs(numCVs), chain(chain), widen(widen), distances(cu) {
+        bool widen, int shared) : cu(cu), launcher(launcher), numCVs(numCVs), shared(shared), chain(chain), widen(widen), distances(cu) {
     blocksDone.initialize<unsigned int>(cu, 1, "coordinationBlocksDone");
     blocksDone.upload(vector<unsigned int>(1, 0));
     sums.initialize<double>(cu, 2*numCVs, "coordinationSums");
@@ -151,7 +151,7 @@ void CudaCoordinationEnergy::compile(const vector<CudaCoordinationCV*>& cvs) {
         chainedSet.push_back(chained);
     if (chained >= 0 && family == P::TileKernels) {
         CudaCoordinationModulePart own = cvs[chained]->getProgram().getPart(P::TileKernels);
-        for (int k = 0; k < cvs.size() && chainedSet.size() < P::MaxChainedTileCVs; k++)
+        for (int k = 0; k < cvs.size() && chainedSet.size() < min(shared, (int) P::MaxChainedTileCVs); k++)
             if (k != chained && cvs[k] != NULL && cvs[k]->takesTiles()) {
                 CudaCoordinationModulePart other = cvs[k]->getProgram().getPart(P::TileKernels);
                 if (other.source == own.source && other.defines == own.defines)

@@ -41,7 +41,7 @@ void CudaCalcCoordinationForceKernel::initialize(const System& system, const Coo
     tuning = CudaCoordinationTuning::fromEnvironment();
     launcher.reset(new CudaCoordinationLauncher(cu, tuning.dependentLaunch));
     cv.reset(new CudaCoordinationCV(cu, force, tuning, *launcher));
-    energy.reset(new CudaCoordinationEnergy(cu, *launcher, 1, tuning.chainedTiles, tuning.widenChainedTiles));
+    energy.reset(new CudaCoordinationEnergy(cu, *launcher, 1, tuning.chainedTiles, tuning.widenChainedTiles, tuning.chainedTileCVs));
     // A CV that is its own energy has no gradient buffer for the bonded kernel to read.
     if (!CoordinationExpression::isEnergyTheCV(force))
         energy->addBondedChainRule({cv.get()}, force.getForceGroup());
@@ -170,7 +170,7 @@ void CudaCalcCoordinationBiasForceKernel::initialize(const System& system, const
         owned.emplace_back(new CudaCoordinationCV(cu, force.getCollectiveVariable(k), tuning, *launcher));
         cvs.push_back(owned.back().get());
     }
-    energy.reset(new CudaCoordinationEnergy(cu, *launcher, cvs.size(), tuning.chainedTiles, tuning.widenChainedTiles));
+    energy.reset(new CudaCoordinationEnergy(cu, *launcher, cvs.size(), tuning.chainedTiles, tuning.widenChainedTiles, tuning.chainedTileCVs));
     energy->addBondedChainRule(cvs, force.getForceGroup());
     setParameters(force);
 }

@@ -78,5 +78,10 @@ CudaCoordinationTuning CudaCoordinationTuning::fromEnvironment() {
     }
     else if (value != "")
         invalid("COORDINATION_CHAINED_TILES", "0, 1 or 2", value);
+    value = variable("COORDINATION_CHAINED_TILE_CVS");
+    if (value == "1" || value == "2" || value == "3" || value == "4")
+        tuning.chainedTileCVs = stoi(value);
+    else if (value != "")
+        invalid("COORDINATION_CHAINED_TILE_CVS", "1, 2, 3 or 4", value);
     return tuning;
 }

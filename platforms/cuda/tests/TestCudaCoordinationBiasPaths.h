@@ -83,18 +83,22 @@ void testBiasChainedTileCVs() {
     bias->addCollectiveVariable("b", b);
     bias->addCollectiveVariable("c", c);
     system.addForce(bias);
-    VerletIntegrator integrator(0.001);
-    Context context(system, integrator, platform, properties);
-    context.setPositions(positions);
-    context.getState(State::Energy | State::Forces);
-    string paths = BiasImplAccess::get(*bias, context).getKernel().getAs<CudaCalcCoordinationBiasForceKernel>().describeLastEvaluation();
-    cout << "    " << paths << endl;
-    size_t ofB = paths.find("; b: "), ofC = paths.find("; c: ");
-    ASSERT(ofB != string::npos && ofC != string::npos);
-    ASSERT(paths.substr(0, ofB).find("chainRule=chained") != string::npos);
-    ASSERT(paths.substr(ofB, ofC-ofB).find("chainRule=chained") != string::npos);
-    ASSERT(paths.substr(ofC).find("chainRule=chained") == string::npos);
-    compareBiasWithReference(system, bias, positions);
+    // By default a and b share the launch; with COORDINATION_CHAINED_TILE_CVS=1 only the first of them.
+    for (int shared : {4, 1}) {
+        ScopedEnvironment sharing("COORDINATION_CHAINED_TILE_CVS", to_string(shared));
+        VerletIntegrator integrator(0.001);
+        Context context(system, integrator, platform, properties);
+        context.setPositions(positions);
+        context.getState(State::Energy | State::Forces);
+        string paths = BiasImplAccess::get(*bias, context).getKernel().getAs<CudaCalcCoordinationBiasForceKernel>().describeLastEvaluation();
+        cout << "    COORDINATION_CHAINED_TILE_CVS=" << shared << ": " << paths << endl;
+        size_t ofB = paths.find("; b: "), ofC = paths.find("; c: ");
+        ASSERT(ofB != string::npos && ofC != string::npos);
+        ASSERT(paths.substr(0, ofB).find("chainRule=chained") != string::npos);
+        ASSERT((paths.substr(ofB, ofC-ofB).find("chainRule=chained") != string::npos) == (shared > 1));
+        ASSERT(paths.substr(ofC).find("chainRule=chained") == string::npos);
+        compareBiasWithReference(system, bias, positions);
+    }
 }
 
 void runCudaBiasPathTests() {
