@@ -5,6 +5,8 @@ check of a CV against the peer (check_md_values), and the timing of one force on
 this one imports no other module of benchmarks/.
 """
 
+import contextlib
+import os
 import statistics
 import time
 
@@ -119,33 +121,51 @@ def adding(force):
     return build
 
 
+@contextlib.contextmanager
+def environment_variables(values):
+    """Set the environment variables of the dictionary ``values`` (the CUDA kernels' tuning switches,
+    which a Context reads when it is created) within the block, and restore the environment after it."""
+    saved = dict(os.environ)
+    os.environ.update(values or {})
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 class MdCase:
     """One kind of MD Context of an interleaved run: its label, a build(system) that adds its
     force(s) to a copy of the box's System (and returns a metadynamics object, whose step() then
     advances the Context, or None), its number of Contexts, whether its toggled overhead is
-    measured (the added force's group integrated and left out, in turn, in its own Context) and,
-    metadynamics, whether the cost of its hills is (steps with and without adding hills, in turn)."""
+    measured (the added force's group integrated and left out, in turn, in its own Context),
+    for metadynamics whether the cost of its hills is (steps with and without adding hills, in turn),
+    and the environment variables set while its Contexts are created (tuning switches), if any."""
 
-    def __init__(self, label, build, replicas=1, toggled=True, hills=False):
+    def __init__(self, label, build, replicas=1, toggled=True, hills=False, environment=None):
         self.label, self.build, self.replicas, self.toggled, self.hills = label, build, replicas, toggled, hills
+        self.environment = environment
 
 
 class MdRun:
     """One MD Context of the water box (plus what a build adds: a force in group EXTRA_GROUP, or a
     metadynamics bias, stepped through a Simulation and meta.step()), warmed up, timed step(steps)
-    at a time."""
+    at a time; environment: variables set while the System is built and its Context created."""
 
-    def __init__(self, system, positions, platform, precision, build=None, topology=None, warmup=200):
+    def __init__(self, system, positions, platform, precision, build=None, topology=None, warmup=200, environment=None):
         system = mm.XmlSerializer.clone(system)
-        meta = build(system) if build is not None else None
         integrator = mm.LangevinMiddleIntegrator(TEMPERATURE, 1 / unit.picosecond, 2 * unit.femtosecond)
         integrator.setRandomNumberSeed(1)
+        with environment_variables(environment):
+            meta = build(system) if build is not None else None
+            if meta is None:
+                self.context, self.integrator = make_context(system, platform, precision, integrator)
+            else:
+                simulation = app.Simulation(topology, system, integrator, platform, platform_properties(platform, precision))
+                self.context, self.integrator = simulation.context, integrator
         if meta is None:
-            self.context, self.integrator = make_context(system, platform, precision, integrator)
             self.advance = self.withoutHills = self.integrator.step
         else:
-            simulation = app.Simulation(topology, system, integrator, platform, platform_properties(platform, precision))
-            self.context, self.integrator = simulation.context, integrator
             self.advance = lambda steps: meta.step(simulation, steps)
             # The same steps with the bias but no new hill (steps a multiple of the hills' interval
             # keep the steps of later hills).
@@ -180,7 +200,8 @@ def interleaved_md(system, positions, platform, precision, steps, repeats, cases
     runs = {('plain', r): MdRun(system, positions, platform, precision, warmup=warmup) for r in range(replicas)}
     for case in cases:
         for r in range(case.replicas):
-            runs[(case.label, r)] = MdRun(system, positions, platform, precision, case.build, topology, warmup)
+            runs[(case.label, r)] = MdRun(system, positions, platform, precision, case.build, topology, warmup,
+                                          case.environment)
     others = [(case.label, r) for r in range(max([c.replicas for c in cases] + [1])) for case in cases if r < case.replicas]
     order = []
     for r in range(replicas):

@@ -15,6 +15,15 @@ and a summary ends the output: each case's median, least and most ms a step, and
 difference from the first case of the same round, e.g. --cases plain,fast-100,fast-100@SWITCH=1
 --rounds 10.
 
+With --replicas N (N >= 1) the cases are timed instead as the md section times its rows
+(common.interleaved_md), with no counts: every case gets N Contexts, and plain N, all created first
+and kept; each round steps every Context --steps steps in turn (the order reversed every other
+round), and a case's overhead is the median over the rounds of the mean of its Contexts' times less
+plain's, in us a step. Two Contexts of the same System step up to a few percent apart for as long as
+they live (a few us here), which a new Context a case and round leaves in the differences; the mean
+over N Contexts and the same Contexts in every round take most of it out, e.g. --cases
+plain,bias-2,bias-2@SWITCH=1 --replicas 3 --rounds 10 --steps 2000 (the md section's steps).
+
 Cases (--cases, comma-separated, or all): plain; fast-1, fast-100, fast-self, fast-1000 (one CV restrained by
 its own energy expression); ccv-1, ccv-100, ccv-self, ccv-1000 (our CV inside CustomCVForce, the BiasVariable
 path); peer-1, peer-100, peer-self, peer-1000 (CustomNonbondedForce inside CustomCVForce); peratom (the md
@@ -34,7 +43,6 @@ what the CV adds.
 import argparse
 import ctypes
 import json
-import os
 import re
 import time
 
@@ -42,7 +50,7 @@ import numpy as np
 import openmm as mm
 
 from bench_latency import latency_context
-from common import CUTOFF, MdRun, adding, peer_cv, rational_cv, water_box
+from common import CUTOFF, MdCase, MdRun, adding, environment_variables, interleaved_md, peer_cv, rational_cv, water_box
 from bench_md import per_atom_cv
 
 COUNT_NAMES = ('launches', 'sync_copies_to_host', 'async_copies_to_host', 'stream_syncs', 'context_syncs', 'event_syncs',
@@ -195,10 +203,15 @@ def main():
                         help='run the cases in turn this many times, each time in a new Context, and end with the '
                              'median, least and most ms a step of each and its median difference from the first case '
                              'of the same round (default 1: no summary)')
+    parser.add_argument('--replicas', type=int, default=0,
+                        help='N >= 1: time the cases as the md section does, N Contexts each (and of plain), all kept '
+                             'and stepped in turn every round, no counts (default 0: a new Context a case and round)')
     parser.add_argument('--json')
     args = parser.parse_args()
     if args.rounds < 1:
         raise ValueError('profile_launches.py: --rounds must be at least 1, not %d' % args.rounds)
+    if args.replicas < 0:
+        raise ValueError('profile_launches.py: --replicas must be 0 or more, not %d' % args.replicas)
     platform = mm.Platform.getPlatformByName(args.platform)
     counter = CallCounter()
     system, positions, oxygens = water_box(args.waters)
@@ -208,6 +221,12 @@ def main():
     if unknown:
         raise ValueError('profile_launches.py: unknown cases %s; known: %s, latency-plain, latency'
                          % (', '.join(unknown), ', '.join(cases)))
+    if args.replicas > 0:
+        results = {'interleaved': interleaved(names, cases, system, positions, platform, args)}
+        if args.json:
+            with open(args.json, 'w') as f:
+                json.dump(results, f, indent=1)
+        return
     results = {}
     rounds = []
     for round_ in range(args.rounds):
@@ -235,22 +254,58 @@ def split_cases(text):
     return names
 
 
+def parse_case(name):
+    """(case, {variable: value}) of a name of --cases: the case and the switches after its @s."""
+    case, *switches = name.split('@')
+    return case, dict(switch.split('=', 1) for switch in switches)
+
+
+def interleaved(names, cases, system, positions, platform, args, progress=print):
+    """--replicas: the cases timed by common.interleaved_md against plain (args.replicas Contexts of
+    each, args.rounds rounds of args.steps steps); prints and returns, for each case, ms a step (the
+    median over the rounds of the mean of its Contexts), its overhead over plain in us a step and in
+    percent (the median over the rounds), and each round's overhead in us."""
+    latency = [name for name in names if parse_case(name)[0].startswith('latency')]
+    if latency:
+        raise ValueError('profile_launches.py: --replicas times cases of the water box; %s has a System of its own'
+                         % ', '.join(latency))
+    mdCases = []
+    for name in dict.fromkeys(names):
+        if name != 'plain':
+            case, switches = parse_case(name)
+            mdCases.append(MdCase(name, cases[case](), args.replicas, toggled=False, environment=switches))
+    results, spread = interleaved_md(system, positions, platform, args.precision, args.steps, args.rounds, mdCases,
+                                     args.replicas, progress=progress)
+    plain = results['plain']['ms']
+    summary = {'replicas': args.replicas, 'rounds': args.rounds, 'steps': args.steps, 'plain_ms': plain,
+               'plain_replica_spread_percent': spread, 'cases': {}}
+    progress('%d rounds of %d steps, %d Contexts a case: ms a step; overhead over plain (%.4f ms, its Contexts %.2f%% '
+             'apart), us a step and percent: the median over the rounds, and its least and most'
+             % (args.rounds, args.steps, args.replicas, plain, spread))
+    for case in mdCases:
+        result = results[case.label]
+        perRound = [1000 * plain * (relative - 1) for relative in result['rounds']]
+        overhead = 1000 * plain * (result['relative'] - 1)
+        summary['cases'][case.label] = {'ms_per_step': result['ms'], 'overhead_us': overhead,
+                                        'overhead_percent': 100 * (result['relative'] - 1), 'overhead_per_round_us': perRound}
+        progress('  %-40s %.4f  %+7.2f us (%+6.2f to %+6.2f)  %+6.2f%%'
+                 % (case.label, result['ms'], overhead, min(perRound), max(perRound), 100 * (result['relative'] - 1)))
+    return summary
+
+
 def run_cases(names, cases, system, positions, platform, args, counter, results):
     """One round: each case in a new Context, its counts and ms a step printed and put in results
     (the last round's stay); returns [(name, ms a step)] of the round, in order."""
     times = []
     for name in names:
-        case, *switches = name.split('@')
-        saved = dict(os.environ)
-        os.environ.update(switch.split('=', 1) for switch in switches)
+        case, switches = parse_case(name)
         if case.startswith('latency'):
-            context, integrator = latency_context(platform, args.precision, case == 'latency')
+            with environment_variables(switches):
+                context, integrator = latency_context(platform, args.precision, case == 'latency')
             step = integrator.step
         else:
-            run = MdRun(system, positions, platform, args.precision, cases[case]())
+            run = MdRun(system, positions, platform, args.precision, cases[case](), environment=switches)
             context, step = run.context, run.integrator.step
-        os.environ.clear()
-        os.environ.update(saved)
         counts, kernels, hostTimes, ms = measure(step, counter, args.steps, lambda: context.getState(getEnergy=True))
         results[name] = {'ms_per_step': ms, 'counts_per_step': counts, 'kernels_per_step': kernels,
                          'launch_host_us': hostTimes}

@@ -23,3 +23,49 @@ import profile_launches  # noqa: E402 (benchmarks/ is not a package)
 ])
 def test_split_cases(text, expected):
     assert profile_launches.split_cases(text) == expected
+
+
+@pytest.mark.parametrize('name, expected', [
+    ('fast-1', ('fast-1', {})),
+    ('fast-self@COORDINATION_CELL_GRID=2,2,1,0@COORDINATION_LIST_LANES=8',
+     ('fast-self', {'COORDINATION_CELL_GRID': '2,2,1,0', 'COORDINATION_LIST_LANES': '8'})),
+])
+def test_parse_case(name, expected):
+    assert profile_launches.parse_case(name) == expected
+
+
+def test_interleaved_replicas_and_switches():
+    """--replicas: the cases timed as the md section times them (Reference, a tiny water box), each
+    with its own Contexts and its switches set while they are created (and only then), plain the
+    reference of every round; a latency case, which has a System of its own, is refused."""
+    import argparse
+
+    import openmm as mm
+    from common import adding, water_box
+
+    system, positions, oxygens = water_box(220)
+    seen = []
+
+    def probe():
+        add = adding(profile_launches.external_force(oxygens[0]))
+
+        def build(system):
+            seen.append(os.environ.get('COORDINATION_TEST_PROBE'))
+            add(system)
+        return build
+    cases = {'plain': lambda: None, 'probe': probe}
+    args = argparse.Namespace(replicas=2, rounds=2, steps=5, precision='mixed')
+    lines = []
+    summary = profile_launches.interleaved(['plain', 'probe@COORDINATION_TEST_PROBE=7', 'probe'], cases, system, positions,
+                                           mm.Platform.getPlatformByName('Reference'), args, progress=lines.append)
+    assert seen == ['7', '7', None, None]
+    assert 'COORDINATION_TEST_PROBE' not in os.environ
+    assert summary['replicas'] == 2 and summary['plain_ms'] > 0 and summary['plain_replica_spread_percent'] > 0
+    assert list(summary['cases']) == ['probe@COORDINATION_TEST_PROBE=7', 'probe']
+    for result in summary['cases'].values():
+        assert result['ms_per_step'] > 0 and len(result['overhead_per_round_us']) == 2
+        assert abs(result['overhead_us'] - 10 * summary['plain_ms'] * result['overhead_percent']) < 1e-6 * summary['plain_ms'] * 1e3
+    assert any('probe@COORDINATION_TEST_PROBE=7' in line for line in lines)
+    with pytest.raises(ValueError, match='latency'):
+        profile_launches.interleaved(['plain', 'latency'], cases, system, positions, mm.Platform.getPlatformByName('Reference'),
+                                     args)
