@@ -22,7 +22,7 @@ round), and a case's overhead is the median over the rounds of the mean of its C
 plain's, in us a step. Two Contexts of the same System step up to a few percent apart for as long as
 they live (a few us here), which a new Context a case and round leaves in the differences; the mean
 over N Contexts and the same Contexts in every round take most of it out, e.g. --cases
-plain,bias-2,bias-2@SWITCH=1 --replicas 3 --rounds 10 --steps 2000 (the md section's steps).
+plain,bias-2,bias-2@SWITCH=1 --replicas 3 --rounds 10 (--steps then defaults to the md section's 2000).
 
 Cases (--cases, comma-separated, or all): plain; fast-1, fast-100, fast-self, fast-1000 (one CV restrained by
 its own energy expression); ccv-1, ccv-100, ccv-self, ccv-1000 (our CV inside CustomCVForce, the BiasVariable
@@ -50,7 +50,7 @@ import numpy as np
 import openmm as mm
 
 from bench_latency import latency_context
-from common import CUTOFF, MdCase, MdRun, adding, environment_variables, interleaved_md, peer_cv, rational_cv, water_box
+from common import CUTOFF, MD_STEPS, MdCase, MdRun, adding, environment_variables, interleaved_md, peer_cv, rational_cv, water_box
 from bench_md import per_atom_cv
 
 COUNT_NAMES = ('launches', 'sync_copies_to_host', 'async_copies_to_host', 'stream_syncs', 'context_syncs', 'event_syncs',
@@ -195,7 +195,9 @@ def measure(step, counter, steps, sync):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--cases', default='all')
-    parser.add_argument('--steps', type=int, default=200)
+    parser.add_argument('--steps', type=int,
+                        help='steps counted (default 200), or with --replicas the steps of each timing (default %d, '
+                             'as the md section)' % MD_STEPS)
     parser.add_argument('--precision', default='mixed')
     parser.add_argument('--platform', default='CUDA', help='CUDA; another platform only to try the script (no counts)')
     parser.add_argument('--waters', type=int, default=8000)
@@ -212,6 +214,8 @@ def main():
         raise ValueError('profile_launches.py: --rounds must be at least 1, not %d' % args.rounds)
     if args.replicas < 0:
         raise ValueError('profile_launches.py: --replicas must be 0 or more, not %d' % args.replicas)
+    if args.steps is None:
+        args.steps = MD_STEPS if args.replicas > 0 else 200
     platform = mm.Platform.getPlatformByName(args.platform)
     counter = CallCounter()
     system, positions, oxygens = water_box(args.waters)
