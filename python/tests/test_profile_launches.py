@@ -69,3 +69,37 @@ def test_interleaved_replicas_and_switches():
     with pytest.raises(ValueError, match='latency'):
         profile_launches.interleaved(['plain', 'latency'], cases, system, positions, mm.Platform.getPlatformByName('Reference'),
                                      args)
+
+
+def test_compare_builds_table(tmp_path):
+    """compare_builds.py's table from profile_launches.py's JSON of each run: with --replicas the
+    interleaved overheads, with --rounds the median differences, with one round the ms a step less
+    plain's; each build's runs in order, their medians and B less A."""
+    import json
+
+    import compare_builds
+
+    def interleaved(overheads):
+        return {'interleaved': {'cases': {case: {'overhead_us': value} for case, value in overheads.items()}}}
+    files = {'compare-A-1.json': interleaved({'fast-1': 4.0, 'bias-2': 10.0}),
+             'compare-A-2.json': interleaved({'fast-1': 6.0, 'bias-2': 12.0}),
+             'compare-B-1.json': interleaved({'fast-1': 5.0, 'bias-2': 8.0}),
+             'compare-B-2.json': interleaved({'fast-1': 7.0, 'bias-2': 9.0}),
+             'other.json': {}}
+    for name, content in files.items():
+        (tmp_path / name).write_text(json.dumps(content))
+    runs = compare_builds.read_runs(str(tmp_path))
+    assert runs == {'A': [{'fast-1': 4.0, 'bias-2': 10.0}, {'fast-1': 6.0, 'bias-2': 12.0}],
+                    'B': [{'fast-1': 5.0, 'bias-2': 8.0}, {'fast-1': 7.0, 'bias-2': 9.0}]}
+    lines = compare_builds.table(runs)
+    assert len(lines) == 3
+    assert lines[1].split()[0] == 'fast-1' and lines[1].split()[-2:] == ['B-A', '+1.00']
+    assert lines[2].split()[0] == 'bias-2' and lines[2].split()[-2:] == ['B-A', '-2.50']
+    assert lines[2].split()[1:7] == ['A', '+10.00', '+12.00', 'B', '+8.00', '+9.00']
+    rounds = {'plain': {'ms_per_step': 0.17}, 'fast-1': {'ms_per_step': 0.175},
+              'rounds': {'plain': {'difference_us': 0.0}, 'fast-1': {'difference_us': 4.5}}}
+    assert compare_builds.overheads(rounds) == {'fast-1': 4.5}
+    single = {'plain': {'ms_per_step': 0.170}, 'fast-1': {'ms_per_step': 0.175}}
+    assert compare_builds.overheads(single) == pytest.approx({'fast-1': 5.0})
+    with pytest.raises(ValueError, match='builds A and B'):
+        compare_builds.table({'A': runs['A']})
