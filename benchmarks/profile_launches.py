@@ -227,18 +227,15 @@ def main():
                          % (', '.join(unknown), ', '.join(cases)))
     if args.replicas > 0:
         results = {'interleaved': interleaved(names, cases, system, positions, platform, args)}
-        if args.json:
-            with open(args.json, 'w') as f:
-                json.dump(results, f, indent=1)
-        return
-    results = {}
-    rounds = []
-    for round_ in range(args.rounds):
+    else:
+        results = {}
+        rounds = []
+        for round_ in range(args.rounds):
+            if args.rounds > 1:
+                print('round %d of %d' % (round_ + 1, args.rounds), flush=True)
+            rounds.append(run_cases(names, cases, system, positions, platform, args, counter, results))
         if args.rounds > 1:
-            print('round %d of %d' % (round_ + 1, args.rounds), flush=True)
-        rounds.append(run_cases(names, cases, system, positions, platform, args, counter, results))
-    if args.rounds > 1:
-        results['rounds'] = summarize(names, rounds)
+            results['rounds'] = summarize(names, rounds)
     if args.json:
         with open(args.json, 'w') as f:
             json.dump(results, f, indent=1)
