@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Time two builds of the plugin on one GPU machine: this tree's (A) and the tree in the folder
-# given first (B: e.g. a git worktree of a branch, `git worktree add fused-src fused-tile-cvs`,
+# given first (B: e.g. a git worktree of a branch, `git worktree add other-src some-branch`,
 # carried beside the tree: name it in the device call's carry). Each is built and installed by
 # benchmarks/gpu_suite.sh (stage none, its own build-gpu), then they are installed in turn
 # (cmake --install) before each run of benchmarks/profile_launches.py with the other arguments:
@@ -9,7 +9,7 @@
 # case's overhead over plain per run and build (us a step; with --replicas, the median over the
 # rounds of the mean of its Contexts) and the medians of the runs.
 #
-#   bash benchmarks/compare_builds.sh fused-src --cases plain,fast-1,fast-100,bias-2 --replicas 3 --rounds 6
+#   bash benchmarks/compare_builds.sh other-src --cases plain,fast-1,fast-100,bias-2 --replicas 3 --rounds 6
 #
 # Measured this way without --replicas (session of 2026-12-06), runs of the same build differed by
 # 3 to 8 us: use --replicas (profile_launches.py's header says why).
@@ -21,6 +21,8 @@ shift
 here=$(pwd)
 SUITE_BUDGET=${SUITE_BUDGET:-200} bash benchmarks/gpu_suite.sh none > "$OUT/compare-build-A.log" 2>&1 || { tail -20 "$OUT/compare-build-A.log"; exit 1; }
 mkdir -p "$OUT/compare-build-B"
+# The other tree carries no wheels: it builds against the OpenMM that A's build installed.
+export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH
 (cd "$other" && OUT="$OUT/compare-build-B" SUITE_BUDGET=${SUITE_BUDGET:-200} bash benchmarks/gpu_suite.sh none \
     > "$OUT/compare-build-B.log" 2>&1) || { tail -20 "$OUT/compare-build-B.log"; exit 1; }
 # The environment gpu_suite.sh sets up for its own stages.
