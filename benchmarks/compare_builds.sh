@@ -21,12 +21,11 @@ shift
 here=$(pwd)
 SUITE_BUDGET=${SUITE_BUDGET:-200} bash benchmarks/gpu_suite.sh none > "$OUT/compare-build-A.log" 2>&1 || { tail -20 "$OUT/compare-build-A.log"; exit 1; }
 mkdir -p "$OUT/compare-build-B"
-# The other tree carries no wheels: it builds against the OpenMM that A's build installed.
-export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH
+# The environment gpu_suite.sh sets up for its own stages, from here on: the other tree carries no
+# wheels, so its build finds OpenMM where A's build installed it.
+export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH OPENMM_CACHE_DIR=/tmp/openmm-kernel-cache PYTHONUNBUFFERED=1
 (cd "$other" && OUT="$OUT/compare-build-B" SUITE_BUDGET=${SUITE_BUDGET:-200} bash benchmarks/gpu_suite.sh none \
     > "$OUT/compare-build-B.log" 2>&1) || { tail -20 "$OUT/compare-build-B.log"; exit 1; }
-# The environment gpu_suite.sh sets up for its own stages.
-export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH OPENMM_CACHE_DIR=/tmp/openmm-kernel-cache PYTHONUNBUFFERED=1
 OMM=$(python3 -c "import openmm.version as v, os; print(os.path.dirname(v.openmm_library_path))") || exit 1
 export LD_LIBRARY_PATH=$OMM/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 for run in $(seq 1 "${RUNS:-2}"); do
