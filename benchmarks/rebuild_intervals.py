@@ -1,0 +1,102 @@
+"""How often the neighbour lists of the md section's box must be rebuilt, per skin: MD of the box
+(benchmarks/common.py's water_box, LangevinMiddle at 300 K, 1/ps, 2 fs, as the md section), the
+oxygens' positions read at every step, and for each skin the steps at which a list built at the last
+rebuild goes stale by the GPU lists' rule (CudaCoordinationNeighborList: an oxygen more than 0.49 of
+the skin from where it was at the build; positions not wrapped, as OpenMM's unwrapped state gives
+them). Any platform: the dynamics, not the speed, is measured, so the CPU serves
+(``--platform CPU``; the box of 7,894 waters takes about 80 s for 1,000 steps on 2 cores).
+
+    python benchmarks/rebuild_intervals.py --waters 8000 --steps 1000 --skins 0.05,0.1,0.2,0.3
+
+Prints a line a skin: the rebuilds, and the mean steps between them; --json writes them.
+"""
+
+import argparse
+import json
+import sys
+
+import numpy as np
+import openmm as mm
+import openmm.unit as unit
+
+from common import water_box
+
+#: The share of the skin a particle may move before the lists are stale (HalfSkinShare in CudaCoordinationNeighborList.cpp).
+HALF_SKIN_SHARE = 0.49
+
+
+def rebuild_steps(trajectory, skin):
+    """The steps (indices into trajectory, after the first) at which the lists built at step 0, or at
+    the last rebuild, are stale: a particle more than HALF_SKIN_SHARE*skin from its position there."""
+    if skin <= 0:
+        raise ValueError('rebuild_intervals: skin must be > 0 nm, not %r' % (skin,))
+    reference, steps = trajectory[0], []
+    for step in range(1, len(trajectory)):
+        moved = np.sqrt(((trajectory[step] - reference) ** 2).sum(axis=1)).max()
+        if moved > HALF_SKIN_SHARE * skin:
+            steps.append(step)
+            reference = trajectory[step]
+    return steps
+
+
+def summary(trajectory, skins):
+    """For each skin: {'skin', 'rebuilds', 'steps', 'mean_interval'} (mean_interval None without a rebuild)."""
+    rows = []
+    for skin in skins:
+        steps = rebuild_steps(trajectory, skin)
+        rows.append({'skin': skin, 'rebuilds': len(steps), 'steps': len(trajectory) - 1,
+                     'mean_interval': steps[-1] / len(steps) if steps else None})
+    return rows
+
+
+def oxygen_trajectory(numWaters, steps, platform, minimize=True, equilibrate=300, progress=True):
+    """The oxygens' positions (nm) at steps + 1 consecutive steps of MD of water_box(numWaters), after a
+    minimization and `equilibrate` steps: an array of shape (steps + 1, oxygens, 3)."""
+    system, positions, oxygens = water_box(numWaters)
+    integrator = mm.LangevinMiddleIntegrator(300 * unit.kelvin, 1 / unit.picosecond, 0.002 * unit.picoseconds)
+    integrator.setRandomNumberSeed(1)
+    context = mm.Context(system, integrator, mm.Platform.getPlatformByName(platform))
+    context.setPositions(positions)
+    if minimize:
+        mm.LocalEnergyMinimizer.minimize(context, 10, 200)
+    context.setVelocitiesToTemperature(300 * unit.kelvin, 1)
+    integrator.step(equilibrate)
+    indices = np.array(oxygens)
+    frames = []
+    for step in range(steps + 1):
+        state = context.getState(getPositions=True)
+        frames.append(state.getPositions(asNumpy=True).value_in_unit(unit.nanometer)[indices])
+        if step < steps:
+            integrator.step(1)
+        if progress and step % 100 == 0:
+            print('step %d of %d' % (step, steps), file=sys.stderr, flush=True)
+    return np.array(frames)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--waters', type=int, default=8000)
+    parser.add_argument('--steps', type=int, default=1000)
+    parser.add_argument('--skins', default='0.05,0.1,0.15,0.2,0.3', help='comma-separated skins in nm')
+    parser.add_argument('--platform', default='CPU')
+    parser.add_argument('--json')
+    args = parser.parse_args(argv)
+    try:
+        skins = [float(text) for text in args.skins.split(',')]
+    except ValueError:
+        parser.error('--skins must be comma-separated numbers (nm), not %r' % args.skins)
+    if args.steps < 1 or any(skin <= 0 for skin in skins):
+        parser.error('--steps must be >= 1 and every skin > 0 nm')
+    trajectory = oxygen_trajectory(args.waters, args.steps, args.platform)
+    rows = summary(trajectory, skins)
+    for row in rows:
+        interval = '-' if row['mean_interval'] is None else '%.1f' % row['mean_interval']
+        print('skin %.3f nm: %d rebuilds in %d steps, one every %s steps' % (row['skin'], row['rebuilds'], row['steps'], interval))
+    if args.json:
+        with open(args.json, 'w') as stream:
+            json.dump({'waters': args.waters, 'oxygens': trajectory.shape[1], 'platform': args.platform, 'rows': rows}, stream, indent=1)
+    return rows
+
+
+if __name__ == '__main__':
+    main()
