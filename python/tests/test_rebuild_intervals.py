@@ -45,3 +45,5 @@ def test_bad_arguments():
         rebuild_intervals.main(['--skins', '0.1,x'])
     with pytest.raises(SystemExit):
         rebuild_intervals.main(['--skins', '0'])
+    with pytest.raises(SystemExit):
+        rebuild_intervals.main(['--warmup', '-1'])
