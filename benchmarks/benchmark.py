@@ -72,6 +72,8 @@ import common
 
 # The sections in the order a run takes them: name -> module. A module's section(platform, options)
 # returns its rows (dicts) for the parsed command line; a new section is a new bench_*.py and a line here.
+# A module may also have missing_inputs(options): why it cannot run (a file it needs is missing), or
+# None; main() asks every section of the run before it times anything.
 SECTIONS = {
     'md': bench_md,
     'contacts': bench_contacts,
@@ -169,6 +171,11 @@ def main(argv=None):
     unknown = [name for name in args.md_cases.split(',') if name not in bench_md.MD_GROUPS]
     if unknown:
         parser.error('unknown md case(s) %s; they are %s' % (', '.join(unknown), ', '.join(bench_md.MD_GROUPS)))
+    for name in names:
+        # A section whose inputs are missing stops the run before anything is timed, not after the others.
+        missing = getattr(SECTIONS[name], 'missing_inputs', lambda options: None)(args)
+        if missing:
+            parser.error('section %s: %s' % (name, missing))
     platform = mm.Platform.getPlatformByName(args.platform)
     info = describe(platform, args.precision)
     now = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())

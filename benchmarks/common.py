@@ -195,8 +195,8 @@ def interleaved_md(system, positions, platform, precision, steps, repeats, cases
     replicas keeps one such Context from deciding a small overhead; the plain replicas are spread
     evenly over a round. Returns ({label: {'ms': median ms per step, 'relative': median over rounds
     of the time relative to plain, 'rounds': that ratio per round, 'toggled': toggled overhead (a
-    ratio) or None}}, spread: the largest difference between the plain replicas, in percent of the
-    first)."""
+    ratio) or None, 'replicas': its number of Contexts}}, spread: the largest difference between the
+    plain replicas, in percent of the first)."""
     runs = {('plain', r): MdRun(system, positions, platform, precision, warmup=warmup) for r in range(replicas)}
     for case in cases:
         for r in range(case.replicas):
@@ -216,11 +216,12 @@ def interleaved_md(system, positions, platform, precision, steps, repeats, cases
     labels = ['plain'] + [case.label for case in cases]
     # Per round, the mean over a label's replicas.
     perRound = {label: np.mean([times[key] for key in runs if key[0] == label], axis=0) for label in labels}
+    counts = dict({case.label: case.replicas for case in cases}, plain=replicas)
     results = {}
     for label in labels:
         relative = perRound[label] / perRound['plain']
         results[label] = {'ms': float(np.median(perRound[label])), 'relative': float(np.median(relative)),
-                          'rounds': [float(x) for x in relative], 'toggled': None}
+                          'rounds': [float(x) for x in relative], 'toggled': None, 'replicas': counts[label]}
     for case in cases:
         results[case.label]['hills'] = None
         if case.toggled:
@@ -274,16 +275,17 @@ def md_rows(section, described, numAtoms, results, spread, replicas, repeats, st
                    'ms_per_step': result['ms'], 'overhead_percent': 100 * (result['relative'] - 1),
                    'overhead_per_round_percent': [100 * (x - 1) for x in result['rounds']],
                    'plain_ms_per_step': plain, 'speedup_vs_peer': peer / result['ms'] if peer else None,
-                   'replicas': replicas if kind == 'ours' else 1, 'steps': steps, 'repeats': repeats}
+                   'replicas': result.get('replicas', replicas if kind == 'ours' else 1), 'steps': steps,
+                   'repeats': repeats}
             if result['toggled'] is not None:
                 row['toggled_overhead_percent'] = 100 * (result['toggled'] - 1)
             if result.get('hills') is not None:
                 row['hills_overhead_percent'] = 100 * (result['hills'] - 1)
             row.update(case['extra'])
             row['note'] = ('all Contexts timed in turn, %d rounds of step(%d); overhead: median over rounds of the time '
-                           'relative to the mean of the %d plain Contexts of the same round (ours: the mean of %d '
+                           'relative to the mean of the %d plain Contexts of the same round (this row: the mean of %d '
                            'Contexts); toggled overhead: the same Context with and without the force\'s group '
-                           'integrated, in turn' % (repeats, steps, replicas, replicas))
+                           'integrated, in turn' % (repeats, steps, replicas, row['replicas']))
             rows.append(row)
     return rows
 

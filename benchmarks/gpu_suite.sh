@@ -38,7 +38,11 @@
 #             on with a run an earlier call cut short, on the same warm machine: its JSON, carried back).
 #             The md section's openmm-opes rows need openmm-opes and SciPy there: their wheels
 #             (pip download --no-deps ... openmm-opes scipy, as for OpenMM's) in .whl; with them .whl
-#             is about 55 MB, so such a call carries no kernel cache
+#             is about 55 MB, so such a call carries no kernel cache. The contacts section needs the
+#             solvated DHFR, which ../shared/data beside a developer's checkout holds but a device call
+#             does not take along: copy it into the checkout's shared/data/ (git ignores /shared/) and
+#             name shared in the call's carry; benchmark.py looks there too, and refuses a run that
+#             lacks it before timing anything (COORDINATION_DHFR_PDB names another place)
 # The test stages run in two steps:
 #   1. under CUDA MPS (GPU_SUITE_MPS=0 leaves it off): ctest's shards (ctest -LE leaks_context,
 #      CTEST_JOBS at once, default all of them) beside pytest -m "not leaks_context", until both end;

@@ -286,6 +286,9 @@ def md_section(rows):
     plains = [shared] if shared else [kinds['plain'] for kinds in cases.values() if kinds.get('plain')]
     spreads = [row['plain_replica_spread_percent'] for row in plains if row.get('plain_replica_spread_percent') is not None]
     replicas = next((row.get('replicas') for row in plains if row.get('replicas')), None)
+    # Runs since 2026-12-07 time both sides of the CustomCVForce comparison with as many Contexts.
+    inCVForceReplicas = min([kinds[k].get('replicas') or 1 for kinds in cases.values() if 'compatible' in kinds
+                             for k in ('compatible', 'peer') if k in kinds] or [1])
     atoms = atoms_of(rows)
     twoCVs = any('2 CVs' in name for name in cases)
     lines = ['A PME water box%s (TIP3P, PME 0.9 nm, 2 fs, LangevinMiddle) with coordination CVs of its oxygens '
@@ -310,7 +313,8 @@ def md_section(rows):
     lines += ['', protocol + 'Overhead *separate*: the step time against plain Contexts of the same box, median over '
               'rounds%s. *Toggled*: the same Context with and without the force\'s group integrated, in turn. '
               'A target is met when both are within it.%s%s' %
-              (' (plain and ours: the mean of %d Contexts each)' % replicas if replicas and replicas > 1 else '',
+              ((' (plain, ours and both sides in CustomCVForce: the mean of %d Contexts each)' if inCVForceReplicas > 1
+                else ' (plain and ours: the mean of %d Contexts each)') % replicas if replicas and replicas > 1 else '',
                (' The plain Contexts differed by %.1f%% among themselves' % spreads[0] if len(spreads) == 1 else
                 ' The plain Contexts differed by %.1f to %.1f%% among themselves' % (min(spreads), max(spreads)))
                + ': read differences of that size as noise.' if spreads else '',
@@ -774,6 +778,10 @@ def later_section(paths):
                   '%s, driver %s, OpenMM %s, %s, %s precision, %s:' % (run['gpu'], run['driver'] or '-', run['openmm'],
                                                                       run['platform'], run['precision'], run['date']), '',
                   '<!-- not run: a GPU benchmark (CUDA); the docs test runs on the CPU -->', '```bash', run['command'], '```', '']
+        missing = [name for name in info.get('sections') or [] if name not in (info.get('sections_elapsed_s') or {})]
+        if info.get('complete') is False and missing:
+            lines += ['It stopped before its end: the section%s %s %s missing.'
+                      % ('s' if len(missing) > 1 else '', ', '.join(missing), 'are' if len(missing) > 1 else 'is'), '']
         for page in [page for name in present for page in (['md', 'metadynamics'] if name == 'md' else [name])]:
             body, _ = BUILDERS[page](sections['md' if page == 'metadynamics' else page])
             tables, table = [], []

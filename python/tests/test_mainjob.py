@@ -3,6 +3,7 @@ small setting, writing its files, and the quickstart example; the benchmarks (be
 benchmark.py) in their quick settings, and the helpers of benchmarks/ (common.py and the sections'
 bench_*.py) that choose what is timed."""
 
+import argparse
 import json
 import os
 import re
@@ -177,6 +178,12 @@ def test_interleaved_md_replicas():
         assert result['ms'] > 0 and 0.2 < result['relative'] < 5 and len(result['rounds']) == 2
     assert 0.2 < results['first']['toggled'] < 5 and results['second']['toggled'] is None
     assert spread > 0
+    # Each row names its own number of Contexts, whatever its kind (the CustomCVForce rows have three since 2026-12-07).
+    assert [results[label]['replicas'] for label in ('plain', 'first', 'second')] == [2, 2, 1]
+    rows = benchmark.md_rows('md', [{'name': 'case', 'bias': 'restraint', 'labels': {'ours': 'second', 'compatible': 'first'},
+                                     'extra': {}}], system.getNumParticles(), results, spread, 2, 2, 5)
+    assert [(row['kind'], row['replicas']) for row in rows] == [('plain', 2), ('ours', 1), ('compatible', 2)]
+    assert 'this row: the mean of 2 Contexts' in rows[2]['note']
 
 
 def two_cvs(benchmark, oxygens, numParticles, ours):
@@ -264,6 +271,22 @@ def test_benchmark_sections_checked():
         result = subprocess.run([sys.executable, os.path.join('benchmarks', 'benchmark.py'), '--platform', 'Reference'] + arguments,
                                 capture_output=True, text=True, cwd=REPO, timeout=120)
         assert result.returncode == 2 and message in result.stderr
+
+
+def test_benchmark_refuses_a_missing_input_first():
+    """A section whose input is missing (the contacts section's solvated DHFR) stops the run before
+    the md section before it is timed, with the path it looked at: within seconds, not after md."""
+    missing = os.path.join(REPO, 'no-such-folder', 'dhfr_23558_atoms.pdb')
+    result = subprocess.run([sys.executable, os.path.join('benchmarks', 'benchmark.py'), '--platform', 'Reference',
+                             '--sections', 'md,contacts'], capture_output=True, text=True, cwd=REPO, timeout=120,
+                            env=dict(os.environ, COORDINATION_DHFR_PDB=missing))
+    assert result.returncode == 2
+    assert 'section contacts' in result.stderr and missing in result.stderr and 'COORDINATION_DHFR_PDB' in result.stderr
+    assert '== md' not in result.stdout
+    # The quick run needs no solvated DHFR (the protein in examples/data): nothing missing.
+    contacts = import_benchmark('bench_contacts')
+    assert contacts.missing_inputs(argparse.Namespace(quick=True)) is None
+    assert contacts.PDB_PLACES[1] == os.path.join(REPO, 'benchmarks', '..', 'shared', 'data', 'dhfr_23558_atoms.pdb')
 
 
 def test_energy_only_step_time():

@@ -158,6 +158,7 @@ def test_synthetic_run(tmp_path):
         '1 O and 100 O vs the other O (2 CVs)', '0.200', '0.207', '+3.5% / +3.8%', '0.290', '+45.0% / +46.0%', '1.40x', '-', '-',
         '<= 3%', '**no**']
     assert 'CoordinationBiasForce' in md and 'one interleaved run' in md and '5 rounds of step(2000)' in md
+    assert '(plain and ours: the mean of 3 Contexts each)' in md
     assert 'differed by 1.5% among themselves' in md
     # The largest range of our per-round overheads: 0.75 points.
     assert 'by up to 0.8 points' in md
@@ -363,6 +364,32 @@ def test_cpu_table_from_its_own_run(tmp_path):
         report.write_report(gpu, str(docs), cpu=gpu)
 
 
+def test_later_run_cut_short(tmp_path):
+    """A run of --later that stopped after its first section (complete = false) says which of the
+    sections it was started with are missing, under its command."""
+    gpu = write_json(tmp_path / 'gpu.json', synthetic_rows())
+    again = [PLAIN] + md_rows('1 O vs the other O', 0.2026, 1.25, 1.0, 29.0, 0.25, 25.0)
+    later = write_json(tmp_path / 'later.json', again, dict(INFO, sections=['md', 'contacts', 'cutoff'],
+                                                            sections_elapsed_s={'md': 345.0}, complete=False))
+    text = report.write_report(gpu, str(tmp_path / 'docs'), later=[later])
+    again = section(text, 'Rows measured again after this run')
+    assert 'It stopped before its end: the sections contacts, cutoff are missing.' in again
+    assert table_row(again, '1 O vs the other O')[1:4] == ['0.200', '0.203', '+1.2% / +1.0%']
+
+
+def test_replicas_in_custom_cv_force(tmp_path):
+    """Where the one-CV restraints in CustomCVForce, ours and the peer's, were timed as the mean of
+    as many Contexts as ours (runs since 2026-12-07), the protocol says so; the two-CV peer's single
+    Context does not change that."""
+    rows = [dict(row) for row in synthetic_rows()]
+    for row in rows:
+        if row['section'] == 'md' and row.get('bias') == 'restraint' and '2 CVs' not in row.get('cv_case', '') \
+                and row['kind'] in ('compatible', 'peer'):
+            row['replicas'] = 3
+    text = report.write_report(write_json(tmp_path / 'run.json', rows), str(tmp_path / 'docs'))
+    assert '(plain, ours and both sides in CustomCVForce: the mean of 3 Contexts each)' in section(text, 'MD step time')
+
+
 def test_rows_measured_again(tmp_path):
     """--later: runs of a few rows made after the full run get a section of their own, after the full
     run's GPU sections and before the CPU table, with each run's GPU, date and command and the tables
@@ -384,6 +411,7 @@ def test_rows_measured_again(tmp_path):
     again = section(text, 'Rows measured again after this run')
     assert '### later.json' in again and '2026-12-02' in again and '--md-cases restraint --json later.json' in again
     assert table_row(again, '1 O vs the other O')[1:4] == ['0.200', '0.203', '+1.2% / +1.0%']
+    assert 'stopped before its end' not in again
     assert table_row(section(text, 'MD step time'), '1 O vs the other O')[1:4] == ['0.200', '0.203', '+1.5% / +1.2%']
     assert '*Ours in CustomCVForce*' not in again and again.count('| CV |') == 1
     assert 'Well-tempered metadynamics:' not in again and '| CVs |' not in again
