@@ -42,19 +42,24 @@ RESTRAINT = '0.5*kq*(cv-q0)^2'
 KQ = 1000.0     # kJ/mol: a deviation of 0.05 in Q costs 1.25 kJ/mol
 
 
-def missing_inputs(options):
-    """Why the section cannot run with benchmark.py's options (the solvated DHFR is missing), or None:
-    benchmark.py asks before it times anything, so that a run does not end here after its other sections."""
-    if options.quick or os.path.exists(PDB):
+def missing_pdb(quick):
+    """Why the run cannot find the solvated DHFR (the places it looked), or None (found, or --quick)."""
+    if quick or os.path.exists(PDB):
         return None
     where = PDB if os.environ.get('COORDINATION_DHFR_PDB') else ' nor at '.join(os.path.normpath(place) for place in PDB_PLACES)
     return ('bench_contacts: the solvated DHFR structure (dhfr_23558_atoms.pdb) is not at %s; set COORDINATION_DHFR_PDB '
             'to its path' % where)
 
 
+def missing_inputs(options):
+    """Why the section cannot run with benchmark.py's options, or None: benchmark.py asks before it
+    times anything, so that a run does not end here after its other sections."""
+    return missing_pdb(options.quick)
+
+
 def dhfr_system(quick):
-    if not quick and not os.path.exists(PDB):
-        raise FileNotFoundError('bench_contacts: the solvated DHFR structure is not at %s; set COORDINATION_DHFR_PDB' % PDB)
+    if missing_pdb(quick):
+        raise FileNotFoundError(missing_pdb(quick))
     pdb = app.PDBFile(PROTEIN_PDB if quick else PDB)
     forcefield = app.ForceField('amber99sb.xml', 'tip3p.xml')
     if quick:

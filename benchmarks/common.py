@@ -275,8 +275,7 @@ def md_rows(section, described, numAtoms, results, spread, replicas, repeats, st
                    'ms_per_step': result['ms'], 'overhead_percent': 100 * (result['relative'] - 1),
                    'overhead_per_round_percent': [100 * (x - 1) for x in result['rounds']],
                    'plain_ms_per_step': plain, 'speedup_vs_peer': peer / result['ms'] if peer else None,
-                   'replicas': result.get('replicas', replicas if kind == 'ours' else 1), 'steps': steps,
-                   'repeats': repeats}
+                   'replicas': result['replicas'], 'steps': steps, 'repeats': repeats}
             if result['toggled'] is not None:
                 row['toggled_overhead_percent'] = 100 * (result['toggled'] - 1)
             if result.get('hills') is not None:

@@ -286,7 +286,7 @@ def md_section(rows):
     plains = [shared] if shared else [kinds['plain'] for kinds in cases.values() if kinds.get('plain')]
     spreads = [row['plain_replica_spread_percent'] for row in plains if row.get('plain_replica_spread_percent') is not None]
     replicas = next((row.get('replicas') for row in plains if row.get('replicas')), None)
-    # Runs since 2026-12-07 time both sides of the CustomCVForce comparison with as many Contexts.
+    # Whether both sides of the CustomCVForce comparison were means of several Contexts (older runs: one each).
     inCVForceReplicas = min([kinds[k].get('replicas') or 1 for kinds in cases.values() if 'compatible' in kinds
                              for k in ('compatible', 'peer') if k in kinds] or [1])
     atoms = atoms_of(rows)
@@ -759,6 +759,16 @@ def plot_scaling(throughput, cutoff, run, path):
 # ---------------------------------------------------------------------------------------------
 # The page
 
+def missing_sections(info):
+    """'the sections ... are missing' for a run cut short (complete = false) that did not reach some of
+    the sections it was started with, else ''."""
+    missing = [name for name in info.get('sections') or [] if name not in (info.get('sections_elapsed_s') or {})]
+    if info.get('complete') is not False or not missing:
+        return ''
+    return 'the section%s %s %s missing' % ('s' if len(missing) > 1 else '', ', '.join(missing),
+                                            'are' if len(missing) > 1 else 'is')
+
+
 def later_section(paths):
     """The lines of "Rows measured again after this run": for each JSON (a run of some rows of the
     sections, on the code as it is after the full run), its GPU, date and command, and the tables
@@ -778,10 +788,8 @@ def later_section(paths):
                   '%s, driver %s, OpenMM %s, %s, %s precision, %s:' % (run['gpu'], run['driver'] or '-', run['openmm'],
                                                                       run['platform'], run['precision'], run['date']), '',
                   '<!-- not run: a GPU benchmark (CUDA); the docs test runs on the CPU -->', '```bash', run['command'], '```', '']
-        missing = [name for name in info.get('sections') or [] if name not in (info.get('sections_elapsed_s') or {})]
-        if info.get('complete') is False and missing:
-            lines += ['It stopped before its end: the section%s %s %s missing.'
-                      % ('s' if len(missing) > 1 else '', ', '.join(missing), 'are' if len(missing) > 1 else 'is'), '']
+        if missing_sections(info):
+            lines += ['It stopped before its end: %s.' % missing_sections(info), '']
         for page in [page for name in present for page in (['md', 'metadynamics'] if name == 'md' else [name])]:
             body, _ = BUILDERS[page](sections['md' if page == 'metadynamics' else page])
             tables, table = [], []
@@ -836,10 +844,8 @@ def write_report(path, docs='docs', shown=None, cpu=None, later=()):
     if elapsed:
         lines += ['', 'Time of each section in this run (seconds, compiling the kernels included): %s.'
                   % ', '.join('%s %.0f' % (name, seconds) for name, seconds in elapsed.items())]
-    missing = [name for name in info.get('sections') or [] if name not in elapsed]
-    if info.get('complete') is False and missing:
-        lines += ['', '**This run stopped before its end**: the section%s %s %s missing.'
-                  % ('s' if len(missing) > 1 else '', ', '.join(missing), 'are' if len(missing) > 1 else 'is')]
+    if missing_sections(info):
+        lines += ['', '**This run stopped before its end**: %s.' % missing_sections(info)]
     if later:
         lines += ['', 'Rows measured again since, on the code as it changed after this run: '
                   '[Rows measured again after this run](#rows-measured-again-after-this-run).']
