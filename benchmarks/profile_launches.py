@@ -28,7 +28,8 @@ Cases (--cases, comma-separated, or all): plain; fast-1, fast-100, fast-self, fa
 its own energy expression); ccv-1, ccv-100, ccv-self, ccv-1000 (our CV inside CustomCVForce, the BiasVariable
 path); peer-1, peer-100, peer-self, peer-1000 (CustomNonbondedForce inside CustomCVForce); peratom (the md
 section's per-atom case: MoreThan of every O's coordination, restrained); bias-2, bias-3
-(CoordinationBiasForce over the 1 O, 100 O and, for 3, 1,000 O CVs); extern-1 (OpenMM's own smallest force: a
+(CoordinationBiasForce over the 1 O, 100 O and, for 3, 1,000 O CVs, restrained); table-2, table-3 (the same CVs,
+their energy a tabulated function as the metadynamics rows' bias, no hills); extern-1 (OpenMM's own smallest force: a
 CustomExternalForce on one oxygen, which OpenMM evaluates in the bonded kernel it launches anyway: no launch added,
 what a launch-free force costs the step); extern-all (the same on every oxygen: 7,894 entries in the bonded kernel);
 bare-1, bare-100, bare-self (the CV as its own energy, no expression: one pair launch with the forces straight, no
@@ -146,6 +147,26 @@ def bias(cvs):
     return force
 
 
+TABLE_RANGES = ((0.0, 12.0), (397.0, 517.0), (3129.0, 4329.0))
+
+
+def table_bias(cvs):
+    """The md section's metadynamics bias without its hills: bias(c1, ...) of a Continuous2DFunction (121 x 121 points)
+    or Continuous3DFunction (41 points an axis) over the metadynamics rows' ranges, smooth small values."""
+    from openmmcoordination import CoordinationBiasForce
+    names = ['c%d' % (i + 1) for i in range(len(cvs))]
+    force = CoordinationBiasForce('bias(%s)' % ', '.join(names))
+    points = 121 if len(cvs) == 2 else 41
+    axes = np.meshgrid(*[np.linspace(0, 1, points)] * len(cvs), indexing='ij')
+    values = (1e-3 * np.sin(sum((i + 1) * axis for i, axis in enumerate(axes)))).ravel(order='F')
+    limits = [limit for pair in TABLE_RANGES[:len(cvs)] for limit in pair]
+    table = mm.Continuous2DFunction if len(cvs) == 2 else mm.Continuous3DFunction
+    force.addTabulatedFunction('bias', table(*[points] * len(cvs), values, *limits))
+    for name, cv in zip(names, cvs):
+        force.addCollectiveVariable(name, cv)
+    return force
+
+
 def builds(oxygens, numParticles):
     """{case: a function that gives its build for MdRun (None: the plain box)}, made when asked for."""
     groups = {'1': (oxygens[:1], oxygens[1:]), '100': (oxygens[:100], oxygens[100:]), 'self': (oxygens, None),
@@ -169,6 +190,8 @@ def builds(oxygens, numParticles):
     cases['bare-2'] = lambda: adding_all([ours('1'), ours('100')])
     cases['bias-2'] = lambda: adding(bias([ours('1'), ours('100')]))
     cases['bias-3'] = lambda: adding(bias([ours('1'), ours('100'), ours('1000')]))
+    cases['table-2'] = lambda: adding(table_bias([ours('1'), ours('100')]))
+    cases['table-3'] = lambda: adding(table_bias([ours('1'), ours('100'), ours('1000')]))
     return cases
 
 
