@@ -52,7 +52,7 @@ import openmm as mm
 
 from bench_latency import latency_context
 from common import CUTOFF, MD_STEPS, MdCase, MdRun, adding, environment_variables, interleaved_md, peer_cv, rational_cv, water_box
-from bench_md import per_atom_cv
+from bench_md import GRID_3D, per_atom_cv
 
 COUNT_NAMES = ('launches', 'sync_copies_to_host', 'async_copies_to_host', 'stream_syncs', 'context_syncs', 'event_syncs',
                'copies_to_device')
@@ -147,16 +147,17 @@ def bias(cvs):
     return force
 
 
+#: The md section's metadynamics axes at the water box's starting CVs (bench_md.metadynamics_variables, as its JSON records them).
 TABLE_RANGES = ((0.0, 12.0), (397.0, 517.0), (3129.0, 4329.0))
 
 
 def table_bias(cvs):
     """The md section's metadynamics bias without its hills: bias(c1, ...) of a Continuous2DFunction (121 x 121 points)
-    or Continuous3DFunction (41 points an axis) over the metadynamics rows' ranges, smooth small values."""
+    or Continuous3DFunction (GRID_3D points an axis) over the metadynamics rows' ranges, smooth small values."""
     from openmmcoordination import CoordinationBiasForce
     names = ['c%d' % (i + 1) for i in range(len(cvs))]
     force = CoordinationBiasForce('bias(%s)' % ', '.join(names))
-    points = 121 if len(cvs) == 2 else 41
+    points = 121 if len(cvs) == 2 else GRID_3D
     axes = np.meshgrid(*[np.linspace(0, 1, points)] * len(cvs), indexing='ij')
     values = (1e-3 * np.sin(sum((i + 1) * axis for i, axis in enumerate(axes)))).ravel(order='F')
     limits = [limit for pair in TABLE_RANGES[:len(cvs)] for limit in pair]
