@@ -138,12 +138,18 @@ def adding_all(forces):
     return build
 
 
-def bias(cvs):
+def bias_force(expression, cvs):
+    """A CoordinationBiasForce of `expression` over the CVs, named c1, c2, ..."""
     from openmmcoordination import CoordinationBiasForce
-    force = CoordinationBiasForce(' + '.join('0.5*k*(c%d-1)^2' % (i + 1) for i in range(len(cvs))))
-    force.addGlobalParameter('k', 1e-6)
+    force = CoordinationBiasForce(expression)
     for i, cv in enumerate(cvs):
         force.addCollectiveVariable('c%d' % (i + 1), cv)
+    return force
+
+
+def bias(cvs):
+    force = bias_force(' + '.join('0.5*k*(c%d-1)^2' % (i + 1) for i in range(len(cvs))), cvs)
+    force.addGlobalParameter('k', 1e-6)
     return force
 
 
@@ -154,17 +160,13 @@ TABLE_RANGES = ((0.0, 12.0), (397.0, 517.0), (3129.0, 4329.0))
 def table_bias(cvs):
     """The md section's metadynamics bias without its hills: bias(c1, ...) of a Continuous2DFunction (121 x 121 points)
     or Continuous3DFunction (GRID_3D points an axis) over the metadynamics rows' ranges, smooth small values."""
-    from openmmcoordination import CoordinationBiasForce
-    names = ['c%d' % (i + 1) for i in range(len(cvs))]
-    force = CoordinationBiasForce('bias(%s)' % ', '.join(names))
+    force = bias_force('bias(%s)' % ', '.join('c%d' % (i + 1) for i in range(len(cvs))), cvs)
     points = 121 if len(cvs) == 2 else GRID_3D
     axes = np.meshgrid(*[np.linspace(0, 1, points)] * len(cvs), indexing='ij')
     values = (1e-3 * np.sin(sum((i + 1) * axis for i, axis in enumerate(axes)))).ravel(order='F')
     limits = [limit for pair in TABLE_RANGES[:len(cvs)] for limit in pair]
     table = mm.Continuous2DFunction if len(cvs) == 2 else mm.Continuous3DFunction
     force.addTabulatedFunction('bias', table(*[points] * len(cvs), values, *limits))
-    for name, cv in zip(names, cvs):
-        force.addCollectiveVariable(name, cv)
     return force
 
 
