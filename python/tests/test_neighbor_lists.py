@@ -5,9 +5,11 @@ small moves (lists kept), moves beyond the skin (rebuilt), particles leaving the
 box vector (OpenMM's reordering makes them), a changed box, lists longer than their first
 capacity (clustered particles), and molecular dynamics past OpenMM's reordering of atoms. Every
 state is compared with the reference, on every platform; on CUDA also with the lists off (COORDINATION_NEIGHBOR_LIST=0), rebuilt at every evaluation
-(=always), with one lane a particle instead of several (COORDINATION_LIST_LANES=1), and with the
-lists of homes that larger groups get (COORDINATION_LIST_KIND=homes: on home runs and on chunks,
-kept and rebuilt at every evaluation).
+(=always), with one lane a particle instead of several (COORDINATION_LIST_LANES=1), with the binning
+launched at every evaluation rather than where the host schedules a rebuild (COORDINATION_LIST_SCHEDULE=device;
+by default a move beyond the skin makes that evaluation take all pairs), and with the lists of homes
+that larger groups get (COORDINATION_LIST_KIND=homes: on home runs and on chunks, kept and rebuilt at
+every evaluation).
 """
 
 import numpy as np
@@ -26,7 +28,8 @@ def set_list_mode(monkeypatch, mode):
     """The lists as a mode asks, on cells of one cell a cutoff (so that these small systems take
     the cell lists, which the cost model would leave for all pairs)."""
     variables = {'default': {}, 'off': {'COORDINATION_NEIGHBOR_LIST': '0'}, 'always': {'COORDINATION_NEIGHBOR_LIST': 'always'},
-                 'one-lane': {'COORDINATION_LIST_LANES': '1'}, 'homes': {'COORDINATION_LIST_KIND': 'homes'},
+                 'one-lane': {'COORDINATION_LIST_LANES': '1'}, 'device': {'COORDINATION_LIST_SCHEDULE': 'device'},
+                 'homes': {'COORDINATION_LIST_KIND': 'homes'},
                  'homes-chunks': {'COORDINATION_LIST_KIND': 'homes', 'COORDINATION_CELL_GRID': '1,1,1,0'},
                  'homes-always': {'COORDINATION_LIST_KIND': 'homes', 'COORDINATION_NEIGHBOR_LIST': 'always'}}[mode]
     monkeypatch.setenv('COORDINATION_CELL_GRID', '1,1,1,1')
@@ -34,7 +37,7 @@ def set_list_mode(monkeypatch, mode):
         monkeypatch.setenv(name, value)
 
 
-@pytest.fixture(params=['default', 'off', 'always', 'one-lane', 'homes', 'homes-chunks', 'homes-always'])
+@pytest.fixture(params=['default', 'off', 'always', 'one-lane', 'device', 'homes', 'homes-chunks', 'homes-always'])
 def list_mode(request, monkeypatch):
     set_list_mode(monkeypatch, request.param)
     return request.param
@@ -86,7 +89,7 @@ def test_lists_longer_than_their_capacity(platform_config, rng, list_mode):
         case.check(platform_config, context)
 
 
-@pytest.mark.parametrize('mode', ['default', 'off', 'homes'])
+@pytest.mark.parametrize('mode', ['default', 'device', 'off', 'homes'])
 def test_lists_in_md_past_reordering(platform_config, monkeypatch, mode):
     """Charged Lennard-Jones particles (PME) and a restraint on the coordination of all of them
     with each other: 300 steps (GPU platforms reorder atoms every 250), then the force's energy,

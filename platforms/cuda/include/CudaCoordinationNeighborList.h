@@ -17,6 +17,13 @@ namespace CoordinationPlugin {
  * forces a rebuild where it knows the lists are stale (the first evaluation, a new box, a new
  * cutoff, cells rebinned for a histogram), and never learns whether the GPU rebuilt them: it only
  * reads, now and then and without waiting, the longest list, to grow the lists' capacity.
+ *
+ * Lists of particles go further: the host launches the binning only in the evaluations where it
+ * forces a rebuild, and it forces one where a check of an earlier evaluation asked for it (a particle
+ * moved further than EarlySkinShare of the skin; a store into host memory, read without waiting).
+ * An evaluation whose check finds the lists stale without the binning takes every pair from all
+ * particles (exact, and slow); after MaxFallbacks of them the binning runs at every evaluation again.
+ * The tuning switch COORDINATION_LIST_SCHEDULE=device launches it at every evaluation from the start.
  * Device memory: about (dmax + skin)^3 times the density times 4 bytes per particle.
  *
  * Lists come in two kinds. Lists of particles (computeCoordinationList) serve groups of up to
@@ -79,6 +86,20 @@ public:
     /** The skin of the lists in nm (negative before the first prepare()). */
     double getSkin() const {
         return skin;
+    }
+    /**
+     * Whether the host launches the binning only where it forces a rebuild (lists of particles),
+     * rather than at every evaluation; false after MaxFallbacks evaluations that fell back to all pairs.
+     */
+    bool schedulesBinning() const {
+        return scheduled;
+    }
+    /**
+     * The evaluations that found the lists stale without the binning and took all pairs instead, as
+     * far as the host has seen them (it reads their record, without waiting, when it prepares the next).
+     */
+    int getFallbacks() const {
+        return fallbacks;
     }
     /** Whether the lists are rebuilt at every evaluation (a tuning switch). */
     bool rebuildsAlways() const {
@@ -170,6 +191,13 @@ private:
     OpenMM::CudaArray rebuildStamp, listPos, refPos, listShift, listSlot, entries, listCount, maxCount;
     unsigned int* pinnedMaxCount = NULL;
     CUevent readEvent = NULL;
+    /** Whether the host launches the binning only where it forces a rebuild (see the class's description). */
+    bool scheduled = false;
+    /** The checks' requests (host memory the GPU writes): [0] the last stamp that asked for a rebuild, [1] the last that fell back. */
+    volatile int* hint = NULL;
+    CUdeviceptr hintDevice = 0;
+    /** The stamp of the last rebuild the host forced, the last fallback it saw, and how many it has seen. */
+    int lastForced = -1, lastFallback = -1, fallbacks = 0;
 };
 
 } // namespace CoordinationPlugin

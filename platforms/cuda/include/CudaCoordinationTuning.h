@@ -27,6 +27,10 @@ namespace CoordinationPlugin {
  * |                              |                   | homes none; a particle function has lists of particles regardless     |
  * | COORDINATION_LIST_LANES      | 1, 2, 4, ..., 32  | lanes sharing a particle in the list kernel [about 512 threads an SM]  |
  * | COORDINATION_NEIGHBOR_SKIN   | a distance >= 0   | the lists' skin in nm [dmax/10]                                        |
+ * | COORDINATION_LIST_SCHEDULE   | host, device      | lists of particles: the binning launched only where the host forces a  |
+ * |                              |                   | rebuild, which an earlier check asked for (host), or at every          |
+ * |                              |                   | evaluation, returning at once unless the GPU finds the lists stale     |
+ * |                              |                   | (device) [host]                                                        |
  * | COORDINATION_CELL_GRID       | rx,ry,rz,run      | a cell grid of that reach and run length (0: chunks) [cost model]      |
  * | COORDINATION_DEPENDENT_LAUNCH| 0, 1              | plain launches (0) or programmatic dependent ones (1) [1 where the    |
  * |                              |                   | GPU takes them: sm_90 and later]                                       |
@@ -40,6 +44,7 @@ namespace CoordinationPlugin {
 struct OPENMM_EXPORT_COORDINATION CudaCoordinationTuning {
     enum ListMode {ListsDefault, ListsOff, ListsAlwaysRebuilt};
     enum ListKind {KindDefault, KindParticles, KindHomes};
+    enum ListSchedule {ScheduleHost, ScheduleDevice};
     /** L particles a thread of the tile kernel; 0 lets the kernel choose. */
     int lPerThread = 0;
     /** -1 lets the kernel choose; 0 forces forces straight to the atoms, 1 the gradient by sorted index. */
@@ -50,6 +55,8 @@ struct OPENMM_EXPORT_COORDINATION CudaCoordinationTuning {
     int listLanes = 0;
     /** The neighbour lists' skin in nm; negative lets the lists choose (dmax/10). */
     double neighborSkin = -1;
+    /** Who decides where the lists of particles launch the binning (CudaCoordinationNeighborList). */
+    ListSchedule listSchedule = ScheduleHost;
     /** A forced cell grid {rx, ry, rz, runLength}; rx = 0 lets the cost model choose. */
     int cellGrid[4] = {0, 0, 0, -1};
     /** false forces plain kernel launches; true (the default) launches them as programmatic dependent launches where the GPU can. */

@@ -703,8 +703,9 @@ bool CudaCoordinationCV::launchParticleFunction(int flags, CUdeviceptr sum, CUde
     CUdeviceptr weightsByList = (listWeights ? particleListWeights.getDevicePointer() : 0);
     if ((flags & (DirectForces | Gradient)) && useList) {
         CudaCoordinationNeighborList& list = *neighborList;
-        vector<void*> args = {&cu.getPosq().getDevicePointer(), &cells->getSortedAtoms().getDevicePointer(),
-                &cells->getCellStarts().getDevicePointer(), &list.getGrid(), &list.getListPositions().getDevicePointer(),
+        vector<void*> args = {&list.getRebuildStamp().getDevicePointer(), (void*) &list.getStamp(), &cu.getPosq().getDevicePointer(),
+                &cells->getSortedAtoms().getDevicePointer(), &cells->getCellStarts().getDevicePointer(), &list.getGrid(),
+                &list.getListPositions().getDevicePointer(),
                 &list.getSlots().getDevicePointer(), &list.getEntries().getDevicePointer(), &list.getCounts().getDevicePointer(),
                 &listParticles, (void*) &list.getCapacity(), &groupAtoms.getDevicePointer(), params, cu.getPeriodicBoxVecXPointer(),
                 cu.getPeriodicBoxVecYPointer(), cu.getPeriodicBoxVecZPointer(), power, &numA, &particleWeights.getDevicePointer(),
@@ -888,8 +889,10 @@ string CudaCoordinationCV::describeLastEvaluation() const {
         const CudaCoordinationCells::Grid& grid = cells->getGrid();
         text << " grid=" << grid.rx << "," << grid.ry << "," << grid.rz << "," << grid.runLength;
     }
-    if (neighborList && (listPath || lastHomeLists))
+    if (neighborList && (listPath || lastHomeLists)) {
         text << " skin=" << neighborList->getSkin() << " rebuilds=" << (neighborList->rebuildsAlways() ? "always" : "when stale");
+        text << " binning=" << (neighborList->schedulesBinning() ? "host" : "device") << " fallbacks=" << neighborList->getFallbacks();
+    }
     text << " launches=" << (launcher.usesDependentLaunches() ? "dependent" : "plain");
     return text.str();
 }

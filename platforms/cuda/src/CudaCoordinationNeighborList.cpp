@@ -25,6 +25,22 @@ static const int MaxDefaultParticles = 50000;
 static const long long MinTwoGroupPairs = 4000000;
 // Evaluations between reads of the longest list (besides after every forced rebuild).
 static const int ReadInterval = 64;
+// Lists of particles whose host schedules the binning: a particle that has moved this share of the
+// skin asks for a rebuild, which the host launches when it next prepares (an evaluation or two
+// later, as far as the host runs ahead of the GPU), before any particle has moved HalfSkinShare of
+// it. In the md section's box the fastest oxygen moves about 0.0033 nm a step, 0.1 nm of skin
+// between 0.40 and 0.49 of it in 2.7 steps.
+static const double EarlySkinShare = 0.40;
+// Evaluations that found the lists stale without the binning (each evaluates all pairs) after which
+// the host launches the binning at every evaluation again, as for lists of homes: its requests come
+// too late for this Context.
+static const int MaxFallbacks = 4;
+
+/** Whether stamp a (30 bits, cyclic) comes after stamp b. */
+static bool isAfter(int a, int b) {
+    int d = (a-b) & 0x3fffffff;
+    return (d > 0 && d < 0x20000000);
+}
 
 CudaCoordinationNeighborList::CudaCoordinationNeighborList(CudaContext& cu, CudaCoordinationLauncher& launcher,
         CudaCoordinationCells& cells, int numParticles, int numNeighbors, const CudaCoordinationTuning& tuning, bool particleFunction,
@@ -36,6 +52,7 @@ CudaCoordinationNeighborList::CudaCoordinationNeighborList(CudaContext& cu, Cuda
             (tuning.listKind == CudaCoordinationTuning::KindDefault && numParticles > MaxDefaultParticles)));
     enabled = (tuning.neighborList != CudaCoordinationTuning::ListsOff && numParticles > 1 && numParticles < MaxParticles);
     alwaysRebuild = (tuning.neighborList == CudaCoordinationTuning::ListsAlwaysRebuilt);
+    scheduled = (!homes && !alwaysRebuild && tuning.listSchedule == CudaCoordinationTuning::ScheduleHost);
     lanes = chooseLanes(cu, numParticles, tuning);
     memset(&grid, 0, sizeof(grid));
 }
@@ -46,6 +63,8 @@ CudaCoordinationNeighborList::~CudaCoordinationNeighborList() {
         cuEventDestroy(readEvent);
     if (pinnedMaxCount != NULL)
         cuMemFreeHost(pinnedMaxCount);
+    if (hint != NULL)
+        cuMemFreeHost((void*) hint);
 }
 
 int CudaCoordinationNeighborList::chooseLanes(CudaContext& cu, int numParticles, const CudaCoordinationTuning& tuning) {
@@ -78,6 +97,19 @@ bool CudaCoordinationNeighborList::allocate(int newCapacity) {
             if (cuMemHostAlloc((void**) &pinnedMaxCount, 2*sizeof(unsigned int), 0) != CUDA_SUCCESS ||
                     cuEventCreate(&readEvent, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
                 throw OpenMMException("CoordinationForce: pinned memory or an event for the neighbour lists");
+            // The checks' requests for a rebuild, in host memory that the GPU writes; without it the
+            // binning runs at every evaluation.
+            if (scheduled) {
+                void* mapped = NULL;
+                if (cuMemHostAlloc(&mapped, 2*sizeof(int), CU_MEMHOSTALLOC_DEVICEMAP) == CUDA_SUCCESS) {
+                    hint = (volatile int*) mapped;
+                    hint[0] = hint[1] = -1;
+                    if (cuMemHostGetDevicePointer(&hintDevice, mapped, 0) != CUDA_SUCCESS)
+                        scheduled = false;
+                }
+                else
+                    scheduled = false;
+            }
         }
         if (!listCount.isInitialized())
             listCount.initialize<int>(cu, numLists, "coordinationListCounts");
@@ -171,17 +203,36 @@ bool CudaCoordinationNeighborList::prepare(double dmax, CUfunction checkKernel, 
     cells.initializeArrays();
     stamp = (stamp+1) & 0x3fffffff;
     int force = (stale || alwaysRebuild ? 1 : 0);
-    double halfSkin2 = pow(HalfSkinShare*skin, 2);
-    float halfSkin2Float = (float) halfSkin2;
-    void* halfSkinArg = (cu.getUseDoublePrecision() ? (void*) &halfSkin2 : (void*) &halfSkin2Float);
+    if (scheduled && !force) {
+        // What the checks of earlier evaluations stored, read without waiting: a request for a
+        // rebuild since the last one the host forced, and the last evaluation that fell back to all pairs.
+        int asked = hint[0], fellBack = hint[1];
+        if (fellBack != lastFallback) {
+            lastFallback = fellBack;
+            if (++fallbacks >= MaxFallbacks)
+                scheduled = false;
+        }
+        if (asked != -1 && isAfter(asked, lastForced))
+            force = 1;
+    }
+    if (force)
+        lastForced = stamp;
+    int binned = (force || !scheduled ? 1 : 0);
+    double halfSkin2 = pow(HalfSkinShare*skin, 2), earlySkin2 = pow(EarlySkinShare*skin, 2);
+    float halfSkin2Float = (float) halfSkin2, earlySkin2Float = (float) earlySkin2;
+    bool useDouble = cu.getUseDoublePrecision();
+    void* halfSkinArg = (useDouble ? (void*) &halfSkin2 : (void*) &halfSkin2Float);
+    void* earlySkinArg = (useDouble ? (void*) &earlySkin2 : (void*) &earlySkin2Float);
+    CUdeviceptr hintArg = (scheduled ? hintDevice : 0);
     void* checkArgs[] = {&cu.getPosq().getDevicePointer(), &groupAtoms.getDevicePointer(), &listSlot.getDevicePointer(),
             &listShift.getDevicePointer(), &refPos.getDevicePointer(), &listPos.getDevicePointer(), &numParticles, halfSkinArg,
-            &force, &stamp, &rebuildStamp.getDevicePointer(), &cells.getWorkCounter().getDevicePointer(), (void*) &checks.invalidSlot,
-            (void*) &checks.alarm, (void*) &checks.energyBuffer};
+            earlySkinArg, &force, &binned, &stamp, &rebuildStamp.getDevicePointer(), &hintArg, &cells.getWorkCounter().getDevicePointer(),
+            (void*) &checks.invalidSlot, (void*) &checks.alarm, (void*) &checks.energyBuffer};
     int blockSize = 256;
     bool oneBlock = (force && checks.invalidSlot == 0);
     launcher.launch(checkKernel, checkArgs, (oneBlock ? 1 : min((numParticles+blockSize-1)/blockSize, cu.getNumThreadBlocks())), blockSize);
-    cells.bin(assignKernel, scanKernel, offsetKernel, scatterKernel, groupAtoms, rebuildStamp.getDevicePointer(), stamp);
+    if (binned)
+        cells.bin(assignKernel, scanKernel, offsetKernel, scatterKernel, groupAtoms, rebuildStamp.getDevicePointer(), stamp);
     listCutoff2 = cutoff*cutoff;
     listCutoff2Float = (float) listCutoff2;
     // A forced rebuild reads the longest list back at once.

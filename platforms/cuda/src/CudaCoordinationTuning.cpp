@@ -58,6 +58,13 @@ CudaCoordinationTuning CudaCoordinationTuning::fromEnvironment() {
         if (*end != '\0' || !(tuning.neighborSkin >= 0 && tuning.neighborSkin < 1e3))
             invalid("COORDINATION_NEIGHBOR_SKIN", "a distance >= 0 in nm", value);
     }
+    value = variable("COORDINATION_LIST_SCHEDULE");
+    if (value == "host")
+        tuning.listSchedule = CudaCoordinationTuning::ScheduleHost;
+    else if (value == "device")
+        tuning.listSchedule = CudaCoordinationTuning::ScheduleDevice;
+    else if (value != "")
+        invalid("COORDINATION_LIST_SCHEDULE", "host or device", value);
     value = variable("COORDINATION_CELL_GRID");
     if (value != "") {
         int* g = tuning.cellGrid;

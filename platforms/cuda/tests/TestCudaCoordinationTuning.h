@@ -124,6 +124,7 @@ void testTuningSwitchesChangeThePath() {
     assertSwitchChangesPath("COORDINATION_LIST_KIND", "homes", "homeLists=1", system, *lists, positions, true);
     assertSwitchChangesPath("COORDINATION_LIST_LANES", "1", "lanes=1", system, *lists, positions, true);
     assertSwitchChangesPath("COORDINATION_NEIGHBOR_SKIN", "0.2", "skin=0.2", system, *lists, positions, true);
+    assertSwitchChangesPath("COORDINATION_LIST_SCHEDULE", "device", "binning=device", system, *lists, positions, true);
     // Plain launches; the default is programmatic dependent launches where the GPU takes them (sm_90
     // and later), else plain ones already.
     string launches = pathWith("COORDINATION_DEPENDENT_LAUNCH", "", system, *lists, positions, true);
@@ -199,6 +200,81 @@ void testTuningSwitchesChangeThePath() {
     assertSwitchChangesPath("COORDINATION_SORTED_GRADIENT", "1", "sortedForces=1", system, *cells, positions, true);
 }
 
+/**
+ * The lists of particles whose host schedules the binning (CudaCoordinationNeighborList) over moves
+ * in one Context, against Reference at every step: every particle along a direction of its own, 0.011
+ * nm a step (dmax 1 nm, skin 0.1 nm: a check asks for a rebuild beyond 0.04 nm, the lists are stale
+ * beyond 0.049 nm), so that the host rebuilds before they are stale and no evaluation falls back;
+ * then 20 particles moved by 0.3 nm, beyond the skin: that evaluation takes all pairs (one fallback),
+ * and the next rebuilds. One group and two (sharing 100 particles), the plain CV and a particle
+ * function (MoreThan: evaluated in the first pass; Max: evaluateParticleFunction), rectangular and
+ * triclinic boxes; with COORDINATION_LIST_SCHEDULE=device the binning at every evaluation and no fallback.
+ */
+void testListScheduleFollowsMoves() {
+    const int numParticles = 2000;
+    vector<Vec3> start = randomPositions(numParticles, 4.0, 43), directions = randomPositions(numParticles, 2.0, 44);
+    for (Vec3& d : directions)
+        d = (d-Vec3(1, 1, 1))/sqrt((d-Vec3(1, 1, 1)).dot(d-Vec3(1, 1, 1)));
+    vector<int> all, half, rest;
+    for (int i = 0; i < numParticles; i++) {
+        all.push_back(i);
+        if (i < numParticles/2)
+            half.push_back(i);
+        if (i >= numParticles/2-100)
+            rest.push_back(i);
+    }
+    for (int config = 0; config < 4; config++) {
+        System system;
+        for (int i = 0; i < numParticles; i++)
+            system.addParticle(1.0);
+        bool twoGroups = (config%2 == 1);
+        CoordinationForce* force = (twoGroups ? new CoordinationForce(half, rest) : new CoordinationForce(all));
+        force->setR0(0.3);
+        force->setDMax(1.0);
+        force->setUsesPeriodicBoundaryConditions(true);
+        if (config >= 2) {
+            force->setParticleFunction(config == 2 ? CoordinationForce::MoreThan : CoordinationForce::Max);
+            force->setThreshold(3.0, 0.5, 6, 12, 8.0);
+            force->setFunctionBeta(0.5);
+        }
+        force->setEnergyExpression("0.5*k*(cv-cv0)^2");
+        force->addGlobalParameter("k", 0.001);
+        force->addGlobalParameter("cv0", 100.0);
+        system.addForce(force);
+        Vec3 box[3];
+        setBox(twoGroups ? TriclinicBox : RectangularBox, 4.0, box);
+        system.setDefaultPeriodicBoxVectors(box[0], box[1], box[2]);
+        for (string schedule : {"host", "device"}) {
+            // Two groups of these sizes take the tiles by default; the switch gives them lists of particles.
+            ScopedEnvironment kind("COORDINATION_LIST_KIND", "particles");
+            ScopedEnvironment scheduleSwitch("COORDINATION_LIST_SCHEDULE", schedule);
+            VerletIntegrator integrator(0.001), referenceIntegrator(0.001);
+            Context context(system, integrator, platform, properties);
+            Context reference(system, referenceIntegrator, referencePlatform());
+            string label = "config "+to_string(config)+", binning by the "+schedule;
+            vector<Vec3> positions = start;
+            for (int step = 0; step < 9; step++) {
+                for (int i = 0; i < numParticles; i++)
+                    positions[i] = start[i]+directions[i]*(0.011*step);
+                assertForcesOnlyAgree(context, reference, positions, label+", step "+to_string(step));
+            }
+            string path = describeLastEvaluation(*force, context);
+            cout << "    " << path << endl;
+            assertPathHas(path, "binning="+schedule);
+            assertPathHas(path, "fallbacks=0");
+            for (int i = 0; i < 20; i++)
+                positions[i*97] += directions[i]*0.3;
+            assertForcesOnlyAgree(context, reference, positions, label+", 20 particles beyond the skin");
+            for (int i = 0; i < numParticles; i++)
+                positions[i] += directions[(i+1)%numParticles]*0.004;
+            assertForcesOnlyAgree(context, reference, positions, label+", after the rebuild");
+            path = describeLastEvaluation(*force, context);
+            cout << "    " << path << endl;
+            assertPathHas(path, schedule == "host" ? "fallbacks=1" : "fallbacks=0");
+        }
+    }
+}
+
 void testTuningSwitchErrors() {
     System system;
     for (int i = 0; i < 3; i++)
@@ -207,7 +283,7 @@ void testTuningSwitchErrors() {
     vector<pair<string, string> > invalid = {{"COORDINATION_L_PER_THREAD", "4"}, {"COORDINATION_SORTED_GRADIENT", "yes"},
             {"COORDINATION_NEIGHBOR_LIST", "2"}, {"COORDINATION_LIST_KIND", "cells"}, {"COORDINATION_LIST_LANES", "3"},
             {"COORDINATION_NEIGHBOR_SKIN", "-1"}, {"COORDINATION_CELL_GRID", "1,1"}, {"COORDINATION_DEPENDENT_LAUNCH", "no"},
-            {"COORDINATION_CHAINED_TILES", "yes"}, {"COORDINATION_CHAINED_TILE_CVS", "5"}};
+            {"COORDINATION_CHAINED_TILES", "yes"}, {"COORDINATION_CHAINED_TILE_CVS", "5"}, {"COORDINATION_LIST_SCHEDULE", "gpu"}};
     for (auto& setting : invalid) {
         ScopedEnvironment environment(setting.first, setting.second);
         VerletIntegrator integrator(0.001);
@@ -218,5 +294,6 @@ void testTuningSwitchErrors() {
 
 void runCudaTuningTests() {
     RUN_TEST(testTuningSwitchesChangeThePath);
+    RUN_TEST(testListScheduleFollowsMoves);
     RUN_TEST_LEAKING_CONTEXT(testTuningSwitchErrors);   // the kernel refuses a value after the device context exists
 }

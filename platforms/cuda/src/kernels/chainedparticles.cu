@@ -14,7 +14,8 @@
  * are computeParticleListGradient's; chainFlags: the chain rule's (GRADIENT, EXPRESSION_ENERGY,
  * CV_STATISTICS); distanceAtoms: the particles of the distance CVs, which the chain rule computes.
  */
-KERNEL void computeParticleListGradientChained(const real4* RESTRICT posq, const int* RESTRICT sortedAtom,
+KERNEL void computeParticleListGradientChained(const int* RESTRICT rebuildStamp, int stamp, const real4* RESTRICT posq,
+        const int* RESTRICT sortedAtom,
         const int* RESTRICT cellStart, CellGrid grid, const real4* RESTRICT listPos, const int* RESTRICT listSlot,
         const unsigned int* RESTRICT entries, const int* RESTRICT listCount, int numParticles, int capacity,
         const int* RESTRICT groupAtoms, PairParams params, real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ,
@@ -30,7 +31,7 @@ KERNEL void computeParticleListGradientChained(const real4* RESTRICT posq, const
     evaluateChainRule(blockIdx.x == 0, cvSums, nextCvSums, chainFlags, state, energyBuffer, globals, alarm, derivatives, posq, periodicBoxSize,
             invPeriodicBoxSize, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ, distanceAtoms, forceBuffer ENERGY_TABLE_ARGUMENTS);
     scatterChainRule(targets, chainFlags, derivatives, chainedCV, forceBuffer);
-    particleListGradientPass(posq, sortedAtom, cellStart, grid, listPos, listSlot, entries, listCount, numParticles, capacity,
+    particleListGradientPass(rebuildStamp, stamp, posq, sortedAtom, cellStart, grid, listPos, listSlot, entries, listCount, numParticles, capacity,
             groupAtoms, params, shifts, distancePower, numA, w, listWeight, (real) derivatives[chainedCV], FLAG_DIRECT_FORCES,
             forceBuffer, gradient, numSlots);
 }

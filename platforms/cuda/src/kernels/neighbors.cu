@@ -10,7 +10,14 @@
  *   the cell binning    (binning.cu) only where *rebuildStamp == stamp, otherwise it returns at once
  *   computeCoordinationList  where *rebuildStamp == stamp, builds the lists from the cells and
  *                       evaluates the pairs on the way; otherwise evaluates the lists
- * so that the host never learns, nor waits for, whether the lists were rebuilt.
+ * so that the host never waits for whether the lists were rebuilt. The lists of particles go
+ * further (CudaCoordinationNeighborList: the schedule of the binning): the host launches the
+ * binning only where it forces a rebuild, and forces one where an earlier check asked for it.
+ * checkNeighborList asks, without waiting, by a store to host memory (hint[0] = stamp) as soon as
+ * a particle has moved further than sqrt(earlySkin2), before the lists are stale. Where it finds
+ * them stale in an evaluation without the binning, *rebuildStamp = stamp | LIST_FALLBACK (and
+ * hint[1] = stamp): that evaluation's passes take every pair from all particles
+ * (visitAllParticles()), exact and slow, and the next evaluation the host sees it rebuilds.
  *
  * The list order is the cell order of the last build. A particle's entries are the list indices
  * of its neighbours, each with the periodic image used (IMAGE_CODE), so that evaluating a pair
@@ -27,6 +34,9 @@
  */
 
 // Entries: LIST_INDEX_BITS and IMAGE_CODE in cellgrid.cu, imageShift in traversal.cu.
+
+/** Added to the stamp in *rebuildStamp: the lists are stale and no binning ran (stamps have 30 bits). */
+#define LIST_FALLBACK 0x40000000
 
 /** Where entry c of list particle k is stored. */
 inline DEVICE size_t listPlace(int k, int c, int numParticles) {
@@ -48,14 +58,18 @@ inline DEVICE real listLaneSum(real v, unsigned int mask) {
 /**
  * The current positions in list order, each with its cell of the last build in w, and whether
  * the lists must be rebuilt: a particle moved further than sqrt(halfSkin2) from where it was at
- * the last build (or its position is not finite), or the host asks (force). Clears the counter of
- * the cell kernel's work items (which the binning clears too, where it runs). Where firstInvalid
- * is not NULL, also checks every position (checkPosition(), energy.cu), in place of checkPositions.
+ * the last build (or its position is not finite), or the host asks (force). Where binned (the
+ * binning runs in this evaluation), stale lists get *rebuildStamp = stamp, else stamp |
+ * LIST_FALLBACK and hint[1] = stamp. Where hint is not NULL (the host schedules the binning), a
+ * particle that moved further than sqrt(earlySkin2) sets hint[0] = stamp: a store to host memory
+ * that asks the host for a rebuild (see the top of this file). Clears the counter of the cell
+ * kernel's work items (which the binning clears too, where it runs). Where firstInvalid is not
+ * NULL, also checks every position (checkPosition(), energy.cu), in place of checkPositions.
  */
 KERNEL void checkNeighborList(const real4* RESTRICT posq, const int* RESTRICT groupAtoms, const int* RESTRICT listSlot,
         const real4* RESTRICT listShift, const real4* RESTRICT refPos, real4* RESTRICT listPos, int numParticles, real halfSkin2,
-        int force, int stamp, int* RESTRICT rebuildStamp, unsigned int* RESTRICT workCounter, int* RESTRICT firstInvalid,
-        int* RESTRICT alarm, mixed* RESTRICT energyBuffer) {
+        real earlySkin2, int force, int binned, int stamp, int* RESTRICT rebuildStamp, volatile int* RESTRICT hint,
+        unsigned int* RESTRICT workCounter, int* RESTRICT firstInvalid, int* RESTRICT alarm, mixed* RESTRICT energyBuffer) {
     DEPENDENT_KERNEL_START
     if (blockIdx.x == 0 && threadIdx.x == 0)
         *workCounter = 0;
@@ -68,7 +82,7 @@ KERNEL void checkNeighborList(const real4* RESTRICT posq, const int* RESTRICT gr
                 checkPosition(posq[groupAtoms[k]], k, firstInvalid, alarm, energyBuffer);
         return;
     }
-    bool moved = false;
+    bool moved = false, early = false;
     for (int k = blockIdx.x*blockDim.x+threadIdx.x; k < numParticles; k += blockDim.x*gridDim.x) {
         const real4 shift = listShift[k], r = refPos[k];
         const int slot = listSlot[k];
@@ -77,11 +91,17 @@ KERNEL void checkNeighborList(const real4* RESTRICT posq, const int* RESTRICT gr
             checkPosition(p, slot, firstInvalid, alarm, energyBuffer);
         p = make_real4(p.x+shift.x, p.y+shift.y, p.z+shift.z, shift.w);
         listPos[k] = p;
-        const real dx = p.x-r.x, dy = p.y-r.y, dz = p.z-r.z;
-        moved |= !(dx*dx+dy*dy+dz*dz <= halfSkin2);
+        const real dx = p.x-r.x, dy = p.y-r.y, dz = p.z-r.z, d2 = dx*dx+dy*dy+dz*dz;
+        moved |= !(d2 <= halfSkin2);
+        early |= !(d2 <= earlySkin2);
     }
-    if (__any_sync(0xffffffff, moved) && threadIdx.x%32 == 0)
-        *rebuildStamp = stamp;
+    if (__any_sync(0xffffffff, moved) && threadIdx.x%32 == 0) {
+        *rebuildStamp = (binned ? stamp : stamp | LIST_FALLBACK);
+        if (!binned)
+            hint[1] = stamp;
+    }
+    if (hint != NULL && __any_sync(0xffffffff, early) && threadIdx.x%32 == 0)
+        hint[0] = stamp;
 }
 
 /**
@@ -119,6 +139,41 @@ inline DEVICE void visitNeighborCells(int k, real4 pk, const real4* RESTRICT pos
     for (int oz = -grid.rz; oz <= grid.rz; oz++)
         for (int oy = -grid.ry; oy <= grid.ry; oy++)
             visitRowRanges(hy+oy, hz+oz, hx-grid.rx, hx+grid.rx, otherBase, grid, cellStart, visitRange);
+}
+
+/**
+ * The fallback of an evaluation whose lists are stale where no binning ran (LIST_FALLBACK): every
+ * particle that list particle k (position pk, its cell of the last build in w) pairs with, at its
+ * position pos[j] moved to the image nearest pk (pairDelta(), geometry.cu; the box from the image
+ * shifts), visitor(valid, j, HOME_CODE, pj) for each. The lanes of the particle take them in turn
+ * and call the visitor equally often (valid false past the end and for k itself). Every pair of
+ * the group, or of the two groups (group A's cells first in the cells of the last build), without
+ * the cells: exact wherever the particles have moved, and as slow as all pairs.
+ */
+template <class Visitor>
+inline DEVICE void visitAllParticles(int k, real4 pk, const real4* RESTRICT pos, int numParticles, const int* RESTRICT cellStart,
+        const CellGrid& grid, const real4* shifts, real imageSearch2, const int* RESTRICT sortedAtom, Visitor& visitor) {
+#ifdef ONE_GROUP
+    const int first = 0, end = numParticles;
+#else
+    const bool ownA = (REAL_AS_CELL(pk.w) < grid.numCells);
+    const int first = (ownA ? cellStart[grid.numCells] : 0), end = (ownA ? numParticles : cellStart[grid.numCells]);
+    const int atom = sortedAtom[k];
+#endif
+    const real4 vecX = shifts[IMAGE_CODE(1, 0, 0)], vecY = shifts[IMAGE_CODE(0, 1, 0)], vecZ = shifts[IMAGE_CODE(0, 0, 1)];
+    const real4 size = make_real4(vecX.x, vecY.y, vecZ.z, 0);
+    const real4 invSize = make_real4(1/vecX.x, 1/vecY.y, 1/vecZ.z, 0);
+    const int t = threadIdx.x%LIST_LANES;
+    for (int j = first+t; j-t < end; j += LIST_LANES) {
+#ifdef ONE_GROUP
+        const bool valid = (j < end && j != k);
+#else
+        const bool valid = (j < end && sortedAtom[j] != atom);
+#endif
+        real r2;
+        const real3 delta = pairDelta(pk, pos[valid ? j : k], &r2, imageSearch2, size, invSize, vecX, vecY, vecZ);
+        visitor(valid, j, HOME_CODE, make_real4(pk.x+delta.x, pk.y+delta.y, pk.z+delta.z, 0));
+    }
 }
 
 /**
@@ -213,10 +268,13 @@ struct ListBuilder {
  * Where rebuild (*rebuildStamp == stamp, which only the launch that builds passes), the cells of
  * this evaluation's binning (sortedPos, sortedSlot, cellStart, grid) are current: each particle's
  * list is first built from them (with listCutoff2), its position, slot and periodic shift
- * recorded for checkNeighborList, and then evaluated as always. Returns the lane's share of the CV sum.
+ * recorded for checkNeighborList, and then evaluated as always. Where fallback (*rebuildStamp ==
+ * stamp | LIST_FALLBACK: stale lists and no binning), every particle's pairs come from all
+ * particles (visitAllParticles(), imageSearch2 as pairDelta() takes it). Returns the lane's share
+ * of the CV sum.
  */
 template <class Sums>
-inline DEVICE mixed computeListParticles(bool rebuild, const real4* RESTRICT posq, const real4* RESTRICT sortedPos,
+inline DEVICE mixed computeListParticles(bool rebuild, bool fallback, real imageSearch2, const real4* RESTRICT posq, const real4* RESTRICT sortedPos,
         const int* RESTRICT sortedSlot, const int* RESTRICT sortedAtom, const int* RESTRICT cellStart, const CellGrid& grid, real4* RESTRICT listPos,
         real4* RESTRICT refPos, real4* RESTRICT listShift, int* RESTRICT listSlot, unsigned int* RESTRICT entries,
         int* RESTRICT listCount, unsigned int* RESTRICT maxCount, int numParticles, int capacity, real listCutoff2,
@@ -250,7 +308,9 @@ inline DEVICE mixed computeListParticles(bool rebuild, const real4* RESTRICT pos
         // The same for all lanes of the particle (its slot), so that their shuffles in end() match.
         if (!sums.begin(pk, slot, k))
             continue;
-        if (count > capacity)
+        if (fallback)
+            visitAllParticles(k, pk, pos, numParticles, cellStart, grid, shifts, imageSearch2, sortedAtom, sums);
+        else if (count > capacity)
             visitNeighborCells(k, pk, pos, cellStart, grid, shifts, sortedAtom, sums);
         else {
 #pragma unroll 4
@@ -286,14 +346,14 @@ inline DEVICE mixed coordinationListPass(const int* RESTRICT rebuildStamp, int s
     if (threadIdx.x < 27)
         shifts[threadIdx.x] = imageShift(threadIdx.x, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
     __syncthreads();
-    const bool rebuild = (*rebuildStamp == stamp);
+    const bool rebuild = (*rebuildStamp == stamp), fallback = (*rebuildStamp == (stamp | LIST_FALLBACK));
     if (flags & (FLAG_DIRECT_FORCES | FLAG_GRADIENT)) {
         ListSums<true> sums = {params, groupAtoms, flags, numSlots, forceBuffer, gradient};
-        return computeListParticles(rebuild, posq, sortedPos, sortedSlot, sortedAtom, cellStart, grid, listPos, refPos, listShift,
+        return computeListParticles(rebuild, fallback, params.imageSearch2, posq, sortedPos, sortedSlot, sortedAtom, cellStart, grid, listPos, refPos, listShift,
                 listSlot, entries, listCount, maxCount, numParticles, capacity, listCutoff2, shifts, groupAtoms, sums);
     }
     ListSums<false> sums = {params, groupAtoms, flags, numSlots, forceBuffer, gradient};
-    return computeListParticles(rebuild, posq, sortedPos, sortedSlot, sortedAtom, cellStart, grid, listPos, refPos, listShift,
+    return computeListParticles(rebuild, fallback, params.imageSearch2, posq, sortedPos, sortedSlot, sortedAtom, cellStart, grid, listPos, refPos, listShift,
             listSlot, entries, listCount, maxCount, numParticles, capacity, listCutoff2, shifts, groupAtoms, sums);
 }
 

@@ -164,9 +164,9 @@ KERNEL void __launch_bounds__(LIST_BLOCK_SIZE, PARTICLE_LIST_MIN_BLOCKS) compute
     __shared__ real4 shifts[27];
     DEPENDENT_KERNEL_START
     loadImageShifts(shifts, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
-    const bool rebuild = (*rebuildStamp == stamp);
+    const bool rebuild = (*rebuildStamp == stamp), fallback = (*rebuildStamp == (stamp | LIST_FALLBACK));
     ParticleListNumbers sums = {params, distancePower, numA, c, function, listWeight};
-    const mixed cvSum = computeListParticles(rebuild, posq, sortedPos, sortedSlot, sortedAtom, cellStart, grid, listPos, refPos,
+    const mixed cvSum = computeListParticles(rebuild, fallback, params.imageSearch2, posq, sortedPos, sortedSlot, sortedAtom, cellStart, grid, listPos, refPos,
             listShift, listSlot, entries, listCount, maxCount, numParticles, capacity, listCutoff2, shifts, groupAtoms, sums);
     finishBlock(cvSum, flags, energyBuffer, cvPartial, counter, cvValue, record, alarm);
 }
@@ -175,9 +175,11 @@ KERNEL void __launch_bounds__(LIST_BLOCK_SIZE, PARTICLE_LIST_MIN_BLOCKS) compute
  * The second pass, for every kernel that runs it: each list particle's gradient of F over the lists
  * that the first pass of this evaluation used (or built), with the weights listWeight[] of the
  * first pass where not NULL, else w[] of evaluateParticleFunction, times scale, added as the flags
- * ask. shifts: the image shifts in shared memory (loadImageShifts()).
+ * ask, from all particles where the first pass took them (*rebuildStamp == stamp | LIST_FALLBACK,
+ * neighbors.cu). shifts: the image shifts in shared memory (loadImageShifts()).
  */
-inline DEVICE void particleListGradientPass(const real4* RESTRICT posq, const int* RESTRICT sortedAtom,
+inline DEVICE void particleListGradientPass(const int* RESTRICT rebuildStamp, int stamp, const real4* RESTRICT posq,
+        const int* RESTRICT sortedAtom,
         const int* RESTRICT cellStart, const CellGrid& grid, const real4* RESTRICT listPos, const int* RESTRICT listSlot,
         const unsigned int* RESTRICT entries, const int* RESTRICT listCount, int numParticles, int capacity,
         const int* RESTRICT groupAtoms, const PairParams& params, const real4* shifts, real distancePower, int numA,
@@ -185,13 +187,14 @@ inline DEVICE void particleListGradientPass(const real4* RESTRICT posq, const in
         long long* RESTRICT gradient, int numSlots) {
     ParticleListGradient sums = {params, distancePower, scale, numA, flags, numSlots, w, listWeight, listSlot, groupAtoms,
             forceBuffer, gradient};
-    // No rebuild: the arrays that only a build writes are not touched (NULL).
-    computeListParticles(false, posq, NULL, NULL, sortedAtom, cellStart, grid, (real4*) listPos, NULL, NULL, (int*) listSlot,
+    // No rebuild: the arrays that only a build writes are not touched (NULL). All pairs where the first pass took them.
+    computeListParticles(false, *rebuildStamp == (stamp | LIST_FALLBACK), params.imageSearch2, posq, NULL, NULL, sortedAtom, cellStart, grid, (real4*) listPos, NULL, NULL, (int*) listSlot,
             (unsigned int*) entries, (int*) listCount, NULL, numParticles, capacity, 0, shifts, groupAtoms, sums);
 }
 
 /** The second pass (particleListGradientPass()), where the chain rule runs in a launch of its own or F is the energy. */
-KERNEL void computeParticleListGradient(const real4* RESTRICT posq, const int* RESTRICT sortedAtom, const int* RESTRICT cellStart,
+KERNEL void computeParticleListGradient(const int* RESTRICT rebuildStamp, int stamp, const real4* RESTRICT posq,
+        const int* RESTRICT sortedAtom, const int* RESTRICT cellStart,
         CellGrid grid, const real4* RESTRICT listPos, const int* RESTRICT listSlot, const unsigned int* RESTRICT entries,
         const int* RESTRICT listCount, int numParticles, int capacity, const int* RESTRICT groupAtoms, PairParams params,
         real4 periodicBoxVecX, real4 periodicBoxVecY, real4 periodicBoxVecZ, real distancePower, int numA, const double* RESTRICT w,
@@ -200,6 +203,6 @@ KERNEL void computeParticleListGradient(const real4* RESTRICT posq, const int* R
     __shared__ real4 shifts[27];
     DEPENDENT_KERNEL_START
     loadImageShifts(shifts, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
-    particleListGradientPass(posq, sortedAtom, cellStart, grid, listPos, listSlot, entries, listCount, numParticles, capacity,
+    particleListGradientPass(rebuildStamp, stamp, posq, sortedAtom, cellStart, grid, listPos, listSlot, entries, listCount, numParticles, capacity,
             groupAtoms, params, shifts, distancePower, numA, w, listWeight, 1, flags, forceBuffer, gradient, numSlots);
 }
