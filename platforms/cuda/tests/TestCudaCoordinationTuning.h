@@ -204,7 +204,8 @@ void testTuningSwitchesChangeThePath() {
  * The lists of particles whose host schedules the binning (CudaCoordinationNeighborList) over moves
  * in one Context, against Reference at every step: every particle along a direction of its own, 0.011
  * nm a step (dmax 1 nm, skin 0.1 nm: a check asks for a rebuild beyond 0.04 nm, the lists are stale
- * beyond 0.049 nm), so that the host rebuilds before they are stale and no evaluation falls back;
+ * beyond 0.049 nm; a cubic switching function, smooth at dmax), so that the host rebuilds before they are
+ * stale and no evaluation falls back;
  * then 20 particles moved by 0.3 nm, beyond the skin: that evaluation takes all pairs (one fallback),
  * and the next rebuilds. One group and two (sharing 100 particles), the plain CV and a particle
  * function (MoreThan: evaluated in the first pass; Max: evaluateParticleFunction), rectangular and
@@ -229,12 +230,15 @@ void testListScheduleFollowsMoves() {
             system.addParticle(1.0);
         bool twoGroups = (config%2 == 1);
         CoordinationForce* force = (twoGroups ? new CoordinationForce(half, rest) : new CoordinationForce(all));
-        force->setR0(0.3);
+        // Smooth at dmax (no kink in the force where a pair's distance in single precision falls on the other side of it).
+        force->setSwitchingFunction(CoordinationForce::Cubic);
+        force->setD0(0.05);
         force->setDMax(1.0);
         force->setUsesPeriodicBoundaryConditions(true);
         if (config >= 2) {
+            // c_i about 26 inside the cube of positions.
             force->setParticleFunction(config == 2 ? CoordinationForce::MoreThan : CoordinationForce::Max);
-            force->setThreshold(3.0, 0.5, 6, 12, 8.0);
+            force->setThreshold(20.0, 0.0, 6, 12, 60.0);
             force->setFunctionBeta(0.5);
         }
         force->setEnergyExpression("0.5*k*(cv-cv0)^2");
