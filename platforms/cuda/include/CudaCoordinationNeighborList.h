@@ -20,7 +20,7 @@ namespace CoordinationPlugin {
  *
  * Lists of particles go further: the host launches the binning only in the evaluations where it
  * forces a rebuild, and it forces one where a check of an earlier evaluation asked for it (a particle
- * moved further than EarlySkinShare of the skin; a store into host memory, read without waiting).
+ * moved further than a share of the skin, DefaultEarlySkinShare unless the tuning sets it; a store into host memory, read without waiting).
  * An evaluation whose check finds the lists stale without the binning takes every pair from all
  * particles (exact, and slow); after MaxFallbacks of them the binning runs at every evaluation again.
  * The tuning switch COORDINATION_LIST_SCHEDULE=device launches it at every evaluation from the start.
@@ -184,7 +184,7 @@ private:
     bool enabled = true, homes = false, alwaysRebuild = false, stale = true, unusable = false, reading = false;
     /** Lists for a particle function: taken wherever a grid serves (not weighed against the tiles). */
     bool particleFunction = false;
-    double forcedSkin, skin = -1, dmax = -1, listCutoff2 = 0, nearFraction = 0;
+    double forcedSkin, earlySkinShare, skin = -1, dmax = -1, listCutoff2 = 0, nearFraction = 0;
     float listCutoff2Float = 0;
     OpenMM::Vec3 box[3];
     CudaCoordinationCells::Grid grid;

@@ -31,6 +31,8 @@ namespace CoordinationPlugin {
  * |                              |                   | rebuild, which an earlier check asked for (host), or at every          |
  * |                              |                   | evaluation, returning at once unless the GPU finds the lists stale     |
  * |                              |                   | (device) [host]                                                        |
+ * | COORDINATION_LIST_EARLY_SHARE| 0 to 0.49         | the share of the skin a particle moves before a check asks the host    |
+ * |                              |                   | for a rebuild (host schedule) [0.40]; the lists are stale at 0.49      |
  * | COORDINATION_CELL_GRID       | rx,ry,rz,run      | a cell grid of that reach and run length (0: chunks) [cost model]      |
  * | COORDINATION_DEPENDENT_LAUNCH| 0, 1              | plain launches (0) or programmatic dependent ones (1) [1 where the    |
  * |                              |                   | GPU takes them: sm_90 and later]                                       |
@@ -57,6 +59,8 @@ struct OPENMM_EXPORT_COORDINATION CudaCoordinationTuning {
     double neighborSkin = -1;
     /** Who decides where the lists of particles launch the binning (CudaCoordinationNeighborList). */
     ListSchedule listSchedule = ScheduleHost;
+    /** The share of the skin a particle moves before a check asks the host for a rebuild; negative lets the lists choose. */
+    double listEarlyShare = -1;
     /** A forced cell grid {rx, ry, rz, runLength}; rx = 0 lets the cost model choose. */
     int cellGrid[4] = {0, 0, 0, -1};
     /** false forces plain kernel launches; true (the default) launches them as programmatic dependent launches where the GPU can. */

@@ -30,7 +30,7 @@ static const int ReadInterval = 64;
 // later, as far as the host runs ahead of the GPU), before any particle has moved HalfSkinShare of
 // it. In the md section's box the fastest oxygen moves about 0.0033 nm a step, 0.1 nm of skin
 // between 0.40 and 0.49 of it in 2.7 steps.
-static const double EarlySkinShare = 0.40;
+static const double DefaultEarlySkinShare = 0.40;
 // Evaluations that found the lists stale without the binning (each evaluates all pairs) after which
 // the host launches the binning at every evaluation again, as for lists of homes: its requests come
 // too late for this Context.
@@ -45,7 +45,7 @@ static bool isAfter(int a, int b) {
 CudaCoordinationNeighborList::CudaCoordinationNeighborList(CudaContext& cu, CudaCoordinationLauncher& launcher,
         CudaCoordinationCells& cells, int numParticles, int numNeighbors, const CudaCoordinationTuning& tuning, bool particleFunction,
         bool homesAllowed) : cu(cu), launcher(launcher), cells(cells), numParticles(numParticles), numNeighbors(numNeighbors),
-        forcedSkin(tuning.neighborSkin) {
+        forcedSkin(tuning.neighborSkin), earlySkinShare(tuning.listEarlyShare > 0 ? tuning.listEarlyShare : DefaultEarlySkinShare) {
     this->particleFunction = particleFunction;
     // Two groups (numNeighbors < numParticles) have lists of particles only.
     homes = (homesAllowed && numNeighbors == numParticles && (tuning.listKind == CudaCoordinationTuning::KindHomes ||
@@ -218,7 +218,7 @@ bool CudaCoordinationNeighborList::prepare(double dmax, CUfunction checkKernel, 
     if (force)
         lastForced = stamp;
     int binned = (force || !scheduled ? 1 : 0);
-    double halfSkin2 = pow(HalfSkinShare*skin, 2), earlySkin2 = pow(EarlySkinShare*skin, 2);
+    double halfSkin2 = pow(HalfSkinShare*skin, 2), earlySkin2 = pow(earlySkinShare*skin, 2);
     float halfSkin2Float = (float) halfSkin2, earlySkin2Float = (float) earlySkin2;
     bool useDouble = cu.getUseDoublePrecision();
     void* halfSkinArg = (useDouble ? (void*) &halfSkin2 : (void*) &halfSkin2Float);

@@ -65,6 +65,13 @@ CudaCoordinationTuning CudaCoordinationTuning::fromEnvironment() {
         tuning.listSchedule = CudaCoordinationTuning::ScheduleDevice;
     else if (value != "")
         invalid("COORDINATION_LIST_SCHEDULE", "host or device", value);
+    value = variable("COORDINATION_LIST_EARLY_SHARE");
+    if (value != "") {
+        char* end;
+        tuning.listEarlyShare = strtod(value.c_str(), &end);
+        if (*end != '\0' || !(tuning.listEarlyShare > 0 && tuning.listEarlyShare <= 0.49))
+            invalid("COORDINATION_LIST_EARLY_SHARE", "a share of the skin above 0 and at most 0.49", value);
+    }
     value = variable("COORDINATION_CELL_GRID");
     if (value != "") {
         int* g = tuning.cellGrid;
