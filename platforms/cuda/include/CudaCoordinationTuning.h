@@ -32,7 +32,8 @@ namespace CoordinationPlugin {
  * |                              |                   | evaluation, returning at once unless the GPU finds the lists stale     |
  * |                              |                   | (device) [host]                                                        |
  * | COORDINATION_LIST_EARLY_SHARE| 0 to 0.49         | the share of the skin a particle moves before a check asks the host    |
- * |                              |                   | for a rebuild (host schedule) [0.40]; the lists are stale at 0.49      |
+ * |                              |                   | for a rebuild (host schedule), at first [0.40]; the lists are stale at |
+ * |                              |                   | 0.49, and each evaluation that finds them so lowers the share by 0.05  |
  * | COORDINATION_CELL_GRID       | rx,ry,rz,run      | a cell grid of that reach and run length (0: chunks) [cost model]      |
  * | COORDINATION_DEPENDENT_LAUNCH| 0, 1              | plain launches (0) or programmatic dependent ones (1) [1 where the    |
  * |                              |                   | GPU takes them: sm_90 and later]                                       |

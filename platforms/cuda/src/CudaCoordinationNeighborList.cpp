@@ -29,12 +29,16 @@ static const int ReadInterval = 64;
 // skin asks for a rebuild, which the host launches when it next prepares (an evaluation or two
 // later, as far as the host runs ahead of the GPU), before any particle has moved HalfSkinShare of
 // it. In the md section's box the fastest oxygen moves about 0.0033 nm a step, 0.1 nm of skin
-// between 0.40 and 0.49 of it in 2.7 steps.
+// between 0.40 and 0.49 of it in 2.7 steps. Measured there (H100, mixed, profile_launches.py
+// --replicas 3 --rounds 5): 0.40 the fastest of 0.30, 0.35, 0.40 and 0.45 (a lower share rebuilds
+// more often, a higher one falls back).
 static const double DefaultEarlySkinShare = 0.40;
-// Evaluations that found the lists stale without the binning (each evaluates all pairs) after which
-// the host launches the binning at every evaluation again, as for lists of homes: its requests come
-// too late for this Context.
-static const int MaxFallbacks = 4;
+// Each evaluation that found the lists stale without the binning (it evaluates all pairs) lowers the
+// share by this much: the host's requests came too late for this Context's moves.
+static const double FallbackShareStep = 0.05;
+// Below this share the host launches the binning at every evaluation again, as for lists of homes:
+// rebuilding that early costs as much as the binning's launches save (0.30 measured no faster).
+static const double MinEarlySkinShare = 0.25;
 
 /** Whether stamp a (30 bits, cyclic) comes after stamp b. */
 static bool isAfter(int a, int b) {
@@ -209,7 +213,9 @@ bool CudaCoordinationNeighborList::prepare(double dmax, CUfunction checkKernel, 
         int asked = hint[0], fellBack = hint[1];
         if (fellBack != lastFallback) {
             lastFallback = fellBack;
-            if (++fallbacks >= MaxFallbacks)
+            fallbacks++;
+            earlySkinShare -= FallbackShareStep;
+            if (earlySkinShare < MinEarlySkinShare)
                 scheduled = false;
         }
         if (asked != -1 && isAfter(asked, lastForced))
