@@ -105,6 +105,26 @@ KERNEL void checkNeighborList(const real4* RESTRICT posq, const int* RESTRICT gr
 }
 
 /**
+ * The particles [first, end) at positions pos, for list particle k (atom: its atom, with two
+ * groups): the lanes of the particle take them in turn and call visitor(valid, j, code, image(pj))
+ * equally often, valid false past the end and for k itself (one group: the same index; two groups:
+ * the same atom of the binning, sortedAtom).
+ */
+template <class Image, class Visitor>
+inline DEVICE void visitListRange(int k, int atom, int first, int end, const real4* RESTRICT pos, const int* RESTRICT sortedAtom,
+        int code, const Image& image, Visitor& visitor) {
+    const int t = threadIdx.x%LIST_LANES;
+    for (int j = first+t; j-t < end; j += LIST_LANES) {
+#ifdef ONE_GROUP
+        const bool valid = (j < end && j != k);
+#else
+        const bool valid = (j < end && sortedAtom[j] != atom);
+#endif
+        visitor(valid, j, code, image(pos[valid ? j : k]));
+    }
+}
+
+/**
  * The particles of the cells around list particle k (position pk, with its cell in w) at
  * positions pos: visitor(valid, j, code, pj) for each, pj shifted to the image of code. The lanes
  * of the particle take them in turn and call the visitor equally often (valid false past the end
@@ -116,25 +136,19 @@ template <class Visitor>
 inline DEVICE void visitNeighborCells(int k, real4 pk, const real4* RESTRICT pos, const int* RESTRICT cellStart, const CellGrid& grid,
         const real4* shifts, const int* RESTRICT sortedAtom, Visitor& visitor) {
 #ifdef ONE_GROUP
-    const int t = threadIdx.x%LIST_LANES, cell = REAL_AS_CELL(pk.w), otherBase = 0;
+    const int cell = REAL_AS_CELL(pk.w), otherBase = 0, atom = 0;
 #else
-    const int t = threadIdx.x%LIST_LANES, ownCell = REAL_AS_CELL(pk.w), ownBase = (ownCell >= grid.numCells ? grid.numCells : 0);
+    const int ownCell = REAL_AS_CELL(pk.w), ownBase = (ownCell >= grid.numCells ? grid.numCells : 0);
     const int cell = ownCell-ownBase, otherBase = grid.numCells-ownBase, atom = sortedAtom[k];
 #endif
     const int hx = cell%grid.nx, hy = (cell/grid.nx)%grid.ny, hz = cell/(grid.nx*grid.ny);
     auto visitRange = [&] (int first, int end, int wx, int wy, int wz) {
         const int code = IMAGE_CODE(wx, wy, wz);
         const real4 shift = shifts[code];
-        for (int j = first+t; j-t < end; j += LIST_LANES) {
-#ifdef ONE_GROUP
-            const bool valid = (j < end && j != k);
-#else
-            const bool valid = (j < end && sortedAtom[j] != atom);
-#endif
-            real4 pj = pos[valid ? j : k];
-            pj = make_real4(pj.x+shift.x, pj.y+shift.y, pj.z+shift.z, 0);
-            visitor(valid, j, code, pj);
-        }
+        auto image = [&] (real4 pj) {
+            return make_real4(pj.x+shift.x, pj.y+shift.y, pj.z+shift.z, 0);
+        };
+        visitListRange(k, atom, first, end, pos, sortedAtom, code, image, visitor);
     };
     for (int oz = -grid.rz; oz <= grid.rz; oz++)
         for (int oy = -grid.ry; oy <= grid.ry; oy++)
@@ -154,7 +168,7 @@ template <class Visitor>
 inline DEVICE void visitAllParticles(int k, real4 pk, const real4* RESTRICT pos, int numParticles, const int* RESTRICT cellStart,
         const CellGrid& grid, const real4* shifts, real imageSearch2, const int* RESTRICT sortedAtom, Visitor& visitor) {
 #ifdef ONE_GROUP
-    const int first = 0, end = numParticles;
+    const int first = 0, end = numParticles, atom = 0;
 #else
     const bool ownA = (REAL_AS_CELL(pk.w) < grid.numCells);
     const int first = (ownA ? cellStart[grid.numCells] : 0), end = (ownA ? numParticles : cellStart[grid.numCells]);
@@ -163,17 +177,12 @@ inline DEVICE void visitAllParticles(int k, real4 pk, const real4* RESTRICT pos,
     const real4 vecX = shifts[IMAGE_CODE(1, 0, 0)], vecY = shifts[IMAGE_CODE(0, 1, 0)], vecZ = shifts[IMAGE_CODE(0, 0, 1)];
     const real4 size = make_real4(vecX.x, vecY.y, vecZ.z, 0);
     const real4 invSize = make_real4(1/vecX.x, 1/vecY.y, 1/vecZ.z, 0);
-    const int t = threadIdx.x%LIST_LANES;
-    for (int j = first+t; j-t < end; j += LIST_LANES) {
-#ifdef ONE_GROUP
-        const bool valid = (j < end && j != k);
-#else
-        const bool valid = (j < end && sortedAtom[j] != atom);
-#endif
+    auto nearest = [&] (real4 pj) {
         real r2;
-        const real3 delta = pairDelta(pk, pos[valid ? j : k], &r2, imageSearch2, size, invSize, vecX, vecY, vecZ);
-        visitor(valid, j, HOME_CODE, make_real4(pk.x+delta.x, pk.y+delta.y, pk.z+delta.z, 0));
-    }
+        const real3 delta = pairDelta(pk, pj, &r2, imageSearch2, size, invSize, vecX, vecY, vecZ);
+        return make_real4(pk.x+delta.x, pk.y+delta.y, pk.z+delta.z, 0);
+    };
+    visitListRange(k, atom, first, end, pos, sortedAtom, HOME_CODE, nearest, visitor);
 }
 
 /**
