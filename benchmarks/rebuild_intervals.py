@@ -11,6 +11,16 @@ sooner (one rebuild in 12.0 steps at 0.1 nm after 300 steps, 14.9 after 5,000).
     python benchmarks/rebuild_intervals.py --waters 8000 --warmup 5000 --steps 1000 --skins 0.05,0.1,0.2,0.3
 
 Prints a line a skin: the rebuilds, and the mean steps between them; --json writes them.
+
+With --lags, it also models the host's schedule of the lists of particles (CudaCoordinationNeighborList:
+the binning only where the host forces a rebuild) on the same positions: the check of an evaluation asks
+for a rebuild once a particle is more than a share of the skin (--shares) from where it was at the last
+build, or, with --ahead K, once its distance plus K times its last step's move is; the host forces the
+rebuild `lag` evaluations after the ask (how far it runs ahead of the GPU); an evaluation in between
+whose lists are stale falls back to all pairs (counted; the code then lowers its share, which the model
+does not). A line a skin, lag, share and K:
+
+    python benchmarks/rebuild_intervals.py --warmup 5000 --steps 3000 --skins 0.1 --lags 1,2,3 --shares 0.4,0.45 --ahead 0,2,3
 """
 
 import argparse
@@ -39,6 +49,46 @@ def rebuild_steps(trajectory, skin):
             steps.append(step)
             reference = trajectory[step]
     return steps
+
+
+def scheduled_rebuilds(trajectory, skin, share, lag, ahead=0):
+    """The host's schedule (the module's docstring) over trajectory: the steps at which the host rebuilds
+    the lists, and those at which an evaluation falls back (its lists stale before the rebuild came). A
+    step's check asks where a particle is more than share*skin from its position at the last build, plus
+    `ahead` times its move since the step before where ahead > 0; the rebuild is forced at the ask's step
+    plus lag (>= 1), where the check does not run."""
+    if skin <= 0 or not 0 < share <= HALF_SKIN_SHARE or lag < 1 or ahead < 0:
+        raise ValueError('rebuild_intervals: the schedule needs skin > 0 nm, 0 < share <= %g, lag >= 1 and ahead >= 0, '
+                         'not skin %r, share %r, lag %r, ahead %r' % (HALF_SKIN_SHARE, skin, share, lag, ahead))
+    reference, rebuilds, fallbacks, due = trajectory[0], [], [], None
+    for step in range(1, len(trajectory)):
+        if due is not None and step >= due:
+            reference, due = trajectory[step], None
+            rebuilds.append(step)
+            continue
+        distance = np.sqrt(((trajectory[step] - reference) ** 2).sum(axis=1))
+        if distance.max() > HALF_SKIN_SHARE * skin:
+            fallbacks.append(step)
+        if ahead > 0:
+            distance = distance + ahead * np.sqrt(((trajectory[step] - trajectory[step - 1]) ** 2).sum(axis=1))
+        if due is None and distance.max() > share * skin:    # a fallback asks too (share <= HALF_SKIN_SHARE)
+            due = step + lag
+    return rebuilds, fallbacks
+
+
+def schedules(trajectory, skins, lags, shares, aheads):
+    """scheduled_rebuilds() for every skin, lag, share and ahead: {'skin', 'lag', 'share', 'ahead', 'rebuilds',
+    'fallbacks', 'steps', 'mean_interval'} each."""
+    rows = []
+    for skin in skins:
+        for lag in lags:
+            for share in shares:
+                for ahead in aheads:
+                    rebuilds, fallbacks = scheduled_rebuilds(trajectory, skin, share, lag, ahead)
+                    rows.append({'skin': skin, 'lag': lag, 'share': share, 'ahead': ahead, 'rebuilds': len(rebuilds),
+                                 'fallbacks': len(fallbacks), 'steps': len(trajectory) - 1,
+                                 'mean_interval': rebuilds[-1] / len(rebuilds) if rebuilds else None})
+    return rows
 
 
 def summary(trajectory, skins):
@@ -77,6 +127,12 @@ def main(argv=None):
     parser.add_argument('--platform', default='CPU')
     parser.add_argument('--warmup', type=int, default=300, help='steps before the first recorded one (the box relaxes from its '
                         'built positions: the md section warms each Context up 200 steps and then steps it for minutes)')
+    parser.add_argument('--lags', help='comma-separated lags (evaluations from the ask to the rebuild, >= 1): model the '
+                        'host\'s schedule too (the docstring)')
+    parser.add_argument('--shares', default='0.4', help='with --lags: comma-separated shares of the skin at which a check '
+                        'asks (at most %g; the code\'s default 0.4)' % HALF_SKIN_SHARE)
+    parser.add_argument('--ahead', default='0', help='with --lags: comma-separated K >= 0, the ask on the distance plus K '
+                        'times the last step\'s move (0: the distance alone, as the code asks)')
     parser.add_argument('--json')
     args = parser.parse_args(argv)
     try:
@@ -85,15 +141,29 @@ def main(argv=None):
         parser.error('--skins must be comma-separated numbers (nm), not %r' % args.skins)
     if args.steps < 1 or args.warmup < 0 or any(skin <= 0 for skin in skins):
         parser.error('--steps must be >= 1, --warmup >= 0 and every skin > 0 nm')
+    try:
+        lags = [int(text) for text in args.lags.split(',')] if args.lags else []
+        shares = [float(text) for text in args.shares.split(',')]
+        aheads = [float(text) for text in args.ahead.split(',')]
+    except ValueError:
+        parser.error('--lags must be comma-separated integers, --shares and --ahead comma-separated numbers, not %r, %r '
+                     'and %r' % (args.lags, args.shares, args.ahead))
+    if any(lag < 1 for lag in lags) or any(not 0 < share <= HALF_SKIN_SHARE for share in shares) or any(k < 0 for k in aheads):
+        parser.error('every lag must be >= 1, every share in (0, %g] and every --ahead >= 0' % HALF_SKIN_SHARE)
     trajectory = oxygen_trajectory(args.waters, args.steps, args.platform, args.warmup)
     rows = summary(trajectory, skins)
     for row in rows:
         interval = '-' if row['mean_interval'] is None else '%.1f' % row['mean_interval']
         print('skin %.3f nm: %d rebuilds in %d steps, one every %s steps' % (row['skin'], row['rebuilds'], row['steps'], interval))
+    scheduled = schedules(trajectory, skins, lags, shares, aheads)
+    for row in scheduled:
+        interval = '-' if row['mean_interval'] is None else '%.2f' % row['mean_interval']
+        print('skin %.3f nm, lag %d, share %.2f, ahead %g: %d rebuilds, one every %s steps, %d fallbacks'
+              % (row['skin'], row['lag'], row['share'], row['ahead'], row['rebuilds'], interval, row['fallbacks']))
     if args.json:
         with open(args.json, 'w') as stream:
             json.dump({'waters': args.waters, 'warmup': args.warmup, 'oxygens': trajectory.shape[1], 'platform': args.platform,
-                       'rows': rows}, stream, indent=1)
+                       'rows': rows, 'schedules': scheduled}, stream, indent=1)
     return rows
 
 
