@@ -24,6 +24,7 @@ does not). A line a skin, lag, share and K:
 """
 
 import argparse
+import itertools
 import json
 import sys
 
@@ -80,14 +81,11 @@ def schedules(trajectory, skins, lags, shares, aheads):
     """scheduled_rebuilds() for every skin, lag, share and ahead: {'skin', 'lag', 'share', 'ahead', 'rebuilds',
     'fallbacks', 'steps', 'mean_interval'} each."""
     rows = []
-    for skin in skins:
-        for lag in lags:
-            for share in shares:
-                for ahead in aheads:
-                    rebuilds, fallbacks = scheduled_rebuilds(trajectory, skin, share, lag, ahead)
-                    rows.append({'skin': skin, 'lag': lag, 'share': share, 'ahead': ahead, 'rebuilds': len(rebuilds),
-                                 'fallbacks': len(fallbacks), 'steps': len(trajectory) - 1,
-                                 'mean_interval': rebuilds[-1] / len(rebuilds) if rebuilds else None})
+    for skin, lag, share, ahead in itertools.product(skins, lags, shares, aheads):
+        rebuilds, fallbacks = scheduled_rebuilds(trajectory, skin, share, lag, ahead)
+        rows.append({'skin': skin, 'lag': lag, 'share': share, 'ahead': ahead, 'rebuilds': len(rebuilds),
+                     'fallbacks': len(fallbacks), 'steps': len(trajectory) - 1,
+                     'mean_interval': rebuilds[-1] / len(rebuilds) if rebuilds else None})
     return rows
 
 
