@@ -226,10 +226,11 @@ def test_forces_through_sorted_gradient(platform_config, rng, monkeypatch, sorte
 @pytest.mark.leaks_context   # on CUDA the kernel refuses the value after the device context exists
 @pytest.mark.parametrize('name, value, allowed', [('COORDINATION_SORTED_GRADIENT', 'yes', '0 or 1'),
                                                    ('COORDINATION_L_PER_THREAD', '4', '1 or 2'),
-                                                   ('COORDINATION_LIST_KIND', 'cells', 'particles or homes')])
+                                                   ('COORDINATION_LIST_KIND', 'cells', 'particles or homes'),
+                                                   ('COORDINATION_LIST_SIDES', 'two', 'one or both')])
 def test_switches_reject_other_values(platform_config, rng, monkeypatch, name, value, allowed):
     """The CUDA kernel's switches for tests and benchmarks with another value (the gradient by
-    sorted index, L particles a thread of the tile kernel, the kind of lists): an OpenMMException
+    sorted index, L particles a thread of the tile kernel, the kind of lists, the lists' sides): an OpenMMException
     naming the variable and the value on CUDA, ignored elsewhere."""
     monkeypatch.setenv(name, value)
     case = random_case(rng, 'one', 'RATIONAL', 0.6, BOXES['rectangular'], 100)

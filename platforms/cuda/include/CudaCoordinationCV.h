@@ -329,8 +329,11 @@ private:
     int numL, numS, offsetL, offsetS, sChunk, numSlots, maxBlocks, lPerThread, tileThreads, listLanes;
     // The chunks of the short group in a launch that also runs the chain rule (setChainedTileLimit()).
     int chainedSChunk;
-    // The particles with a neighbour list: the group's, or both groups' (computeCoordinationList's numParticles).
+    // The particles the neighbour lists follow: the group's, or both groups' (computeCoordinationList's numParticles).
     int listParticles = 0;
+    // Those of them with a list of their own (computeCoordinationList's LIST_LANES threads each): all,
+    // or for two groups and the plain CV the smaller group's, listSide (0: A, 1: B; -1: every particle has one).
+    int listedParticles = 0, listSide = -1;
     int residentTileBlocks = 1, residentListBlocks = 1, residentParticleListBlocks = 1, residentParticleGradientBlocks = 1;
     double dmax;
     /** The program of the current configuration, and the kernel families compiled from it. */

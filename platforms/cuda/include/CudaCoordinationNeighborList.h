@@ -53,10 +53,13 @@ public:
      * @param homesAllowed whether lists of homes may serve (one group; a particle function only where
      *                    F is elementwise, kernels/particlehomes.cu); else lists of particles whatever
      *                    the size and the tuning's kind
+     * @param numWithLists the particles whose lists are filled: numParticles, or for two groups with
+     *                    lists of one group alone (LIST_ONE_SIDED, kernels/neighbors.cu) that group's;
+     *                    0 means numParticles. It sets the lanes of a list particle (chooseLanes()).
      */
     CudaCoordinationNeighborList(OpenMM::CudaContext& cu, CudaCoordinationLauncher& launcher, CudaCoordinationCells& cells,
             int numParticles, int numNeighbors, const CudaCoordinationTuning& tuning, bool particleFunction = false,
-            bool homesAllowed = true);
+            bool homesAllowed = true, int numWithLists = 0);
     /**
      * Whether two groups of these sizes get lists (of particles): where the tiles would evaluate
      * many pairs (MinTwoGroupPairs) and the groups together are no larger than the lists of

@@ -82,9 +82,11 @@ public:
      * @param lPerThread the L particles a thread of the tile kernel holds (1, 2 or 4)
      * @param listLanes  the lanes that share a particle in the neighbour-list kernel (a power of 2 up to 32)
      * @param sBatch     the S particles of a batch in the tile kernel: 32, or 16 where its S chunks are 16
+     * @param listSide   two groups whose lists of particles belong to one group alone (LIST_ONE_SIDED,
+     *                   kernels/neighbors.cu): 0 group A's, 1 group B's; -1 every particle's
      */
     CudaCoordinationProgram(const CoordinationForce& force, OpenMM::ComputeContext& cc, int lPerThread, int listLanes = 1,
-            int sBatch = 32);
+            int sBatch = 32, int listSide = -1);
     /** The defines of a module holding some families of kernels (a combination of Kernels). */
     std::map<std::string, std::string> getDefines(int kernels) const;
     /** The part of a module holding some families of kernels (a combination of Kernels). */
@@ -149,7 +151,8 @@ private:
     /** Some of the kernel files (names without .cu) of a list of them (name and text), one after another in its order. */
     static std::string getSource(const std::vector<std::pair<std::string, std::string> >& files, const std::set<std::string>& names);
     /** The defines of the force's configuration: switching type, cutoff, box, mode, launch shape. */
-    void defineConfiguration(const CoordinationForce& force, OpenMM::ComputeContext& cc, int lPerThread, int listLanes, int sBatch);
+    void defineConfiguration(const CoordinationForce& force, OpenMM::ComputeContext& cc, int lPerThread, int listLanes, int sBatch,
+            int listSide);
     /** The code that sets s and dsdxValue from x for a Custom switching function (else empty). */
     static std::string customSwitchCode(const CoordinationForce& force, OpenMM::ComputeContext& cc);
 };

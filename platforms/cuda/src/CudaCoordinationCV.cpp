@@ -91,17 +91,22 @@ CudaCoordinationCV::CudaCoordinationCV(CudaContext& cu, const CoordinationForce&
         cells.reset(new CudaCoordinationCells(cu, launcher, mode == CoordinationForce::OneGroup, nA, nB, offsetL == 0, tuning.cellGrid));
     listLanes = 1;
     // Neighbour lists: for one group, and for two where the tiles would evaluate many pairs (a list
-    // for each particle of both groups, of the other group's particles); for a particle function
-    // lists of particles (kernels/particlelists.cu), one group or two, or for one group and an
+    // for each particle of the smaller group, of the other group's particles: LIST_ONE_SIDED in
+    // kernels/neighbors.cu); for a particle function lists of particles (kernels/particlelists.cu),
+    // one group or two (there every particle of both has a list), or for one group and an
     // elementwise F of more particles lists of homes (kernels/particlehomes.cu), as for the plain CV.
     bool oneGroup = (mode == CoordinationForce::OneGroup), particleLists = force.usesParticleFunction();
     bool homesAllowed = (!particleLists || (oneGroup && isElementwise(force.getParticleFunction())));
     if (cells && isfinite(force.getDMax()) && (oneGroup || particleLists || CudaCoordinationNeighborList::servesTwoGroups(nA, nB, tuning))) {
         int numListed = (oneGroup ? nA : nA+nB);
-        listParticles = numListed;
+        listParticles = listedParticles = numListed;
+        if (!oneGroup && !particleLists && tuning.oneSidedLists) {
+            listSide = (nA <= nB ? 0 : 1);
+            listedParticles = min(nA, nB);
+        }
         neighborList.reset(new CudaCoordinationNeighborList(cu, launcher, *cells, numListed, oneGroup ? nA : max(nA, nB), tuning,
-                particleLists, homesAllowed));
-        listLanes = CudaCoordinationNeighborList::chooseLanes(cu, numListed, tuning);
+                particleLists, homesAllowed, listedParticles));
+        listLanes = CudaCoordinationNeighborList::chooseLanes(cu, listedParticles, tuning);
     }
 }
 
@@ -133,7 +138,7 @@ void CudaCoordinationCV::setParameters(const CoordinationForce& force, bool chai
     // configuration uses now, the others (histograms, tiles where the box is too small for
     // cells) compile when first needed.
 
-    CudaCoordinationProgram changed(force, cu, lPerThread, listLanes, min(sChunk, 32));
+    CudaCoordinationProgram changed(force, cu, lPerThread, listLanes, min(sChunk, 32), listSide);
     if (!program || changed.files != program->files || changed.defines != program->defines) {
         program.reset(new CudaCoordinationProgram(changed));
         compiledKernels = 0;
@@ -505,7 +510,7 @@ bool CudaCoordinationCV::launch(int flags, CUdeviceptr sum, CUdeviceptr value, C
     requireKernels(cellValues ? P::CellValueKernels : lastPath);
     if (useList && !homeLists)
         launcher.launch(chained ? chainedKernel : listKernel, args.data(),
-                min((listParticles*(long long) listLanes+ListBlockSize-1)/ListBlockSize, (long long) residentListBlocks), ListBlockSize);
+                min((listedParticles*(long long) listLanes+ListBlockSize-1)/ListBlockSize, (long long) residentListBlocks), ListBlockSize);
     else if (useCells)
         launcher.launch(cellValues ? cellValuesKernel : cellsKernel, args.data(), getCellBlocks(), tile);
     else if (mode == CoordinationForce::PairList)
@@ -882,6 +887,8 @@ string CudaCoordinationCV::describeLastEvaluation() const {
         text << " homeLists=" << lastHomeLists << " sortedForces=" << lastSortedForces;
     if (lastPath == P::ListKernels || (lastPath == P::ParticleKernels && lastParticleLists))
         text << " lanes=" << listLanes;
+    if (lastPath == P::ListKernels && mode == CoordinationForce::TwoGroups)
+        text << " sides=" << (listSide >= 0 ? "one" : "both");
     if (lastPath == P::ParticleKernels)
         text << " lists=" << (lastParticleHomes ? "homes" : lastParticleLists ? "particles" : "none");
     bool listPath = (lastPath == P::ListKernels || (lastPath == P::ParticleKernels && (lastParticleLists || lastParticleHomes)));

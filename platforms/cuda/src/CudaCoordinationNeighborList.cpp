@@ -48,7 +48,7 @@ static bool isAfter(int a, int b) {
 
 CudaCoordinationNeighborList::CudaCoordinationNeighborList(CudaContext& cu, CudaCoordinationLauncher& launcher,
         CudaCoordinationCells& cells, int numParticles, int numNeighbors, const CudaCoordinationTuning& tuning, bool particleFunction,
-        bool homesAllowed) : cu(cu), launcher(launcher), cells(cells), numParticles(numParticles), numNeighbors(numNeighbors),
+        bool homesAllowed, int numWithLists) : cu(cu), launcher(launcher), cells(cells), numParticles(numParticles), numNeighbors(numNeighbors),
         forcedSkin(tuning.neighborSkin), earlySkinShare(tuning.listEarlyShare > 0 ? tuning.listEarlyShare : DefaultEarlySkinShare) {
     this->particleFunction = particleFunction;
     // Two groups (numNeighbors < numParticles) have lists of particles only.
@@ -57,7 +57,7 @@ CudaCoordinationNeighborList::CudaCoordinationNeighborList(CudaContext& cu, Cuda
     enabled = (tuning.neighborList != CudaCoordinationTuning::ListsOff && numParticles > 1 && numParticles < MaxParticles);
     alwaysRebuild = (tuning.neighborList == CudaCoordinationTuning::ListsAlwaysRebuilt);
     scheduled = (!homes && !alwaysRebuild && tuning.listSchedule == CudaCoordinationTuning::ScheduleHost);
-    lanes = chooseLanes(cu, numParticles, tuning);
+    lanes = chooseLanes(cu, numWithLists > 0 ? numWithLists : numParticles, tuning);
     memset(&grid, 0, sizeof(grid));
 }
 

@@ -233,10 +233,13 @@ int CudaCoordinationProgram::chooseLPerThread(const CoordinationForce& force) {
 }
 
 CudaCoordinationProgram::CudaCoordinationProgram(const CoordinationForce& force, ComputeContext& cc, int lPerThread, int listLanes,
-        int sBatch) {
+        int sBatch, int listSide) {
     if (sBatch != 16 && sBatch != 32)
         throw OpenMMException("CudaCoordinationProgram: sBatch must be 16 or 32, not "+cc.intToString(sBatch));
-    defineConfiguration(force, cc, lPerThread, listLanes, sBatch);
+    if (listSide < -1 || listSide > 1 || (listSide >= 0 && (force.getMode() != CoordinationForce::TwoGroups || force.usesParticleFunction())))
+        throw OpenMMException("CudaCoordinationProgram: listSide must be -1, or 0 or 1 for two groups without a particle function, not "+
+                cc.intToString(listSide));
+    defineConfiguration(force, cc, lPerThread, listLanes, sBatch, listSide);
     map<string, string> replacements;
     replacements["CUSTOM_SWITCH"] = customSwitchCode(force, cc);
     for (auto& file : CudaCoordinationKernelSources::files)
@@ -244,7 +247,7 @@ CudaCoordinationProgram::CudaCoordinationProgram(const CoordinationForce& force,
 }
 
 void CudaCoordinationProgram::defineConfiguration(const CoordinationForce& force, ComputeContext& cc, int lPerThread, int listLanes,
-        int sBatch) {
+        int sBatch, int listSide) {
     CoordinationForce::SwitchingFunction type = force.getSwitchingFunction();
     int n = force.getN(), m = (force.getM() == 0 ? 2*force.getN() : force.getM());
     bool finiteDMax = isfinite(force.getDMax());
@@ -256,6 +259,8 @@ void CudaCoordinationProgram::defineConfiguration(const CoordinationForce& force
         defines["CELL_HALF_BATCHES"] = "";
     defines["L_PER_THREAD"] = cc.intToString(lPerThread);
     defines["LIST_LANES"] = cc.intToString(listLanes);
+    if (listSide >= 0)
+        defines["LIST_ONE_SIDED"] = cc.intToString(listSide);
     defines["S_BATCH"] = cc.intToString(sBatch);
     defines["PADDED_NUM_ATOMS"] = cc.intToString(cc.getPaddedNumAtoms());
     defines["SWITCH_TYPE"] = cc.intToString(type);

@@ -51,6 +51,11 @@ CudaCoordinationTuning CudaCoordinationTuning::fromEnvironment() {
             invalid("COORDINATION_LIST_LANES", "1, 2, 4, 8, 16 or 32", value);
         tuning.listLanes = lanes;
     }
+    value = variable("COORDINATION_LIST_SIDES");
+    if (value == "one" || value == "both")
+        tuning.oneSidedLists = (value == "one");
+    else if (value != "")
+        invalid("COORDINATION_LIST_SIDES", "one or both", value);
     value = variable("COORDINATION_NEIGHBOR_SKIN");
     if (value != "") {
         char* end;

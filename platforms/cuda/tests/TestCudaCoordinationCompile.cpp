@@ -274,11 +274,11 @@ static void addParticles(System& system) {
 
 /** A force's module as its CUDA kernel compiles it: the CV's kernel families, and the chain rule of an energy expression. */
 static void compile(const CoordinationForce& force, const string& precision, bool triclinic, const string& label, int lPerThread = 1,
-        int listLanes = 1, int sBatch = 32, int kernels = CudaCoordinationProgram::AllKernels) {
+        int listLanes = 1, int sBatch = 32, int kernels = CudaCoordinationProgram::AllKernels, int listSide = -1) {
     System system;
     addParticles(system);
     ProgramOnlyContext context(system, precision, triclinic);
-    vector<CudaCoordinationModulePart> parts = {CudaCoordinationProgram(force, context, lPerThread, listLanes, sBatch).getPart(kernels)};
+    vector<CudaCoordinationModulePart> parts = {CudaCoordinationProgram(force, context, lPerThread, listLanes, sBatch, listSide).getPart(kernels)};
     // The chain rule in the tile kernel's part with the chained tile kernel, or in the particle-list
     // kernels' part with the chained gradient pass, or in the neighbour-list kernels' part with the
     // chained list pass, else in a part of its own.
@@ -497,7 +497,21 @@ int main(int argc, char* argv[]) {
             listed.addGlobalParameter("k", 1.0);
             compile(listed, precision, false, "neighbour lists, chained", 1, 16, 32, CudaCoordinationProgram::CoreKernels |
                     CudaCoordinationProgram::BinningKernels | CudaCoordinationProgram::ListKernels);
-            count += 4;
+            // Two groups (sharing a particle) whose lists belong to one group alone (LIST_ONE_SIDED), A's
+            // chained with the chain rule, B's in a triclinic box with the energy the CV.
+            CoordinationForce oneSided(a, b);
+            oneSided.setDMax(1.2);
+            oneSided.setUsesPeriodicBoundaryConditions(true);
+            oneSided.setEnergyExpression("0.5*k*(cv-3)^2");
+            oneSided.addGlobalParameter("k", 1.0);
+            const int listKernels = CudaCoordinationProgram::CoreKernels | CudaCoordinationProgram::BinningKernels |
+                    CudaCoordinationProgram::ListKernels;
+            compile(oneSided, precision, false, "two groups' lists of group A alone, chained", 1, 32, 32, listKernels, 0);
+            CoordinationForce oneSidedB(a, b);
+            oneSidedB.setDMax(1.2);
+            oneSidedB.setUsesPeriodicBoundaryConditions(true);
+            compile(oneSidedB, precision, true, "two groups' lists of group B alone, triclinic", 1, 8, 32, listKernels, 1);
+            count += 6;
             // Particle functions (kernels/particles.cu) as a Context compiles them: the particle kernels, and the
             // chain rule in a part of its own. One group in a triclinic box with a cutoff and a distance power;
             // two groups that share a particle (a and b share 5), with a Custom switching function. (Every

@@ -148,6 +148,12 @@ void testTuningSwitchesChangeThePath() {
     twoLists->addGlobalParameter("cv0", 100.0);
     system.addForce(twoLists);
     assertSwitchChangesPath("COORDINATION_LIST_KIND", "particles", "kernel=lists", system, *twoLists, positions, true);
+    {
+        // Those lists belong to the smaller group alone (each pair in one list); the switch gives every particle of both one.
+        ScopedEnvironment kind("COORDINATION_LIST_KIND", "particles");
+        assertPathHas(pathWith("COORDINATION_LIST_SIDES", "", system, *twoLists, positions, true), "sides=one");
+        assertSwitchChangesPath("COORDINATION_LIST_SIDES", "both", "sides=both", system, *twoLists, positions, true);
+    }
     system.removeForce(0);
     // A particle function with a cutoff in a box (here two groups sharing 100 particles): its passes over
     // the neighbour lists (kernels/particlelists.cu); the switch turns them to all pairs (kernels/particles.cu).
@@ -210,6 +216,9 @@ void testTuningSwitchesChangeThePath() {
  * and the next rebuilds. One group and two (sharing 100 particles), the plain CV and a particle
  * function (MoreThan: evaluated in the first pass; Max: evaluateParticleFunction), rectangular and
  * triclinic boxes; with COORDINATION_LIST_SCHEDULE=device the binning at every evaluation and no fallback.
+ * The plain CV of two groups three times: lists of group A alone (the smaller, 1,000 against 1,100),
+ * of group B alone (the groups swapped, the CV itself the energy), and of every particle
+ * (COORDINATION_LIST_SIDES=both).
  */
 void testListScheduleFollowsMoves() {
     const int numParticles = 2000;
@@ -224,26 +233,31 @@ void testListScheduleFollowsMoves() {
         if (i >= numParticles/2-100)
             rest.push_back(i);
     }
-    for (int config = 0; config < 4; config++) {
+    for (int config = 0; config < 6; config++) {
         System system;
         for (int i = 0; i < numParticles; i++)
             system.addParticle(1.0);
-        bool twoGroups = (config%2 == 1);
-        CoordinationForce* force = (twoGroups ? new CoordinationForce(half, rest) : new CoordinationForce(all));
+        bool twoGroups = (config%2 == 1 || config == 4);
+        CoordinationForce* force = (config == 4 ? new CoordinationForce(rest, half) : twoGroups ? new CoordinationForce(half, rest) :
+                new CoordinationForce(all));
+        ScopedEnvironment sides("COORDINATION_LIST_SIDES", config == 5 ? "both" : "");
         // Smooth at dmax (no kink in the force where a pair's distance in single precision falls on the other side of it).
         force->setSwitchingFunction(CoordinationForce::Cubic);
         force->setD0(0.05);
         force->setDMax(1.0);
         force->setUsesPeriodicBoundaryConditions(true);
-        if (config >= 2) {
+        if (config == 2 || config == 3) {
             // c_i about 26 inside the cube of positions.
             force->setParticleFunction(config == 2 ? CoordinationForce::MoreThan : CoordinationForce::Max);
             force->setThreshold(20.0, 0.0, 6, 12, 60.0);
             force->setFunctionBeta(0.5);
         }
-        force->setEnergyExpression("0.5*k*(cv-cv0)^2");
-        force->addGlobalParameter("k", 0.001);
-        force->addGlobalParameter("cv0", 100.0);
+        // The groups swapped: the CV as the energy (the forces straight to the atoms).
+        if (config != 4) {
+            force->setEnergyExpression("0.5*k*(cv-cv0)^2");
+            force->addGlobalParameter("k", 0.001);
+            force->addGlobalParameter("cv0", 100.0);
+        }
         system.addForce(force);
         Vec3 box[3];
         setBox(twoGroups ? TriclinicBox : RectangularBox, 4.0, box);
@@ -266,6 +280,8 @@ void testListScheduleFollowsMoves() {
             cout << "    " << path << endl;
             assertPathHas(path, "binning="+schedule);
             assertPathHas(path, "fallbacks=0");
+            if (config == 1 || config >= 4)
+                assertPathHas(path, config == 5 ? "sides=both" : "sides=one");
             for (int i = 0; i < 20; i++)
                 positions[i*97] += directions[i]*0.3;
             assertForcesOnlyAgree(context, reference, positions, label+", 20 particles beyond the skin");
@@ -287,7 +303,8 @@ void testTuningSwitchErrors() {
     vector<pair<string, string> > invalid = {{"COORDINATION_L_PER_THREAD", "4"}, {"COORDINATION_SORTED_GRADIENT", "yes"},
             {"COORDINATION_NEIGHBOR_LIST", "2"}, {"COORDINATION_LIST_KIND", "cells"}, {"COORDINATION_LIST_LANES", "3"},
             {"COORDINATION_NEIGHBOR_SKIN", "-1"}, {"COORDINATION_CELL_GRID", "1,1"}, {"COORDINATION_DEPENDENT_LAUNCH", "no"},
-            {"COORDINATION_CHAINED_TILES", "yes"}, {"COORDINATION_CHAINED_TILE_CVS", "5"}, {"COORDINATION_LIST_SCHEDULE", "gpu"}};
+            {"COORDINATION_CHAINED_TILES", "yes"}, {"COORDINATION_CHAINED_TILE_CVS", "5"}, {"COORDINATION_LIST_SCHEDULE", "gpu"},
+            {"COORDINATION_LIST_SIDES", "two"}};
     for (auto& setting : invalid) {
         ScopedEnvironment environment(setting.first, setting.second);
         VerletIntegrator integrator(0.001);

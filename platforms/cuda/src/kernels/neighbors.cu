@@ -3,8 +3,10 @@
  * of each particle holds every other particle (with two groups: every particle of the other group,
  * the particle itself left out where the groups share it) within listCutoff = dmax + skin, and
  * stays valid until a particle has moved more than skin/2 from where it was when the lists were
- * built. With two groups every particle of both has a list, group A's cells first and then group
- * B's (binning.cu), so that here too each pair is in two lists. Each evaluation runs, in order:
+ * built. With two groups the binning holds group A's cells first and then group B's (binning.cu).
+ * There, for a particle function, every particle of both has a list, so that here too each pair is
+ * in two lists; for the plain CV (LIST_ONE_SIDED) only the particles of the smaller group have
+ * lists (see below). Each evaluation runs, in order:
  *   checkNeighborList   the current positions in list order (listPos) and, where a particle moved
  *                       too far (or the host asks), *rebuildStamp = stamp
  *   the cell binning    (binning.cu) only where *rebuildStamp == stamp, otherwise it returns at once
@@ -22,7 +24,13 @@
  * The list order is the cell order of the last build. A particle's entries are the list indices
  * of its neighbours, each with the periodic image used (IMAGE_CODE), so that evaluating a pair
  * needs no nearest-image reduction. Every unordered pair is in two lists (each particle adds only
- * its own gradient, without atomics, and counts half of s). LIST_LANES lanes share a particle and
+ * its own gradient, without atomics, and counts half of s), but with LIST_ONE_SIDED: two groups
+ * whose lists belong to one of them alone (0: A, the first list indices [0, cellStart[numCells]),
+ * 1: B, the rest), the smaller. There each pair is in one list, counts whole, and its other
+ * particle's gradient is added by atomics as the pair is evaluated; the other group's particles are
+ * checked and positioned as the listed ones, and with 6,894 and 1,000 particles a build visits the
+ * cells for 1,000 particles, not for 7,894 (most of them finding few of the smaller group's
+ * particles around them). LIST_LANES lanes share a particle and
  * take its entries in turn; entry c of list particle k is at listPlace(k, c), so that those lanes
  * read consecutive words. A particle with more neighbours than the capacity keeps the true count
  * and is evaluated from the cells of the last build instead (correct, only slower), and the host
@@ -200,7 +208,12 @@ inline DEVICE void visitAllParticles(int k, real4 pk, const real4* RESTRICT pos,
  *                                    the particle's share of the CV sum (0 in every lane but one)
  */
 
-/** The sum of s and the gradient with respect to a lane's particle over its pairs: the CV of computeCoordinationList. */
+/**
+ * The sum of s and the gradient with respect to a lane's particle over its pairs: the CV of
+ * computeCoordinationList. With LIST_ONE_SIDED also the gradient with respect to the other
+ * particle of each pair (slots: the slots by list index, those of this evaluation's binning while
+ * it rebuilds).
+ */
 template <bool GRADIENT>
 struct ListSums {
     PairParams params;
@@ -208,6 +221,7 @@ struct ListSums {
     int flags, numSlots;
     unsigned long long* forceBuffer;
     long long* gradient;
+    const int* slots;
     real4 pi;
     real sum;
     real3 gi;
@@ -227,9 +241,20 @@ struct ListSums {
         const real s = pairTerm<false>(pi, pj, params, unused, &g, &delta);
         sum += (valid ? s : 0);
         if (GRADIENT) {
+#ifdef LIST_ONE_SIDED
+            // The pair is in this list alone: the other particle's gradient too, where s varies.
+            real3 gj = make_real3(0, 0, 0);
+            addPairGradient(valid ? g : 0, delta, &gi, &gj);
+            if (valid && g != 0) {
+                const int slot = slots[j];
+                addGradient(scaled(gradientScale(params), gj), slot, (flags & FLAG_DIRECT_FORCES ? groupAtoms[slot] : 0), flags,
+                        forceBuffer, gradient, numSlots);
+            }
+#else
             // The other particle's gradient is its own lane's to add (every pair is in both lists).
             real3 unusedGj;
             addPairGradient(valid ? g : 0, delta, &gi, &unusedGj);
+#endif
         }
     }
 
@@ -237,7 +262,10 @@ struct ListSums {
         add(valid, j, pj);
     }
 
-    /** Each pair is in both particles' lists: half of s each; the gradient with respect to the particle, added once. */
+    /**
+     * Each pair is in both particles' lists: half of s each (with LIST_ONE_SIDED in one list: all
+     * of s); the gradient with respect to the particle, added once.
+     */
     inline DEVICE mixed end(int slot, int t, unsigned int mask) {
         const real total = listLaneSum(sum, mask);
         if (GRADIENT) {
@@ -245,7 +273,11 @@ struct ListSums {
             if (t == 0 && isNonzero(g))
                 addGradient(scaled(gradientScale(params), g), slot, groupAtoms[slot], flags, forceBuffer, gradient, numSlots);
         }
+#ifdef LIST_ONE_SIDED
+        return (t == 0 ? total : 0);
+#else
         return (t == 0 ? (real) 0.5*total : 0);
+#endif
     }
 };
 
@@ -292,7 +324,20 @@ inline DEVICE mixed computeListParticles(bool rebuild, bool fallback, real image
     const unsigned int mask = listLaneMask();
     mixed cvSum = 0;
     int largest = 0;
-    for (int k = (blockIdx.x*blockDim.x+threadIdx.x)/LIST_LANES; k < numParticles; k += lanesPerGrid/LIST_LANES) {
+#ifdef LIST_ONE_SIDED
+    // The list particles [first, end): one group's (the cells of the last build hold group A's first).
+    const int boundary = cellStart[grid.numCells];
+    const int first = (LIST_ONE_SIDED ? boundary : 0), end = (LIST_ONE_SIDED ? numParticles : boundary);
+    if (rebuild) {
+        // The other group's particles have no list, but the check follows them as the listed ones.
+        const int otherFirst = (LIST_ONE_SIDED ? 0 : boundary), otherEnd = (LIST_ONE_SIDED ? boundary : numParticles);
+        for (int k = otherFirst+blockIdx.x*blockDim.x+threadIdx.x; k < otherEnd; k += lanesPerGrid)
+            recordListParticle(k, sortedPos, sortedSlot, posq, groupAtoms, listPos, refPos, listShift, listSlot);
+    }
+#else
+    const int first = 0, end = numParticles;
+#endif
+    for (int k = first+(blockIdx.x*blockDim.x+threadIdx.x)/LIST_LANES; k < end; k += lanesPerGrid/LIST_LANES) {
         // Positions: this evaluation's binning while it rebuilds (listPos is being written), else listPos.
         const real4* pos = (rebuild ? sortedPos : listPos);
         const real4 pk = pos[k];
@@ -356,12 +401,13 @@ inline DEVICE mixed coordinationListPass(const int* RESTRICT rebuildStamp, int s
         shifts[threadIdx.x] = imageShift(threadIdx.x, periodicBoxVecX, periodicBoxVecY, periodicBoxVecZ);
     __syncthreads();
     const bool rebuild = (*rebuildStamp == stamp), fallback = (*rebuildStamp == (stamp | LIST_FALLBACK));
+    const int* slots = (rebuild ? sortedSlot : listSlot);
     if (flags & (FLAG_DIRECT_FORCES | FLAG_GRADIENT)) {
-        ListSums<true> sums = {params, groupAtoms, flags, numSlots, forceBuffer, gradient};
+        ListSums<true> sums = {params, groupAtoms, flags, numSlots, forceBuffer, gradient, slots};
         return computeListParticles(rebuild, fallback, params.imageSearch2, posq, sortedPos, sortedSlot, sortedAtom, cellStart, grid, listPos, refPos, listShift,
                 listSlot, entries, listCount, maxCount, numParticles, capacity, listCutoff2, shifts, groupAtoms, sums);
     }
-    ListSums<false> sums = {params, groupAtoms, flags, numSlots, forceBuffer, gradient};
+    ListSums<false> sums = {params, groupAtoms, flags, numSlots, forceBuffer, gradient, slots};
     return computeListParticles(rebuild, fallback, params.imageSearch2, posq, sortedPos, sortedSlot, sortedAtom, cellStart, grid, listPos, refPos, listShift,
             listSlot, entries, listCount, maxCount, numParticles, capacity, listCutoff2, shifts, groupAtoms, sums);
 }
