@@ -28,7 +28,8 @@ namespace CoordinationPlugin {
  * | COORDINATION_LIST_LANES      | 1, 2, 4, ..., 32  | lanes sharing a particle in the list kernel [about 512 threads an SM]  |
  * | COORDINATION_LIST_SIDES      | one, both         | two groups' lists of particles for the plain CV: the smaller group's   |
  * |                              |                   | particles alone have lists, each pair once, the other's gradient by    |
- * |                              |                   | atomics (one), or every particle of both, each pair twice (both) [one] |
+ * |                              |                   | atomics (one), or every particle of both, each pair twice (both)       |
+ * |                              |                   | [both: one measured slower, docs/cuda-implementation.md]               |
  * | COORDINATION_NEIGHBOR_SKIN   | a distance >= 0   | the lists' skin in nm [dmax/10]                                        |
  * | COORDINATION_LIST_SCHEDULE   | host, device      | lists of particles: the binning launched only where the host forces a  |
  * |                              |                   | rebuild, which an earlier check asked for (host), or at every          |
@@ -59,8 +60,8 @@ struct OPENMM_EXPORT_COORDINATION CudaCoordinationTuning {
     ListKind listKind = KindDefault;
     /** Lanes sharing a particle in the neighbour-list kernel; 0 lets the lists choose. */
     int listLanes = 0;
-    /** Two groups' lists of particles for the plain CV: false gives every particle of both groups a list (each pair twice). */
-    bool oneSidedLists = true;
+    /** Two groups' lists of particles for the plain CV: true gives the smaller group's particles alone a list (each pair once). */
+    bool oneSidedLists = false;
     /** The neighbour lists' skin in nm; negative lets the lists choose (dmax/10). */
     double neighborSkin = -1;
     /** Who decides where the lists of particles launch the binning (CudaCoordinationNeighborList). */

@@ -91,10 +91,11 @@ CudaCoordinationCV::CudaCoordinationCV(CudaContext& cu, const CoordinationForce&
         cells.reset(new CudaCoordinationCells(cu, launcher, mode == CoordinationForce::OneGroup, nA, nB, offsetL == 0, tuning.cellGrid));
     listLanes = 1;
     // Neighbour lists: for one group, and for two where the tiles would evaluate many pairs (a list
-    // for each particle of the smaller group, of the other group's particles: LIST_ONE_SIDED in
-    // kernels/neighbors.cu); for a particle function lists of particles (kernels/particlelists.cu),
-    // one group or two (there every particle of both has a list), or for one group and an
-    // elementwise F of more particles lists of homes (kernels/particlehomes.cu), as for the plain CV.
+    // for each particle of both groups, of the other group's particles; with the tuning's
+    // oneSidedLists for the smaller group's alone, LIST_ONE_SIDED in kernels/neighbors.cu); for a
+    // particle function lists of particles (kernels/particlelists.cu), one group or two, or for one
+    // group and an elementwise F of more particles lists of homes (kernels/particlehomes.cu), as
+    // for the plain CV.
     bool oneGroup = (mode == CoordinationForce::OneGroup), particleLists = force.usesParticleFunction();
     bool homesAllowed = (!particleLists || (oneGroup && isElementwise(force.getParticleFunction())));
     if (cells && isfinite(force.getDMax()) && (oneGroup || particleLists || CudaCoordinationNeighborList::servesTwoGroups(nA, nB, tuning))) {

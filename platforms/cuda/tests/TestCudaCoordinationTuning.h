@@ -149,10 +149,10 @@ void testTuningSwitchesChangeThePath() {
     system.addForce(twoLists);
     assertSwitchChangesPath("COORDINATION_LIST_KIND", "particles", "kernel=lists", system, *twoLists, positions, true);
     {
-        // Those lists belong to the smaller group alone (each pair in one list); the switch gives every particle of both one.
+        // Every particle of both groups has a list (each pair in two); the switch gives the smaller group's alone one.
         ScopedEnvironment kind("COORDINATION_LIST_KIND", "particles");
-        assertPathHas(pathWith("COORDINATION_LIST_SIDES", "", system, *twoLists, positions, true), "sides=one");
-        assertSwitchChangesPath("COORDINATION_LIST_SIDES", "both", "sides=both", system, *twoLists, positions, true);
+        assertPathHas(pathWith("COORDINATION_LIST_SIDES", "", system, *twoLists, positions, true), "sides=both");
+        assertSwitchChangesPath("COORDINATION_LIST_SIDES", "one", "sides=one", system, *twoLists, positions, true);
     }
     system.removeForce(0);
     // A particle function with a cutoff in a box (here two groups sharing 100 particles): its passes over
@@ -216,9 +216,9 @@ void testTuningSwitchesChangeThePath() {
  * and the next rebuilds. One group and two (sharing 100 particles), the plain CV and a particle
  * function (MoreThan: evaluated in the first pass; Max: evaluateParticleFunction), rectangular and
  * triclinic boxes; with COORDINATION_LIST_SCHEDULE=device the binning at every evaluation and no fallback.
- * The plain CV of two groups three times: lists of group A alone (the smaller, 1,000 against 1,100),
- * of group B alone (the groups swapped, the CV itself the energy), and of every particle
- * (COORDINATION_LIST_SIDES=both).
+ * The plain CV of two groups three times: lists of every particle (the default), of group A alone
+ * (COORDINATION_LIST_SIDES=one: A the smaller, 1,000 against 1,100), and of group B alone (the same,
+ * the groups swapped, the CV itself the energy).
  */
 void testListScheduleFollowsMoves() {
     const int numParticles = 2000;
@@ -240,7 +240,7 @@ void testListScheduleFollowsMoves() {
         bool twoGroups = (config%2 == 1 || config == 4);
         CoordinationForce* force = (config == 4 ? new CoordinationForce(rest, half) : twoGroups ? new CoordinationForce(half, rest) :
                 new CoordinationForce(all));
-        ScopedEnvironment sides("COORDINATION_LIST_SIDES", config == 5 ? "both" : "");
+        ScopedEnvironment sides("COORDINATION_LIST_SIDES", config == 1 || config == 4 ? "one" : "");
         // Smooth at dmax (no kink in the force where a pair's distance in single precision falls on the other side of it).
         force->setSwitchingFunction(CoordinationForce::Cubic);
         force->setD0(0.05);

@@ -4,9 +4,9 @@
  * the particle itself left out where the groups share it) within listCutoff = dmax + skin, and
  * stays valid until a particle has moved more than skin/2 from where it was when the lists were
  * built. With two groups the binning holds group A's cells first and then group B's (binning.cu).
- * There, for a particle function, every particle of both has a list, so that here too each pair is
- * in two lists; for the plain CV (LIST_ONE_SIDED) only the particles of the smaller group have
- * lists (see below). Each evaluation runs, in order:
+ * There every particle of both has a list, so that here too each pair is in two lists; for the
+ * plain CV with COORDINATION_LIST_SIDES=one (LIST_ONE_SIDED), only the particles of the smaller
+ * group (see below). Each evaluation runs, in order:
  *   checkNeighborList   the current positions in list order (listPos) and, where a particle moved
  *                       too far (or the host asks), *rebuildStamp = stamp
  *   the cell binning    (binning.cu) only where *rebuildStamp == stamp, otherwise it returns at once
@@ -28,9 +28,9 @@
  * whose lists belong to one of them alone (0: A, the first list indices [0, cellStart[numCells]),
  * 1: B, the rest), the smaller. There each pair is in one list, counts whole, and its other
  * particle's gradient is added by atomics as the pair is evaluated; the other group's particles are
- * checked and positioned as the listed ones, and with 6,894 and 1,000 particles a build visits the
- * cells for 1,000 particles, not for 7,894 (most of them finding few of the smaller group's
- * particles around them). LIST_LANES lanes share a particle and
+ * checked and positioned as the listed ones. With 6,894 and 1,000 particles a build then visits
+ * the cells for 1,000 particles, not for 7,894, and took half the time, but an evaluation of the
+ * lists took longer (docs/cuda-implementation.md). LIST_LANES lanes share a particle and
  * take its entries in turn; entry c of list particle k is at listPlace(k, c), so that those lanes
  * read consecutive words. A particle with more neighbours than the capacity keeps the true count
  * and is evaluated from the cells of the last build instead (correct, only slower), and the host
